@@ -1,0 +1,38 @@
+# The README's two commands: `make run` and `make test`. Both install what is missing
+# (scripts/bootstrap.sh), configure and build.
+BUILD      ?= build
+ASAN_BUILD ?= build-asan
+JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
+
+.PHONY: all bootstrap build build-asan test test-release test-asan run bench clean
+
+all: build
+
+bootstrap:
+	@bash scripts/bootstrap.sh
+
+build: bootstrap
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release >/dev/null
+	cmake --build $(BUILD) -j $(JOBS)
+
+build-asan: bootstrap
+	cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DTKB_SANITIZE=ON >/dev/null
+	cmake --build $(ASAN_BUILD) -j $(JOBS)
+
+test-release: build
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+# The sanitizer run sets TKB_TEST_QUICK so exhaustive 2^32 sweeps take a stride.
+test-asan: build-asan
+	cd $(ASAN_BUILD) && TKB_TEST_QUICK=1 ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j $(JOBS)
+
+test: test-release test-asan
+
+run: build
+	./$(BUILD)/example_standardize_and_benchmark
+
+bench: build
+	bash bench/run_all.sh $(BUILD)
+
+clean:
+	rm -rf $(BUILD) $(ASAN_BUILD)

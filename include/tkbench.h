@@ -1,0 +1,677 @@
+/*
+ * tkbench.h - the one public header of libtkbench.
+ *
+ * tkbench implements Tokamax's benchmarking system in C: a function with awkward
+ * arguments (static values, abstract arrays given only by shape and dtype, concrete
+ * arrays, positional or keyword) is turned by tkb_standardize_function() into a
+ * standard function f_std(args) over a flat list of arrays, whose abstract inputs are
+ * filled with seeded random data; tkb_benchmark() then times f_std with the timing
+ * method of the device and returns a tkb_benchmark_data (Tokamax's BenchmarkData).
+ *
+ * Conventions used throughout:
+ *  - Every fallible function returns tkb_status (TKB_OK == 0). On failure,
+ *    tkb_last_error() returns a sentence (thread-local) naming the argument, the value
+ *    and what is allowed. No function prints, exits or aborts on bad input.
+ *  - Ownership: whoever creates frees. tkb_x_new()/tkb_x_free() pairs; every *_free()
+ *    accepts NULL and does nothing. Output pointers are written only on success.
+ *  - Times are milliseconds (double) unless a name says otherwise; sizes are bytes.
+ *  - Shapes are int64_t; ranks 0..TKB_MAX_RANK.
+ */
+#ifndef TKBENCH_H
+#define TKBENCH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TKB_VERSION_MAJOR 0
+#define TKB_VERSION_MINOR 1
+#define TKB_VERSION_PATCH 0
+#define TKB_VERSION_STRING "0.1.0"
+
+/** The library's version string ("MAJOR.MINOR.PATCH"); static storage. */
+const char *tkb_version(void);
+/** The build type the library was compiled with ("Release", "Debug", ...). */
+const char *tkb_build_type(void);
+
+/* ------------------------------------------------------------------------------ */
+/* Status codes and errors                                                        */
+/* ------------------------------------------------------------------------------ */
+
+typedef enum tkb_status {
+  TKB_OK = 0,
+  TKB_ERR_INVALID_ARGUMENT = 1,  /* a value outside what is allowed (names it) */
+  TKB_ERR_MISSING_ARGUMENT = 2,  /* a required parameter got no value */
+  TKB_ERR_UNKNOWN_KEYWORD = 3,   /* a keyword that names no parameter */
+  TKB_ERR_DUPLICATE_ARGUMENT = 4,/* a parameter given both positionally and by keyword */
+  TKB_ERR_WRONG_KIND = 5,        /* e.g. a string where an array is expected */
+  TKB_ERR_TOO_MANY_POSITIONAL = 6,/* more positionals than positional parameters */
+  TKB_ERR_BAD_SHAPE = 7,         /* negative dimension, rank > TKB_MAX_RANK, mismatch */
+  TKB_ERR_OVERFLOW = 8,          /* an element count or byte size overflows */
+  TKB_ERR_OUT_OF_MEMORY = 9,     /* allocation failed or cannot fit in memory */
+  TKB_ERR_UNSUPPORTED = 10,      /* a method, mode or dtype the target lacks */
+  TKB_ERR_DEVICE = 11,           /* a device is missing or failed */
+  TKB_ERR_NOT_FOUND = 12,        /* a name (dtype, device, method, ...) is unknown */
+  TKB_ERR_IO = 13,               /* a file could not be read or written */
+  TKB_ERR_NUMERICS = 14,         /* NaN or Inf where finite values are required */
+  TKB_ERR_INTERRUPTED = 15,      /* stopped by a signal or a callback */
+  TKB_ERR_INTERNAL = 16          /* a bug in tkbench: please report it */
+} tkb_status;
+
+/** Short upper-case name of a status ("OK", "INVALID_ARGUMENT", ...); never NULL. */
+const char *tkb_status_name(tkb_status status);
+
+/**
+ * The message of the last failure on the calling thread: a sentence naming the
+ * argument, the offending value and what is allowed. Empty string when none.
+ * Owned by the library; valid until the next tkbench call on this thread.
+ */
+const char *tkb_last_error(void);
+
+/* ------------------------------------------------------------------------------ */
+/* dtypes                                                                          */
+/* ------------------------------------------------------------------------------ */
+
+typedef enum tkb_dtype {
+  TKB_BOOL = 0,
+  TKB_INT8,
+  TKB_INT16,
+  TKB_INT32,
+  TKB_INT64,
+  TKB_UINT8,
+  TKB_FLOAT8_E4M3FN,
+  TKB_FLOAT8_E5M2,
+  TKB_FLOAT16,
+  TKB_BFLOAT16,
+  TKB_FLOAT32,
+  TKB_FLOAT64,
+  TKB_DTYPE_COUNT
+} tkb_dtype;
+
+/** JAX's spelling of a dtype ("bool", "int8", ..., "float8_e4m3fn", "bfloat16"). */
+const char *tkb_dtype_name(tkb_dtype dtype);
+/**
+ * Parses JAX's spelling (also numpy's short aliases "bf16", "f16", "f32", "f64",
+ * "i32"...). TKB_ERR_NOT_FOUND naming the string and listing the valid names.
+ */
+tkb_status tkb_dtype_parse(const char *name, tkb_dtype *out);
+/** Bytes per element (1, 2, 4 or 8); 0 for an invalid dtype. */
+size_t tkb_dtype_size(tkb_dtype dtype);
+/** True for the floating dtypes (float8_*, float16, bfloat16, float32, float64). */
+bool tkb_dtype_is_float(tkb_dtype dtype);
+/** True for the integer dtypes (int8..int64, uint8); bool is neither. */
+bool tkb_dtype_is_int(tkb_dtype dtype);
+
+/*
+ * Scalar conversions between float32 and the narrow float types. float32 -> narrow
+ * rounds to nearest, ties to even, with ml_dtypes' treatment of NaN, infinities,
+ * subnormals and overflow: float16/bfloat16/float8_e5m2 overflow to +-Inf;
+ * float8_e4m3fn has no infinity, so overflow and +-Inf become NaN (0x7f/0xff), as
+ * ml_dtypes gives. NaN stays NaN (sign kept). narrow -> float32 is exact.
+ */
+float tkb_f16_to_f32(uint16_t h);
+uint16_t tkb_f32_to_f16(float f);
+float tkb_bf16_to_f32(uint16_t b);
+uint16_t tkb_f32_to_bf16(float f);
+float tkb_e4m3fn_to_f32(uint8_t v);
+uint8_t tkb_f32_to_e4m3fn(float f);
+float tkb_e5m2_to_f32(uint8_t v);
+uint8_t tkb_f32_to_e5m2(float f);
+
+/**
+ * Converts n elements of dtype `from` to dtype `to` (buffers must not overlap).
+ * Floats go through float32 (float64 <-> float64 directly); floats to integers
+ * truncate toward zero with saturation (NaN -> 0); bool is 0/1.
+ */
+tkb_status tkb_convert(const void *src, tkb_dtype from, void *dst, tkb_dtype to,
+                       size_t n);
+
+/* ------------------------------------------------------------------------------ */
+/* Specs (abstract arrays, like jax.ShapeDtypeStruct)                              */
+/* ------------------------------------------------------------------------------ */
+
+#define TKB_MAX_RANK 8
+
+/** An abstract array: dtype and shape. Contract. */
+typedef struct tkb_spec {
+  tkb_dtype dtype;
+  int rank;                     /* 0..TKB_MAX_RANK */
+  int64_t shape[TKB_MAX_RANK];  /* dims beyond rank are ignored (keep them 0) */
+} tkb_spec;
+
+/** TKB_SPEC(TKB_FLOAT32, 2, 3) is a float32 spec of shape (2, 3). */
+#define TKB_SPEC(dt, ...)                                                     \
+  ((tkb_spec){.dtype = (dt),                                                  \
+              .rank = (int)(sizeof((int64_t[]){__VA_ARGS__}) / sizeof(int64_t)), \
+              .shape = {__VA_ARGS__}})
+/** A rank-0 (scalar) spec. */
+#define TKB_SCALAR_SPEC(dt) ((tkb_spec){.dtype = (dt), .rank = 0, .shape = {0}})
+
+/**
+ * Checks a spec: dtype valid, 0 <= rank <= TKB_MAX_RANK, no negative dimension, and
+ * the element count and byte size fit in int64_t / size_t. `what` names the array in
+ * the error message (may be NULL). TKB_ERR_BAD_SHAPE or TKB_ERR_OVERFLOW.
+ */
+tkb_status tkb_spec_check(const tkb_spec *spec, const char *what);
+/** Element count (product of dims; 1 for rank 0). Checks as tkb_spec_check. */
+tkb_status tkb_spec_numel(const tkb_spec *spec, int64_t *numel);
+/** Byte size (numel * dtype size). Checks as tkb_spec_check. */
+tkb_status tkb_spec_nbytes(const tkb_spec *spec, size_t *nbytes);
+/** Equal dtype, rank and dims. */
+bool tkb_spec_equal(const tkb_spec *a, const tkb_spec *b);
+/**
+ * Writes "bfloat16[384,384,64]" into buf (always NUL-terminated when cap > 0).
+ * Returns the length the full text needs, like snprintf.
+ */
+int tkb_spec_format(const tkb_spec *spec, char *buf, size_t cap);
+/** Parses "bfloat16[384,384,64]" or "f32[]" into a spec (TKB_ERR_INVALID_ARGUMENT). */
+tkb_status tkb_spec_parse(const char *text, tkb_spec *out);
+
+/* ------------------------------------------------------------------------------ */
+/* Devices                                                                         */
+/* ------------------------------------------------------------------------------ */
+
+typedef struct tkb_device tkb_device;
+
+/**
+ * Opens a device by name ("cpu", later "cuda:N", "opencl:N"). Devices are shared
+ * singletons owned by the library: do not free. TKB_ERR_NOT_FOUND for an unknown name,
+ * TKB_ERR_DEVICE (with why) when the device's driver or hardware is missing.
+ */
+tkb_status tkb_device_get(const char *name, tkb_device **out);
+/** The device's canonical name ("cpu"). */
+const char *tkb_device_name(const tkb_device *dev);
+/** A one-line description (CPU model and cores, GPU model, ...). */
+const char *tkb_device_description(const tkb_device *dev);
+/** Bytes currently allocated on the device through tkbench. */
+size_t tkb_device_bytes_in_use(const tkb_device *dev);
+/** High-water mark of tkb_device_bytes_in_use since the last reset. */
+size_t tkb_device_peak_bytes(const tkb_device *dev);
+/** Resets the high-water mark to the bytes in use now. */
+void tkb_device_reset_peak(tkb_device *dev);
+/**
+ * Allocates nbytes of device memory (64-byte aligned on the CPU) counted in the
+ * device's bytes in use; ops use it for workspaces so peak memory includes them.
+ * nbytes == 0 returns a valid unique pointer. Free with tkb_device_free.
+ */
+tkb_status tkb_device_alloc(tkb_device *dev, size_t nbytes, void **ptr);
+/** Frees memory from tkb_device_alloc; nbytes must be the size allocated. */
+void tkb_device_free(tkb_device *dev, void *ptr, size_t nbytes);
+/** Waits until all work queued on the device is done (no-op on the CPU). */
+tkb_status tkb_device_synchronize(tkb_device *dev);
+/**
+ * Threads used by CPU kernels and fills (OpenMP). 0 restores the default (the
+ * OpenMP default, normally the number of cores).
+ */
+void tkb_set_num_threads(int n);
+int tkb_get_num_threads(void);
+
+/* ------------------------------------------------------------------------------ */
+/* Arrays                                                                          */
+/* ------------------------------------------------------------------------------ */
+
+/**
+ * A concrete array: a spec plus device memory, row-major and contiguous. Fields are
+ * public for kernels to read; create and free through the functions below.
+ */
+typedef struct tkb_array {
+  tkb_spec spec;
+  void *data;          /* device memory (host-addressable on the CPU) */
+  size_t nbytes;       /* numel * dtype size */
+  int64_t numel;
+  tkb_device *device;
+  bool owns_data;      /* false for tkb_array_wrap */
+} tkb_array;
+
+/** New uninitialized array on dev (NULL means "cpu"). Free with tkb_array_free. */
+tkb_status tkb_array_new(tkb_device *dev, const tkb_spec *spec, tkb_array **out);
+/** New array filled with zeros. */
+tkb_status tkb_array_zeros(tkb_device *dev, const tkb_spec *spec, tkb_array **out);
+/**
+ * Wraps caller-owned host memory (not copied, not freed, not counted) as a cpu
+ * array. The memory must hold the spec's bytes and outlive the array.
+ */
+tkb_status tkb_array_wrap(const tkb_spec *spec, void *data, tkb_array **out);
+/** Deep copy onto dev (NULL: same device as src). */
+tkb_status tkb_array_copy(const tkb_array *src, tkb_device *dev, tkb_array **out);
+/** Frees the array and, when it owns them, its data. NULL is a no-op. */
+void tkb_array_free(tkb_array *a);
+/** True when specs are equal and the bytes are identical. */
+bool tkb_array_equal(const tkb_array *a, const tkb_array *b);
+/** Element i converted to double (bounds checked by the caller). */
+double tkb_array_get_f64(const tkb_array *a, int64_t i);
+/** Stores v into element i, converted to the array's dtype (rounded, saturated). */
+void tkb_array_set_f64(tkb_array *a, int64_t i, double v);
+
+/**
+ * An ordered list of arrays (the standard args of f_std, or its outputs). Owns its
+ * arrays unless built with tkb_arrays_borrow / returned as borrowed.
+ */
+typedef struct tkb_arrays tkb_arrays;
+
+/** A new empty list that owns the arrays pushed into it. */
+tkb_status tkb_arrays_new(tkb_arrays **out);
+/** Appends a (ownership moves to the list when the list owns). name may be NULL. */
+tkb_status tkb_arrays_push(tkb_arrays *list, tkb_array *a, const char *name);
+size_t tkb_arrays_count(const tkb_arrays *list);
+/** The i-th array (NULL when out of range). Owned by the list. */
+tkb_array *tkb_arrays_get(const tkb_arrays *list, size_t i);
+/** The name the i-th array came from ("x", "scale", "grad_x", "out0"...), or "". */
+const char *tkb_arrays_name(const tkb_arrays *list, size_t i);
+/** Frees the list and the arrays it owns. NULL is a no-op. */
+void tkb_arrays_free(tkb_arrays *list);
+
+/* ------------------------------------------------------------------------------ */
+/* Random initialization (Philox4x32-10, counter based)                            */
+/* ------------------------------------------------------------------------------ */
+
+typedef enum tkb_init_kind {
+  TKB_INIT_DEFAULT = 0, /* Tokamax's rule per dtype: floats N(0,1), bool fair coin,
+                           ints uniform in [max(min,-m), m), m = min(max+1, 128) */
+  TKB_INIT_NORMAL,      /* normal(a = mean, b = stddev) */
+  TKB_INIT_UNIFORM,     /* uniform [a = lo, b = hi) (floats); ints: integer range */
+  TKB_INIT_INT_RANGE,   /* integers uniform in [a, b) (also valid for floats) */
+  TKB_INIT_CONSTANT,    /* every element = a (0 for zeros, 1 for ones) */
+  TKB_INIT_CALLBACK     /* the user's callback fills the array */
+} tkb_init_kind;
+
+struct tkb_args;
+
+/**
+ * What a callback initializer gets: the seed and the array's stream index (its index
+ * among the call's arrays), and the bound call (specs of every argument; arrays
+ * before this one may already be filled) to size things from.
+ */
+typedef struct tkb_init_ctx {
+  uint64_t seed;
+  uint64_t stream;
+  const struct tkb_args *call; /* NULL when filling outside standardization */
+  void *user;
+} tkb_init_ctx;
+
+typedef tkb_status (*tkb_init_callback)(tkb_array *a, const tkb_init_ctx *ctx);
+
+/** How one abstract array is filled. A zeroed struct is TKB_INIT_DEFAULT. */
+typedef struct tkb_init {
+  tkb_init_kind kind;
+  double a, b;
+  tkb_init_callback callback;
+  void *user;
+} tkb_init;
+
+#define TKB_INIT_NORMAL_(mean, std) ((tkb_init){.kind = TKB_INIT_NORMAL, .a = (mean), .b = (std)})
+#define TKB_INIT_UNIFORM_(lo, hi) ((tkb_init){.kind = TKB_INIT_UNIFORM, .a = (lo), .b = (hi)})
+#define TKB_INIT_RANGE_(lo, hi) ((tkb_init){.kind = TKB_INIT_INT_RANGE, .a = (lo), .b = (hi)})
+#define TKB_INIT_CONSTANT_(v) ((tkb_init){.kind = TKB_INIT_CONSTANT, .a = (v)})
+#define TKB_INIT_CALLBACK_(fn, u) ((tkb_init){.kind = TKB_INIT_CALLBACK, .callback = (fn), .user = (u)})
+
+/**
+ * Fills `a` from the Philox stream keyed by (seed, stream). The result depends only on
+ * (init, seed, stream, spec): bit-identical for every thread count and, for device
+ * arrays, on every device. Filled in parallel. TKB_ERR_INVALID_ARGUMENT for bad
+ * parameters (stddev < 0, hi <= lo, a range outside the dtype).
+ */
+tkb_status tkb_fill(tkb_array *a, const tkb_init *init, uint64_t seed, uint64_t stream);
+
+/**
+ * The raw generator: Philox4x32-10 of one 128-bit counter under a 64-bit key, as
+ * Random123's philox4x32(ctr, key) with key = {key[0], key[1]}.
+ */
+void tkb_philox4x32_10(const uint32_t ctr[4], const uint32_t key[2], uint32_t out[4]);
+
+/* ------------------------------------------------------------------------------ */
+/* Values, parameters and functions                                                */
+/* ------------------------------------------------------------------------------ */
+
+/** The kind of a parameter. */
+typedef enum tkb_kind {
+  TKB_KIND_ARRAY = 0,
+  TKB_KIND_INT,
+  TKB_KIND_FLOAT,
+  TKB_KIND_BOOL,
+  TKB_KIND_STRING
+} tkb_kind;
+
+/** What a tkb_value holds. TKB_VALUE_UNSET (zero) means "no value" (no default). */
+typedef enum tkb_value_tag {
+  TKB_VALUE_UNSET = 0,
+  TKB_VALUE_NONE,     /* explicit absence (Python None), e.g. an optional array */
+  TKB_VALUE_ABSTRACT, /* a spec to be initialized */
+  TKB_VALUE_ARRAY,    /* a concrete array (borrowed) */
+  TKB_VALUE_INT,
+  TKB_VALUE_FLOAT,
+  TKB_VALUE_BOOL,
+  TKB_VALUE_STRING
+} tkb_value_tag;
+
+/** One argument value. Build with the TKB_* macros below. */
+typedef struct tkb_value {
+  tkb_value_tag tag;
+  tkb_spec spec;             /* TKB_VALUE_ABSTRACT */
+  const tkb_init *init;      /* TKB_VALUE_ABSTRACT: NULL = default rule */
+  const tkb_array *array;    /* TKB_VALUE_ARRAY: borrowed, must outlive the call */
+  int64_t i;                 /* TKB_VALUE_INT */
+  double f;                  /* TKB_VALUE_FLOAT (an INT is accepted for FLOAT params) */
+  bool b;                    /* TKB_VALUE_BOOL */
+  const char *s;             /* TKB_VALUE_STRING: copied by standardization */
+} tkb_value;
+
+#define TKB_ABSTRACT(sp) ((tkb_value){.tag = TKB_VALUE_ABSTRACT, .spec = (sp)})
+#define TKB_ABSTRACT_INIT(sp, initp) \
+  ((tkb_value){.tag = TKB_VALUE_ABSTRACT, .spec = (sp), .init = (initp)})
+#define TKB_ARRAY(a) ((tkb_value){.tag = TKB_VALUE_ARRAY, .array = (a)})
+#define TKB_INT(v) ((tkb_value){.tag = TKB_VALUE_INT, .i = (v)})
+#define TKB_FLOAT(v) ((tkb_value){.tag = TKB_VALUE_FLOAT, .f = (v)})
+#define TKB_BOOL(v) ((tkb_value){.tag = TKB_VALUE_BOOL, .b = (v)})
+#define TKB_STRING(v) ((tkb_value){.tag = TKB_VALUE_STRING, .s = (v)})
+#define TKB_NONE ((tkb_value){.tag = TKB_VALUE_NONE})
+
+/** A keyword argument. */
+typedef struct tkb_kwarg {
+  const char *name;
+  tkb_value value;
+} tkb_kwarg;
+
+/** One parameter of a function's signature. */
+typedef struct tkb_param {
+  const char *name;
+  tkb_kind kind;
+  tkb_value default_value; /* TKB_VALUE_UNSET: required; TKB_NONE allowed for arrays */
+  bool keyword_only;       /* like parameters after `*` in Python */
+} tkb_param;
+
+/**
+ * A bound call: one value per parameter, in signature order, defaults applied.
+ * Array parameters hold TKB_VALUE_ARRAY (concrete), TKB_VALUE_ABSTRACT (while
+ * inferring shapes or when initialization is off) or TKB_VALUE_NONE.
+ */
+typedef struct tkb_args {
+  const struct tkb_fn *fn;
+  size_t count;
+  const tkb_value *values;
+  tkb_device *device;
+} tkb_args;
+
+/** Index of the parameter called name, or -1. */
+int tkb_args_index(const tkb_args *a, const char *name);
+/** The spec of array parameter `name` (abstract or concrete), NULL when None. */
+const tkb_spec *tkb_args_spec(const tkb_args *a, const char *name);
+/** The concrete array of parameter `name`, NULL when None or abstract. */
+const tkb_array *tkb_args_array(const tkb_args *a, const char *name);
+/** Static values by parameter name (0 / false / NULL when absent or of another kind). */
+int64_t tkb_args_int(const tkb_args *a, const char *name);
+double tkb_args_float(const tkb_args *a, const char *name);
+bool tkb_args_bool(const tkb_args *a, const char *name);
+const char *tkb_args_string(const tkb_args *a, const char *name);
+
+#define TKB_MAX_OUTPUTS 8
+
+/** Output and residual specs, filled by a function's infer hook. */
+typedef struct tkb_shapes {
+  int n_outputs;
+  tkb_spec outputs[TKB_MAX_OUTPUTS];
+  const char *output_names[TKB_MAX_OUTPUTS];   /* optional; default "out<i>" */
+  int n_residuals;
+  tkb_spec residuals[TKB_MAX_OUTPUTS];
+  const char *residual_names[TKB_MAX_OUTPUTS]; /* optional; default "res<i>" */
+} tkb_shapes;
+
+/**
+ * A benchmarkable function: a signature and hooks. Static storage is typical.
+ *
+ *  infer       (required) checks the call's shapes, dtypes and static values and fills
+ *              the output and residual specs; errors name the arguments (both shapes
+ *              on a mismatch). Runs at standardization and as "lowering".
+ *  prepare     (optional) compile step: pick a kernel, build plans, allocate
+ *              workspaces (with tkb_device_alloc); *state is passed to every call.
+ *              Timed as compile_time_ms.
+ *  release     (optional) frees what prepare made.
+ *  forward     (required) writes outputs[0..n_outputs) (preallocated, may hold junk).
+ *  forward_res (optional) writes outputs and residuals; without it, forward_res mode
+ *              and the vjp modes are TKB_ERR_UNSUPPORTED.
+ *  vjp         (optional) given residuals and cotangents (one per output), writes
+ *              grads: one per floating-point array parameter in parameter order
+ *              (NULL entries for absent optional arrays), overwriting them.
+ * Hooks must not print; they report failures with tkb_set_error() and a status.
+ */
+typedef struct tkb_fn {
+  const char *name;
+  const tkb_param *params;
+  size_t n_params;
+  tkb_status (*infer)(const tkb_args *a, tkb_shapes *shapes);
+  tkb_status (*prepare)(const tkb_args *a, void **state);
+  void (*release)(void *state);
+  tkb_status (*forward)(const tkb_args *a, void *state, tkb_array *const *outputs);
+  tkb_status (*forward_res)(const tkb_args *a, void *state, tkb_array *const *outputs,
+                            tkb_array *const *residuals);
+  tkb_status (*vjp)(const tkb_args *a, void *state, const tkb_array *const *residuals,
+                    const tkb_array *const *cotangents, tkb_array *const *grads);
+  void *ctx; /* user data for the hooks: tkb_args.fn->ctx */
+} tkb_fn;
+
+/**
+ * Records a printf-style error message for tkb_last_error() and returns `status`;
+ * for function hooks and user callbacks. The message should name the argument, the
+ * value and what is allowed.
+ */
+tkb_status tkb_set_error(tkb_status status, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+/* ------------------------------------------------------------------------------ */
+/* standardize_function                                                            */
+/* ------------------------------------------------------------------------------ */
+
+/** What is timed (Tokamax's modes). Contract. */
+typedef enum tkb_mode {
+  TKB_MODE_FORWARD = 0,       /* forward pass only */
+  TKB_MODE_FORWARD_RES,       /* forward pass that also writes the residuals */
+  TKB_MODE_VJP,               /* the backward pass only (forward ran at standardization) */
+  TKB_MODE_FORWARD_AND_VJP    /* forward then backward */
+} tkb_mode;
+
+/** "forward", "forward_res", "vjp", "forward_and_vjp". */
+const char *tkb_mode_name(tkb_mode mode);
+/** Parses a mode name; TKB_ERR_NOT_FOUND naming the string and the valid modes. */
+tkb_status tkb_mode_parse(const char *name, tkb_mode *out);
+
+/** Options of tkb_standardize_function. A zeroed struct means the defaults. */
+typedef struct tkb_std_opts {
+  tkb_mode mode;           /* default TKB_MODE_FORWARD */
+  uint64_t seed;           /* Philox key for abstract arrays; default 0 */
+  bool no_init;            /* Tokamax's seed=None: leave abstract arrays abstract
+                              (std args are then empty arrays-of-specs: see below) */
+  bool random_cotangents;  /* vjp mode: draw cotangents N(0,1) from the seed instead
+                              of using the forward outputs */
+  const char *device;      /* device name; NULL means "cpu" */
+} tkb_std_opts;
+
+#define TKB_STD_OPTS_DEFAULT ((tkb_std_opts){.mode = TKB_MODE_FORWARD})
+
+/** A standardized function f_std(args). Opaque. */
+typedef struct tkb_std_fn tkb_std_fn;
+
+/**
+ * Tokamax's standardize_function. Binds args/kwargs to f's signature like Python's
+ * inspect.signature(f).bind(*args, **kwargs).apply_defaults(): positional and keyword
+ * give the same call. Static values are baked into f_std; every array argument
+ * (abstract or concrete, in parameter order, None skipped) becomes one entry of
+ * std_args. Abstract arrays are filled from Philox keyed by (seed, index in std_args)
+ * with their initializer (default rule when NULL). Concrete arrays are copied into
+ * std_args (the caller keeps its own).
+ *
+ * Modes (what f_std computes from std_args):
+ *  forward          std_args = the arrays; outputs = forward outputs.
+ *  forward_res      outputs = forward outputs followed by residuals.
+ *  vjp              forward_res runs once here (not timed); primals and residuals stay
+ *                   inside f_std. std_args = the cotangents, one per output: the
+ *                   forward outputs themselves (Tokamax) or, with random_cotangents,
+ *                   N(0,1) draws. outputs = one gradient per floating array argument.
+ *  forward_and_vjp  std_args = the arrays; outputs = the forward outputs followed by
+ *                   the gradient of every floating array argument, in argument order,
+ *                   with the forward outputs as cotangents.
+ *
+ * With opts->no_init, abstract arrays are not allocated: std_args holds arrays with
+ * data == NULL (specs only) and f_std cannot be called (TKB_ERR_INVALID_ARGUMENT).
+ *
+ * Errors: the binding statuses (MISSING_ARGUMENT, UNKNOWN_KEYWORD, DUPLICATE_ARGUMENT,
+ * WRONG_KIND, TOO_MANY_POSITIONAL, BAD_SHAPE, OVERFLOW) each naming the parameter;
+ * TKB_ERR_UNSUPPORTED naming the function and mode when a vjp mode meets a function
+ * without forward_res/vjp; whatever f->infer reports; TKB_ERR_OUT_OF_MEMORY when the
+ * arrays, outputs or vjp residuals do not fit, with the bytes asked for.
+ *
+ * Ownership: the caller frees *f_std with tkb_std_fn_free and *std_args with
+ * tkb_arrays_free. f and everything it points to must outlive f_std; strings in
+ * args are copied. Outputs are written only on success.
+ */
+tkb_status tkb_standardize_function(const tkb_fn *f, const tkb_value *args, size_t nargs,
+                                    const tkb_kwarg *kwargs, size_t nkwargs,
+                                    const tkb_std_opts *opts, tkb_std_fn **f_std,
+                                    tkb_arrays **std_args);
+
+/**
+ * Calls f_std(args). args must match the std args' specs (TKB_ERR_BAD_SHAPE naming
+ * the position and both specs otherwise). The first call compiles (prepare hook and
+ * output allocation); later calls allocate nothing. *outs is borrowed: owned by
+ * f_std, overwritten by the next call, freed with f_std.
+ */
+tkb_status tkb_std_fn_call(tkb_std_fn *f_std, const tkb_arrays *args, tkb_arrays **outs);
+
+/** The mode f_std was standardized with. */
+tkb_mode tkb_std_fn_mode(const tkb_std_fn *f_std);
+/** "<fn name>" of the function f_std was built from. */
+const char *tkb_std_fn_name(const tkb_std_fn *f_std);
+/** The device f_std runs on. */
+tkb_device *tkb_std_fn_device(const tkb_std_fn *f_std);
+/** The static values baked in, as "axis=-1, epsilon=1e-06" (owned by f_std). */
+const char *tkb_std_fn_statics(const tkb_std_fn *f_std);
+/**
+ * f_std viewed as a tkb_fn whose parameters are the std args (by their names), all
+ * arrays, with only a forward hook: standardizing it again with the std args gives
+ * equal args and equal outputs (Tokamax's idempotence). Owned by f_std.
+ */
+const tkb_fn *tkb_std_fn_as_fn(tkb_std_fn *f_std);
+/** Frees f_std, its outputs, residuals and prepared state. NULL is a no-op. */
+void tkb_std_fn_free(tkb_std_fn *f_std);
+
+/* ------------------------------------------------------------------------------ */
+/* benchmark                                                                       */
+/* ------------------------------------------------------------------------------ */
+
+/** Options of tkb_benchmark. A zeroed struct means the defaults. */
+typedef struct tkb_bench_opts {
+  int iterations;            /* timed calls per experiment; 0 means 5 (Tokamax) */
+  int experiments;           /* spaced experiments; 0 means 1 */
+  double interval_ms;        /* sleep between experiments (against throttling); 0 */
+  const char *method;        /* timing method; NULL or "auto" picks the device's
+                                default (cpu: "wallclock"; also "cpu_time") */
+  const char *event_filter_regex; /* profiler methods: device events kept (NULL: all) */
+  bool warmup_once;          /* one warm-up call per experiment instead of one before
+                                each timed call (Tokamax's wallclock does the latter) */
+  bool check_outputs;        /* after timing, fail with TKB_ERR_NUMERICS when an output
+                                holds NaN or Inf */
+} tkb_bench_opts;
+
+#define TKB_BENCH_OPTS_DEFAULT ((tkb_bench_opts){.iterations = 5, .experiments = 1})
+
+/** One key/value pair of metadata. */
+typedef struct tkb_meta {
+  const char *key;
+  const char *value;
+} tkb_meta;
+
+/**
+ * Tokamax's BenchmarkData plus statistics. Owned by the caller
+ * (tkb_benchmark_data_free). All times in milliseconds; statistics are over every
+ * evaluation time (all experiments together).
+ */
+typedef struct tkb_benchmark_data {
+  double lower_time_ms;          /* binding and shape inference */
+  double compile_time_ms;        /* prepare hook and output allocation */
+  double *evaluation_times_ms;   /* experiments * iterations, experiment-major */
+  int n_evaluation_times;
+  int iterations;                /* per experiment */
+  int experiments;
+  double median_evaluation_time_ms;
+  double peak_memory_mb;         /* device high-water mark over compile + timed region;
+                                    NaN when unknown */
+  double min_ms, max_ms, mean_ms, stddev_ms;
+  double stddev_over_median;     /* relative spread */
+  double p10_ms, p25_ms, p75_ms, p90_ms;
+  double *experiment_median_ms;  /* one per experiment */
+  tkb_meta *metadata;            /* method, device, cpu_model, cores, seed, mode, ... */
+  int n_metadata;
+} tkb_benchmark_data;
+
+/**
+ * Tokamax's benchmark: lowers (re-infers shapes of args: lower_time_ms), compiles
+ * (prepare + output allocation: compile_time_ms), then runs `experiments` experiments
+ * of `iterations` timed calls, each timed call preceded by an untimed warm-up call
+ * (or one warm-up per experiment with warmup_once), sleeping interval_ms between
+ * experiments. Nothing is allocated, logged or locked inside the timed region.
+ *
+ * Errors: TKB_ERR_INVALID_ARGUMENT for iterations/experiments < 0 or interval < 0
+ * (naming the field and value); TKB_ERR_UNSUPPORTED naming the method and the methods
+ * the device has; TKB_ERR_BAD_SHAPE when args do not match f_std; any status of the
+ * function's hooks. *out is written only on success; free with
+ * tkb_benchmark_data_free.
+ */
+tkb_status tkb_benchmark(tkb_std_fn *f_std, const tkb_arrays *args,
+                         const tkb_bench_opts *opts, tkb_benchmark_data **out);
+
+/** A compiled benchmark (Tokamax's compile_benchmark): compile once, run many. */
+typedef struct tkb_compiled tkb_compiled;
+
+/** Lowers and compiles f_std for args (timed into every run's data). */
+tkb_status tkb_compile_benchmark(tkb_std_fn *f_std, const tkb_arrays *args,
+                                 tkb_compiled **out);
+/** Runs the timed experiments of a compiled benchmark. */
+tkb_status tkb_compiled_run(tkb_compiled *c, const tkb_bench_opts *opts,
+                            tkb_benchmark_data **out);
+/** Frees a compiled benchmark (not the f_std or args it refers to). */
+void tkb_compiled_free(tkb_compiled *c);
+
+/** The median evaluation time in ms (NaN for NULL). */
+double tkb_benchmark_data_median_ms(const tkb_benchmark_data *bd);
+/** The value for key, or NULL. */
+const char *tkb_benchmark_data_meta(const tkb_benchmark_data *bd, const char *key);
+/** Frees the data. NULL is a no-op. */
+void tkb_benchmark_data_free(tkb_benchmark_data *bd);
+
+/** The timing methods a device has, default first (static storage, NULL-ended). */
+const char *const *tkb_device_methods(const tkb_device *dev);
+
+/* ------------------------------------------------------------------------------ */
+/* Statistics (also used by reports)                                              */
+/* ------------------------------------------------------------------------------ */
+
+/** Summary statistics of n samples (n >= 1); quantiles by linear interpolation. */
+typedef struct tkb_stats {
+  double min, max, mean, median, stddev, p10, p25, p75, p90;
+} tkb_stats;
+/** Computes stats of x[0..n) without modifying x. TKB_ERR_INVALID_ARGUMENT for n < 1. */
+tkb_status tkb_stats_compute(const double *x, size_t n, tkb_stats *out);
+
+/* ------------------------------------------------------------------------------ */
+/* Ops shipped with the library                                                    */
+/* ------------------------------------------------------------------------------ */
+
+/**
+ * normalization(x, scale=None, offset=None, *, axis=-1, epsilon=1e-6,
+ * subtract_mean=true): layer norm (RMS norm with subtract_mean=false) along axis.
+ * x: bfloat16/float16/float32/float64; scale, offset: length x.shape[axis], any float.
+ * Outputs: y (x's dtype). Residuals: mean, rstddev (float32, float64 for float64 x),
+ * shape x.shape without axis. vjp grads: dx, dscale, doffset (when given).
+ */
+extern const tkb_fn tkb_op_normalization;
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* TKBENCH_H */

@@ -1,0 +1,71 @@
+/*
+ * check.h - the tests' tiny assertion kit. A failed CHECK prints file:line and the
+ * expression (and values) and counts a failure; the test's main returns
+ * CHECK_DONE(), which prints "N passed, N failed" and yields the exit code.
+ */
+#ifndef TKB_CHECK_H
+#define TKB_CHECK_H
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int check_passed_, check_failed_;
+
+#define CHECK(cond)                                                        \
+  do {                                                                     \
+    if (cond) {                                                            \
+      check_passed_++;                                                     \
+    } else {                                                               \
+      check_failed_++;                                                     \
+      fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
+    }                                                                      \
+  } while (0)
+
+#define CHECK_MSG(cond, ...)                                               \
+  do {                                                                     \
+    if (cond) {                                                            \
+      check_passed_++;                                                     \
+    } else {                                                               \
+      check_failed_++;                                                     \
+      fprintf(stderr, "%s:%d: CHECK failed: %s: ", __FILE__, __LINE__, #cond); \
+      fprintf(stderr, __VA_ARGS__);                                        \
+      fputc('\n', stderr);                                                 \
+    }                                                                      \
+  } while (0)
+
+/* A call that must succeed; on failure prints the library's message. */
+#define CHECK_OK(call)                                                     \
+  do {                                                                     \
+    tkb_status st_ = (call);                                               \
+    CHECK_MSG(st_ == TKB_OK, "%s -> %s: %s", #call, tkb_status_name(st_), tkb_last_error()); \
+  } while (0)
+
+/* A call that must fail with `status` and a message containing `needle`. */
+#define CHECK_ERR(call, status, needle)                                    \
+  do {                                                                     \
+    tkb_status st_ = (call);                                               \
+    CHECK_MSG(st_ == (status), "%s -> %s (want %s): %s", #call, tkb_status_name(st_), \
+              tkb_status_name(status), tkb_last_error());                  \
+    CHECK_MSG(strstr(tkb_last_error(), (needle)) != NULL,                  \
+              "message \"%s\" lacks \"%s\"", tkb_last_error(), (needle));  \
+  } while (0)
+
+#define CHECK_NEAR(a, b, tol)                                              \
+  do {                                                                     \
+    double a_ = (a), b_ = (b), t_ = (tol);                                 \
+    CHECK_MSG(fabs(a_ - b_) <= t_, "%s = %.9g, %s = %.9g, tol %.3g", #a, a_, #b, b_, t_); \
+  } while (0)
+
+#define CHECK_DONE()                                                       \
+  (printf("%d passed, %d failed\n", check_passed_, check_failed_),         \
+   check_failed_ ? 1 : 0)
+
+/* True when the sanitizer run asks for shorter exhaustive sweeps. */
+static inline int check_quick(void) {
+  const char *q = getenv("TKB_TEST_QUICK");
+  return q && *q && strcmp(q, "0") != 0;
+}
+
+#endif
