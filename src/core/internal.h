@@ -49,6 +49,14 @@ tkb_device *tkb__cpu_device(void);
 tkb_status tkb__fill_cpu(tkb_array *a, const tkb_init *init, uint64_t seed,
                          uint64_t stream);
 
+/* Like tkb_fill, but a callback initializer sees `call` (the bound call being
+ * standardized) in its tkb_init_ctx. tkb_fill(a, ...) == tkb__fill_call(a, ..., NULL). */
+tkb_status tkb__fill_call(tkb_array *a, const tkb_init *init, uint64_t seed,
+                          uint64_t stream, const tkb_args *call);
+
+/* An array list that does not own its arrays (views such as f_std's outputs). */
+tkb_status tkb__arrays_new_borrowed(tkb_arrays **out);
+
 /* ---- clocks (bench/timer.c) ---- */
 /* Monotonic raw clock in nanoseconds. */
 int64_t tkb__now_ns(void);

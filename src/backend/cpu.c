@@ -1,0 +1,85 @@
+/* cpu.c - the built-in CPU backend: aligned host memory, no queue, host clocks. */
+#include "internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <pthread.h>
+#include <unistd.h>
+
+/* 64 bytes: a cache line and an AVX-512 vector, so kernels may use aligned loads. */
+#define CPU_ALIGNMENT 64
+
+static size_t physical_memory_bytes(void) {
+  long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  return (pages > 0 && page > 0) ? (size_t)pages * (size_t)page : SIZE_MAX;
+}
+
+static tkb_status cpu_alloc(tkb_device *dev, size_t nbytes, void **ptr) {
+  (void)dev;
+  size_t phys = physical_memory_bytes();
+  if (nbytes > phys)
+    return tkb_set_error(TKB_ERR_OUT_OF_MEMORY,
+                         "cannot allocate %zu bytes (%.2f GiB) on cpu: the machine has %.2f GiB of memory",
+                         nbytes, nbytes / 1073741824.0, phys / 1073741824.0);
+  size_t rounded = (nbytes + CPU_ALIGNMENT - 1) / CPU_ALIGNMENT * CPU_ALIGNMENT;
+  void *p = aligned_alloc(CPU_ALIGNMENT, rounded ? rounded : CPU_ALIGNMENT);
+  if (!p)
+    return tkb_set_error(TKB_ERR_OUT_OF_MEMORY, "cannot allocate %zu bytes (%.2f GiB) on cpu",
+                         nbytes, nbytes / 1073741824.0);
+  *ptr = p;
+  return TKB_OK;
+}
+
+static void cpu_free(tkb_device *dev, void *ptr, size_t nbytes) {
+  (void)dev;
+  (void)nbytes;
+  free(ptr);
+}
+
+static tkb_status cpu_memset_zero(tkb_device *dev, void *ptr, size_t nbytes) {
+  (void)dev;
+  memset(ptr, 0, nbytes);
+  return TKB_OK;
+}
+
+static tkb_status cpu_copy(tkb_device *dev, void *dst, const void *src, size_t nbytes) {
+  (void)dev;
+  memcpy(dst, src, nbytes);
+  return TKB_OK;
+}
+
+static tkb_status cpu_synchronize(tkb_device *dev) {
+  (void)dev;
+  return TKB_OK;
+}
+
+static const char *const cpu_methods[] = {"wallclock", "cpu_time", NULL};
+
+const tkb_backend tkb__cpu_backend = {
+    .kind = "cpu",
+    .alloc = cpu_alloc,
+    .free = cpu_free,
+    .memset_zero = cpu_memset_zero,
+    .copy = cpu_copy,
+    .synchronize = cpu_synchronize,
+    .fill = tkb__fill_cpu,
+    .methods = cpu_methods,
+};
+
+static tkb_device cpu_device;
+static pthread_once_t cpu_once = PTHREAD_ONCE_INIT;
+
+static void cpu_init(void) {
+  cpu_device.backend = &tkb__cpu_backend;
+  snprintf(cpu_device.name, sizeof cpu_device.name, "cpu");
+  snprintf(cpu_device.description, sizeof cpu_device.description, "%s, %d cores",
+           tkb__cpu_model(), tkb__num_cpus());
+  atomic_init(&cpu_device.bytes_in_use, 0);
+  atomic_init(&cpu_device.peak_bytes, 0);
+}
+
+tkb_device *tkb__cpu_device(void) {
+  pthread_once(&cpu_once, cpu_init);
+  return &cpu_device;
+}

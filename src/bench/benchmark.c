@@ -1,0 +1,317 @@
+/*
+ * benchmark.c - Tokamax's benchmark: lower, compile, then spaced experiments of timed
+ * calls. The timed region holds one call and two clock reads: everything it needs
+ * (the bound arguments, the outputs, the array of times) exists before it starts.
+ */
+#include "std_fn.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+struct tkb_compiled {
+  tkb_std_fn *f;
+  const tkb_arrays *args;
+  double lower_time_ms;
+  double compile_time_ms;
+  size_t args_bytes;
+};
+
+/* Every method name tkbench knows, for "not on this device" vs "no such method". */
+static const char *const all_methods[] = {"wallclock", "cpu_time", "cuda_events", "cupti",
+                                          "profiler", "hermetic_profiler", "xprof",
+                                          "hermetic_xprof", "opencl_events", NULL};
+
+typedef enum { METHOD_WALLCLOCK, METHOD_CPU_TIME } method_id;
+
+static void join(const char *const *list, char *buf, size_t cap) {
+  size_t len = 0;
+  buf[0] = '\0';
+  for (int i = 0; list[i] && len < cap; i++)
+    len += (size_t)snprintf(buf + len, cap - len, "%s%s", i ? ", " : "", list[i]);
+}
+
+static tkb_status resolve_method(const tkb_device *dev, const char *asked, const char **name,
+                                 method_id *id) {
+  const char *const *have = tkb_device_methods(dev);
+  const char *m = (!asked || !*asked || strcmp(asked, "auto") == 0) ? have[0] : asked;
+  for (int i = 0; have[i]; i++) {
+    if (strcmp(have[i], m) == 0) {
+      *name = have[i];
+      *id = strcmp(m, "cpu_time") == 0 ? METHOD_CPU_TIME : METHOD_WALLCLOCK;
+      return TKB_OK;
+    }
+  }
+  char list[256];
+  join(have, list, sizeof list);
+  for (int i = 0; all_methods[i]; i++)
+    if (strcmp(all_methods[i], m) == 0)
+      return tkb_set_error(TKB_ERR_UNSUPPORTED,
+                           "method \"%s\" is not available on device %s; %s has: %s (or auto)", m,
+                           tkb_device_name(dev), tkb_device_name(dev), list);
+  char every[512];
+  join(all_methods, every, sizeof every);
+  return tkb_set_error(TKB_ERR_NOT_FOUND, "method \"%s\" is not a timing method; known: auto, %s",
+                       m, every);
+}
+
+tkb_status tkb_compile_benchmark(tkb_std_fn *f, const tkb_arrays *args, tkb_compiled **out) {
+  tkb__clear_error();
+  if (!f || !args || !out)
+    return tkb_set_error(TKB_ERR_INVALID_ARGUMENT, "tkb_compile_benchmark: %s is NULL",
+                         !f ? "f_std" : !args ? "args" : "out");
+  if (f->no_init)
+    return tkb_set_error(TKB_ERR_INVALID_ARGUMENT,
+                         "%s was standardized with no_init (specs only) and cannot be benchmarked",
+                         tkb_std_fn_name(f));
+  tkb_compiled *c = calloc(1, sizeof *c);
+  if (!c) return tkb_set_error(TKB_ERR_OUT_OF_MEMORY, "out of memory for a compiled benchmark");
+  /* Lowering: check and bind the arguments, then infer shapes again. */
+  int64_t t0 = tkb__now_ns();
+  tkb_status st = tkb__std_check_args(f, args);
+  if (!st) {
+    tkb__std_bind_call(f, args);
+    st = tkb__std_lower(f);
+  }
+  int64_t t1 = tkb__now_ns();
+  /* Compiling: prepare and output allocation, once per f_std (later benchmarks of the
+   * same f_std report the time of that one compile, as a jit cache would). */
+  if (!st) st = tkb__std_compile(f);
+  if (st) {
+    free(c);
+    return st;
+  }
+  c->f = f;
+  c->args = args;
+  c->lower_time_ms = (double)(t1 - t0) / 1e6;
+  c->compile_time_ms = f->compile_time_ms;
+  for (size_t k = 0; k < tkb_arrays_count(args); k++) c->args_bytes += tkb_arrays_get(args, k)->nbytes;
+  *out = c;
+  return TKB_OK;
+}
+
+void tkb_compiled_free(tkb_compiled *c) { free(c); }
+
+static void sleep_ms(double ms) {
+  if (ms <= 0) return;
+  struct timespec ts = {.tv_sec = (time_t)(ms / 1000), .tv_nsec = (long)(fmod(ms, 1000.0) * 1e6)};
+  while (nanosleep(&ts, &ts) != 0) {
+  }
+}
+
+/* The timed loop. Hot path: no allocation, logging or locking between the clock reads. */
+static tkb_status timed_loop(tkb_std_fn *f, method_id method, const tkb_bench_opts *o,
+                             double *times) {
+  tkb_device *dev = f->device;
+  int64_t (*read_clock)(void) = method == METHOD_CPU_TIME ? tkb__cpu_now_ns : tkb__now_ns;
+  for (int e = 0; e < o->experiments; e++) {
+    if (e > 0) sleep_ms(o->interval_ms);
+    tkb_status st;
+    if (o->warmup_once) {
+      st = tkb__std_invoke(f);
+      if (!st) st = tkb_device_synchronize(dev);
+      if (st) return st;
+    }
+    for (int i = 0; i < o->iterations; i++) {
+      if (!o->warmup_once) {
+        st = tkb__std_invoke(f);
+        if (!st) st = tkb_device_synchronize(dev);
+        if (st) return st;
+      }
+      int64_t t0 = read_clock();
+      st = tkb__std_invoke(f);
+      if (!st) st = tkb_device_synchronize(dev);
+      int64_t t1 = read_clock();
+      if (st) return st;
+      times[(size_t)e * (size_t)o->iterations + (size_t)i] = (double)(t1 - t0) / 1e6;
+    }
+  }
+  return TKB_OK;
+}
+
+/* Counts NaN/Inf in a floating array (bf16/f16/f8 through float32). */
+static int64_t count_nonfinite(const tkb_array *a) {
+  if (!tkb_dtype_is_float(a->spec.dtype) || !a->data) return 0;
+  int64_t bad = 0;
+  for (int64_t i = 0; i < a->numel; i++) bad += !isfinite(tkb_array_get_f64(a, i));
+  return bad;
+}
+
+typedef struct meta_builder {
+  tkb_meta *items;
+  int n, cap;
+  bool failed;
+} meta_builder;
+
+static void meta_add(meta_builder *m, const char *key, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void meta_add(meta_builder *m, const char *key, const char *fmt, ...) {
+  if (m->failed) return;
+  if (m->n == m->cap) {
+    int cap = m->cap ? 2 * m->cap : 16;
+    tkb_meta *t = realloc(m->items, (size_t)cap * sizeof *t);
+    if (!t) { m->failed = true; return; }
+    m->items = t;
+    m->cap = cap;
+  }
+  char buf[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  char *k = tkb__strdup(key), *v = tkb__strdup(buf);
+  if (!k || !v) { free(k); free(v); m->failed = true; return; }
+  m->items[m->n++] = (tkb_meta){k, v};
+}
+
+void tkb_benchmark_data_free(tkb_benchmark_data *bd) {
+  if (!bd) return;
+  for (int i = 0; i < bd->n_metadata; i++) {
+    free((char *)bd->metadata[i].key);
+    free((char *)bd->metadata[i].value);
+  }
+  free(bd->metadata);
+  free(bd->evaluation_times_ms);
+  free(bd->experiment_median_ms);
+  free(bd);
+}
+
+tkb_status tkb_compiled_run(tkb_compiled *c, const tkb_bench_opts *opts, tkb_benchmark_data **out) {
+  tkb__clear_error();
+  if (!c || !out)
+    return tkb_set_error(TKB_ERR_INVALID_ARGUMENT, "tkb_compiled_run: %s is NULL", !c ? "compiled" : "out");
+  tkb_bench_opts o = opts ? *opts : TKB_BENCH_OPTS_DEFAULT;
+  if (o.iterations == 0) o.iterations = 5;
+  if (o.experiments == 0) o.experiments = 1;
+  if (o.iterations < 0)
+    return tkb_set_error(TKB_ERR_INVALID_ARGUMENT, "iterations is %d; must be >= 1 (0 means the default, 5)",
+                         o.iterations);
+  if (o.experiments < 0)
+    return tkb_set_error(TKB_ERR_INVALID_ARGUMENT, "experiments is %d; must be >= 1 (0 means 1)",
+                         o.experiments);
+  if (!(o.interval_ms >= 0) || isinf(o.interval_ms))
+    return tkb_set_error(TKB_ERR_INVALID_ARGUMENT, "interval_ms is %g; must be a finite number >= 0",
+                         o.interval_ms);
+  if ((int64_t)o.iterations * o.experiments > 100000000)
+    return tkb_set_error(TKB_ERR_INVALID_ARGUMENT,
+                         "iterations x experiments is %lld; at most 100000000 timed calls per benchmark",
+                         (long long)o.iterations * o.experiments);
+  tkb_std_fn *f = c->f;
+  const char *method_name;
+  method_id method;
+  tkb_status st = resolve_method(f->device, o.method, &method_name, &method);
+  if (st) return st;
+  if (o.event_filter_regex && *o.event_filter_regex)
+    return tkb_set_error(TKB_ERR_UNSUPPORTED,
+                         "event_filter_regex \"%s\" applies to the profiler methods; method %s on %s "
+                         "has no device events to filter", o.event_filter_regex, method_name,
+                         tkb_device_name(f->device));
+
+  size_t n = (size_t)o.iterations * (size_t)o.experiments;
+  tkb_benchmark_data *bd = calloc(1, sizeof *bd);
+  if (bd) bd->evaluation_times_ms = malloc(n * sizeof(double));
+  if (bd) bd->experiment_median_ms = malloc((size_t)o.experiments * sizeof(double));
+  if (!bd || !bd->evaluation_times_ms || !bd->experiment_median_ms) {
+    tkb_benchmark_data_free(bd);
+    return tkb_set_error(TKB_ERR_OUT_OF_MEMORY, "out of memory for %zu evaluation times", n);
+  }
+  tkb__std_bind_call(f, c->args);
+  size_t in_use_start = tkb_device_bytes_in_use(f->device);
+  tkb_device_reset_peak(f->device);
+
+  st = timed_loop(f, method, &o, bd->evaluation_times_ms);
+  if (st) {
+    tkb_benchmark_data_free(bd);
+    return st;
+  }
+  size_t peak = tkb_device_peak_bytes(f->device);
+
+  bd->lower_time_ms = c->lower_time_ms;
+  bd->compile_time_ms = c->compile_time_ms;
+  bd->n_evaluation_times = (int)n;
+  bd->iterations = o.iterations;
+  bd->experiments = o.experiments;
+  /* Memory this benchmark holds: its args, what f_std keeps, and any growth while it ran. */
+  size_t held = c->args_bytes + f->resident_bytes + (peak > in_use_start ? peak - in_use_start : 0);
+  bd->peak_memory_mb = (double)held / 1e6;
+  tkb_stats s;
+  tkb_stats_compute(bd->evaluation_times_ms, n, &s);
+  bd->median_evaluation_time_ms = s.median;
+  bd->min_ms = s.min;
+  bd->max_ms = s.max;
+  bd->mean_ms = s.mean;
+  bd->stddev_ms = s.stddev;
+  bd->stddev_over_median = s.median > 0 ? s.stddev / s.median : NAN;
+  bd->p10_ms = s.p10;
+  bd->p25_ms = s.p25;
+  bd->p75_ms = s.p75;
+  bd->p90_ms = s.p90;
+  for (int e = 0; e < o.experiments; e++) {
+    tkb_stats es;
+    tkb_stats_compute(bd->evaluation_times_ms + (size_t)e * (size_t)o.iterations, (size_t)o.iterations, &es);
+    bd->experiment_median_ms[e] = es.median;
+  }
+
+  if (o.check_outputs) {
+    for (size_t i = 0; i < tkb_arrays_count(f->out_view); i++) {
+      int64_t bad = count_nonfinite(tkb_arrays_get(f->out_view, i));
+      if (bad) {
+        tkb_benchmark_data_free(bd);
+        return tkb_set_error(TKB_ERR_NUMERICS, "%s: output %zu ('%s') holds %lld NaN or Inf values",
+                             tkb_std_fn_name(f), i, tkb_arrays_name(f->out_view, i), (long long)bad);
+      }
+    }
+  }
+
+  meta_builder m = {0};
+  meta_add(&m, "method", "%s", method_name);
+  meta_add(&m, "device", "%s", tkb_device_name(f->device));
+  meta_add(&m, "device_description", "%s", tkb_device_description(f->device));
+  meta_add(&m, "cpu_model", "%s", tkb__cpu_model());
+  meta_add(&m, "cores", "%d", tkb__num_cpus());
+  meta_add(&m, "threads", "%d", tkb_get_num_threads());
+  meta_add(&m, "function", "%s", tkb_std_fn_name(f));
+  meta_add(&m, "mode", "%s", tkb_mode_name(f->mode));
+  meta_add(&m, "statics", "%s", f->statics);
+  meta_add(&m, "seed", "%llu", (unsigned long long)f->seed);
+  meta_add(&m, "warmup", "%s", o.warmup_once ? "once per experiment" : "before each timed call");
+  meta_add(&m, "interval_ms", "%g", o.interval_ms);
+  meta_add(&m, "library_version", "%s", tkb_version());
+  meta_add(&m, "timer_resolution_ns", "%lld", (long long)tkb__clock_resolution_ns());
+  if (m.failed) {
+    for (int i = 0; i < m.n; i++) {
+      free((char *)m.items[i].key);
+      free((char *)m.items[i].value);
+    }
+    free(m.items);
+    tkb_benchmark_data_free(bd);
+    return tkb_set_error(TKB_ERR_OUT_OF_MEMORY, "out of memory writing benchmark metadata");
+  }
+  bd->metadata = m.items;
+  bd->n_metadata = m.n;
+  *out = bd;
+  return TKB_OK;
+}
+
+tkb_status tkb_benchmark(tkb_std_fn *f, const tkb_arrays *args, const tkb_bench_opts *opts,
+                         tkb_benchmark_data **out) {
+  tkb_compiled *c = NULL;
+  tkb_status st = tkb_compile_benchmark(f, args, &c);
+  if (!st) st = tkb_compiled_run(c, opts, out);
+  tkb_compiled_free(c);
+  return st;
+}
+
+double tkb_benchmark_data_median_ms(const tkb_benchmark_data *bd) {
+  return bd ? bd->median_evaluation_time_ms : NAN;
+}
+
+const char *tkb_benchmark_data_meta(const tkb_benchmark_data *bd, const char *key) {
+  if (!bd || !key) return NULL;
+  for (int i = 0; i < bd->n_metadata; i++)
+    if (strcmp(bd->metadata[i].key, key) == 0) return bd->metadata[i].value;
+  return NULL;
+}

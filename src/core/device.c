@@ -1,0 +1,73 @@
+/* device.c - device lookup by name and the memory accounting every backend shares. */
+#include "internal.h"
+
+#include <omp.h>
+#include <stdio.h>
+#include <string.h>
+
+tkb_status tkb_device_get(const char *name, tkb_device **out) {
+  if (!name || !*name || strcmp(name, "cpu") == 0 || strcmp(name, "cpu:0") == 0) {
+    *out = tkb__cpu_device();
+    return TKB_OK;
+  }
+  if (strncmp(name, "cuda:", 5) == 0)
+    return tkb_set_error(TKB_ERR_DEVICE,
+                         "device \"%s\" is not available: this build of tkbench has no CUDA "
+                         "backend yet; available devices: cpu", name);
+  if (strncmp(name, "opencl:", 7) == 0)
+    return tkb_set_error(TKB_ERR_DEVICE,
+                         "device \"%s\" is not available: this build of tkbench has no OpenCL "
+                         "backend yet; available devices: cpu", name);
+  return tkb_set_error(TKB_ERR_NOT_FOUND,
+                       "device \"%s\" is not a device name; expected cpu, cuda:N or opencl:N", name);
+}
+
+const char *tkb_device_name(const tkb_device *dev) { return dev ? dev->name : "(null)"; }
+const char *tkb_device_description(const tkb_device *dev) { return dev ? dev->description : ""; }
+const char *const *tkb_device_methods(const tkb_device *dev) { return dev->backend->methods; }
+
+size_t tkb_device_bytes_in_use(const tkb_device *dev) {
+  return atomic_load(&((tkb_device *)dev)->bytes_in_use);
+}
+size_t tkb_device_peak_bytes(const tkb_device *dev) {
+  return atomic_load(&((tkb_device *)dev)->peak_bytes);
+}
+void tkb_device_reset_peak(tkb_device *dev) {
+  atomic_store(&dev->peak_bytes, atomic_load(&dev->bytes_in_use));
+}
+
+tkb_status tkb_device_alloc(tkb_device *dev, size_t nbytes, void **ptr) {
+  if (!dev) dev = tkb__cpu_device();
+  if (!ptr) return tkb_set_error(TKB_ERR_INVALID_ARGUMENT, "tkb_device_alloc: ptr is NULL");
+  void *p = NULL;
+  tkb_status st = dev->backend->alloc(dev, nbytes, &p);
+  if (st) return st;
+  /* Lock-free peak tracking: raise peak to the new in-use value if it is higher. */
+  size_t now = atomic_fetch_add(&dev->bytes_in_use, nbytes) + nbytes;
+  size_t peak = atomic_load(&dev->peak_bytes);
+  while (now > peak && !atomic_compare_exchange_weak(&dev->peak_bytes, &peak, now)) {
+  }
+  *ptr = p;
+  return TKB_OK;
+}
+
+void tkb_device_free(tkb_device *dev, void *ptr, size_t nbytes) {
+  if (!ptr) return;
+  if (!dev) dev = tkb__cpu_device();
+  dev->backend->free(dev, ptr, nbytes);
+  atomic_fetch_sub(&dev->bytes_in_use, nbytes);
+}
+
+tkb_status tkb_device_synchronize(tkb_device *dev) {
+  if (!dev) dev = tkb__cpu_device();
+  return dev->backend->synchronize(dev);
+}
+
+static int default_threads;
+
+void tkb_set_num_threads(int n) {
+  if (default_threads == 0) default_threads = omp_get_max_threads();
+  omp_set_num_threads(n > 0 ? n : default_threads);
+}
+
+int tkb_get_num_threads(void) { return omp_get_max_threads(); }
