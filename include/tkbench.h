@@ -148,6 +148,11 @@ typedef struct tkb_spec {
   ((tkb_spec){.dtype = (dt),                                                  \
               .rank = (int)(sizeof((int64_t[]){__VA_ARGS__}) / sizeof(int64_t)), \
               .shape = {__VA_ARGS__}})
+/** The same as a brace initializer, for static and const objects:
+ *  static const tkb_spec s = TKB_SPEC_INIT(TKB_FLOAT32, 2, 3); */
+#define TKB_SPEC_INIT(dt, ...)                                                 \
+  {.dtype = (dt), .rank = (int)(sizeof((int64_t[]){__VA_ARGS__}) / sizeof(int64_t)), \
+   .shape = {__VA_ARGS__}}
 /** A rank-0 (scalar) spec. */
 #define TKB_SCALAR_SPEC(dt) ((tkb_spec){.dtype = (dt), .rank = 0, .shape = {0}})
 
@@ -187,7 +192,7 @@ tkb_status tkb_device_get(const char *name, tkb_device **out);
 const char *tkb_device_name(const tkb_device *dev);
 /** A one-line description (CPU model and cores, GPU model, ...). */
 const char *tkb_device_description(const tkb_device *dev);
-/** Bytes currently allocated on the device through tkbench. */
+/** Bytes currently allocated on the device through tkbench (dev NULL: cpu). */
 size_t tkb_device_bytes_in_use(const tkb_device *dev);
 /** High-water mark of tkb_device_bytes_in_use since the last reset. */
 size_t tkb_device_peak_bytes(const tkb_device *dev);

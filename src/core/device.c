@@ -27,12 +27,13 @@ const char *tkb_device_description(const tkb_device *dev) { return dev ? dev->de
 const char *const *tkb_device_methods(const tkb_device *dev) { return dev->backend->methods; }
 
 size_t tkb_device_bytes_in_use(const tkb_device *dev) {
-  return atomic_load(&((tkb_device *)dev)->bytes_in_use);
+  return atomic_load(&(dev ? (tkb_device *)dev : tkb__cpu_device())->bytes_in_use);
 }
 size_t tkb_device_peak_bytes(const tkb_device *dev) {
-  return atomic_load(&((tkb_device *)dev)->peak_bytes);
+  return atomic_load(&(dev ? (tkb_device *)dev : tkb__cpu_device())->peak_bytes);
 }
 void tkb_device_reset_peak(tkb_device *dev) {
+  if (!dev) dev = tkb__cpu_device();
   atomic_store(&dev->peak_bytes, atomic_load(&dev->bytes_in_use));
 }
 
