@@ -664,6 +664,80 @@ typedef struct tkb_stats {
 tkb_status tkb_stats_compute(const double *x, size_t n, tkb_stats *out);
 
 /* ------------------------------------------------------------------------------ */
+/* Suite registry (Tokamax's register_benchmark)                                   */
+/* ------------------------------------------------------------------------------ */
+
+/** Work done by one call, for throughput columns; 0 means unknown. */
+typedef struct tkb_counts {
+  double items; /* items processed (e.g. tokens, rows) */
+  double bytes; /* bytes read + written from/to memory */
+  double flops; /* floating-point operations */
+} tkb_counts;
+
+/** Computes the counts of one call of a bound (possibly abstract) call in a mode. */
+typedef tkb_status (*tkb_counts_fn)(const tkb_args *a, tkb_mode mode, tkb_counts *out);
+
+/**
+ * Builds the arguments of an entry lazily (Tokamax's kwargs factory): sets *args/*kwargs
+ * to arrays that stay valid until the next call for the same entry (static storage or
+ * memory owned by `user`). Used when the registration does not give args/kwargs.
+ */
+typedef tkb_status (*tkb_args_factory)(void *user, const tkb_value **args, size_t *n_args,
+                                       const tkb_kwarg **kwargs, size_t *n_kwargs);
+
+/**
+ * One suite entry: (op, arg spec, implementation, mode), run as Tokamax's
+ * register_benchmark does. Its full name is "{name}_{mode}_{impl_name}" (contract).
+ * Strings are copied at registration; fn, args, kwargs, initializers and user must
+ * outlive the registry (static storage is typical).
+ */
+typedef struct tkb_benchmark_def {
+  const char *op;          /* op family ("normalization"); `check` groups impls by it */
+  const char *name;        /* arg spec name ("alphafold_384x384x64") */
+  const char *impl_name;   /* "reference", "cpu", ... */
+  const tkb_fn *fn;
+  const tkb_value *args;   /* positional arguments (may be NULL) */
+  size_t n_args;
+  const tkb_kwarg *kwargs; /* keyword arguments (may be NULL) */
+  size_t n_kwargs;
+  tkb_args_factory factory;/* alternative to args/kwargs (optional) */
+  void *user;              /* passed to factory */
+  tkb_mode mode;
+  tkb_counts_fn counts;    /* optional */
+  const char *tags;        /* comma-separated: "primary,ci_tests,cpu" */
+  const char *device_kind; /* device kind the impl runs on ("cpu", "opencl", "cuda") */
+} tkb_benchmark_def;
+
+/**
+ * Registers an entry (thread-safe). TKB_ERR_INVALID_ARGUMENT when a required field
+ * (name, impl_name, fn) is missing or a name holds characters outside [A-Za-z0-9_.-];
+ * TKB_ERR_DUPLICATE_ARGUMENT when the full name is already registered.
+ */
+tkb_status tkb_register_benchmark(const tkb_benchmark_def *def);
+/** Number of registered entries. */
+size_t tkb_registry_count(void);
+/** Entry i (registration order) or NULL; owned by the registry. */
+const tkb_benchmark_def *tkb_registry_get(size_t i);
+/** Full name of entry i: "{name}_{mode}_{impl_name}". */
+const char *tkb_registry_full_name(size_t i);
+/** True when entry i has the tag (exact match in its comma-separated tags). */
+bool tkb_registry_has_tag(size_t i, const char *tag);
+/** Removes every entry (for tests and re-registration). */
+void tkb_registry_clear(void);
+/**
+ * Registers the ops shipped with tkbench (idempotent: a second call does nothing).
+ */
+tkb_status tkb_register_builtin_ops(void);
+/**
+ * Standardizes entry i on `device` (NULL: "cpu") with `seed` in the entry's mode.
+ * Ownership as tkb_standardize_function.
+ */
+tkb_status tkb_registry_standardize(size_t i, const char *device, uint64_t seed,
+                                    tkb_std_fn **f_std, tkb_arrays **std_args);
+/** Counts of entry i (zeros when it has no counts function). */
+tkb_status tkb_registry_counts(size_t i, tkb_counts *out);
+
+/* ------------------------------------------------------------------------------ */
 /* Ops shipped with the library                                                    */
 /* ------------------------------------------------------------------------------ */
 

@@ -11,8 +11,11 @@ need_cmd cc gcc
 need_cmd make make
 need_cmd cmake cmake
 need_cmd python3 python3
+need_cmd pkg-config pkg-config
 need_pkg libgomp1
 need_pkg libc6-dev
+need_pkg libopenblas-dev
+need_pkg libcjson-dev
 
 if [ ${#missing[@]} -gt 0 ]; then
   echo "bootstrap: installing ${missing[*]}" >&2

@@ -1,0 +1,21 @@
+/* builtin.c - registers the ops shipped with tkbench. Each op's specs.c defines its
+ * tkb__register_<op>() (declared in src/suite/builtin.h). */
+#include "builtin.h"
+
+#include <pthread.h>
+
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+static tkb_status once_status;
+
+static void register_all(void) {
+  tkb_status (*const registrars[])(void) = {
+      tkb__register_normalization,
+  };
+  for (size_t i = 0; i < sizeof registrars / sizeof registrars[0] && !once_status; i++)
+    once_status = registrars[i]();
+}
+
+tkb_status tkb_register_builtin_ops(void) {
+  pthread_once(&once, register_all);
+  return once_status;
+}
