@@ -678,7 +678,7 @@ typedef struct tkb_counts {
 typedef tkb_status (*tkb_counts_fn)(const tkb_args *a, tkb_mode mode, tkb_counts *out);
 
 /**
- * Builds the arguments of an entry lazily (Tokamax's kwargs factory): sets *args/*kwargs
+ * Builds the arguments of an entry lazily (Tokamax's kwargs factory): sets *args and *kwargs
  * to arrays that stay valid until the next call for the same entry (static storage or
  * memory owned by `user`). Used when the registration does not give args/kwargs.
  */
