@@ -200,8 +200,8 @@ tkb_status tkb_compiled_run(tkb_compiled *c, const tkb_bench_opts *opts, tkb_ben
                          "iterations x experiments is %lld; at most 100000000 timed calls per benchmark",
                          (long long)o.iterations * o.experiments);
   tkb_std_fn *f = c->f;
-  const char *method_name;
-  method_id method;
+  const char *method_name = NULL;
+  method_id method = METHOD_WALLCLOCK;
   tkb_status st = resolve_method(f->device, o.method, &method_name, &method);
   if (st) return st;
   if (o.event_filter_regex && *o.event_filter_regex)
