@@ -28,6 +28,12 @@
 extern "C" {
 #endif
 
+/* libtkbench is built with hidden visibility: what this header declares is its
+ * exported API, and nothing else is. */
+#if defined(TKB_BUILDING_LIBRARY) && defined(__GNUC__)
+#pragma GCC visibility push(default)
+#endif
+
 #define TKB_VERSION_MAJOR 0
 #define TKB_VERSION_MINOR 1
 #define TKB_VERSION_PATCH 0
@@ -374,6 +380,14 @@ typedef struct tkb_value {
 #define TKB_BOOL(v) ((tkb_value){.tag = TKB_VALUE_BOOL, .b = (v)})
 #define TKB_STRING(v) ((tkb_value){.tag = TKB_VALUE_STRING, .s = (v)})
 #define TKB_NONE ((tkb_value){.tag = TKB_VALUE_NONE})
+
+/* Brace-initializer forms of the above, for static tables such as a signature's
+ * defaults: {.name = "axis", .kind = TKB_KIND_INT, .default_value = TKB_INT_INIT(-1)}. */
+#define TKB_NONE_INIT {.tag = TKB_VALUE_NONE}
+#define TKB_INT_INIT(v) {.tag = TKB_VALUE_INT, .i = (v)}
+#define TKB_FLOAT_INIT(v) {.tag = TKB_VALUE_FLOAT, .f = (v)}
+#define TKB_BOOL_INIT(v) {.tag = TKB_VALUE_BOOL, .b = (v)}
+#define TKB_STRING_INIT(v) {.tag = TKB_VALUE_STRING, .s = (v)}
 
 /** A keyword argument. */
 typedef struct tkb_kwarg {
@@ -738,6 +752,84 @@ tkb_status tkb_registry_standardize(size_t i, const char *device, uint64_t seed,
 tkb_status tkb_registry_counts(size_t i, tkb_counts *out);
 
 /* ------------------------------------------------------------------------------ */
+/* Command line (tkbench list / run / check / info)                                */
+/* ------------------------------------------------------------------------------ */
+
+/**
+ * The tkbench command line over the registered entries: `list`, `run`, `check`, `info`
+ * and `help` (`tkbench --help` and README.md describe every flag). argv[0] names the
+ * program in messages. With no arguments, or when the first argument is a Google
+ * Benchmark flag (--benchmark_filter=..., --benchmark_out=...), it does `run`, so a
+ * program whose main is TKB_MAIN() behaves like one built on BENCHMARK_MAIN and Google
+ * Benchmark's tools/compare.py can drive it. It first runs the functions queued with
+ * TKB_REGISTER. It is the one part of the library that prints (stdout: reports;
+ * stderr: progress, warnings and errors). During `run` it handles SIGINT (the entry in
+ * progress finishes, the finished entries are written; a second SIGINT ends the
+ * process) and restores the previous handler afterwards. Output files are written to
+ * a temporary name in the same directory and renamed when complete.
+ *
+ * Returns the exit code: 0 on success; 1 when an entry failed (an error status, or
+ * NaN/Inf in its outputs) or an output file could not be written; 2 on a usage error
+ * (unknown command or flag, missing or bad value, unknown device/method/mode/format,
+ * invalid regex, a filter or tag matching nothing, an output path that cannot be
+ * created, a plugin that cannot be loaded), with a message on stderr naming the value
+ * and nothing run or written; 130 when a run was stopped by Ctrl-C (what finished is
+ * written).
+ */
+int tkb_main(int argc, char **argv);
+
+/** Defines main() as tkb_main(), like Google Benchmark's BENCHMARK_MAIN(). */
+#define TKB_MAIN()                  \
+  int main(int argc, char **argv) { \
+    return tkb_main(argc, argv);    \
+  }
+
+/** A function that registers entries (with tkb_register_benchmark); returns a status. */
+typedef tkb_status (*tkb_registrar)(void);
+
+/**
+ * Queues fn to be run by tkb_main() before it reads its arguments (each queued function
+ * runs once). For constructors, where a failure could not be reported: tkb_main()
+ * reports it and exits 2. Thread-safe. At most 1024 functions (tkb_main reports more).
+ */
+void tkb_add_registrar(tkb_registrar fn);
+
+/**
+ * TKB_REGISTER(fn) queues `tkb_status fn(void)` when the program starts (a GCC/Clang
+ * constructor calling tkb_add_registrar), for programs whose main is TKB_MAIN():
+ *
+ *   static tkb_status register_mine(void) { return tkb_register_benchmark(&my_def); }
+ *   TKB_REGISTER(register_mine)
+ *   TKB_MAIN()
+ */
+#define TKB_REGISTER(fn)                                        \
+  __attribute__((constructor)) static void tkb_register_##fn(void) { \
+    tkb_add_registrar(fn);                                      \
+  }
+
+/**
+ * Plugins: a shared object passed to `tkbench run --load lib.so` (or tkb_load_plugin)
+ * exports `tkb_status tkb_plugin_init(void)`, which registers its entries. It should
+ * not link libtkbench: its tkbench symbols resolve against the host program (the
+ * tkbench executable exports them; so does libtkbench.so), so it registers into the
+ * host's one registry. See examples/plugin.c.
+ */
+#define TKB_PLUGIN_INIT_NAME "tkb_plugin_init"
+typedef tkb_status (*tkb_plugin_init_fn)(void);
+
+/**
+ * Loads the shared object at path (a bare file name means the file in the current
+ * directory, not a library-path search) and calls its tkb_plugin_init. Loading the
+ * same object again does nothing. The object stays loaded for the life of the process
+ * (registered entries point into it).
+ * Errors: TKB_ERR_NOT_FOUND when the file does not exist or exports no
+ * tkb_plugin_init; TKB_ERR_INVALID_ARGUMENT when it is not a loadable shared object
+ * (the message holds dlerror's reason); the init function's own status, with its
+ * message, when it fails.
+ */
+tkb_status tkb_load_plugin(const char *path);
+
+/* ------------------------------------------------------------------------------ */
 /* Ops shipped with the library                                                    */
 /* ------------------------------------------------------------------------------ */
 
@@ -749,6 +841,96 @@ tkb_status tkb_registry_counts(size_t i, tkb_counts *out);
  * shape x.shape without axis. vjp grads: dx, dscale, doffset (when given).
  */
 extern const tkb_fn tkb_op_normalization;
+
+/**
+ * linear_softmax_cross_entropy_loss(x, labels, w, *, reduction="mean"):
+ *   logits = x @ w;  loss_i = logsumexp(logits_i) - logits_i[labels_i];
+ *   loss = sum_i loss_i ("sum") or its mean over rows ("mean").
+ * x: [B, Hd], w: [Hd, V], each bfloat16/float16/float32/float64; labels: [B] int32 with
+ * every value in [0, V) (a concrete labels array is checked: TKB_ERR_INVALID_ARGUMENT
+ * naming the first bad index and value). reduction: "mean" or "sum" (Tokamax's own
+ * default is "sum"; pass it explicitly when comparing). Errors name both shapes on a
+ * mismatch (Hd, B).
+ * Output: loss, a scalar (rank 0) in float32, or float64 when x or w is float64 (Tokamax
+ * returns a float32 loss for bfloat16 inputs). Residual: lse [B] (same dtype).
+ * vjp grads: dx (x's dtype), dw (w's dtype); labels get none.
+ * The cpu implementation never holds the [B, V] logits: it walks V in chunks with an
+ * online logsumexp (OpenBLAS sgemm/dgemm per chunk; workspaces from prepare).
+ * The reference computes in float64 with plain loops (the truth for `tkbench check`).
+ */
+extern const tkb_fn tkb_op_linear_softmax_cross_entropy_loss;
+extern const tkb_fn tkb_op_linear_softmax_cross_entropy_loss_reference;
+
+/* ---- gated_linear_unit and ragged_dot (ops/gated_linear_unit, ops/ragged_dot) ---- */
+
+/**
+ * gated_linear_unit(x, weights, *, activation=None) (Tokamax's fused weights):
+ *   y = x @ weights                   [..., M, 2, N], rounded to x's dtype (as Tokamax)
+ *   out = act(y[..., 0, :]) * y[..., 1, :]             [..., M, N]
+ * x: [..., M, K] (rank >= 2; leading dims are batch, e.g. a vmap axis), weights:
+ * [K, 2, N] of x's dtype; dtypes bfloat16/float16/float32/float64. activation: "none",
+ * "silu", "sigmoid", "gelu" (tanh approximation) or "relu"; None (the default) is "none".
+ * Products and activations in float32 (float64 for float64 x); output in x's dtype.
+ * Residual: y. vjp grads: dx, dweights (their inputs' dtypes).
+ * Errors: TKB_ERR_BAD_SHAPE naming both shapes when x.shape[-1] != weights.shape[0] or
+ * weights is not [K, 2, N]; TKB_ERR_UNSUPPORTED for other dtypes or mixed dtypes;
+ * TKB_ERR_INVALID_ARGUMENT for an unknown activation (listing the allowed ones).
+ * tkb_op_gated_linear_unit uses OpenBLAS on row blocks (workspaces from prepare);
+ * tkb_op_gated_linear_unit_reference is plain float64 loops (the truth for checks).
+ */
+extern const tkb_fn tkb_op_gated_linear_unit;
+extern const tkb_fn tkb_op_gated_linear_unit_reference;
+
+/**
+ * ragged_dot(lhs, rhs, group_sizes) (grouped matmul, as in mixture-of-experts layers):
+ * the M rows of lhs [M, K] are split into G consecutive groups of group_sizes[g] rows;
+ * out [M, N] rows of group g = lhs rows of group g @ rhs[g], rhs: [G, K, N].
+ * lhs, rhs: the same dtype among bfloat16/float16/float32/float64 (sums in float32,
+ * float64 for float64; out in that dtype); group_sizes: [G] int32, each >= 0 (empty
+ * groups allowed), summing to M. No residuals. vjp grads: dlhs (dout_g @ rhs[g]^T),
+ * drhs (lhs_g^T @ dout_g, zeros for empty groups); group_sizes gets none.
+ * Errors: TKB_ERR_BAD_SHAPE naming both shapes when lhs.shape[1] != rhs.shape[1] or
+ * group_sizes is not [G]; TKB_ERR_INVALID_ARGUMENT when a concrete group_sizes holds a
+ * negative size or does not sum to M (naming the index or the sum, and both shapes);
+ * TKB_ERR_UNSUPPORTED for other or mixed dtypes.
+ * tkb_op_ragged_dot uses OpenBLAS per group (bfloat16/float16 widened in blocks;
+ * workspaces from prepare); tkb_op_ragged_dot_reference is plain float64 loops.
+ */
+extern const tkb_fn tkb_op_ragged_dot;
+extern const tkb_fn tkb_op_ragged_dot_reference;
+
+/* ---- dot_product_attention (ops/dot_product_attention) ---- */
+
+/**
+ * dot_product_attention(q, k, v, bias=None, mask=None, *, is_causal=false, scale=None):
+ *   x[b,h,t,s] = scale * q[b,t,h,:] . k[b,s,hk,:] + bias[b,h,t,s],  hk = h / (H / Hk)
+ *   out[b,t,h,:] = sum_s softmax_s(x[b,h,t,:]) v[b,s,hk,:]   over the kept s
+ * q: [B, T, H, D], k: [B, S, Hk, D], v: [B, S, Hk, Dv], one dtype among bfloat16,
+ * float16, float32, float64; H a multiple of Hk (grouped-query; Hk = 1 multi-query).
+ * bias: any of those float dtypes, mask: bool (true = keep), each broadcastable to
+ * [B, H, T, S] (numpy rules, rank <= 4). is_causal keeps s <= t (Tokamax's top-left
+ * alignment, also when T != S). scale: TKB_NONE (default) means 1/sqrt(D).
+ * A row with no kept key gives zeros (never NaN) and zero gradients.
+ * Math in float32 (float64 for float64 q). Output: out [B, T, H, Dv] in q's dtype.
+ * Residual: lse [B, H, T] (float32; float64 for float64), the log-sum-exp of each score
+ * row (-inf for a row with no kept key). vjp grads: dq, dk, dv and dbias (when bias is
+ * given) in their inputs' dtypes; the bool mask gets none.
+ * Errors: TKB_ERR_BAD_SHAPE naming both shapes when D differs between q and k, v is not
+ * [B, S, Hk, *] like k, q and k batches differ, H is not a multiple of Hk, or bias/mask
+ * do not broadcast to [B, H, T, S]; TKB_ERR_UNSUPPORTED for other or mixed q/k/v
+ * dtypes, a non-float bias or a non-bool mask; TKB_ERR_INVALID_ARGUMENT for a
+ * non-finite scale.
+ * tkb_op_dot_product_attention is flash attention (tiles of queries x keys with an
+ * online softmax, OpenBLAS per tile, OpenMP across batch, heads and tiles; workspaces
+ * from prepare; gradients bit-identical for any thread count).
+ * tkb_op_dot_product_attention_reference is plain float64 loops (the truth for checks).
+ */
+extern const tkb_fn tkb_op_dot_product_attention;
+extern const tkb_fn tkb_op_dot_product_attention_reference;
+
+#if defined(TKB_BUILDING_LIBRARY) && defined(__GNUC__)
+#pragma GCC visibility pop
+#endif
 
 #ifdef __cplusplus
 }

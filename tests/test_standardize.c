@@ -159,7 +159,7 @@ static void test_modes(void) {
   xd[0] += 2.0f;
   CHECK_OK(tkb_std_fn_call(f[0], sa[0], &outs2));
   CHECK(outs2 == outs[0]);
-  CHECK(((float *)tkb_arrays_get(outs2, 0)->data)[0] == ((float *)before->data)[0] + 1.0f);
+  CHECK_NEAR(((float *)tkb_arrays_get(outs2, 0)->data)[0], ((float *)before->data)[0] + 1.0f, 1e-5);
   tkb_array_free(before);
   /* random cotangents */
   tkb_std_opts ro = {.mode = TKB_MODE_VJP, .seed = 11, .random_cotangents = true};
