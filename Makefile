@@ -28,8 +28,13 @@ test-asan: build-asan
 
 test: test-release test-asan
 
+# The default CPU suite: every `cpu`-tagged entry, forward and forward_and_vjp, every
+# impl. Sized to finish in under a minute on 2 cores: 3 timed calls after one warm-up.
+RUN_FLAGS ?= --mode forward,forward_and_vjp --iterations 3 --experiments 1 --warmup once
+
 run: build
-	./$(BUILD)/example_standardize_and_benchmark
+	@mkdir -p results
+	$(BUILD)/tkbench run $(RUN_FLAGS) --out results/latest.json
 
 bench: build
 	bash bench/run_all.sh $(BUILD)

@@ -830,6 +830,126 @@ typedef tkb_status (*tkb_plugin_init_fn)(void);
 tkb_status tkb_load_plugin(const char *path);
 
 /* ------------------------------------------------------------------------------ */
+/* Numerics (Tokamax's numerics.array_diff_summary; `tkbench check`)               */
+/* ------------------------------------------------------------------------------ */
+
+/** Tokamax's (and numpy.isclose's) default tolerances of tkb_array_diff_summary. */
+#define TKB_DIFF_RTOL_DEFAULT 1e-5
+#define TKB_DIFF_ATOL_DEFAULT 1e-8
+
+/**
+ * How an array differs from the expected one (Tokamax's DiffSummary, plus counts).
+ * All values are compared as float64. An element is close when both are NaN, or they
+ * are equal (equal infinities included), or both are finite and
+ * |actual - expected| <= atol + rtol * |expected| (numpy's isclose: expected is the
+ * reference; Tokamax's equal_nan=True). A NaN or infinity facing anything else is never
+ * close.
+ */
+typedef struct tkb_diff_summary {
+  int64_t numel;             /* elements compared */
+  double max_abs_diff;       /* largest |actual - expected|: 0 where both are NaN or
+                                equal, +Inf for a NaN/Inf mismatch; 0 when numel == 0 */
+  int64_t max_abs_diff_index;/* flat (row-major) index of its first occurrence; -1 when
+                                numel == 0 */
+  double max_diff_actual;    /* the two values there (NaN when numel == 0); Tokamax's */
+  double max_diff_expected;  /* max_absolute_diff_values (in (expected, actual) order) */
+  int64_t n_close;           /* elements close at (rtol, atol) */
+  double percent_close;      /* 100 * n_close / numel (100 when numel == 0). Note:
+                                Tokamax's field of that name holds the fraction 0..1 */
+  bool allclose;             /* n_close == numel */
+  double l2_diff;            /* sqrt(sum (actual - expected)^2) over the elements where
+                                both are finite */
+  double rel_l2_diff;        /* l2_diff / l2 norm of expected over the same elements
+                                (0 when both are 0, +Inf when only the norm is) */
+  int64_t nan_actual, nan_expected; /* NaN counts of each side */
+  int64_t inf_actual, inf_expected; /* +-Inf counts of each side */
+  double rtol, atol;         /* the tolerances used (atol absolute) */
+} tkb_diff_summary;
+
+/**
+ * Tokamax's array_diff_summary: compares `actual` with `expected` element by element.
+ * The arrays need equal shapes; their dtypes may differ (any dtype, read as float64).
+ * rtol and atol are absolute terms of the closeness test above (Tokamax's defaults:
+ * TKB_DIFF_RTOL_DEFAULT, TKB_DIFF_ATOL_DEFAULT). The result does not depend on the
+ * thread count. Errors: TKB_ERR_INVALID_ARGUMENT (NULL, negative or non-finite
+ * tolerance, an array without data), TKB_ERR_BAD_SHAPE naming both specs,
+ * TKB_ERR_UNSUPPORTED for arrays not in host memory.
+ */
+tkb_status tkb_array_diff_summary(const tkb_array *actual, const tkb_array *expected,
+                                  double rtol, double atol, tkb_diff_summary *out);
+
+/**
+ * Tolerances for checking an implementation's output of `dtype` against the reference:
+ *   float64 1e-9 / 1e-10, float32 1e-4 / 1e-5, float16 2e-3 / 1e-3,
+ *   bfloat16 1.6e-2 / 8e-3, float8_e4m3fn 0.25 / 0.125, float8_e5m2 0.5 / 0.25,
+ *   integers and bool 0 / 0 (exact).
+ * rtol is two units in the last place of the dtype, so one rounding of the output on
+ * either side passes; float32 and float64 get more, because outputs that come out of
+ * long sums (thousands of terms, added in another order by each implementation) differ
+ * by about sqrt(terms) ulps. *atol is RELATIVE to the values' magnitude: multiply it by
+ * the largest finite |expected| of the array (tkb_check_entry does), since an element
+ * that cancels to near zero keeps the rounding error of its terms, set by the size of
+ * the values rather than its own. TKB_ERR_INVALID_ARGUMENT for an invalid dtype.
+ */
+tkb_status tkb_default_tolerance(tkb_dtype dtype, double *rtol, double *atol);
+
+/** Options of tkb_check_entry. A zeroed struct means the defaults. */
+typedef struct tkb_check_opts {
+  uint64_t seed;          /* Philox seed of both sides' inputs; default 0 */
+  const char *device;     /* device of the checked entry; NULL means "cpu" (the reference
+                             always runs on the cpu) */
+  bool fixed_tolerance;   /* use rtol/atol below (atol absolute) instead of the per-dtype
+                             tkb_default_tolerance */
+  double rtol, atol;
+} tkb_check_opts;
+
+/** One output of a check. */
+typedef struct tkb_check_output {
+  const char *name;       /* the output's name ("loss", "dx", ...) */
+  tkb_spec spec;          /* the checked entry's output */
+  tkb_spec expected_spec; /* the reference's (same shape; the dtype may differ) */
+  double scale;           /* what the per-dtype atol was multiplied by: the largest
+                             finite |expected| (1 when 0 or with fixed_tolerance) */
+  tkb_diff_summary diff;  /* actual = the entry's output, expected = the reference's */
+  bool passed;            /* diff.allclose */
+} tkb_check_output;
+
+/** The result of tkb_check_entry. Owned by the caller: tkb_check_result_free. */
+typedef struct tkb_check_result {
+  size_t entry, reference;    /* registry indices */
+  const char *name;           /* the entry's full name */
+  const char *reference_name; /* the reference entry's full name */
+  tkb_mode mode;
+  int n_outputs;
+  tkb_check_output *outputs;  /* one per array f_std returns, in order */
+  bool passed;                /* every output passed */
+} tkb_check_result;
+
+/**
+ * The entry with the same op, spec name and mode as registry entry `entry` and impl
+ * "reference". TKB_ERR_NOT_FOUND naming the missing entry, TKB_ERR_INVALID_ARGUMENT
+ * for an index out of range.
+ */
+tkb_status tkb_registry_find_reference(size_t entry, size_t *ref);
+
+/**
+ * Checks registry entry `entry` against its reference (tkb_registry_find_reference):
+ * standardizes both with opts->seed (the entry on opts->device, the reference on the
+ * cpu), checks they received the same arguments (vjp mode: the same specs, and the entry
+ * is then given the reference's cotangents), calls each once and compares every output
+ * pairwise with tkb_array_diff_summary at the coarser dtype's tkb_default_tolerance
+ * (atol scaled by the expected output's magnitude) or opts' fixed tolerances. A
+ * reference checked against itself passes trivially. *out is written on success, passed
+ * or not. Errors: TKB_ERR_NOT_FOUND (no reference), TKB_ERR_BAD_SHAPE (argument or
+ * output specs, or output counts, that differ), TKB_ERR_INVALID_ARGUMENT (different
+ * argument values: the two entries were registered with different arguments), and any
+ * status of standardizing or calling either side, with its message.
+ */
+tkb_status tkb_check_entry(size_t entry, const tkb_check_opts *opts, tkb_check_result **out);
+/** Frees a check result. NULL is a no-op. */
+void tkb_check_result_free(tkb_check_result *r);
+
+/* ------------------------------------------------------------------------------ */
 /* Ops shipped with the library                                                    */
 /* ------------------------------------------------------------------------------ */
 
@@ -837,10 +957,22 @@ tkb_status tkb_load_plugin(const char *path);
  * normalization(x, scale=None, offset=None, *, axis=-1, epsilon=1e-6,
  * subtract_mean=true): layer norm (RMS norm with subtract_mean=false) along axis.
  * x: bfloat16/float16/float32/float64; scale, offset: length x.shape[axis], any float.
- * Outputs: y (x's dtype). Residuals: mean, rstddev (float32, float64 for float64 x),
- * shape x.shape without axis. vjp grads: dx, dscale, doffset (when given).
+ * Outputs: y (x's dtype). Residuals: mean, rstd = 1/sqrt(var + epsilon) (float32,
+ * float64 for float64 x), shape x.shape without axis; NaN for rows of length 0 (the
+ * RMS norm's mean stays 0). vjp grads: dx, dscale, doffset (when given), in their
+ * inputs' dtypes. Errors: TKB_ERR_BAD_SHAPE naming both shapes when scale/offset is
+ * not [x.shape[axis]]; TKB_ERR_INVALID_ARGUMENT for an axis out of range or epsilon not
+ * finite and >= 0; TKB_ERR_UNSUPPORTED for other dtypes.
+ * tkb_op_normalization is the fast cpu implementation (float32 math, float64 for float64
+ * x; OpenMP over rows; results bit-identical for any thread count). Its workspaces come
+ * from its prepare hook (tkb_device_alloc, sized for omp_get_max_threads() at prepare;
+ * a call runs on at most that many threads); a hook called with a NULL state, or a
+ * state prepared for other shapes, fails with TKB_ERR_INVALID_ARGUMENT.
+ * tkb_op_normalization_reference is plain float64 loops on one thread, with no prepare
+ * hook (the truth for checks); same signature, outputs, residuals and grads.
  */
 extern const tkb_fn tkb_op_normalization;
+extern const tkb_fn tkb_op_normalization_reference;
 
 /**
  * linear_softmax_cross_entropy_loss(x, labels, w, *, reduction="mean"):

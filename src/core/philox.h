@@ -11,8 +11,9 @@
  * Newton steps whose every rounding is spelled out. With contraction off
  * (-ffp-contract=off here; nvcc -fmad=false; OpenCL: no -cl-mad-enable), every
  * operation is a correctly rounded IEEE-754 operation and the results are bit for
- * bit the same on every device. Intermediates never go subnormal, so flush-to-zero
- * modes do not change them either.
+ * bit the same on every device. The draws' intermediates never go subnormal, so
+ * flush-to-zero modes do not change them either (only user parameters below ~1e-30
+ * in magnitude, a NORMAL stddev or UNIFORM bound, could make a product subnormal).
  *
  * ==================================================================================
  * THE CROSS-DEVICE CONTRACT: element <-> counter mapping
@@ -43,13 +44,15 @@
  * described there, next to the plan each device kernel receives.
  *
  * Accuracy (max error over the stated domains, vs libm in double / long double,
- * measured by tests/test_random.c):
- *   tkb_px_logf   u in [2^-24, 1] (all 2^24 grid points)   abs 5.0e-08, rel 1.3e-07
- *   tkb_px_sqrtf  y in [0, 34]                             <= 1 ulp (rel 1.2e-07)
- *   tkb_px_sincos_turnf  all 2^24 angles                   abs 8.9e-08 (sin, cos)
- *   tkb_px_log    u in [2^-53, 1]                          abs 2.3e-16, rel 2.2e-16
- *   tkb_px_sqrt   y in [0, 74]                             <= 1 ulp
- *   tkb_px_sincos_turn   2^20 random angles                abs 2.3e-16
+ * measured by tests/test_random.c; ulp = unit in the last place of the result):
+ *   tkb_px_neg2logf(k, -24)  -2 ln u, u = k 2^-24, all 2^24 k   abs 2.0e-06 rel 1.2e-07
+ *   tkb_px_logf     random positive normal floats              rel 1.2e-07 (~2 ulp)
+ *   tkb_px_sqrtf    all floats in [FLT_MIN, 34] (1 in 7), 0    <= 1 ulp (0.2% not
+ *                                                              correctly rounded)
+ *   tkb_px_sincos_turnf  all 2^24 angles                       abs 8.5e-08 (sin, cos)
+ *   tkb_px_neg2log(k, -53)   log-uniform k in [1, 2^53]         abs 1.3e-14 rel 2.0e-16
+ *   tkb_px_sqrt     random y in [0, 75]                        <= 1 ulp
+ *   tkb_px_sincos_turn   random 53-bit angles                  abs 1.4e-16
  * (Rerun test_random and update these numbers if a coefficient changes.)
  */
 #ifndef TKB_PHILOX_H
@@ -57,6 +60,8 @@
 
 /* ---- the few things that differ between C, CUDA and OpenCL ------------------ */
 #if defined(__OPENCL_VERSION__)
+/* OpenCL C contracts a * b + c by default; the values must not depend on that. */
+#pragma OPENCL FP_CONTRACT OFF
 #ifdef cl_khr_fp64
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
 #endif
@@ -72,26 +77,20 @@ typedef long tkb_px_i64;
 #define TKB_PX_AS_DOUBLE(u) as_double(u)
 #define TKB_PX_AS_U64(d) as_ulong(d)
 #define TKB_PX_U64C(x) x##UL
-#elif defined(__CUDACC__)
+#else /* C11, or CUDA C++ (host and device) */
 #include <stdint.h>
 typedef uint32_t tkb_px_u32;
 typedef int32_t tkb_px_i32;
 typedef uint64_t tkb_px_u64;
 typedef int64_t tkb_px_i64;
+#if defined(__CUDACC__)
+/* nvcc contracts a * b + c by default: compile kernels that use this file with
+ * -fmad=false (NVRTC: --fmad=false), or the values will differ from other devices.
+ * fmaf/fma are fma.rn on the device and correctly rounded on the host. */
 #define TKB_PX_FN static __host__ __device__ __forceinline__
-#define TKB_PX_FMAF(a, b, c) __fmaf_rn((a), (b), (c))
-#define TKB_PX_FMA(a, b, c) __fma_rn((a), (b), (c))
-#define TKB_PX_AS_FLOAT(u) __uint_as_float(u)
-#define TKB_PX_AS_U32(f) __float_as_uint(f)
-#define TKB_PX_AS_DOUBLE(u) __longlong_as_double((long long)(u))
-#define TKB_PX_AS_U64(d) ((tkb_px_u64)__double_as_longlong(d))
-#define TKB_PX_U64C(x) x##ULL
-#else /* C11 */
-#include <stdint.h>
-typedef uint32_t tkb_px_u32;
-typedef int32_t tkb_px_i32;
-typedef uint64_t tkb_px_u64;
-typedef int64_t tkb_px_i64;
+#define TKB_PX_FMAF(a, b, c) fmaf((a), (b), (c))
+#define TKB_PX_FMA(a, b, c) fma((a), (b), (c))
+#else
 #define TKB_PX_FN static inline
 #if defined(__GNUC__)
 /* The builtins are single instructions with -mfma (-march=native), libm otherwise. */
@@ -102,7 +101,9 @@ typedef int64_t tkb_px_i64;
 #define TKB_PX_FMAF(a, b, c) fmaf((a), (b), (c))
 #define TKB_PX_FMA(a, b, c) fma((a), (b), (c))
 #endif
-/* Union punning is defined in C11 and vectorizes (a plain register move). */
+#endif
+/* Union punning is defined in C11 (and what nvcc does too); it vectorizes to a plain
+ * register move. */
 typedef union tkb_px_fu32 { float f; tkb_px_u32 u; } tkb_px_fu32;
 typedef union tkb_px_du64 { double d; tkb_px_u64 u; } tkb_px_du64;
 TKB_PX_FN float tkb_px_as_float_(tkb_px_u32 u) { tkb_px_fu32 v; v.u = u; return v.f; }
@@ -191,17 +192,25 @@ TKB_PX_FN tkb_px_u32x4 tkb_px_draw(tkb_px_u64 seed, tkb_px_u64 stream, tkb_px_u6
 TKB_PX_FN float tkb_px_u01f(tkb_px_u32 x) {
   return (float)(tkb_px_i32)(x >> 8) * TKB_PX_TWO_M24F;
 }
-/* u = ((x >> 8) + 1) * 2^-24 in [2^-24, 1]: never 0, so log(u) is finite. */
-TKB_PX_FN float tkb_px_u01_open0f(tkb_px_u32 x) {
-  return (float)(tkb_px_i32)((x >> 8) + 1u) * TKB_PX_TWO_M24F;
-}
 /* u = (x >> 11) * 2^-53 in [0, 1 - 2^-53]: the top 53 bits, exact in double. */
 TKB_PX_FN double tkb_px_u01(tkb_px_u64 x) {
   return (double)(tkb_px_i64)(x >> 11) * TKB_PX_TWO_M53;
 }
-/* u = ((x >> 11) + 1) * 2^-53 in [2^-53, 1]. */
-TKB_PX_FN double tkb_px_u01_open0(tkb_px_u64 x) {
-  return (double)(tkb_px_i64)((x >> 11) + 1u) * TKB_PX_TWO_M53;
+/*
+ * A uniform value in [mn, mx] from u in [0, 1): lo (1 - u) + hi u as
+ * fma(u, hi, fma(-u, lo, lo)) (no overflow for any finite lo, hi), then clamped to
+ * [mn, mx] = [smallest value of the array's dtype >= lo, largest < hi] (computed on
+ * the host), so rounding never reaches hi.
+ */
+TKB_PX_FN float tkb_px_lerp_clampf(float u, float lo, float hi, float mn, float mx) {
+  float v = TKB_PX_FMAF(u, hi, TKB_PX_FMAF(-u, lo, lo));
+  v = v < mn ? mn : v;
+  return v > mx ? mx : v;
+}
+TKB_PX_FN double tkb_px_lerp_clamp(double u, double lo, double hi, double mn, double mx) {
+  double v = TKB_PX_FMA(u, hi, TKB_PX_FMA(-u, lo, lo));
+  v = v < mn ? mn : v;
+  return v > mx ? mx : v;
 }
 
 /* ================================================================================ */
@@ -235,100 +244,113 @@ TKB_PX_FN tkb_px_u64 tkb_px_range64(tkb_px_u64 x, tkb_px_u64 w) {
 /* ================================================================================ */
 
 /*
- * Natural log of a positive normal float u.
- *   u = 2^e * m with m in [sqrt(1/2), sqrt(2)): adding 0x3f800000 - 0x3f3504f3 to the
- *   bits carries into the exponent exactly when the mantissa is >= sqrt(2)/2's, so
- *   e = (bits' >> 23) - 127 and m = (bits' & 0x7fffff) + bits of sqrt(2)/2.
+ * -2 ln(v 2^e2) for a positive normal float v and a small integer e2 (|e2| < 2^20);
+ * Box-Muller calls it with v = an integer k in [1, 2^24] and e2 = -24, which saves
+ * the multiply that would form u = k 2^-24.
+ *   v = 2^e m with m in [sqrt(1/2), sqrt(2)): adding 0x3f800000 - 0x3f3504f3 to the
+ *   bits carries into the exponent exactly when m >= sqrt(1/2), so
+ *   e = (bits' >> 23) - 127 and m = (bits' & 0x7fffff) + bits of sqrt(1/2).
  *   f = m - 1 in [-0.2929, 0.4142] is exact (Sterbenz).
- *   ln(1 + f) = f - f^2/2 + f^3 Q(f), Q of degree 8 (Chebyshev fit of
- *   (ln(1+f) - f + f^2/2) / f^3 on that interval, error 2.9e-8 in Q, i.e. ~5e-9
- *   relative in the log before rounding),
- *   ln u = e * ln2_hi + (e * ln2_lo + ln(1 + f)), with ln2 split in float.
- * Accuracy on [2^-24, 1]: see the table at the top.
+ *   -2 ln(1 + f) = f (-2 + f (1 + f P(f))), P = -2 Q of degree 7, where Q is the
+ *   Chebyshev fit of (ln(1+f) - f + f^2/2) / f^3 on that interval (error 1.8e-7 in
+ *   Q, ~3e-8 relative in the log before rounding).
+ *   -2 ln(v 2^e2) = f (-2 + f (1 + f P(f))) + (e + e2)(-2 ln 2).
+ *   (-2 ln 2 is used rounded to float: its error times |e + e2| <= 151 stays under
+ *   1/40 ulp of the result.)
+ * Accuracy: see the table at the top. tkb_px_logf(u) = -0.5 tkb_px_neg2logf(u, 0).
  */
-TKB_PX_FN float tkb_px_logf(float u) {
-  tkb_px_u32 ix = TKB_PX_AS_U32(u) + (0x3f800000u - 0x3f3504f3u);
-  float e = (float)((tkb_px_i32)(ix >> 23) - 127);
+TKB_PX_FN float tkb_px_neg2logf(float v, tkb_px_i32 e2) {
+  tkb_px_u32 ix = TKB_PX_AS_U32(v) + (0x3f800000u - 0x3f3504f3u);
+  float e = (float)((tkb_px_i32)(ix >> 23) - 127 + e2);
   float f = TKB_PX_AS_FLOAT((ix & 0x007fffffu) + 0x3f3504f3u) - 1.0f;
-  float q = 0.06971611827611923f;
-  q = TKB_PX_FMAF(q, f, -0.11479733884334564f);
-  q = TKB_PX_FMAF(q, f, 0.11685419827699661f);
-  q = TKB_PX_FMAF(q, f, -0.12425687164068222f);
-  q = TKB_PX_FMAF(q, f, 0.14249058067798615f);
-  q = TKB_PX_FMAF(q, f, -0.1666780263185501f);
-  q = TKB_PX_FMAF(q, f, 0.20000715553760529f);
-  q = TKB_PX_FMAF(q, f, -0.2499999701976776f);
-  q = TKB_PX_FMAF(q, f, 0.3333333134651184f);
-  float f2 = f * f;
-  /* f + f^2 (f q - 1/2) */
-  float l = TKB_PX_FMAF(f2, TKB_PX_FMAF(f, q, -0.5f), f);
-  return TKB_PX_FMAF(e, 0.6931471824645996f, TKB_PX_FMAF(e, -1.9046542121259336e-09f, l));
+  float p = 0.1580548733472824f;
+  p = TKB_PX_FMAF(p, f, -0.25244638323783875f);
+  p = TKB_PX_FMAF(p, f, 0.25996366143226624f);
+  p = TKB_PX_FMAF(p, f, -0.2842899262905121f);
+  p = TKB_PX_FMAF(p, f, 0.332825630903244f);
+  p = TKB_PX_FMAF(p, f, -0.40002089738845825f);
+  p = TKB_PX_FMAF(p, f, 0.5000061392784119f);
+  p = TKB_PX_FMAF(p, f, -0.6666666269302368f);
+  float t = TKB_PX_FMAF(f, TKB_PX_FMAF(f, p, 1.0f), -2.0f);
+  return TKB_PX_FMAF(f, t, e * -1.3862943649291992f);
 }
 
+/* ln u for a positive normal float u (exact scaling of tkb_px_neg2logf). */
+TKB_PX_FN float tkb_px_logf(float u) { return -0.5f * tkb_px_neg2logf(u, 0); }
+
 /*
- * sqrt(y) for y = 0 or a positive normal float, without a sqrt instruction.
- *   r0 = bits 0x5f375a86 - (bits(y) >> 1): 1/sqrt(y) within 3.5% (Lomont's constant),
- *   two Newton steps for 1/sqrt: r <- r (3/2 - (y/2) r^2)   (rel. error 5e-6),
- *   s = y r, then one Newton step for sqrt: s <- s + (r/2)(y - s^2), with y - s^2
- *   computed exactly by fma.  y is raised to 2^-100 inside the reciprocal so that
- *   y = 0 gives s = 0 * r = 0 instead of 0 * inf.
- * Accuracy: within 1 ulp of the correctly rounded sqrt (table at the top).
+ * sqrt(y) for y = 0 or a positive normal float, without a sqrt instruction
+ * (Goldschmidt's iteration, which needs no division either):
+ *   r = bits 0x5f375a86 - (bits(max(y, FLT_MIN)) >> 1): 1/sqrt(y) within 3.5%
+ *   (Lomont's constant; the max is an integer max on the bits, which also maps -0 to
+ *   FLT_MIN), g = y r ~ sqrt(y), h = r/2 ~ 1/(2 sqrt(y)) (exponent decrement, exact);
+ *   twice: e = 1/2 - g h, g <- g + g e, h <- h + h e (relative error 3.5% -> 1.8e-3
+ *   -> 4.6e-6), then one Newton step with an fma-exact residual:
+ *   g <- g + h (y - g^2). y = 0 gives g = 0 throughout.
+ * Accuracy: within 1 ulp of the correctly rounded sqrt (0.2% of floats in [FLT_MIN,
+ * 34] are not correctly rounded).
  */
 TKB_PX_FN float tkb_px_sqrtf(float y) {
-  float ys = y > 7.88860905e-31f ? y : 7.88860905e-31f; /* 2^-100 */
-  float r = TKB_PX_AS_FLOAT(0x5f375a86u - (TKB_PX_AS_U32(ys) >> 1));
-  float h = 0.5f * ys;
-  r = r * TKB_PX_FMAF(-h, r * r, 1.5f);
-  r = r * TKB_PX_FMAF(-h, r * r, 1.5f);
-  float s = y * r;
-  float d = TKB_PX_FMAF(-s, s, y);
-  return TKB_PX_FMAF(d, 0.5f * r, s);
+  tkb_px_i32 yb = (tkb_px_i32)TKB_PX_AS_U32(y);
+  yb = yb > 0x00800000 ? yb : 0x00800000;
+  float r = TKB_PX_AS_FLOAT(0x5f375a86u - ((tkb_px_u32)yb >> 1));
+  float g = y * r;
+  float h = TKB_PX_AS_FLOAT(TKB_PX_AS_U32(r) - 0x00800000u);
+  float e = TKB_PX_FMAF(-g, h, 0.5f);
+  g = TKB_PX_FMAF(g, e, g);
+  h = TKB_PX_FMAF(h, e, h);
+  e = TKB_PX_FMAF(-g, h, 0.5f);
+  g = TKB_PX_FMAF(g, e, g);
+  h = TKB_PX_FMAF(h, e, h);
+  float d = TKB_PX_FMAF(-g, g, y);
+  return TKB_PX_FMAF(d, h, g);
 }
 
 /*
- * sin and cos of the angle 2 pi k / 2^24 for an integer k in [0, 2^24) (a 24-bit
+ * cos and sin of the angle 2 pi (x >> 8) / 2^24 (the top 24 bits of a word as a
  * fraction of a turn), with the range reduction done exactly in integers:
- *   k + 2^21 = q 2^22 + (j + 2^21), q = quadrant (mod 4), j in [-2^21, 2^21),
- *   angle = q pi/2 + (pi/2) t with t = j 2^-22 in [-1/2, 1/2) (exact).
+ *   kk = x + 2^29 (mod 2^32) shifts the angle by 1/8 turn; its top two bits are the
+ *   quadrant q and bits 8..29 the fraction j + 2^21 with j in [-2^21, 2^21):
+ *   angle = q pi/2 + (pi/2) t, t = j 2^-22 in [-1/2, 1/2), formed exactly as
+ *   float(1 + (j + 2^21) 2^-22) - 1.5 from mantissa bits (no convert, no multiply).
  *   sin((pi/2) t) = t S(t^2), S of degree 3;  cos((pi/2) t) = 1 + t^2 C(t^2), C of
  *   degree 3 (Chebyshev fits on t^2 in [0, 1/4]; errors 3.4e-9 and 6.7e-11).
- *   Quadrant q: (sin, cos) = (s, c), (c, -s), (-s, -c), (-c, s) for q = 0, 1, 2, 3.
+ *   Quadrant q: (cos, sin) = (c, s), (-s, c), (-c, -s), (s, -c) for q = 0, 1, 2, 3:
+ *   odd q swaps, and the signs are bit 31 of kk (sin) and of kk + 2^30 (cos).
  * Result .a = cos, .b = sin. Accuracy: table at the top.
  */
-TKB_PX_FN tkb_px_f32x2 tkb_px_sincos_turnf(tkb_px_u32 k) {
-  tkb_px_u32 kk = (k + 0x200000u) & 0xffffffu;
-  tkb_px_u32 q = kk >> 22;
-  float t = (float)((tkb_px_i32)(kk & 0x3fffffu) - 0x200000) * 2.384185791015625e-07f;
-  float x = t * t;
+TKB_PX_FN tkb_px_f32x2 tkb_px_sincos_turnf(tkb_px_u32 x) {
+  tkb_px_u32 kk = x + 0x20000000u;
+  float t = TKB_PX_AS_FLOAT(0x3f800000u | ((kk >> 7) & 0x007ffffeu)) - 1.5f;
+  float t2 = t * t;
   float sp = -0.004602149128913879f;
-  sp = TKB_PX_FMAF(sp, x, 0.07968021929264069f);
-  sp = TKB_PX_FMAF(sp, x, -0.6459634900093079f);
-  sp = TKB_PX_FMAF(sp, x, 1.5707963705062866f);
+  sp = TKB_PX_FMAF(sp, t2, 0.07968021929264069f);
+  sp = TKB_PX_FMAF(sp, t2, -0.6459634900093079f);
+  sp = TKB_PX_FMAF(sp, t2, 1.5707963705062866f);
   float s = t * sp;
   float cp = 0.0009067399078048766f;
-  cp = TKB_PX_FMAF(cp, x, -0.02086152881383896f);
-  cp = TKB_PX_FMAF(cp, x, 0.253669410943985f);
-  cp = TKB_PX_FMAF(cp, x, -1.2337005138397217f);
-  float c = TKB_PX_FMAF(x, cp, 1.0f);
-  float sv = (q & 1u) ? c : s;
-  float cv = (q & 1u) ? s : c;
+  cp = TKB_PX_FMAF(cp, t2, -0.02086152881383896f);
+  cp = TKB_PX_FMAF(cp, t2, 0.253669410943985f);
+  cp = TKB_PX_FMAF(cp, t2, -1.2337005138397217f);
+  float c = TKB_PX_FMAF(t2, cp, 1.0f);
+  float sv = (kk & 0x40000000u) ? c : s;
+  float cv = (kk & 0x40000000u) ? s : c;
   tkb_px_f32x2 r;
-  r.a = ((q + 1u) & 2u) ? -cv : cv;
-  r.b = (q & 2u) ? -sv : sv;
+  r.a = TKB_PX_AS_FLOAT(TKB_PX_AS_U32(cv) ^ ((kk + 0x40000000u) & 0x80000000u));
+  r.b = TKB_PX_AS_FLOAT(TKB_PX_AS_U32(sv) ^ (kk & 0x80000000u));
   return r;
 }
 
 /*
  * Box-Muller: two words -> two independent N(0, 1) floats.
- *   u = tkb_px_u01_open0f(xr) in [2^-24, 1], r = sqrt(-2 ln u) in [0, 5.77],
+ *   u = ((xr >> 8) + 1) 2^-24 in [2^-24, 1] (never 0), r = sqrt(-2 ln u) in [0, 5.77],
  *   angle = 2 pi (xa >> 8) / 2^24;  (z0, z1) = (r cos(angle), r sin(angle)).
  * The 24-bit u caps |z| at 5.77 (P(|N(0,1)| > 5.77) = 8e-9) and makes the far tail
- * (|z| > 5) slightly discrete; every moment below the 8th is unaffected at 1e-6.
+ * (|z| > 5) slightly discrete; the moments below the 8th are unaffected at 1e-6.
  */
 TKB_PX_FN tkb_px_f32x2 tkb_px_box_mullerf(tkb_px_u32 xr, tkb_px_u32 xa) {
-  float y = -2.0f * tkb_px_logf(tkb_px_u01_open0f(xr));
-  float r = tkb_px_sqrtf(y);
-  tkb_px_f32x2 cs = tkb_px_sincos_turnf(xa >> 8);
+  float r = tkb_px_sqrtf(tkb_px_neg2logf((float)(tkb_px_i32)((xr >> 8) + 1u), -24));
+  tkb_px_f32x2 cs = tkb_px_sincos_turnf(xa);
   tkb_px_f32x2 z;
   z.a = r * cs.a;
   z.b = r * cs.b;
@@ -340,39 +362,47 @@ TKB_PX_FN tkb_px_f32x2 tkb_px_box_mullerf(tkb_px_u32 xr, tkb_px_u32 xa) {
 /* ================================================================================ */
 
 /*
- * Natural log of a positive normal double, as tkb_px_logf: m in [sqrt(1/2), sqrt(2))
- * from the bits (0x3ff0000000000000 - 0x3fe6a09e667f3bcd added), f = m - 1 exact,
- * ln(1 + f) = f - f^2/2 + f^3 Q(f) with Q of degree 19 (Chebyshev fit, error 5.9e-17
- * in Q, ~1e-17 relative in the log), ln2 split in double.
+ * -2 ln(v 2^e2) for a positive normal double v, as tkb_px_neg2logf: m in
+ * [sqrt(1/2), sqrt(2)) from the bits (0x3ff0000000000000 - 0x3fe6a09e667f3bcd
+ * added), f = m - 1 and g = -2f exact, -2 ln(1 + f) = g + f^2 (1 + f P(f)) with
+ * P = -2 Q of degree 19 (Chebyshev fit, error 5.9e-17 in Q, ~1e-17 relative in the
+ * log), and -2 ln 2 split in two doubles.
  */
-TKB_PX_FN double tkb_px_log(double u) {
-  tkb_px_u64 ix = TKB_PX_AS_U64(u) + (TKB_PX_U64C(0x3ff0000000000000) - TKB_PX_U64C(0x3fe6a09e667f3bcd));
-  double e = (double)((tkb_px_i64)(ix >> 52) - 1023);
-  double f = TKB_PX_AS_DOUBLE((ix & TKB_PX_U64C(0x000fffffffffffff)) + TKB_PX_U64C(0x3fe6a09e667f3bcd)) - 1.0;
-  double q = -0.025061228095282464;
-  q = TKB_PX_FMA(q, f, 0.0566642324205218);
-  q = TKB_PX_FMA(q, f, -0.06129561980727906);
-  q = TKB_PX_FMA(q, f, 0.0537187789066478);
-  q = TKB_PX_FMA(q, f, -0.05368280388050548);
-  q = TKB_PX_FMA(q, f, 0.05837018351464999);
-  q = TKB_PX_FMA(q, f, -0.06265031869518063);
-  q = TKB_PX_FMA(q, f, 0.06671985555271291);
-  q = TKB_PX_FMA(q, f, -0.0714223204915847);
-  q = TKB_PX_FMA(q, f, 0.0769198812013375);
-  q = TKB_PX_FMA(q, f, -0.08333345056413204);
-  q = TKB_PX_FMA(q, f, 0.09090919875998202);
-  q = TKB_PX_FMA(q, f, -0.0999999999631727);
-  q = TKB_PX_FMA(q, f, 0.11111110909841072);
-  q = TKB_PX_FMA(q, f, -0.12499999997109267);
-  q = TKB_PX_FMA(q, f, 0.1428571428759174);
-  q = TKB_PX_FMA(q, f, -0.16666666666697305);
-  q = TKB_PX_FMA(q, f, 0.19999999999993223);
-  q = TKB_PX_FMA(q, f, -0.2499999999999993);
-  q = TKB_PX_FMA(q, f, 0.33333333333333337);
+TKB_PX_FN double tkb_px_neg2log(double v, tkb_px_i32 e2) {
+  tkb_px_u64 ix = TKB_PX_AS_U64(v) +
+                  (TKB_PX_U64C(0x3ff0000000000000) - TKB_PX_U64C(0x3fe6a09e667f3bcd));
+  double e = (double)((tkb_px_i32)(ix >> 52) - 1023 + e2);
+  double m = TKB_PX_AS_DOUBLE((ix & TKB_PX_U64C(0x000fffffffffffff)) +
+                              TKB_PX_U64C(0x3fe6a09e667f3bcd));
+  double f = m - 1.0;
+  double g = (1.0 - m) - f;
+  double p = 0.05012245619056493;
+  p = TKB_PX_FMA(p, f, -0.1133284648410436);
+  p = TKB_PX_FMA(p, f, 0.12259123961455812);
+  p = TKB_PX_FMA(p, f, -0.1074375578132956);
+  p = TKB_PX_FMA(p, f, 0.10736560776101096);
+  p = TKB_PX_FMA(p, f, -0.11674036702929998);
+  p = TKB_PX_FMA(p, f, 0.12530063739036126);
+  p = TKB_PX_FMA(p, f, -0.13343971110542582);
+  p = TKB_PX_FMA(p, f, 0.1428446409831694);
+  p = TKB_PX_FMA(p, f, -0.153839762402675);
+  p = TKB_PX_FMA(p, f, 0.16666690112826407);
+  p = TKB_PX_FMA(p, f, -0.18181839751996404);
+  p = TKB_PX_FMA(p, f, 0.1999999999263454);
+  p = TKB_PX_FMA(p, f, -0.22222221819682145);
+  p = TKB_PX_FMA(p, f, 0.24999999994218533);
+  p = TKB_PX_FMA(p, f, -0.2857142857518348);
+  p = TKB_PX_FMA(p, f, 0.3333333333339461);
+  p = TKB_PX_FMA(p, f, -0.39999999999986446);
+  p = TKB_PX_FMA(p, f, 0.4999999999999986);
+  p = TKB_PX_FMA(p, f, -0.6666666666666667);
   double f2 = f * f;
-  double l = TKB_PX_FMA(f2, TKB_PX_FMA(f, q, -0.5), f);
-  return TKB_PX_FMA(e, 0.6931471805599453, TKB_PX_FMA(e, 2.3190468138462996e-17, l));
+  double a = TKB_PX_FMA(e, -1.3862943611198906, TKB_PX_FMA(e, -4.638093627692599e-17, g));
+  return TKB_PX_FMA(f2, TKB_PX_FMA(f, p, 1.0), a);
 }
+
+/* ln u for a positive normal double u. */
+TKB_PX_FN double tkb_px_log(double u) { return -0.5 * tkb_px_neg2log(u, 0); }
 
 /*
  * sqrt(y) for y = 0 or a positive normal double: magic-constant 1/sqrt estimate
@@ -380,7 +410,7 @@ TKB_PX_FN double tkb_px_log(double u) {
  * one fma-exact Newton step for sqrt. Within 1 ulp of the correctly rounded sqrt.
  */
 TKB_PX_FN double tkb_px_sqrt(double y) {
-  double ys = y > 7.8886090522101181e-31 ? y : 7.8886090522101181e-31; /* 2^-100 */
+  double ys = y > 2.2250738585072014e-308 ? y : 2.2250738585072014e-308; /* DBL_MIN */
   double r = TKB_PX_AS_DOUBLE(TKB_PX_U64C(0x5fe6eb50c7b537a9) - (TKB_PX_AS_U64(ys) >> 1));
   double h = 0.5 * ys;
   r = r * TKB_PX_FMA(-h, r * r, 1.5);
@@ -388,53 +418,54 @@ TKB_PX_FN double tkb_px_sqrt(double y) {
   r = r * TKB_PX_FMA(-h, r * r, 1.5);
   double s = y * r;
   double d = TKB_PX_FMA(-s, s, y);
-  return TKB_PX_FMA(d, 0.5 * r, s);
+  return TKB_PX_FMA(d, TKB_PX_AS_DOUBLE(TKB_PX_AS_U64(r) - TKB_PX_U64C(0x0010000000000000)), s);
 }
 
 /*
- * sin and cos of 2 pi k / 2^53 for an integer k in [0, 2^53), reduced exactly as in
- * tkb_px_sincos_turnf: t = j 2^-51 in [-1/2, 1/2), sin((pi/2) t) = t S(t^2) with S of
- * degree 6, cos((pi/2) t) = 1 + t^2 C(t^2) with C of degree 6 (Chebyshev fits, errors
- * 3.5e-18 and 6.7e-17 before rounding). Result .a = cos, .b = sin.
+ * cos and sin of 2 pi (x >> 11) / 2^53 (the top 53 bits of a 64-bit word), reduced
+ * exactly as in tkb_px_sincos_turnf: kk = x + 2^61, quadrant = kk >> 62,
+ * t = float64(1 + (bits 11..61 of kk) 2^-51) - 1.5 in [-1/2, 1/2),
+ * sin((pi/2) t) = t S(t^2) with S of degree 6, cos((pi/2) t) = 1 + t^2 C(t^2) with C
+ * of degree 6 (Chebyshev fits, errors 3.5e-18 and 6.7e-17 before rounding).
+ * Result .a = cos, .b = sin.
  */
-TKB_PX_FN tkb_px_f64x2 tkb_px_sincos_turn(tkb_px_u64 k) {
-  tkb_px_u64 kk = (k + TKB_PX_U64C(0x4000000000000)) & TKB_PX_U64C(0x1fffffffffffff);
-  tkb_px_u64 q = kk >> 51;
-  double t = (double)((tkb_px_i64)(kk & TKB_PX_U64C(0x7ffffffffffff)) - (tkb_px_i64)TKB_PX_U64C(0x4000000000000)) *
-             4.4408920985006262e-16; /* 2^-51 */
-  double x = t * t;
+TKB_PX_FN tkb_px_f64x2 tkb_px_sincos_turn(tkb_px_u64 x) {
+  tkb_px_u64 kk = x + TKB_PX_U64C(0x2000000000000000);
+  double t = TKB_PX_AS_DOUBLE(TKB_PX_U64C(0x3ff0000000000000) |
+                              ((kk >> 10) & TKB_PX_U64C(0x000ffffffffffffe))) - 1.5;
+  double t2 = t * t;
   double sp = 5.633933781537854e-08;
-  sp = TKB_PX_FMA(sp, x, -3.59864335298231e-06);
-  sp = TKB_PX_FMA(sp, x, 0.0001604411507421909);
-  sp = TKB_PX_FMA(sp, x, -0.004681754132340976);
-  sp = TKB_PX_FMA(sp, x, 0.07969262624604301);
-  sp = TKB_PX_FMA(sp, x, -0.6459640975062443);
-  sp = TKB_PX_FMA(sp, x, 1.5707963267948966);
+  sp = TKB_PX_FMA(sp, t2, -3.59864335298231e-06);
+  sp = TKB_PX_FMA(sp, t2, 0.0001604411507421909);
+  sp = TKB_PX_FMA(sp, t2, -0.004681754132340976);
+  sp = TKB_PX_FMA(sp, t2, 0.07969262624604301);
+  sp = TKB_PX_FMA(sp, t2, -0.6459640975062443);
+  sp = TKB_PX_FMA(sp, t2, 1.5707963267948966);
   double s = t * sp;
   double cp = -6.329396344967424e-09;
-  cp = TKB_PX_FMA(cp, x, 4.710678405505227e-07);
-  cp = TKB_PX_FMA(cp, x, -2.5202039028029178e-05);
-  cp = TKB_PX_FMA(cp, x, 0.0009192602745468447);
-  cp = TKB_PX_FMA(cp, x, -0.020863480763340773);
-  cp = TKB_PX_FMA(cp, x, 0.2536695079010478);
-  cp = TKB_PX_FMA(cp, x, -1.2337005501361697);
-  double c = TKB_PX_FMA(x, cp, 1.0);
-  double sv = (q & 1u) ? c : s;
-  double cv = (q & 1u) ? s : c;
+  cp = TKB_PX_FMA(cp, t2, 4.710678405505227e-07);
+  cp = TKB_PX_FMA(cp, t2, -2.5202039028029178e-05);
+  cp = TKB_PX_FMA(cp, t2, 0.0009192602745468447);
+  cp = TKB_PX_FMA(cp, t2, -0.020863480763340773);
+  cp = TKB_PX_FMA(cp, t2, 0.2536695079010478);
+  cp = TKB_PX_FMA(cp, t2, -1.2337005501361697);
+  double c = TKB_PX_FMA(t2, cp, 1.0);
+  const tkb_px_u64 sign = TKB_PX_U64C(0x8000000000000000);
+  double sv = (kk & TKB_PX_U64C(0x4000000000000000)) ? c : s;
+  double cv = (kk & TKB_PX_U64C(0x4000000000000000)) ? s : c;
   tkb_px_f64x2 r;
-  r.a = ((q + 1u) & 2u) ? -cv : cv;
-  r.b = (q & 2u) ? -sv : sv;
+  r.a = TKB_PX_AS_DOUBLE(TKB_PX_AS_U64(cv) ^ ((kk + TKB_PX_U64C(0x4000000000000000)) & sign));
+  r.b = TKB_PX_AS_DOUBLE(TKB_PX_AS_U64(sv) ^ (kk & sign));
   return r;
 }
 
 /*
- * Box-Muller in double from two 64-bit words: u = tkb_px_u01_open0(xr) in
+ * Box-Muller in double from two 64-bit words: u = ((xr >> 11) + 1) 2^-53 in
  * [2^-53, 1], r = sqrt(-2 ln u) in [0, 8.57], angle = 2 pi (xa >> 11) / 2^53.
  */
 TKB_PX_FN tkb_px_f64x2 tkb_px_box_muller(tkb_px_u64 xr, tkb_px_u64 xa) {
-  double y = -2.0 * tkb_px_log(tkb_px_u01_open0(xr));
-  double r = tkb_px_sqrt(y);
-  tkb_px_f64x2 cs = tkb_px_sincos_turn(xa >> 11);
+  double r = tkb_px_sqrt(tkb_px_neg2log((double)(tkb_px_i64)((xr >> 11) + 1u), -53));
+  tkb_px_f64x2 cs = tkb_px_sincos_turn(xa);
   tkb_px_f64x2 z;
   z.a = r * cs.a;
   z.b = r * cs.b;

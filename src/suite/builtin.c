@@ -10,6 +10,10 @@ static tkb_status once_status;
 static void register_all(void) {
   tkb_status (*const registrars[])(void) = {
       tkb__register_normalization,
+      tkb__register_gated_linear_unit,
+      tkb__register_ragged_dot,
+      tkb__register_linear_softmax_cross_entropy_loss,
+      tkb__register_dot_product_attention,
   };
   for (size_t i = 0; i < sizeof registrars / sizeof registrars[0] && !once_status; i++)
     once_status = registrars[i]();

@@ -5,5 +5,9 @@
 #include "internal.h"
 
 tkb_status tkb__register_normalization(void);
+tkb_status tkb__register_gated_linear_unit(void);
+tkb_status tkb__register_ragged_dot(void);
+tkb_status tkb__register_linear_softmax_cross_entropy_loss(void);
+tkb_status tkb__register_dot_product_attention(void);
 
 #endif

@@ -1,0 +1,239 @@
+/*
+ * bench_attention.c - speed of dot_product_attention's cpu implementation, with its
+ * baselines measured in the same run:
+ *   - against the float64 reference (speedup, forward and forward_and_vjp), on the
+ *     suite's `cpu`-tagged specs (taken from the registry);
+ *   - forward GFLOP/s at sequence length 1024, head dim 128 (non-causal) against
+ *     OpenBLAS sgemm doing the same work unfused: per (batch, head) x = q k^T
+ *     [T x S x D] then out = x v [T x Dv x S] on contiguous float32 operands, OpenBLAS
+ *     threading itself. Same flop count (4 B H T S D); target: the op reaches >= 50% of
+ *     sgemm's GFLOP/s (float32 inputs; bfloat16 printed alongside).
+ * Everything is timed by tkb_benchmark (wallclock medians); the op and its baseline
+ * run in alternating rounds so that load from elsewhere hits both alike.
+ *
+ *   bench_attention [--rounds N] [--no-reference] [--heads H] [--batch B]
+ */
+#include "tkbench.h"
+
+#include <cblas.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- sgemm doing attention's two products, as a benchmarkable function ---- */
+
+/* q, k, v: float32 [BH, T, D], [BH, S, D], [BH, S, Dv] -> out [BH, T, Dv] */
+static const tkb_param gemm_params[] = {{.name = "q", .kind = TKB_KIND_ARRAY},
+                                        {.name = "k", .kind = TKB_KIND_ARRAY},
+                                        {.name = "v", .kind = TKB_KIND_ARRAY}};
+
+static tkb_status gemm_infer(const tkb_args *a, tkb_shapes *s) {
+  const tkb_spec *q = tkb_args_spec(a, "q"), *v = tkb_args_spec(a, "v");
+  s->n_outputs = 1;
+  s->outputs[0] = TKB_SPEC(TKB_FLOAT32, q->shape[0], q->shape[1], v->shape[2]);
+  return TKB_OK;
+}
+
+typedef struct gemm_ws {
+  float *x;
+  size_t bytes;
+  tkb_device *dev;
+} gemm_ws;
+
+/* the [T, S] score matrix, allocated once (as the op's workspaces are) */
+static tkb_status gemm_prepare(const tkb_args *a, void **state) {
+  const tkb_spec *q = tkb_args_spec(a, "q"), *k = tkb_args_spec(a, "k");
+  gemm_ws *ws = calloc(1, sizeof *ws);
+  if (!ws) return tkb_set_error(TKB_ERR_OUT_OF_MEMORY, "out of memory");
+  ws->dev = a->device;
+  ws->bytes = (size_t)(q->shape[1] * k->shape[1]) * sizeof(float);
+  tkb_status st = tkb_device_alloc(ws->dev, ws->bytes, (void **)&ws->x);
+  if (st) {
+    free(ws);
+    return st;
+  }
+  *state = ws;
+  return TKB_OK;
+}
+
+static void gemm_release(void *state) {
+  gemm_ws *ws = state;
+  if (ws) tkb_device_free(ws->dev, ws->x, ws->bytes);
+  free(ws);
+}
+
+static tkb_status gemm_forward(const tkb_args *a, void *state, tkb_array *const *out) {
+  gemm_ws *ws = state;
+  const tkb_array *q = tkb_args_array(a, "q"), *k = tkb_args_array(a, "k"),
+                  *v = tkb_args_array(a, "v");
+  const int BH = (int)q->spec.shape[0], T = (int)q->spec.shape[1], D = (int)q->spec.shape[2];
+  const int S = (int)k->spec.shape[1], Dv = (int)v->spec.shape[2];
+  for (int i = 0; i < BH; i++) {
+    const float *qi = (const float *)q->data + (size_t)i * T * D;
+    const float *ki = (const float *)k->data + (size_t)i * S * D;
+    const float *vi = (const float *)v->data + (size_t)i * S * Dv;
+    float *oi = (float *)out[0]->data + (size_t)i * T * Dv;
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, S, D, 1, qi, D, ki, D, 0, ws->x, S);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, T, Dv, S, 1, ws->x, S, vi, Dv, 0, oi, Dv);
+  }
+  return TKB_OK;
+}
+
+static const tkb_fn gemm_fn = {.name = "sgemm_qk_pv", .params = gemm_params, .n_params = 3,
+                               .infer = gemm_infer, .prepare = gemm_prepare,
+                               .release = gemm_release, .forward = gemm_forward};
+
+/* ---- measuring ---- */
+
+typedef struct timed {
+  tkb_std_fn *f;
+  tkb_arrays *args;
+  tkb_compiled *c;
+  double *times; /* every evaluation time over the rounds */
+  int n;
+} timed;
+
+static void die(const char *what) {
+  fprintf(stderr, "bench_attention: %s: %s\n", what, tkb_last_error());
+  exit(1);
+}
+
+static void timed_open(timed *t, tkb_std_fn *f, tkb_arrays *args, int max_times) {
+  *t = (timed){.f = f, .args = args, .times = malloc((size_t)max_times * sizeof(double))};
+  if (tkb_compile_benchmark(f, args, &t->c)) die("compile");
+}
+
+/* One round: `iterations` timed calls appended to t->times. */
+static void timed_round(timed *t, int iterations) {
+  tkb_bench_opts o = TKB_BENCH_OPTS_DEFAULT;
+  o.iterations = iterations;
+  tkb_benchmark_data *bd = NULL;
+  if (tkb_compiled_run(t->c, &o, &bd)) die("run");
+  for (int i = 0; i < bd->n_evaluation_times; i++) t->times[t->n++] = bd->evaluation_times_ms[i];
+  tkb_benchmark_data_free(bd);
+}
+
+static double timed_median(const timed *t) {
+  tkb_stats s;
+  if (tkb_stats_compute(t->times, (size_t)t->n, &s)) return NAN;
+  return s.median;
+}
+
+static void timed_close(timed *t) {
+  tkb_compiled_free(t->c);
+  tkb_std_fn_free(t->f);
+  tkb_arrays_free(t->args);
+  free(t->times);
+}
+
+static int n_fail;
+
+/* Forward at T = S = 1024, D = Dv = 128 (B x H heads, non-causal) against sgemm. */
+static void vs_sgemm(int64_t B, int64_t H, tkb_dtype dt, bool required, int rounds) {
+  const int64_t T = 1024, D = 128;
+  timed op, gemm;
+  tkb_std_fn *f;
+  tkb_arrays *args;
+  tkb_value v[3] = {TKB_ABSTRACT(TKB_SPEC(dt, B, T, H, D)), TKB_ABSTRACT(TKB_SPEC(dt, B, T, H, D)),
+                    TKB_ABSTRACT(TKB_SPEC(dt, B, T, H, D))};
+  tkb_std_opts o = {.seed = 1};
+  if (tkb_standardize_function(&tkb_op_dot_product_attention, v, 3, NULL, 0, &o, &f, &args))
+    die("standardize attention");
+  timed_open(&op, f, args, rounds * 3);
+  tkb_value gv[3] = {TKB_ABSTRACT(TKB_SPEC(TKB_FLOAT32, B * H, T, D)),
+                     TKB_ABSTRACT(TKB_SPEC(TKB_FLOAT32, B * H, T, D)),
+                     TKB_ABSTRACT(TKB_SPEC(TKB_FLOAT32, B * H, T, D))};
+  if (tkb_standardize_function(&gemm_fn, gv, 3, NULL, 0, &o, &f, &args)) die("standardize sgemm");
+  timed_open(&gemm, f, args, rounds * 3);
+  for (int r = 0; r < rounds; r++) {
+    timed_round(&op, 3);
+    timed_round(&gemm, 3);
+  }
+  const double flops = 4.0 * (double)(B * H) * (double)T * (double)T * (double)D;
+  const double t_op = timed_median(&op), t_gemm = timed_median(&gemm);
+  const double g_op = flops / t_op / 1e6, g_gemm = flops / t_gemm / 1e6, ratio = g_op / g_gemm;
+  if (required && ratio < 0.50) n_fail++;
+  printf("  forward B=%lld H=%lld T=S=1024 D=128 %-8s: op %8.2f ms %6.1f GFLOP/s | sgemm f32 "
+         "%8.2f ms %6.1f GFLOP/s | ratio %.2f %s\n",
+         (long long)B, (long long)H, tkb_dtype_name(dt), t_op, g_op, t_gemm, g_gemm, ratio,
+         !required ? "(info)" : ratio >= 0.50 ? "PASS (>= 0.50)" : "FAIL (< 0.50)");
+  timed_close(&op);
+  timed_close(&gemm);
+}
+
+/* Registry entry of (spec name, impl, mode), or SIZE_MAX. */
+static size_t find_entry(const char *name, const char *impl, tkb_mode mode) {
+  for (size_t i = 0; i < tkb_registry_count(); i++) {
+    const tkb_benchmark_def *d = tkb_registry_get(i);
+    if (strcmp(d->op, "dot_product_attention") == 0 && strcmp(d->name, name) == 0 &&
+        strcmp(d->impl_name, impl) == 0 && d->mode == mode)
+      return i;
+  }
+  return (size_t)-1;
+}
+
+/* cpu against the reference on one suite spec in one mode. */
+static void vs_reference(const char *name, tkb_mode mode, int rounds) {
+  size_t ic = find_entry(name, "cpu", mode), ir = find_entry(name, "reference", mode);
+  if (ic == (size_t)-1 || ir == (size_t)-1) die("a cpu spec lacks an entry");
+  timed cpu, ref;
+  tkb_std_fn *f;
+  tkb_arrays *args;
+  if (tkb_registry_standardize(ic, NULL, 1, &f, &args)) die("standardize cpu");
+  timed_open(&cpu, f, args, rounds * 5);
+  if (tkb_registry_standardize(ir, NULL, 1, &f, &args)) die("standardize reference");
+  timed_open(&ref, f, args, rounds);
+  for (int r = 0; r < rounds; r++) {
+    timed_round(&cpu, 5);
+    timed_round(&ref, 1);
+  }
+  tkb_counts counts;
+  tkb_registry_counts(ic, &counts);
+  const double t_cpu = timed_median(&cpu), t_ref = timed_median(&ref);
+  printf("  %-15s cpu %8.3f ms (%5.1f GFLOP/s) | reference %9.2f ms | speedup %6.1fx\n",
+         tkb_mode_name(mode), t_cpu, counts.flops / t_cpu / 1e6, t_ref, t_ref / t_cpu);
+  timed_close(&cpu);
+  timed_close(&ref);
+}
+
+int main(int argc, char **argv) {
+  int rounds = 5;
+  bool reference = true;
+  int64_t heads = 8, batch = 1;
+  for (int i = 1; i < argc; i++) {
+    if (strcmp(argv[i], "--rounds") == 0 && i + 1 < argc) rounds = atoi(argv[++i]);
+    else if (strcmp(argv[i], "--heads") == 0 && i + 1 < argc) heads = atoll(argv[++i]);
+    else if (strcmp(argv[i], "--batch") == 0 && i + 1 < argc) batch = atoll(argv[++i]);
+    else if (strcmp(argv[i], "--no-reference") == 0) reference = false;
+    else {
+      fprintf(stderr, "usage: bench_attention [--rounds N] [--no-reference] [--heads H] "
+                      "[--batch B]\n");
+      return 2;
+    }
+  }
+  if (rounds < 1) rounds = 1;
+  if (heads < 1 || batch < 1) {
+    fprintf(stderr, "bench_attention: --heads and --batch must be >= 1\n");
+    return 2;
+  }
+  printf("dot_product_attention (cpu impl), %d threads, %d rounds, wallclock medians\n",
+         tkb_get_num_threads(), rounds);
+  if (reference) {
+    if (tkb_register_builtin_ops()) die("register");
+    for (size_t i = 0; i < tkb_registry_count(); i++) {
+      const tkb_benchmark_def *d = tkb_registry_get(i);
+      if (strcmp(d->op, "dot_product_attention") != 0 || !tkb_registry_has_tag(i, "cpu") ||
+          strcmp(d->impl_name, "cpu") != 0 || d->mode != TKB_MODE_FORWARD)
+        continue;
+      printf("%s\n", d->name);
+      vs_reference(d->name, TKB_MODE_FORWARD, rounds);
+      vs_reference(d->name, TKB_MODE_FORWARD_AND_VJP, rounds);
+    }
+  }
+  printf("against sgemm (same work, unfused)\n");
+  vs_sgemm(batch, heads, TKB_FLOAT32, true, rounds);
+  vs_sgemm(batch, heads, TKB_BFLOAT16, false, rounds);
+  printf("%s: %d required shape(s) below 50%% of sgemm\n", n_fail ? "FAIL" : "PASS", n_fail);
+  return 0;
+}

@@ -1,0 +1,133 @@
+/*
+ * bench_init.c - how fast tkb_fill draws standard normals, against the memory
+ * bandwidth of a plain store loop over the same buffer in the same run.
+ *
+ *   bench_init [--size-mib N] [--threads N] [--runs N] [--json]
+ *
+ * Allocates one buffer (default 1 GiB, 64-byte aligned), touches it, then runs,
+ * interleaved, `runs` times each (default 7):
+ *   (a) store: an OpenMP static-schedule loop writing (float)(i & 1023) to every
+ *       element (i-dependent so the compiler cannot make it a memset),
+ *   (b) fill:  tkb_fill(float32 array, TKB_INIT_DEFAULT) = standard normals,
+ * both on `threads` threads (default 2), and prints the medians as GB/s and the ratio
+ * fill/store with PASS when it is >= 0.25. --json prints one JSON object instead
+ * (read by bench/init_vs_numpy.py).
+ */
+#include "tkbench.h"
+
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+static double median(double *x, int n) {
+  qsort(x, (size_t)n, sizeof *x, cmp_double);
+  return n % 2 ? x[n / 2] : 0.5 * (x[n / 2 - 1] + x[n / 2]);
+}
+
+/* noinline: keeps the loop a plain streaming store loop of its own. */
+__attribute__((noinline)) static void store_loop(float *p, int64_t n, int threads) {
+#pragma omp parallel for schedule(static) num_threads(threads)
+  for (int64_t i = 0; i < n; i++) p[i] = (float)(int)(i & 1023);
+}
+
+static void usage(void) {
+  fprintf(stderr, "usage: bench_init [--size-mib N] [--threads N] [--runs N] [--json]\n");
+}
+
+int main(int argc, char **argv) {
+  long size_mib = 1024, runs = 7;
+  int threads = 2;
+  int json = 0;
+  for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "--json")) {
+      json = 1;
+    } else if (!strcmp(argv[i], "--size-mib") && i + 1 < argc) {
+      size_mib = strtol(argv[++i], NULL, 10);
+    } else if (!strcmp(argv[i], "--threads") && i + 1 < argc) {
+      threads = (int)strtol(argv[++i], NULL, 10);
+    } else if (!strcmp(argv[i], "--runs") && i + 1 < argc) {
+      runs = strtol(argv[++i], NULL, 10);
+    } else {
+      usage();
+      return 2;
+    }
+  }
+  if (size_mib < 1 || threads < 1 || runs < 1 || runs > 1000) {
+    usage();
+    return 2;
+  }
+  size_t nbytes = (size_t)size_mib << 20;
+  int64_t n = (int64_t)(nbytes / sizeof(float));
+  float *buf = NULL;
+  if (posix_memalign((void **)&buf, 64, nbytes) != 0) {
+    fprintf(stderr, "bench_init: cannot allocate %zu bytes\n", nbytes);
+    return 1;
+  }
+  store_loop(buf, n, threads); /* touch every page once */
+
+  tkb_spec spec = TKB_SPEC(TKB_FLOAT32, n);
+  tkb_array *a = NULL;
+  if (tkb_array_wrap(&spec, buf, &a) != TKB_OK) {
+    fprintf(stderr, "bench_init: %s\n", tkb_last_error());
+    return 1;
+  }
+  omp_set_num_threads(threads); /* tkb_fill uses OpenMP's default team size */
+  tkb_set_num_threads(threads);
+
+  double *t_store = calloc((size_t)runs, sizeof(double));
+  double *t_fill = calloc((size_t)runs, sizeof(double));
+  if (!t_store || !t_fill) return 1;
+  for (long r = 0; r < runs; r++) {
+    double t0 = now_s();
+    store_loop(buf, n, threads);
+    double t1 = now_s();
+    tkb_status st = tkb_fill(a, NULL, (uint64_t)r, 0);
+    double t2 = now_s();
+    if (st != TKB_OK) {
+      fprintf(stderr, "bench_init: tkb_fill: %s\n", tkb_last_error());
+      return 1;
+    }
+    t_store[r] = t1 - t0;
+    t_fill[r] = t2 - t1;
+  }
+  double ms_store = 1e3 * median(t_store, (int)runs);
+  double ms_fill = 1e3 * median(t_fill, (int)runs);
+  double gbs_store = (double)nbytes / (ms_store * 1e-3) / 1e9;
+  double gbs_fill = (double)nbytes / (ms_fill * 1e-3) / 1e9;
+  double ratio = gbs_fill / gbs_store;
+  const double target = 0.25;
+  if (json) {
+    printf("{\"bytes\": %zu, \"elements\": %lld, \"threads\": %d, \"runs\": %ld, "
+           "\"store_ms\": %.4f, \"fill_ms\": %.4f, \"store_gbs\": %.4f, \"fill_gbs\": %.4f, "
+           "\"ratio\": %.4f, \"target\": %.2f, \"pass\": %s}\n",
+           nbytes, (long long)n, threads, runs, ms_store, ms_fill, gbs_store, gbs_fill, ratio,
+           target, ratio >= target ? "true" : "false");
+  } else {
+    printf("buffer %zu MiB float32 (%lld elements), %d threads, median of %ld interleaved "
+           "runs\n",
+           nbytes >> 20, (long long)n, threads, runs);
+    printf("  store loop            %8.2f ms  %7.2f GB/s\n", ms_store, gbs_store);
+    printf("  tkb_fill N(0,1) f32   %8.2f ms  %7.2f GB/s  (%.2f ns/element/thread)\n",
+           ms_fill, gbs_fill, ms_fill * 1e6 * threads / (double)n);
+    printf("  fill / store = %.3f  (target >= %.2f): %s\n", ratio, target,
+           ratio >= target ? "PASS" : "FAIL");
+  }
+  tkb_array_free(a);
+  free(buf);
+  free(t_store);
+  free(t_fill);
+  return 0;
+}

@@ -1,0 +1,222 @@
+/*
+ * bench_lsce.c - speed of linear_softmax_cross_entropy_loss's cpu implementation, with
+ * its baselines measured in the same run:
+ *   - against the float64 reference (speedup, forward and forward_and_vjp), on the
+ *     suite's `cpu` specs;
+ *   - forward GFLOP/s against OpenBLAS sgemm alone on float32 operands of the same
+ *     B x Hd x V (the loss is one such product plus O(B V) softmax work); target: the
+ *     op reaches >= 70% of sgemm's GFLOP/s.
+ * Everything is timed by tkb_benchmark (wallclock medians). The op and its baseline are
+ * measured in alternating rounds so that load from elsewhere hits both alike, each round
+ * after a pause that lets the other's idle threads stop spinning.
+ *
+ *   bench_lsce [--rounds N] [--no-reference] [BxHdxV ...]
+ * Extra shapes (x, w bfloat16, mean) are measured against sgemm only.
+ */
+#include "tkbench.h"
+
+#include <cblas.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* ---- sgemm as a benchmarkable function: out[B, V] = a[B, Hd] @ b[Hd, V] ---- */
+
+static const tkb_param sgemm_params[] = {{.name = "a", .kind = TKB_KIND_ARRAY},
+                                         {.name = "b", .kind = TKB_KIND_ARRAY}};
+
+static tkb_status sgemm_infer(const tkb_args *a, tkb_shapes *s) {
+  const tkb_spec *x = tkb_args_spec(a, "a"), *y = tkb_args_spec(a, "b");
+  s->n_outputs = 1;
+  s->outputs[0] = TKB_SPEC(TKB_FLOAT32, x->shape[0], y->shape[1]);
+  return TKB_OK;
+}
+
+static tkb_status sgemm_forward(const tkb_args *a, void *state, tkb_array *const *out) {
+  (void)state;
+  const tkb_array *x = tkb_args_array(a, "a"), *y = tkb_args_array(a, "b");
+  const int M = (int)x->spec.shape[0], K = (int)x->spec.shape[1], N = (int)y->spec.shape[1];
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, M, N, K, 1, x->data, K, y->data, N, 0,
+              out[0]->data, N);
+  return TKB_OK;
+}
+
+static const tkb_fn sgemm_fn = {.name = "sgemm", .params = sgemm_params, .n_params = 2,
+                                .infer = sgemm_infer, .forward = sgemm_forward};
+
+/* ---- measuring ---- */
+
+typedef struct timed {
+  tkb_std_fn *f;
+  tkb_arrays *args;
+  tkb_compiled *c;
+  double *times; /* every evaluation time over the rounds */
+  int n;
+} timed;
+
+static int die(const char *what) {
+  fprintf(stderr, "bench_lsce: %s: %s\n", what, tkb_last_error());
+  exit(1);
+}
+
+static void timed_open(timed *t, tkb_std_fn *f, tkb_arrays *args, int max_times) {
+  *t = (timed){.f = f, .args = args, .times = malloc((size_t)max_times * sizeof(double))};
+  if (tkb_compile_benchmark(f, args, &t->c)) die("compile");
+}
+
+/* One round: `iterations` timed calls appended to t->times. It starts with a pause:
+ * idle OpenBLAS and OpenMP threads spin for a while after their last work (OpenBLAS's
+ * for up to ~0.1 s), and on 2 cores the spinners of the previous round's function would
+ * slow this one. */
+static void timed_round(timed *t, int iterations) {
+  nanosleep(&(struct timespec){.tv_nsec = 200000000}, NULL);
+  tkb_bench_opts o = TKB_BENCH_OPTS_DEFAULT;
+  o.iterations = iterations;
+  tkb_benchmark_data *bd = NULL;
+  if (tkb_compiled_run(t->c, &o, &bd)) die("run");
+  for (int i = 0; i < bd->n_evaluation_times; i++) t->times[t->n++] = bd->evaluation_times_ms[i];
+  tkb_benchmark_data_free(bd);
+}
+
+static double timed_median(const timed *t) {
+  tkb_stats s;
+  if (tkb_stats_compute(t->times, (size_t)t->n, &s)) return NAN;
+  return s.median;
+}
+
+static void timed_close(timed *t) {
+  tkb_compiled_free(t->c);
+  tkb_std_fn_free(t->f);
+  tkb_arrays_free(t->args);
+  free(t->times);
+}
+
+/* The op on (B, Hd, V) with x of x_dt, w bf16, labels in [0, V). */
+static void std_op(const tkb_fn *fn, tkb_mode mode, int64_t B, int64_t Hd, int64_t V,
+                   tkb_dtype x_dt, const char *reduction, tkb_std_fn **f, tkb_arrays **args) {
+  static tkb_init lab;
+  lab = (tkb_init){.kind = TKB_INIT_INT_RANGE, .a = 0, .b = (double)V};
+  tkb_value v[3] = {TKB_ABSTRACT(TKB_SPEC(x_dt, B, Hd)),
+                    TKB_ABSTRACT_INIT(TKB_SPEC(TKB_INT32, B), &lab),
+                    TKB_ABSTRACT(TKB_SPEC(TKB_BFLOAT16, Hd, V))};
+  tkb_kwarg kw[1] = {{"reduction", TKB_STRING(reduction)}};
+  tkb_std_opts o = {.mode = mode, .seed = 1};
+  if (tkb_standardize_function(fn, v, 3, kw, 1, &o, f, args)) die("standardize");
+}
+
+static int n_fail;
+
+/* Forward of the cpu implementation against sgemm on the same B x Hd x V. */
+static void vs_sgemm(int64_t B, int64_t Hd, int64_t V, tkb_dtype x_dt, const char *red,
+                     int rounds) {
+  timed op, gemm;
+  tkb_std_fn *f;
+  tkb_arrays *args;
+  std_op(&tkb_op_linear_softmax_cross_entropy_loss, TKB_MODE_FORWARD, B, Hd, V, x_dt, red, &f,
+         &args);
+  timed_open(&op, f, args, rounds * 5);
+  tkb_value gv[2] = {TKB_ABSTRACT(TKB_SPEC(TKB_FLOAT32, B, Hd)),
+                     TKB_ABSTRACT(TKB_SPEC(TKB_FLOAT32, Hd, V))};
+  tkb_std_opts o = {.seed = 1};
+  if (tkb_standardize_function(&sgemm_fn, gv, 2, NULL, 0, &o, &f, &args)) die("standardize sgemm");
+  timed_open(&gemm, f, args, rounds * 5);
+  for (int r = 0; r < rounds; r++) {
+    timed_round(&op, 5);
+    timed_round(&gemm, 5);
+  }
+  const double flops = 2.0 * (double)B * (double)Hd * (double)V;
+  const double t_op = timed_median(&op), t_gemm = timed_median(&gemm);
+  const double g_op = flops / t_op / 1e6, g_gemm = flops / t_gemm / 1e6;
+  const double ratio = g_op / g_gemm;
+  if (ratio < 0.70) n_fail++;
+  printf("  forward %lldx%lldx%lld %s x, %s: op %8.3f ms %6.1f GFLOP/s | sgemm f32 %8.3f ms "
+         "%6.1f GFLOP/s | ratio %.2f %s\n",
+         (long long)B, (long long)Hd, (long long)V, tkb_dtype_name(x_dt), red, t_op, g_op,
+         t_gemm, g_gemm, ratio, ratio >= 0.70 ? "PASS (>= 0.70)" : "FAIL (< 0.70)");
+  timed_close(&op);
+  timed_close(&gemm);
+}
+
+/* The registry entry of this op with spec `name`, `impl` and `mode`. */
+static size_t entry(const char *name, const char *impl, tkb_mode mode) {
+  for (size_t i = 0; i < tkb_registry_count(); i++) {
+    const tkb_benchmark_def *d = tkb_registry_get(i);
+    if (d->mode == mode && !strcmp(d->name, name) && !strcmp(d->impl_name, impl) &&
+        !strcmp(d->op, "linear_softmax_cross_entropy_loss"))
+      return i;
+  }
+  fprintf(stderr, "bench_lsce: no entry %s_%s_%s\n", name, tkb_mode_name(mode), impl);
+  exit(1);
+}
+
+/* cpu against the reference in one mode, on a suite spec. */
+static void vs_reference(const char *spec, tkb_mode mode, int rounds) {
+  timed cpu, ref;
+  tkb_std_fn *f;
+  tkb_arrays *args;
+  if (tkb_registry_standardize(entry(spec, "cpu", mode), "cpu", 1, &f, &args)) die("standardize");
+  timed_open(&cpu, f, args, rounds * 5);
+  if (tkb_registry_standardize(entry(spec, "reference", mode), "cpu", 1, &f, &args))
+    die("standardize");
+  timed_open(&ref, f, args, rounds);
+  for (int r = 0; r < rounds; r++) {
+    timed_round(&cpu, 5);
+    timed_round(&ref, 1);
+  }
+  const double t_cpu = timed_median(&cpu), t_ref = timed_median(&ref);
+  printf("  %-15s cpu %8.3f ms | reference %9.2f ms | speedup %6.1fx\n", tkb_mode_name(mode),
+         t_cpu, t_ref, t_ref / t_cpu);
+  timed_close(&cpu);
+  timed_close(&ref);
+}
+
+int main(int argc, char **argv) {
+  int rounds = 5;
+  bool reference = true;
+  int first_shape = argc;
+  for (int i = 1; i < argc; i++) {
+    if (strcmp(argv[i], "--rounds") == 0 && i + 1 < argc) rounds = atoi(argv[++i]);
+    else if (strcmp(argv[i], "--no-reference") == 0) reference = false;
+    else if (strchr(argv[i], 'x')) {
+      first_shape = i;
+      break;
+    } else {
+      fprintf(stderr, "usage: bench_lsce [--rounds N] [--no-reference] [BxHdxV ...]\n");
+      return 2;
+    }
+  }
+  if (rounds < 1) rounds = 1;
+  printf("linear_softmax_cross_entropy_loss (cpu impl), %d threads, %d rounds, wallclock medians\n",
+         tkb_get_num_threads(), rounds);
+  if (first_shape == argc) {
+    /* the suite's cpu specs (ops/linear_softmax_cross_entropy_loss/specs.c) */
+    if (tkb_register_builtin_ops()) die("register");
+    for (size_t i = 0; i < tkb_registry_count(); i++) {
+      const tkb_benchmark_def *d = tkb_registry_get(i);
+      if (strcmp(d->op, "linear_softmax_cross_entropy_loss") || strcmp(d->impl_name, "cpu") ||
+          d->mode != TKB_MODE_FORWARD || !tkb_registry_has_tag(i, "cpu"))
+        continue;
+      const tkb_spec *x = &d->args[0].spec, *w = &d->args[2].spec;
+      const char *red = d->kwargs[0].value.s;
+      printf("%s\n", d->name);
+      if (reference) {
+        vs_reference(d->name, TKB_MODE_FORWARD, rounds);
+        vs_reference(d->name, TKB_MODE_FORWARD_AND_VJP, rounds);
+      }
+      vs_sgemm(x->shape[0], x->shape[1], w->shape[1], x->dtype, red, rounds);
+    }
+  }
+  for (int i = first_shape; i < argc; i++) {
+    long long B, Hd, V;
+    if (sscanf(argv[i], "%lldx%lldx%lld", &B, &Hd, &V) != 3 || B < 1 || Hd < 1 || V < 1) {
+      fprintf(stderr, "bench_lsce: shape \"%s\" is not BxHdxV\n", argv[i]);
+      return 2;
+    }
+    printf("%lldx%lldx%lld (x, w bfloat16, mean)\n", B, Hd, V);
+    vs_sgemm(B, Hd, V, TKB_BFLOAT16, "mean", rounds);
+  }
+  printf("%s: %d forward shape(s) below 70%% of sgemm\n", n_fail ? "FAIL" : "PASS", n_fail);
+  return 0;
+}

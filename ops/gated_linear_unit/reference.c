@@ -1,0 +1,190 @@
+/*
+ * reference.c - gated_linear_unit in plain loops (tkb_op_gated_linear_unit_reference):
+ * the truth the cpu implementation and `tkbench check` are compared with.
+ *
+ * Every input is widened to float64 once per call (into workspaces the prepare hook
+ * allocates), every sum runs in float64 in a fixed order on one thread, and results are
+ * rounded to the arrays' dtypes only when stored. The math is in gated_linear_unit.h;
+ * each loop below repeats the line it computes.
+ */
+#include "gated_linear_unit.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* float64 copies of the call's arrays (sizes in elements). */
+typedef struct glu_ref_ws {
+  tkb_device *dev;
+  void *base;
+  size_t bytes;
+  double *x;   /* [R, K] */
+  double *w;   /* [K, 2N] */
+  double *y;   /* [R, 2N]: y, then the rounded residual */
+  double *o;   /* [R, N]: dout in the vjp */
+  double *dy;  /* [R, 2N] */
+  double *dx;  /* [R, K] */
+  double *dw;  /* [K, 2N] */
+} glu_ref_ws;
+
+static void ref_release(void *state) {
+  glu_ref_ws *ws = state;
+  if (!ws) return;
+  tkb_device_free(ws->dev, ws->base, ws->bytes);
+  free(ws);
+}
+
+/* Carves n doubles off *cursor (64-byte aligned pieces). */
+static double *carve(char **cursor, int64_t n) {
+  double *p = (double *)*cursor;
+  *cursor += ((size_t)n * sizeof(double) + 63) / 64 * 64;
+  return p;
+}
+
+static tkb_status ref_prepare(const tkb_args *a, void **state) {
+  glu_plan p;
+  tkb_status st = tkb__glu_plan_make(a, &p);
+  if (st != TKB_OK) return st;
+  const int64_t R = p.rows, K = p.k, N2 = 2 * p.n;
+  const int64_t sizes[] = {R * K, K * N2, R * N2, R * p.n, R * N2, R * K, K * N2};
+  size_t bytes = 0;
+  for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
+    bytes += ((size_t)sizes[i] * sizeof(double) + 63) / 64 * 64;
+  glu_ref_ws *ws = calloc(1, sizeof *ws);
+  if (!ws)
+    return tkb_set_error(TKB_ERR_OUT_OF_MEMORY, "gated_linear_unit (reference): out of memory");
+  ws->dev = a->device;
+  ws->bytes = bytes;
+  st = tkb_device_alloc(ws->dev, bytes, &ws->base);
+  if (st != TKB_OK) {
+    free(ws);
+    return st;
+  }
+  char *cur = ws->base;
+  ws->x = carve(&cur, sizes[0]);
+  ws->w = carve(&cur, sizes[1]);
+  ws->y = carve(&cur, sizes[2]);
+  ws->o = carve(&cur, sizes[3]);
+  ws->dy = carve(&cur, sizes[4]);
+  ws->dx = carve(&cur, sizes[5]);
+  ws->dw = carve(&cur, sizes[6]);
+  *state = ws;
+  return TKB_OK;
+}
+
+/* Rounds v to dtype's precision (float64 -> dtype -> float64), as storing it would. */
+static double round_to(double v, tkb_dtype dt) {
+  switch (dt) {
+    case TKB_FLOAT32: return (float)v;
+    case TKB_BFLOAT16: return tkb_bf16_to_f32(tkb_f32_to_bf16((float)v));
+    case TKB_FLOAT16: return tkb_f16_to_f32(tkb_f32_to_f16((float)v));
+    default: return v;
+  }
+}
+
+/* y = x @ W rounded to x's dtype, into ws->y; also stored into y_out when given. */
+static void ref_forward_y(const glu_plan *p, const glu_ref_ws *ws, tkb_array *y_out) {
+  const int64_t R = p->rows, K = p->k, N2 = 2 * p->n;
+  /* y[r][c] = sum_k x[r][k] W[k][c]   (c = j N + n) */
+  for (int64_t r = 0; r < R; r++) {
+    double *yr = ws->y + r * N2;
+    for (int64_t c = 0; c < N2; c++) yr[c] = 0.0;
+    for (int64_t k = 0; k < K; k++) {
+      const double xrk = ws->x[r * K + k];
+      const double *wk = ws->w + k * N2;
+      for (int64_t c = 0; c < N2; c++) yr[c] += xrk * wk[c];
+    }
+  }
+  /* the residual is y in x's dtype; the gating reads that rounded value */
+  for (int64_t i = 0; i < R * N2; i++) ws->y[i] = round_to(ws->y[i], p->x.dtype);
+  if (y_out) tkb_convert(ws->y, TKB_FLOAT64, y_out->data, y_out->spec.dtype, (size_t)(R * N2));
+}
+
+/* out[r][n] = act(g) * p with g = y[r][0][n], p = y[r][1][n] */
+static void ref_gate(const glu_plan *p, const glu_ref_ws *ws, tkb_array *out) {
+  const int64_t R = p->rows, N = p->n;
+  for (int64_t r = 0; r < R; r++)
+    for (int64_t n = 0; n < N; n++) {
+      const double g = ws->y[r * 2 * N + n], pr = ws->y[r * 2 * N + N + n];
+      ws->o[r * N + n] = glu_act_f64(p->act, g) * pr;
+    }
+  tkb_convert(ws->o, TKB_FLOAT64, out->data, out->spec.dtype, (size_t)(R * N));
+}
+
+static tkb_status ref_run_forward(const tkb_args *a, glu_ref_ws *ws, tkb_array *out,
+                                  tkb_array *y_out) {
+  glu_plan p;
+  const tkb_array *x, *w;
+  tkb_status st = tkb__glu_bind(a, &p, &x, &w);
+  if (st == TKB_OK) st = tkb__glu_check_buffer(out, &p.out, "output out");
+  if (st == TKB_OK && y_out) st = tkb__glu_check_buffer(y_out, &p.y, "residual y");
+  if (st != TKB_OK) return st;
+  tkb_convert(x->data, x->spec.dtype, ws->x, TKB_FLOAT64, (size_t)x->numel);
+  tkb_convert(w->data, w->spec.dtype, ws->w, TKB_FLOAT64, (size_t)w->numel);
+  ref_forward_y(&p, ws, y_out);
+  ref_gate(&p, ws, out);
+  return TKB_OK;
+}
+
+static tkb_status ref_forward(const tkb_args *a, void *state, tkb_array *const *outputs) {
+  return ref_run_forward(a, state, outputs[0], NULL);
+}
+
+static tkb_status ref_forward_res(const tkb_args *a, void *state, tkb_array *const *outputs,
+                                  tkb_array *const *residuals) {
+  return ref_run_forward(a, state, outputs[0], residuals[0]);
+}
+
+static tkb_status ref_vjp(const tkb_args *a, void *state, const tkb_array *const *residuals,
+                          const tkb_array *const *cotangents, tkb_array *const *grads) {
+  glu_ref_ws *ws = state;
+  glu_plan p;
+  const tkb_array *x, *w;
+  tkb_status st = tkb__glu_bind(a, &p, &x, &w);
+  if (st == TKB_OK) st = tkb__glu_check_buffer(residuals[0], &p.y, "residual y");
+  if (st == TKB_OK) st = tkb__glu_check_buffer(cotangents[0], &p.out, "cotangent dout");
+  if (st == TKB_OK && grads[0]) st = tkb__glu_check_buffer(grads[0], &p.x, "gradient dx");
+  if (st == TKB_OK && grads[1]) st = tkb__glu_check_buffer(grads[1], &p.w, "gradient dweights");
+  if (st != TKB_OK) return st;
+  const int64_t R = p.rows, K = p.k, N = p.n, N2 = 2 * N;
+  tkb_convert(x->data, x->spec.dtype, ws->x, TKB_FLOAT64, (size_t)(R * K));
+  tkb_convert(w->data, w->spec.dtype, ws->w, TKB_FLOAT64, (size_t)(K * N2));
+  tkb_convert(residuals[0]->data, p.x.dtype, ws->y, TKB_FLOAT64, (size_t)(R * N2));
+  tkb_convert(cotangents[0]->data, p.x.dtype, ws->o, TKB_FLOAT64, (size_t)(R * N));
+
+  /* dy[r][0][n] = dout * p * act'(g);  dy[r][1][n] = dout * act(g) */
+  for (int64_t r = 0; r < R; r++)
+    for (int64_t n = 0; n < N; n++) {
+      const double g = ws->y[r * N2 + n], pr = ws->y[r * N2 + N + n], d = ws->o[r * N + n];
+      ws->dy[r * N2 + n] = d * pr * glu_dact_f64(p.act, g);
+      ws->dy[r * N2 + N + n] = d * glu_act_f64(p.act, g);
+    }
+  /* dx[r][k] = sum_c dy[r][c] W[k][c] */
+  for (int64_t r = 0; r < R; r++)
+    for (int64_t k = 0; k < K; k++) {
+      double sum = 0.0;
+      for (int64_t c = 0; c < N2; c++) sum += ws->dy[r * N2 + c] * ws->w[k * N2 + c];
+      ws->dx[r * K + k] = sum;
+    }
+  /* dW[k][c] = sum_r x[r][k] dy[r][c] */
+  for (int64_t i = 0; i < K * N2; i++) ws->dw[i] = 0.0;
+  for (int64_t r = 0; r < R; r++)
+    for (int64_t k = 0; k < K; k++) {
+      const double xrk = ws->x[r * K + k];
+      for (int64_t c = 0; c < N2; c++) ws->dw[k * N2 + c] += xrk * ws->dy[r * N2 + c];
+    }
+  if (grads[0]) tkb_convert(ws->dx, TKB_FLOAT64, grads[0]->data, p.x.dtype, (size_t)(R * K));
+  if (grads[1]) tkb_convert(ws->dw, TKB_FLOAT64, grads[1]->data, p.w.dtype, (size_t)(K * N2));
+  return TKB_OK;
+}
+
+const tkb_fn tkb_op_gated_linear_unit_reference = {
+    .name = "gated_linear_unit",
+    .params = tkb__glu_params,
+    .n_params = GLU_N_PARAMS,
+    .infer = tkb__glu_infer,
+    .prepare = ref_prepare,
+    .release = ref_release,
+    .forward = ref_forward,
+    .forward_res = ref_forward_res,
+    .vjp = ref_vjp,
+};

@@ -1,0 +1,734 @@
+/*
+ * cpu.c - tkb_op_normalization: the fast CPU implementation of layer norm and RMS norm
+ * (math, residuals and layout in norm.h).
+ *
+ * Math is done in float32 (float64 for float64 x): bfloat16/float16 are widened on load
+ * and rounded on store. The variance uses the corrected two-pass algorithm.
+ *
+ * Lanes (normalized rows) are processed in work items of up to c lanes, each copied (and
+ * widened) into a per-thread scratch block, computed there and written back:
+ *   axis last (inner == 1): an item is c consecutive rows, processed one row at a
+ *     time; the sums over a row use 16 interleaved partial sums (norm_sum).
+ *   axis not last (inner > 1): an item is c consecutive i of one o; the scratch holds
+ *     its n runs of c contiguous elements as xs[j * c + r] (row j, lane r), so every
+ *     loop runs over contiguous lanes with one accumulator per lane.
+ * Determinism: each lane's reductions run in a fixed order inside one thread, so y,
+ * mean, rstd and dx do not depend on the thread count. dscale/doffset (sums over all
+ * lanes) are summed per group of items, with a group count fixed by the shape, and the
+ * groups' partial sums are added in group order.
+ *
+ * Workspaces. A call allocates nothing: the prepare hook allocates (tkb_device_alloc, so
+ * peak memory counts them) one scratch block per thread for omp_get_max_threads()
+ * threads at prepare time, sized for the vjp (x and dy blocks; forward uses the first
+ * half), scale and offset in the math type, and the vjp's per-group partial sums of
+ * dscale/doffset. A call runs on at most the prepared thread count (num_threads).
+ * The hooks refuse a NULL state, or a state prepared for other shapes.
+ */
+#include "norm.h"
+
+#include <stdlib.h>
+#include <string.h>
+#ifdef _OPENMP
+#include <omp.h>
+#else
+static inline int omp_get_max_threads(void) { return 1; }
+static inline int omp_get_thread_num(void) { return 0; }
+#endif
+
+/* Lanes per work item at most (sizes the per-lane arrays on the stack). */
+#define NORM_MAX_LANES 256
+/* Target size of one per-thread scratch block (n * c elements). */
+#define NORM_SCRATCH_BYTES ((int64_t)128 * 1024)
+/* Groups of items whose dscale/doffset partial sums are kept apart (vjp). */
+#define NORM_MAX_GROUPS 128
+/* Rows the forward pass computes at once when the axis is last (norm_forward_rows). */
+#define NORM_ROWS 4
+/* Elements of x below which a call runs on one thread (a parallel region would cost
+ * more than it saves; the results are the same either way). */
+#define NORM_MIN_PARALLEL ((int64_t)32768)
+/* Vectorize a loop whose iterations are independent (lanes or elements), whatever the
+ * optimization level; each iteration's arithmetic, and so its result, is unchanged. */
+#define NORM_SIMD _Pragma("omp simd")
+
+/* ------------------------------------------------------------------------------ */
+/* Work split and workspaces (prepare / release)                                   */
+/* ------------------------------------------------------------------------------ */
+
+/* The prepared state: what the workspaces were sized for, and the workspaces. */
+typedef struct cpu_state {
+  /* the call it was prepared for; a call must match (see cpu_bind) */
+  tkb_spec x;
+  int axis;
+  bool has_scale, has_offset;
+  /* work split: a function of the shape only, never of the thread count */
+  int64_t c;      /* lanes per work item */
+  int64_t items;  /* work items */
+  int64_t groups; /* vjp: groups of items with their own dscale/doffset partial sums */
+  bool parallel;  /* big enough for a parallel region */
+  int threads;    /* scratch blocks: the most threads a call runs on */
+  /* one device allocation, carved into: */
+  tkb_device *dev;
+  void *base;
+  size_t bytes;
+  char *scratch;         /* threads blocks, thread_stride bytes apart */
+  size_t thread_stride;  /* axis last: max(NORM_ROWS, 2) * n elements of T, else 2 * n * c;
+                            64-byte rounded */
+  void *scale_v;         /* [n] of T: scale widened (NULL when None) */
+  void *offset_v;        /* [n] of T: offset widened (NULL when None) */
+  void *dscale_part;     /* [groups, n] of T (NULL when scale is None) */
+  void *doffset_part;    /* [groups, n] of T (NULL when offset is None) */
+} cpu_state;
+
+/* Lanes per item: as many as keep one scratch block near NORM_SCRATCH_BYTES. */
+static void cpu_split(const norm_plan *p, cpu_state *s) {
+  int64_t elem = p->f64 ? 8 : 4;
+  int64_t c = p->n > 0 ? NORM_SCRATCH_BYTES / (p->n * elem) : NORM_MAX_LANES;
+  if (c > NORM_MAX_LANES) c = NORM_MAX_LANES;
+  if (c < 1) c = 1;
+  int64_t span = p->inner == 1 ? p->outer : p->inner; /* lanes one item may cover */
+  if (c > span) c = span;
+  s->c = c;
+  if (c == 0) s->items = 0;
+  else if (p->inner == 1) s->items = (p->outer + c - 1) / c;
+  else s->items = p->outer * ((p->inner + c - 1) / c);
+  s->groups = s->items < NORM_MAX_GROUPS ? s->items : NORM_MAX_GROUPS;
+  /* forward splits over items, the vjp over groups: both > 1 when items > 1 */
+  s->parallel = s->items > 1 && p->x_numel >= NORM_MIN_PARALLEL;
+}
+
+/* Threads for a call: the current OpenMP setting, at most the prepared count. */
+static int cpu_threads(const cpu_state *s) {
+  int t = omp_get_max_threads();
+  return t < s->threads ? t : s->threads;
+}
+
+static void cpu_release(void *state) {
+  cpu_state *s = state;
+  if (!s) return;
+  tkb_device_free(s->dev, s->base, s->bytes);
+  free(s);
+}
+
+static size_t round64(size_t n) { return (n + 63) / 64 * 64; }
+
+static tkb_status cpu_prepare(const tkb_args *a, void **state) {
+  norm_plan p;
+  tkb_status st = tkb__norm_plan_make(a, &p);
+  if (st != TKB_OK) return st;
+  cpu_state *s = calloc(1, sizeof *s);
+  if (!s) return tkb_set_error(TKB_ERR_OUT_OF_MEMORY, "normalization (cpu): out of memory");
+  s->x = p.x;
+  s->axis = p.axis;
+  s->has_scale = p.scale != NULL;
+  s->has_offset = p.offset != NULL;
+  s->dev = a->device;
+  cpu_split(&p, s);
+  s->threads = s->parallel ? omp_get_max_threads() : 1;
+  if (s->threads < 1) s->threads = 1;
+
+  /* Sizes in elements of the math type (sums in double: they cannot overflow there). */
+  const double es = p.f64 ? 8.0 : 4.0;
+  const double block = (double)(p.inner == 1 ? (NORM_ROWS > 2 ? NORM_ROWS : 2) * p.n
+                                             : 2 * p.n * s->c);
+  const double vec = (double)p.n, part = (double)(s->groups * p.n);
+  const double total = (double)s->threads * (block * es + 64) + 2 * (vec * es + 64) +
+                       2 * (part * es + 64);
+  if (total > (double)(SIZE_MAX / 2)) {
+    free(s);
+    return tkb_set_error(TKB_ERR_OUT_OF_MEMORY,
+                         "normalization (cpu): workspaces of %.3g bytes for x of %lld "
+                         "elements do not fit in memory", total, (long long)p.x_numel);
+  }
+  s->thread_stride = round64((size_t)block * (size_t)es);
+  const size_t vec_bytes = round64((size_t)vec * (size_t)es);
+  const size_t part_bytes = round64((size_t)part * (size_t)es);
+  s->bytes = (size_t)s->threads * s->thread_stride + (s->has_scale ? vec_bytes : 0) +
+             (s->has_offset ? vec_bytes : 0) + (s->has_scale ? part_bytes : 0) +
+             (s->has_offset ? part_bytes : 0);
+  st = tkb_device_alloc(s->dev, s->bytes, &s->base);
+  if (st != TKB_OK) {
+    st = tkb_set_error(TKB_ERR_OUT_OF_MEMORY,
+                       "normalization (cpu): cannot allocate %.1f MiB of workspaces (%d "
+                       "threads' scratch of %zu bytes, scale/offset, vjp partial sums)",
+                       (double)s->bytes / 1048576.0, s->threads, s->thread_stride);
+    free(s);
+    return st;
+  }
+  char *cur = s->base;
+  s->scratch = cur;
+  cur += (size_t)s->threads * s->thread_stride;
+  if (s->has_scale) {
+    s->scale_v = cur;
+    s->dscale_part = cur + vec_bytes;
+    cur += vec_bytes + part_bytes;
+  }
+  if (s->has_offset) {
+    s->offset_v = cur;
+    s->doffset_part = cur + vec_bytes;
+  }
+  *state = s;
+  return TKB_OK;
+}
+
+/* What one gather/scatter moves: `runs` runs of `len` contiguous elements, run q at
+ * base + q * stride in x (and y, dy, dx) and at q * len in the scratch. */
+typedef struct norm_block {
+  int64_t base, stride;
+  int64_t runs, len;
+} norm_block;
+
+/* Work item k: lanes [*lane0, *lane0 + *c). For axis not last, *b is its block (n runs
+ * of c elements, one run per row j). */
+static void norm_item(const norm_plan *p, const cpu_state *s, int64_t k, int64_t *lane0,
+                      int64_t *c, norm_block *b) {
+  if (p->inner == 1) {
+    /* c consecutive rows of n contiguous elements (see norm_row_block) */
+    *lane0 = k * s->c;
+    *c = p->outer - *lane0 < s->c ? p->outer - *lane0 : s->c;
+    *b = (norm_block){0};
+  } else {
+    /* c consecutive positions i of one outer index o */
+    int64_t per_outer = (p->inner + s->c - 1) / s->c;
+    int64_t o = k / per_outer, i0 = (k % per_outer) * s->c;
+    *lane0 = o * p->inner + i0;
+    *c = p->inner - i0 < s->c ? p->inner - i0 : s->c;
+    *b = (norm_block){.base = o * p->n * p->inner + i0, .stride = p->inner, .runs = p->n,
+                      .len = *c};
+  }
+}
+
+/* Row `lane` of x when the axis is last: one run of n elements. */
+static norm_block norm_row_block(const norm_plan *p, int64_t lane) {
+  return (norm_block){.base = lane * p->n, .stride = 0, .runs = 1, .len = p->n};
+}
+
+/* Rows [lane, lane + rows) of x when the axis is last, moved one row at a time (one run
+ * per row: a memcpy of several rows at once can cross glibc's threshold for `rep movsb`,
+ * which is slower here, and the per-row runs land contiguously in the scratch anyway). */
+static norm_block norm_rows_block(const norm_plan *p, int64_t lane, int64_t rows) {
+  return (norm_block){.base = lane * p->n, .stride = p->n, .runs = rows, .len = p->n};
+}
+
+/* ------------------------------------------------------------------------------ */
+/* Moving blocks between arrays and the float scratch                             */
+/* ------------------------------------------------------------------------------ */
+
+/* With the axis not last, a block's n runs (of c elements, x.shape[axis+1:] apart) are
+ * short and far apart: too many streams for the hardware prefetchers, so each run would
+ * start with a wait for memory. The run NORM_PREFETCH_RUNS ahead is prefetched while one
+ * is moved (measured: 4 is as good as 8 or 16, and about 20% faster than none on the
+ * alphafold axis-0 shape). */
+#define NORM_PREFETCH_RUNS 4
+static inline void norm_prefetch_read(const char *p, size_t bytes) {
+  for (size_t off = 0; off < bytes; off += 64) __builtin_prefetch(p + off, 0, 3);
+}
+static inline void norm_prefetch_write(char *p, size_t bytes) {
+  for (size_t off = 0; off < bytes; off += 64) __builtin_prefetch(p + off, 1, 3);
+}
+
+/* dst[q * len + t] = float32 value of element (q, t) of the block; src holds x's dtype
+ * (float32, bfloat16 or float16). Narrow runs are widened by tkb_convert, the library's
+ * bulk (vectorized) form of tkb_bf16_to_f32 / tkb_f16_to_f32; it cannot fail here: the
+ * dtypes are valid and the buffers disjoint. */
+static void norm_gather_f32(float *dst, const void *src, tkb_dtype dt, const norm_block *b) {
+  const size_t esize = tkb_dtype_size(dt);
+  for (int64_t q = 0; q < b->runs; q++) {
+    const char *s = (const char *)src + (size_t)(b->base + q * b->stride) * esize;
+    if (q + NORM_PREFETCH_RUNS < b->runs)
+      norm_prefetch_read(s + (size_t)(NORM_PREFETCH_RUNS * b->stride) * esize,
+                         (size_t)b->len * esize);
+    float *d = dst + q * b->len;
+    if (dt == TKB_FLOAT32) memcpy(d, s, (size_t)b->len * sizeof(float));
+    else tkb_convert(s, dt, d, TKB_FLOAT32, (size_t)b->len);
+  }
+}
+
+/* Element (q, t) of the block = src[q * len + t] rounded to dst's dtype (float32,
+ * bfloat16 or float16; tkb_convert rounds as tkb_f32_to_bf16 / tkb_f32_to_f16). */
+static void norm_scatter_f32(void *dst, tkb_dtype dt, const float *src, const norm_block *b) {
+  const size_t esize = tkb_dtype_size(dt);
+  for (int64_t q = 0; q < b->runs; q++) {
+    char *d = (char *)dst + (size_t)(b->base + q * b->stride) * esize;
+    if (q + NORM_PREFETCH_RUNS < b->runs)
+      norm_prefetch_write(d + (size_t)(NORM_PREFETCH_RUNS * b->stride) * esize,
+                          (size_t)b->len * esize);
+    const float *s = src + q * b->len;
+    if (dt == TKB_FLOAT32) memcpy(d, s, (size_t)b->len * sizeof(float));
+    else tkb_convert(s, TKB_FLOAT32, d, dt, (size_t)b->len);
+  }
+}
+
+/* The float64 versions: x is float64, nothing to convert. */
+static void norm_gather_f64(double *dst, const void *src, tkb_dtype dt, const norm_block *b) {
+  (void)dt;
+  for (int64_t q = 0; q < b->runs; q++) {
+    const double *s = (const double *)src + b->base + q * b->stride;
+    if (q + NORM_PREFETCH_RUNS < b->runs)
+      norm_prefetch_read((const char *)(s + NORM_PREFETCH_RUNS * b->stride),
+                         (size_t)b->len * sizeof(double));
+    memcpy(dst + q * b->len, s, (size_t)b->len * sizeof(double));
+  }
+}
+
+static void norm_scatter_f64(void *dst, tkb_dtype dt, const double *src, const norm_block *b) {
+  (void)dt;
+  for (int64_t q = 0; q < b->runs; q++) {
+    double *d = (double *)dst + b->base + q * b->stride;
+    if (q + NORM_PREFETCH_RUNS < b->runs)
+      norm_prefetch_write((char *)(d + NORM_PREFETCH_RUNS * b->stride),
+                          (size_t)b->len * sizeof(double));
+    memcpy(d, src + q * b->len, (size_t)b->len * sizeof(double));
+  }
+}
+
+/* ------------------------------------------------------------------------------ */
+/* Kernels, once for float32 math (T = float) and once for float64 (T = double)     */
+/* ------------------------------------------------------------------------------ */
+
+#define NORM_DEFINE_KERNELS(T, SFX, SQRT)                                                      \
+  /* sum_k a[k] for k < len: 16 interleaved partial sums added in a fixed order (the           \
+   * same for every thread count; vectorizes; more accurate than one running sum). */          \
+  static inline T norm_sum_##SFX(const T *a, int64_t len) {                                    \
+    T acc[16] = {0};                                                                           \
+    int64_t k = 0;                                                                             \
+    for (; k + 16 <= len; k += 16)                                                             \
+      NORM_SIMD for (int q = 0; q < 16; q++) acc[q] += a[k + q];                               \
+    for (int q = 0; k < len; k++, q++) acc[q] += a[k];                                         \
+    for (int w = 8; w >= 1; w /= 2)                                                            \
+      for (int q = 0; q < w; q++) acc[q] += acc[q + w];                                        \
+    return acc[0];                                                                             \
+  }                                                                                            \
+                                                                                               \
+  /* sum_k a[k] * b[k], in the same order as norm_sum. */                                      \
+  static inline T norm_dot_##SFX(const T *a, const T *b, int64_t len) {                        \
+    T acc[16] = {0};                                                                           \
+    int64_t k = 0;                                                                             \
+    for (; k + 16 <= len; k += 16)                                                             \
+      NORM_SIMD for (int q = 0; q < 16; q++) acc[q] += a[k + q] * b[k + q];                    \
+    for (int q = 0; k < len; k++, q++) acc[q] += a[k] * b[k];                                  \
+    for (int w = 8; w >= 1; w /= 2)                                                            \
+      for (int q = 0; q < w; q++) acc[q] += acc[q + w];                                        \
+    return acc[0];                                                                             \
+  }                                                                                            \
+                                                                                               \
+  /* v[j] = a[j] in the math type (scale or offset into its workspace); NULL when a is */      \
+  static const T *norm_load_vec_##SFX(const tkb_array *a, int64_t n, void *v) {                \
+    if (!a) return NULL;                                                                       \
+    T *t = v;                                                                                  \
+    for (int64_t j = 0; j < n; j++) t[j] = (T)norm_get(a, j);                                  \
+    return t;                                                                                  \
+  }                                                                                            \
+                                                                                               \
+  /* Forward pass of one row of n contiguous elements (axis last), y in place of x. */         \
+  static void norm_forward_row_##SFX(T *x, int64_t n, const T *scale, const T *offset,         \
+                                     T eps, bool subtract_mean, T *mean_out, T *rstd_out) {    \
+    /* pass 1: mean = (1/n) sum_j x[j]   (0 for RMS norm) */                                   \
+    T mean = subtract_mean ? norm_sum_##SFX(x, n) / (T)n : (T)0;                               \
+    /* pass 2, with dev[j] = x[j] - mean (the corrected two-pass algorithm: sum_dev is         \
+     * pass 1's rounding error, n times over; it is not applied to RMS norm's exact 0):        \
+     *   var = (1/n) (sum_j dev[j]^2 - sum_dev^2 / n),  mean += sum_dev / n                    \
+     *   rstd = 1 / sqrt(var + eps) */                                                         \
+    T dev_acc[16] = {0}, sq_acc[16] = {0};                                                     \
+    int64_t j = 0;                                                                             \
+    for (; j + 16 <= n; j += 16)                                                               \
+      NORM_SIMD for (int q = 0; q < 16; q++) {                                                 \
+        T dev = x[j + q] - mean;                                                               \
+        dev_acc[q] += dev;                                                                     \
+        sq_acc[q] += dev * dev;                                                                \
+      }                                                                                        \
+    for (int q = 0; j < n; j++, q++) {                                                         \
+      T dev = x[j] - mean;                                                                     \
+      dev_acc[q] += dev;                                                                       \
+      sq_acc[q] += dev * dev;                                                                  \
+    }                                                                                          \
+    for (int w = 8; w >= 1; w /= 2)                                                            \
+      for (int q = 0; q < w; q++) {                                                            \
+        dev_acc[q] += dev_acc[q + w];                                                          \
+        sq_acc[q] += sq_acc[q + w];                                                            \
+      }                                                                                        \
+    T sum_dev = subtract_mean ? dev_acc[0] : (T)0;                                             \
+    T var = (sq_acc[0] - sum_dev * sum_dev / (T)n) / (T)n;                                     \
+    T rstd = (T)1 / SQRT((var > 0 ? var : (T)0) + eps);                                        \
+    mean += sum_dev / (T)n;                                                                    \
+    /* y[j] = (x[j] - mean) * rstd * scale[j] + offset[j] */                                   \
+    if (scale && offset)                                                                       \
+      NORM_SIMD for (int64_t k = 0; k < n; k++)                                                \
+        x[k] = (x[k] - mean) * rstd * scale[k] + offset[k];                                    \
+    else {                                                                                     \
+      NORM_SIMD for (int64_t k = 0; k < n; k++) x[k] = (x[k] - mean) * rstd;                   \
+      if (scale) NORM_SIMD for (int64_t k = 0; k < n; k++) x[k] *= scale[k];                   \
+      if (offset) NORM_SIMD for (int64_t k = 0; k < n; k++) x[k] += offset[k];                 \
+    }                                                                                          \
+    *mean_out = mean;                                                                          \
+    *rstd_out = rstd;                                                                          \
+  }                                                                                            \
+                                                                                               \
+  /* Forward pass of NORM_ROWS rows at once, row r's n contiguous elements at x + r * n        \
+   * (y in place): norm_forward_row's arithmetic, in the same order for every row (so the      \
+   * same bits), with the rows' dependency chains interleaved in each loop so that they        \
+   * overlap (one row's sums are a chain of additions that keeps the FPU mostly idle). */      \
+  static void norm_forward_rows_##SFX(T *x, int64_t n, const T *scale, const T *offset,        \
+                                      T eps, bool subtract_mean, T *mean_out, T *rstd_out) {   \
+    T mean[NORM_ROWS], rstd[NORM_ROWS];                                                        \
+    /* pass 1: mean = (1/n) sum_j x[j]   (0 for RMS norm), as norm_sum */                      \
+    if (subtract_mean) {                                                                       \
+      T acc[NORM_ROWS][16] = {{0}};                                                            \
+      int64_t k = 0;                                                                           \
+      for (; k + 16 <= n; k += 16)                                                             \
+        for (int r = 0; r < NORM_ROWS; r++)                                                    \
+          NORM_SIMD for (int q = 0; q < 16; q++) acc[r][q] += x[r * n + k + q];                \
+      for (int r = 0; r < NORM_ROWS; r++) {                                                    \
+        for (int64_t t = k, q = 0; t < n; t++, q++) acc[r][q] += x[r * n + t];                 \
+        for (int w = 8; w >= 1; w /= 2)                                                        \
+          for (int q = 0; q < w; q++) acc[r][q] += acc[r][q + w];                              \
+        mean[r] = acc[r][0] / (T)n;                                                            \
+      }                                                                                        \
+    } else {                                                                                   \
+      for (int r = 0; r < NORM_ROWS; r++) mean[r] = 0;                                         \
+    }                                                                                          \
+    /* pass 2, as in norm_forward_row: with dev[j] = x[j] - mean,                              \
+     *   var = (1/n) (sum_j dev[j]^2 - sum_dev^2 / n),  mean += sum_dev / n                    \
+     *   rstd = 1 / sqrt(var + eps) */                                                         \
+    T dev_acc[NORM_ROWS][16] = {{0}}, sq_acc[NORM_ROWS][16] = {{0}};                           \
+    int64_t j = 0;                                                                             \
+    for (; j + 16 <= n; j += 16)                                                               \
+      for (int r = 0; r < NORM_ROWS; r++)                                                      \
+        NORM_SIMD for (int q = 0; q < 16; q++) {                                               \
+          T dev = x[r * n + j + q] - mean[r];                                                  \
+          dev_acc[r][q] += dev;                                                                \
+          sq_acc[r][q] += dev * dev;                                                           \
+        }                                                                                      \
+    for (int r = 0; r < NORM_ROWS; r++) {                                                      \
+      for (int64_t t = j, q = 0; t < n; t++, q++) {                                            \
+        T dev = x[r * n + t] - mean[r];                                                        \
+        dev_acc[r][q] += dev;                                                                  \
+        sq_acc[r][q] += dev * dev;                                                             \
+      }                                                                                        \
+      for (int w = 8; w >= 1; w /= 2)                                                          \
+        for (int q = 0; q < w; q++) {                                                          \
+          dev_acc[r][q] += dev_acc[r][q + w];                                                  \
+          sq_acc[r][q] += sq_acc[r][q + w];                                                    \
+        }                                                                                      \
+      T sum_dev = subtract_mean ? dev_acc[r][0] : (T)0;                                        \
+      T var = (sq_acc[r][0] - sum_dev * sum_dev / (T)n) / (T)n;                                \
+      rstd[r] = (T)1 / SQRT((var > 0 ? var : (T)0) + eps);                                     \
+      mean[r] += sum_dev / (T)n;                                                               \
+    }                                                                                          \
+    /* y[j] = (x[j] - mean) * rstd * scale[j] + offset[j], row by row */                       \
+    for (int r = 0; r < NORM_ROWS; r++) {                                                      \
+      T *y = x + r * n;                                                                        \
+      const T m = mean[r], rs = rstd[r];                                                       \
+      if (scale && offset)                                                                     \
+        NORM_SIMD for (int64_t k = 0; k < n; k++) y[k] = (y[k] - m) * rs * scale[k] + offset[k];\
+      else {                                                                                   \
+        NORM_SIMD for (int64_t k = 0; k < n; k++) y[k] = (y[k] - m) * rs;                      \
+        if (scale) NORM_SIMD for (int64_t k = 0; k < n; k++) y[k] *= scale[k];                 \
+        if (offset) NORM_SIMD for (int64_t k = 0; k < n; k++) y[k] += offset[k];               \
+      }                                                                                        \
+      mean_out[r] = mean[r];                                                                   \
+      rstd_out[r] = rstd[r];                                                                   \
+    }                                                                                          \
+  }                                                                                            \
+  /* Forward pass of one item of c lanes (axis not last): xs holds x[j][r] at j * c + r        \
+   * (j < n rows, r < c lanes) and receives y in place. */                                     \
+  static void norm_forward_lanes_##SFX(T *xs, int64_t n, int64_t c, const T *scale,            \
+                                       const T *offset, T eps, bool subtract_mean, T *mean,    \
+                                       T *rstd) {                                              \
+    T sum_dev[NORM_MAX_LANES];                                                                 \
+    /* pass 1: mean[r] = (1/n) sum_j x[j][r]   (0 for RMS norm) */                             \
+    for (int64_t r = 0; r < c; r++) mean[r] = 0;                                               \
+    if (subtract_mean) {                                                                       \
+      for (int64_t j = 0; j < n; j++) {                                                        \
+        const T *x = xs + j * c;                                                               \
+        NORM_SIMD for (int64_t r = 0; r < c; r++) mean[r] += x[r];                             \
+      }                                                                                        \
+      for (int64_t r = 0; r < c; r++) mean[r] /= (T)n;                                         \
+    }                                                                                          \
+    /* pass 2, as in norm_forward_row: with dev = x[j][r] - mean[r],                           \
+     *   var[r] = (1/n) (sum_j dev^2 - sum_dev[r]^2 / n),  mean[r] += sum_dev[r] / n           \
+     *   rstd[r] = 1 / sqrt(var[r] + eps)   (rstd accumulates sum_j dev^2 first) */            \
+    for (int64_t r = 0; r < c; r++) rstd[r] = sum_dev[r] = 0;                                  \
+    for (int64_t j = 0; j < n; j++) {                                                          \
+      const T *x = xs + j * c;                                                                 \
+      NORM_SIMD for (int64_t r = 0; r < c; r++) {                                              \
+        T dev = x[r] - mean[r];                                                                \
+        sum_dev[r] += dev;                                                                     \
+        rstd[r] += dev * dev;                                                                  \
+      }                                                                                        \
+    }                                                                                          \
+    for (int64_t r = 0; r < c; r++) {                                                          \
+      T sd = subtract_mean ? sum_dev[r] : (T)0;                                                \
+      T var = (rstd[r] - sd * sd / (T)n) / (T)n;                                               \
+      rstd[r] = (T)1 / SQRT((var > 0 ? var : (T)0) + eps);                                     \
+      mean[r] += sd / (T)n;                                                                    \
+    }                                                                                          \
+    /* y[j][r] = (x[j][r] - mean[r]) * rstd[r] * scale[j] + offset[j] */                       \
+    for (int64_t j = 0; j < n; j++) {                                                          \
+      T *y = xs + j * c;                                                                       \
+      NORM_SIMD for (int64_t r = 0; r < c; r++) y[r] = (y[r] - mean[r]) * rstd[r];             \
+      if (scale) {                                                                             \
+        const T s = scale[j];                                                                  \
+        NORM_SIMD for (int64_t r = 0; r < c; r++) y[r] *= s;                                   \
+      }                                                                                        \
+      if (offset) {                                                                            \
+        const T o = offset[j];                                                                 \
+        NORM_SIMD for (int64_t r = 0; r < c; r++) y[r] += o;                                   \
+      }                                                                                        \
+    }                                                                                          \
+  }                                                                                            \
+                                                                                               \
+  /* Forward pass over all items; mean_out/rstd_out may be NULL (no residuals). */             \
+  static void norm_forward_##SFX(const norm_plan *p, const cpu_state *s, const norm_call *in,  \
+                                 tkb_array *y, T *mean_out, T *rstd_out) {                     \
+    if (p->n == 0) {                                                                           \
+      /* empty rows: the mean and variance of nothing are NaN (as in JAX) */                   \
+      for (int64_t l = 0; l < p->lanes; l++) {                                                 \
+        if (mean_out) mean_out[l] = p->subtract_mean ? (T)NAN : (T)0;                          \
+        if (rstd_out) rstd_out[l] = (T)NAN;                                                    \
+      }                                                                                        \
+      return;                                                                                  \
+    }                                                                                          \
+    const T *scale_v = norm_load_vec_##SFX(in->scale, p->n, s->scale_v);                       \
+    const T *offset_v = norm_load_vec_##SFX(in->offset, p->n, s->offset_v);                    \
+    const tkb_array *x = in->x;                                                                \
+    const T eps = (T)p->epsilon;                                                               \
+    const bool rows = p->inner == 1;                                                           \
+    _Pragma("omp parallel num_threads(cpu_threads(s)) if (s->parallel)")                       \
+    {                                                                                          \
+      T *xs = (T *)(s->scratch + (size_t)omp_get_thread_num() * s->thread_stride);             \
+      T mean[NORM_MAX_LANES], rstd[NORM_MAX_LANES];                                            \
+      _Pragma("omp for schedule(dynamic, 1)")                                                  \
+      for (int64_t k = 0; k < s->items; k++) {                                                 \
+        int64_t lane0, c;                                                                      \
+        norm_block b;                                                                          \
+        norm_item(p, s, k, &lane0, &c, &b);                                                    \
+        if (rows) {                                                                            \
+          int64_t r = 0;                                                                       \
+          for (; r + NORM_ROWS <= c; r += NORM_ROWS) {                                         \
+            norm_block blk = norm_rows_block(p, lane0 + r, NORM_ROWS);                         \
+            norm_gather_##SFX(xs, x->data, x->spec.dtype, &blk);                               \
+            norm_forward_rows_##SFX(xs, p->n, scale_v, offset_v, eps, p->subtract_mean,        \
+                                    &mean[r], &rstd[r]);                                       \
+            norm_scatter_##SFX(y->data, y->spec.dtype, xs, &blk);                              \
+          }                                                                                    \
+          for (; r < c; r++) {                                                                 \
+            norm_block row = norm_rows_block(p, lane0 + r, 1);                                 \
+            norm_gather_##SFX(xs, x->data, x->spec.dtype, &row);                               \
+            norm_forward_row_##SFX(xs, p->n, scale_v, offset_v, eps, p->subtract_mean,         \
+                                   &mean[r], &rstd[r]);                                        \
+            norm_scatter_##SFX(y->data, y->spec.dtype, xs, &row);                              \
+          }                                                                                    \
+        } else {                                                                               \
+          norm_gather_##SFX(xs, x->data, x->spec.dtype, &b);                                   \
+          norm_forward_lanes_##SFX(xs, p->n, c, scale_v, offset_v, eps, p->subtract_mean,      \
+                                   mean, rstd);                                                \
+          norm_scatter_##SFX(y->data, y->spec.dtype, xs, &b);                                  \
+        }                                                                                      \
+        if (mean_out) memcpy(mean_out + lane0, mean, (size_t)c * sizeof(T));                   \
+        if (rstd_out) memcpy(rstd_out + lane0, rstd, (size_t)c * sizeof(T));                   \
+      }                                                                                        \
+    }                                                                                          \
+  }                                                                                            \
+                                                                                               \
+  /* Backward pass of one row (axis last): x holds x[j] and receives dx in place; dy           \
+   * holds dy[j] and is overwritten. dscale_acc[j] += dy[j] * xhat[j] and                      \
+   * doffset_acc[j] += dy[j] when not NULL. */                                                 \
+  static void norm_vjp_row_##SFX(T *x, T *dy, int64_t n, const T *scale, bool subtract_mean,   \
+                                 T mean, T rstd, T *dscale_acc, T *doffset_acc) {              \
+    /* xhat[j] = (x[j] - mean) * rstd   (in place of x) */                                     \
+    NORM_SIMD for (int64_t j = 0; j < n; j++) x[j] = (x[j] - mean) * rstd;                     \
+    /* doffset[j] += dy[j];  dscale[j] += dy[j] * xhat[j] */                                   \
+    if (doffset_acc) NORM_SIMD for (int64_t j = 0; j < n; j++) doffset_acc[j] += dy[j];        \
+    if (dscale_acc) NORM_SIMD for (int64_t j = 0; j < n; j++) dscale_acc[j] += dy[j] * x[j];   \
+    /* g[j] = dy[j] * scale[j]   (in place of dy) */                                           \
+    if (scale) NORM_SIMD for (int64_t j = 0; j < n; j++) dy[j] *= scale[j];                    \
+    /* mean_g = (1/n) sum_j g[j]   (0 for RMS norm);  mean_gxhat = (1/n) sum_j g[j] xhat[j] */ \
+    const T mean_g = subtract_mean ? norm_sum_##SFX(dy, n) / (T)n : (T)0;                      \
+    const T mean_gxhat = norm_dot_##SFX(dy, x, n) / (T)n;                                      \
+    /* dx[j] = rstd * (g[j] - mean_g - xhat[j] * mean_gxhat) */                                \
+    NORM_SIMD for (int64_t j = 0; j < n; j++)                                                  \
+      x[j] = rstd * (dy[j] - mean_g - x[j] * mean_gxhat);                                      \
+  }                                                                                            \
+                                                                                               \
+  /* Backward pass of one item of c lanes (axis not last): xs holds x[j][r] and receives       \
+   * dx in place; gs holds dy[j][r] and is overwritten. mean/rstd are the item's               \
+   * residuals. dscale_acc/doffset_acc as in norm_vjp_row. */                                  \
+  static void norm_vjp_lanes_##SFX(T *xs, T *gs, int64_t n, int64_t c, const T *scale,         \
+                                   bool subtract_mean, const T *mean, const T *rstd,           \
+                                   T *dscale_acc, T *doffset_acc) {                            \
+    T mean_g[NORM_MAX_LANES], mean_gxhat[NORM_MAX_LANES];                                      \
+    for (int64_t r = 0; r < c; r++) mean_g[r] = mean_gxhat[r] = 0;                             \
+    for (int64_t j = 0; j < n; j++) {                                                          \
+      T *xh = xs + j * c, *g = gs + j * c;                                                     \
+      /* xhat[j][r] = (x[j][r] - mean[r]) * rstd[r]   (in place of x) */                       \
+      NORM_SIMD for (int64_t r = 0; r < c; r++) xh[r] = (xh[r] - mean[r]) * rstd[r];           \
+      /* doffset[j] += sum_r dy[j][r];  dscale[j] += sum_r dy[j][r] * xhat[j][r] */            \
+      if (doffset_acc) doffset_acc[j] += norm_sum_##SFX(g, c);                                 \
+      if (dscale_acc) dscale_acc[j] += norm_dot_##SFX(g, xh, c);                               \
+      /* g[j][r] = dy[j][r] * scale[j]   (in place of dy);                                     \
+       * mean_g[r] += g[j][r];  mean_gxhat[r] += g[j][r] * xhat[j][r] */                       \
+      const T s = scale ? scale[j] : (T)1;                                                     \
+      NORM_SIMD for (int64_t r = 0; r < c; r++) {                                              \
+        g[r] *= s;                                                                             \
+        mean_g[r] += g[r];                                                                     \
+        mean_gxhat[r] += g[r] * xh[r];                                                         \
+      }                                                                                        \
+    }                                                                                          \
+    /* mean_g[r] = (1/n) sum_j g[j][r]   (0 for RMS norm); mean_gxhat[r] likewise */           \
+    for (int64_t r = 0; r < c; r++) {                                                          \
+      mean_g[r] = subtract_mean ? mean_g[r] / (T)n : (T)0;                                     \
+      mean_gxhat[r] /= (T)n;                                                                   \
+    }                                                                                          \
+    /* dx[j][r] = rstd[r] * (g[j][r] - mean_g[r] - xhat[j][r] * mean_gxhat[r]) */              \
+    for (int64_t j = 0; j < n; j++) {                                                          \
+      T *xh = xs + j * c;                                                                      \
+      const T *g = gs + j * c;                                                                 \
+      NORM_SIMD for (int64_t r = 0; r < c; r++)                                                \
+        xh[r] = rstd[r] * (g[r] - mean_g[r] - xh[r] * mean_gxhat[r]);                          \
+    }                                                                                          \
+  }                                                                                            \
+                                                                                               \
+  /* Backward pass: dx (may be NULL), dscale and doffset (NULL when not wanted). */            \
+  static void norm_vjp_##SFX(const norm_plan *p, const cpu_state *s, const norm_call *in,      \
+                             const T *mean_in, const T *rstd_in, const tkb_array *dy,          \
+                             tkb_array *dx, tkb_array *dscale, tkb_array *doffset) {           \
+    const int64_t n = p->n;                                                                    \
+    if (n == 0) return; /* every gradient is empty */                                          \
+    /* The items are split into `groups` fixed ranges (a function of the shape only);          \
+     * each range is summed in order by one thread into its own row of partial sums,           \
+     * and the rows are added in group order at the end. */                                    \
+    const int64_t groups = s->groups;                                                          \
+    const bool rows = p->inner == 1;                                                           \
+    const tkb_array *x = in->x;                                                                \
+    const T *scale_v = norm_load_vec_##SFX(in->scale, n, s->scale_v);                          \
+    T *dscale_part = dscale ? s->dscale_part : NULL;                                           \
+    T *doffset_part = doffset ? s->doffset_part : NULL;                                        \
+    if (dscale_part) memset(dscale_part, 0, (size_t)(groups * n) * sizeof(T));                 \
+    if (doffset_part) memset(doffset_part, 0, (size_t)(groups * n) * sizeof(T));               \
+    _Pragma("omp parallel num_threads(cpu_threads(s)) if (s->parallel)")                       \
+    {                                                                                          \
+      T *xs = (T *)(s->scratch + (size_t)omp_get_thread_num() * s->thread_stride);             \
+      T *gs = xs + (rows ? n : n * s->c);                                                      \
+      _Pragma("omp for schedule(dynamic, 1)")                                                  \
+      for (int64_t grp = 0; grp < groups; grp++) {                                             \
+        T *ds = dscale_part ? dscale_part + grp * n : NULL;                                    \
+        T *db = doffset_part ? doffset_part + grp * n : NULL;                                  \
+        const int64_t per = s->items / groups, extra = s->items % groups;                      \
+        const int64_t k0 = grp * per + (grp < extra ? grp : extra);                            \
+        const int64_t k1 = k0 + per + (grp < extra ? 1 : 0);                                   \
+        for (int64_t k = k0; k < k1; k++) {                                                    \
+          int64_t lane0, c;                                                                    \
+          norm_block b;                                                                        \
+          norm_item(p, s, k, &lane0, &c, &b);                                                  \
+          if (rows) {                                                                          \
+            for (int64_t r = 0; r < c; r++) {                                                  \
+              norm_block row = norm_row_block(p, lane0 + r);                                   \
+              norm_gather_##SFX(xs, x->data, x->spec.dtype, &row);                             \
+              norm_gather_##SFX(gs, dy->data, dy->spec.dtype, &row);                           \
+              norm_vjp_row_##SFX(xs, gs, n, scale_v, p->subtract_mean, mean_in[lane0 + r],     \
+                                 rstd_in[lane0 + r], ds, db);                                  \
+              if (dx) norm_scatter_##SFX(dx->data, dx->spec.dtype, xs, &row);                  \
+            }                                                                                  \
+          } else {                                                                             \
+            norm_gather_##SFX(xs, x->data, x->spec.dtype, &b);                                 \
+            norm_gather_##SFX(gs, dy->data, dy->spec.dtype, &b);                               \
+            norm_vjp_lanes_##SFX(xs, gs, n, c, scale_v, p->subtract_mean, mean_in + lane0,     \
+                                 rstd_in + lane0, ds, db);                                     \
+            if (dx) norm_scatter_##SFX(dx->data, dx->spec.dtype, xs, &b);                      \
+          }                                                                                    \
+        }                                                                                      \
+      }                                                                                        \
+    }                                                                                          \
+    /* dscale[j] = sum over groups of the partial sums, in group order; likewise doffset */    \
+    for (int64_t j = 0; j < n; j++) {                                                          \
+      T sum_ds = 0, sum_db = 0;                                                                \
+      for (int64_t grp = 0; grp < groups; grp++) {                                             \
+        if (dscale_part) sum_ds += dscale_part[grp * n + j];                                   \
+        if (doffset_part) sum_db += doffset_part[grp * n + j];                                 \
+      }                                                                                        \
+      if (dscale) norm_set(dscale, j, (double)sum_ds);                                         \
+      if (doffset) norm_set(doffset, j, (double)sum_db);                                       \
+    }                                                                                          \
+  }
+
+NORM_DEFINE_KERNELS(float, f32, sqrtf)
+NORM_DEFINE_KERNELS(double, f64, sqrt)
+
+/* ------------------------------------------------------------------------------ */
+/* Hooks                                                                           */
+/* ------------------------------------------------------------------------------ */
+
+/* A call's state must be the one prepare made for these shapes. */
+static tkb_status cpu_check_state(const cpu_state *s, const norm_plan *p) {
+  char xb[256], sb[256];
+  if (!s)
+    return tkb_set_error(TKB_ERR_INVALID_ARGUMENT,
+                         "normalization (cpu): state is NULL; call the prepare hook first "
+                         "(it allocates the workspaces) and pass its state to every call");
+  if (!tkb_spec_equal(&s->x, &p->x) || s->axis != p->axis || s->has_scale != !!p->scale ||
+      s->has_offset != !!p->offset) {
+    tkb_spec_format(&p->x, xb, sizeof xb);
+    tkb_spec_format(&s->x, sb, sizeof sb);
+    return tkb_set_error(TKB_ERR_INVALID_ARGUMENT,
+                         "normalization (cpu): called with x %s, axis %d, scale %s, offset "
+                         "%s but prepared for x %s, axis %d, scale %s, offset %s; prepare "
+                         "again for other shapes",
+                         xb, p->axis, p->scale ? "given" : "None", p->offset ? "given" : "None",
+                         sb, s->axis, s->has_scale ? "given" : "None",
+                         s->has_offset ? "given" : "None");
+  }
+  return TKB_OK;
+}
+
+static tkb_status cpu_run_forward(const tkb_args *a, const cpu_state *s, tkb_array *y,
+                                  tkb_array *mean, tkb_array *rstd) {
+  norm_call c;
+  tkb_status st = tkb__norm_bind_forward(a, &c, y, mean, rstd);
+  if (st == TKB_OK) st = cpu_check_state(s, &c.p);
+  if (st != TKB_OK) return st;
+  if (c.p.f64)
+    norm_forward_f64(&c.p, s, &c, y, mean ? mean->data : NULL, rstd ? rstd->data : NULL);
+  else
+    norm_forward_f32(&c.p, s, &c, y, mean ? mean->data : NULL, rstd ? rstd->data : NULL);
+  return TKB_OK;
+}
+
+static tkb_status cpu_forward(const tkb_args *a, void *state, tkb_array *const *outputs) {
+  return cpu_run_forward(a, state, outputs[0], NULL, NULL);
+}
+
+static tkb_status cpu_forward_res(const tkb_args *a, void *state, tkb_array *const *outputs,
+                                  tkb_array *const *residuals) {
+  if (!residuals[0] || !residuals[1])
+    return tkb_set_error(TKB_ERR_INVALID_ARGUMENT,
+                         "normalization: forward_res needs both residuals (mean, rstd)");
+  return cpu_run_forward(a, state, outputs[0], residuals[0], residuals[1]);
+}
+
+static tkb_status cpu_vjp(const tkb_args *a, void *state, const tkb_array *const *residuals,
+                          const tkb_array *const *cotangents, tkb_array *const *grads) {
+  norm_call c;
+  tkb_array *dx, *dscale, *doffset;
+  tkb_status st = tkb__norm_bind_vjp(a, &c, residuals, cotangents, grads, &dx, &dscale, &doffset);
+  if (st == TKB_OK) st = cpu_check_state(state, &c.p);
+  if (st != TKB_OK) return st;
+  if (c.p.f64)
+    norm_vjp_f64(&c.p, state, &c, residuals[0]->data, residuals[1]->data, cotangents[0], dx,
+                 dscale, doffset);
+  else
+    norm_vjp_f32(&c.p, state, &c, residuals[0]->data, residuals[1]->data, cotangents[0], dx,
+                 dscale, doffset);
+  return TKB_OK;
+}
+
+const tkb_fn tkb_op_normalization = {
+    .name = "normalization",
+    .params = tkb__norm_params,
+    .n_params = NORM_N_PARAMS,
+    .infer = tkb__norm_infer,
+    .prepare = cpu_prepare,
+    .release = cpu_release,
+    .forward = cpu_forward,
+    .forward_res = cpu_forward_res,
+    .vjp = cpu_vjp,
+};

@@ -1,0 +1,165 @@
+/*
+ * reference.c - ragged_dot in plain loops (tkb_op_ragged_dot_reference): the truth the
+ * cpu implementation and `tkbench check` are compared with.
+ *
+ * lhs (and dout) are widened to float64 once per call, rhs one group at a time, into
+ * workspaces the prepare hook allocates; every sum runs in float64 in a fixed order on
+ * one thread; results are rounded to the operands' dtype when stored. The math is in
+ * ragged_dot.h; each loop below repeats the line it computes.
+ */
+#include "ragged_dot.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct rd_ref_ws {
+  tkb_device *dev;
+  void *base;
+  size_t bytes;
+  double *lhs;   /* [M, K] */
+  double *rhs;   /* [K, N]: one group */
+  double *out;   /* [M, N]: out, or dout in the vjp */
+  double *dlhs;  /* [M, K] */
+  double *drhs;  /* [K, N]: one group */
+} rd_ref_ws;
+
+static void ref_release(void *state) {
+  rd_ref_ws *ws = state;
+  if (!ws) return;
+  tkb_device_free(ws->dev, ws->base, ws->bytes);
+  free(ws);
+}
+
+static size_t round64(size_t n) { return (n + 63) / 64 * 64; }
+
+static double *carve(char **cursor, int64_t n) {
+  double *p = (double *)*cursor;
+  *cursor += round64((size_t)n * sizeof(double));
+  return p;
+}
+
+static tkb_status ref_prepare(const tkb_args *a, void **state) {
+  rd_plan p;
+  tkb_status st = tkb__rd_plan_make(a, &p);
+  if (st != TKB_OK) return st;
+  const int64_t sizes[] = {p.m * p.k, p.k * p.n, p.m * p.n, p.m * p.k, p.k * p.n};
+  size_t bytes = 0;
+  for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
+    bytes += round64((size_t)sizes[i] * sizeof(double));
+  rd_ref_ws *ws = calloc(1, sizeof *ws);
+  if (!ws) return tkb_set_error(TKB_ERR_OUT_OF_MEMORY, "ragged_dot (reference): out of memory");
+  ws->dev = a->device;
+  ws->bytes = bytes;
+  st = tkb_device_alloc(ws->dev, bytes, &ws->base);
+  if (st != TKB_OK) {
+    free(ws);
+    return st;
+  }
+  char *cur = ws->base;
+  ws->lhs = carve(&cur, sizes[0]);
+  ws->rhs = carve(&cur, sizes[1]);
+  ws->out = carve(&cur, sizes[2]);
+  ws->dlhs = carve(&cur, sizes[3]);
+  ws->drhs = carve(&cur, sizes[4]);
+  *state = ws;
+  return TKB_OK;
+}
+
+/* rhs[g] (K x N) widened into ws->rhs. */
+static void load_group(const rd_plan *p, const tkb_array *rhs, int64_t g, rd_ref_ws *ws) {
+  const size_t es = tkb_dtype_size(p->rhs.dtype), kn = (size_t)(p->k * p->n);
+  tkb_convert((const char *)rhs->data + (size_t)g * kn * es, p->rhs.dtype, ws->rhs,
+              TKB_FLOAT64, kn);
+}
+
+static tkb_status ref_forward(const tkb_args *a, void *state, tkb_array *const *outputs) {
+  rd_ref_ws *ws = state;
+  rd_plan p;
+  const tkb_array *lhs, *rhs;
+  const int32_t *sizes;
+  tkb_status st = tkb__rd_bind(a, &p, &lhs, &rhs, &sizes);
+  if (st == TKB_OK) st = tkb__rd_check_buffer(outputs[0], &p.out, "output out");
+  if (st != TKB_OK) return st;
+  const int64_t K = p.k, N = p.n;
+  tkb_convert(lhs->data, p.lhs.dtype, ws->lhs, TKB_FLOAT64, (size_t)(p.m * K));
+  int64_t o = 0; /* first row of group g */
+  for (int64_t g = 0; g < p.g; o += sizes[g], g++) {
+    if (sizes[g] == 0) continue;
+    load_group(&p, rhs, g, ws);
+    /* out[r][n] = sum_k lhs[r][k] rhs[g][k][n],  r in [o, o + sizes[g]) */
+    for (int64_t r = o; r < o + sizes[g]; r++) {
+      double *out_r = ws->out + r * N;
+      for (int64_t n = 0; n < N; n++) out_r[n] = 0.0;
+      for (int64_t k = 0; k < K; k++) {
+        const double l = ws->lhs[r * K + k];
+        const double *rhs_k = ws->rhs + k * N;
+        for (int64_t n = 0; n < N; n++) out_r[n] += l * rhs_k[n];
+      }
+    }
+  }
+  tkb_convert(ws->out, TKB_FLOAT64, outputs[0]->data, p.out.dtype, (size_t)(p.m * N));
+  return TKB_OK;
+}
+
+/* No residuals: forward_res is the forward. */
+static tkb_status ref_forward_res(const tkb_args *a, void *state, tkb_array *const *outputs,
+                                  tkb_array *const *residuals) {
+  (void)residuals;
+  return ref_forward(a, state, outputs);
+}
+
+static tkb_status ref_vjp(const tkb_args *a, void *state, const tkb_array *const *residuals,
+                          const tkb_array *const *cotangents, tkb_array *const *grads) {
+  (void)residuals;
+  rd_ref_ws *ws = state;
+  rd_plan p;
+  const tkb_array *lhs, *rhs;
+  const int32_t *sizes;
+  tkb_status st = tkb__rd_bind(a, &p, &lhs, &rhs, &sizes);
+  tkb_array *dlhs = grads[0], *drhs = grads[1];
+  if (st == TKB_OK) st = tkb__rd_check_buffer(cotangents[0], &p.out, "cotangent dout");
+  if (st == TKB_OK && dlhs) st = tkb__rd_check_buffer(dlhs, &p.lhs, "gradient dlhs");
+  if (st == TKB_OK && drhs) st = tkb__rd_check_buffer(drhs, &p.rhs, "gradient drhs");
+  if (st != TKB_OK) return st;
+  const int64_t K = p.k, N = p.n;
+  const size_t es = tkb_dtype_size(p.rhs.dtype), kn = (size_t)(K * N);
+  tkb_convert(lhs->data, p.lhs.dtype, ws->lhs, TKB_FLOAT64, (size_t)(p.m * K));
+  tkb_convert(cotangents[0]->data, p.out.dtype, ws->out, TKB_FLOAT64, (size_t)(p.m * N));
+  const double *dout = ws->out;
+  int64_t o = 0;
+  for (int64_t g = 0; g < p.g; o += sizes[g], g++) {
+    const int64_t r1 = o + sizes[g];
+    load_group(&p, rhs, g, ws);
+    /* dlhs[r][k] = sum_n dout[r][n] rhs[g][k][n],  r in [o, r1) */
+    for (int64_t r = o; r < r1; r++)
+      for (int64_t k = 0; k < K; k++) {
+        double sum = 0.0;
+        for (int64_t n = 0; n < N; n++) sum += dout[r * N + n] * ws->rhs[k * N + n];
+        ws->dlhs[r * K + k] = sum;
+      }
+    /* drhs[g][k][n] = sum_r lhs[r][k] dout[r][n]  (0 for an empty group) */
+    for (size_t i = 0; i < kn; i++) ws->drhs[i] = 0.0;
+    for (int64_t r = o; r < r1; r++)
+      for (int64_t k = 0; k < K; k++) {
+        const double l = ws->lhs[r * K + k];
+        for (int64_t n = 0; n < N; n++) ws->drhs[k * N + n] += l * dout[r * N + n];
+      }
+    if (drhs)
+      tkb_convert(ws->drhs, TKB_FLOAT64, (char *)drhs->data + (size_t)g * kn * es,
+                  p.rhs.dtype, kn);
+  }
+  if (dlhs) tkb_convert(ws->dlhs, TKB_FLOAT64, dlhs->data, p.lhs.dtype, (size_t)(p.m * K));
+  return TKB_OK;
+}
+
+const tkb_fn tkb_op_ragged_dot_reference = {
+    .name = "ragged_dot",
+    .params = tkb__rd_params,
+    .n_params = RD_N_PARAMS,
+    .infer = tkb__rd_infer,
+    .prepare = ref_prepare,
+    .release = ref_release,
+    .forward = ref_forward,
+    .forward_res = ref_forward_res,
+    .vjp = ref_vjp,
+};

@@ -1,0 +1,121 @@
+/* info.c - `tkbench info`: what this build can measure on this machine, and the facts
+ * that decide how far to trust a measurement (governor, boost, clock resolution and the
+ * cost of reading the clock, which bounds the shortest call worth timing). */
+#include "cli.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define CMD "info"
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* Nanoseconds per clock_gettime: the median over runs of back-to-back reads. */
+static double clock_read_cost_ns(clockid_t clock, int runs, int reads) {
+  double per[16];
+  if (runs > 16) runs = 16;
+  for (int r = 0; r < runs; r++) {
+    struct timespec a, b, t;
+    clock_gettime(CLOCK_MONOTONIC_RAW, &a);
+    for (int i = 0; i < reads; i++) clock_gettime(clock, &t);
+    clock_gettime(CLOCK_MONOTONIC_RAW, &b);
+    double ns = (double)(b.tv_sec - a.tv_sec) * 1e9 + (double)(b.tv_nsec - a.tv_nsec);
+    per[r] = ns / reads;
+  }
+  qsort(per, (size_t)runs, sizeof per[0], cmp_double);
+  return per[runs / 2];
+}
+
+static long long resolution_ns(clockid_t clock) {
+  struct timespec ts;
+  if (clock_getres(clock, &ts) != 0) return -1;
+  return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static void size_text(long long bytes, char *buf, size_t cap) {
+  if (bytes >= 1 << 20 && bytes % (1 << 20) == 0) snprintf(buf, cap, "%lld MiB", bytes >> 20);
+  else if (bytes >= 1024) snprintf(buf, cap, "%lld KiB", bytes >> 10);
+  else snprintf(buf, cap, "%lld B", bytes);
+}
+
+static void devices(void) {
+  static const char *const names[] = {"cpu", "cuda:0", "opencl:0"};
+  printf("Devices\n");
+  for (size_t k = 0; k < TKB_ARRAY_LEN(names); k++) {
+    tkb_device *dev;
+    if (tkb_device_get(names[k], &dev) != TKB_OK) {
+      printf("  %-10s %s\n", names[k], tkb_last_error());
+      continue;
+    }
+    printf("  %-10s %s\n", tkb_device_name(dev), tkb_device_description(dev));
+    printf("  %-10s methods: ", "");
+    const char *const *m = tkb_device_methods(dev);
+    for (int i = 0; m[i]; i++) printf("%s%s%s", i ? ", " : "", m[i], i == 0 ? " (default)" : "");
+    printf("\n");
+  }
+}
+
+static void cpu(void) {
+  printf("\nCPU\n");
+  printf("  %-10s %s\n", "model", tkb__cpu_model());
+  printf("  %-10s %d online, %d OpenMP threads\n", "cores", tkb__num_cpus(), tkb_get_num_threads());
+  tkb__cache caches[16];
+  int nc = tkb__host_caches(caches, 16);
+  printf("  %-10s ", "caches");
+  if (nc == 0) printf("unknown (no /sys/devices/system/cpu/cpu0/cache)");
+  for (int i = 0; i < nc; i++) {
+    char size[32];
+    size_text(caches[i].size, size, sizeof size);
+    const char *t = caches[i].type;
+    printf("%sL%d%s %s", i ? ", " : "", caches[i].level,
+           !strcmp(t, "Data") ? "d" : !strcmp(t, "Instruction") ? "i" : "", size);
+    if (caches[i].num_sharing > 1) printf(" (shared by %d)", caches[i].num_sharing);
+  }
+  printf("\n");
+  double mhz = tkb__host_mhz();
+  if (mhz > 0) printf("  %-10s %.0f MHz\n", "frequency", mhz);
+  else printf("  %-10s unknown\n", "frequency");
+  char gov[64];
+  if (tkb__host_governor(gov, sizeof gov))
+    printf("  %-10s %s%s\n", "governor", gov,
+           strcmp(gov, "performance") ? " (frequency scaling on: 'performance' gives steadier times)" : "");
+  else
+    printf("  %-10s unreadable (no /sys/devices/system/cpu/cpu0/cpufreq/scaling_governor)\n", "governor");
+  const char *src;
+  int boost = tkb__host_boost(&src);
+  if (boost < 0)
+    printf("  %-10s unreadable (no cpufreq/boost or intel_pstate/no_turbo in sysfs)\n", "boost");
+  else
+    printf("  %-10s %s (%s)\n", "boost", boost ? "on" : "off", src);
+}
+
+static void clocks(void) {
+  printf("\nClock\n");
+  long long res = resolution_ns(CLOCK_MONOTONIC_RAW), cres = resolution_ns(CLOCK_PROCESS_CPUTIME_ID);
+  printf("  %-10s CLOCK_MONOTONIC_RAW (wallclock) %lld ns, CLOCK_PROCESS_CPUTIME_ID (cpu_time) "
+         "%lld ns (clock_getres)\n", "resolution", res, cres);
+  double wall = clock_read_cost_ns(CLOCK_MONOTONIC_RAW, 9, 20000);
+  double cpu_t = clock_read_cost_ns(CLOCK_PROCESS_CPUTIME_ID, 9, 20000);
+  printf("  %-10s %.1f ns per wallclock read, %.1f ns per cpu_time read (median of 9 runs of "
+         "20000 reads)\n", "read cost", wall, cpu_t);
+}
+
+int tkb__cli_info(int argc, char **argv) {
+  for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+      tkb__help_command(stdout, CMD);
+      return TKB_EXIT_OK;
+    }
+    if (argv[i][0] == '-') return tkb__usage(CMD, "unknown flag '%s'", argv[i]);
+    return tkb__usage(CMD, "unexpected argument '%s'", argv[i]);
+  }
+  printf("%s %s (%s build)\n\n", tkb__prog, tkb_version(), tkb_build_type());
+  devices();
+  cpu();
+  clocks();
+  return TKB_EXIT_OK;
+}

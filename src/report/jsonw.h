@@ -1,0 +1,33 @@
+/* jsonw.h - a small streaming JSON writer: indented objects and arrays, escaped strings,
+ * numbers that round-trip, and null for NaN and infinity (JSON has neither). */
+#ifndef TKB_JSONW_H
+#define TKB_JSONW_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define JW_MAX_DEPTH 16
+
+typedef struct jw {
+  FILE *f;
+  int depth;
+  bool first[JW_MAX_DEPTH];  /* no element written yet at this depth */
+  bool inline_[JW_MAX_DEPTH];/* elements on one line ("[1, 2, 3]") */
+} jw;
+
+/* `key` names the member inside an object and must be NULL inside an array. */
+void jw_begin_object(jw *w, const char *key);
+void jw_end_object(jw *w);
+void jw_begin_array(jw *w, const char *key, bool on_one_line);
+void jw_end_array(jw *w);
+void jw_string(jw *w, const char *key, const char *value); /* NULL value: null */
+void jw_number(jw *w, const char *key, double value);      /* NaN, +-Inf: null */
+void jw_int(jw *w, const char *key, long long value);
+void jw_uint(jw *w, const char *key, uint64_t value);
+void jw_bool(jw *w, const char *key, bool value);
+void jw_null(jw *w, const char *key);
+/* Ends the document with a newline. */
+void jw_finish(jw *w);
+
+#endif

@@ -1,0 +1,62 @@
+/* markdown.c - the console's table as GitHub-flavoured Markdown, for pull requests and
+ * docs: a line of context, then one row per entry with times in fitting units. */
+#include "report.h"
+
+#include <math.h>
+#include <string.h>
+
+/* Table cells cannot hold '|' or line breaks. */
+static void cell(FILE *f, const char *s) {
+  fputs("| ", f);
+  for (; s && *s; s++) {
+    if (*s == '|') fputs("\\|", f);
+    else if (*s == '\n' || *s == '\r') fputc(' ', f);
+    else fputc(*s, f);
+  }
+  fputc(' ', f);
+}
+
+/* The padded fixed-width formats of the console, trimmed for a table cell. */
+static const char *trim(char *s) {
+  while (*s == ' ') s++;
+  size_t n = strlen(s);
+  while (n && s[n - 1] == ' ') s[--n] = '\0';
+  return s;
+}
+
+tkb_status tkb__write_markdown(FILE *f, const tkb__report_ctx *ctx, const tkb__result *res,
+                               size_t n) {
+  fprintf(f, "tkbench %s (%s), %s; device `%s` (%s); method `%s`, seed %llu, %d iterations x %d "
+             "experiments, warm-up %s%s\n\n",
+          tkb_version(), tkb_build_type(), ctx->date, ctx->device, ctx->device_description,
+          ctx->method, (unsigned long long)ctx->seed, ctx->iterations, ctx->experiments,
+          ctx->warmup_once ? "once per experiment" : "before each call", ctx->interrupted ? " (interrupted: partial results)" : "");
+  fputs("| Benchmark | Median | Min | Max | SD/Med | Items/s | GB/s | GFLOP/s |\n", f);
+  fputs("|---|--:|--:|--:|--:|--:|--:|--:|\n", f);
+  for (size_t i = 0; i < n; i++) {
+    const tkb__result *r = &res[i];
+    char name[600];
+    snprintf(name, sizeof name, "`%s`", r->name);
+    cell(f, name);
+    if (!r->bd) {
+      char msg[1200];
+      snprintf(msg, sizeof msg, "**FAILED** %s: %s", tkb_status_name(r->status),
+               r->error ? r->error : "");
+      cell(f, msg);
+      for (int k = 0; k < 6; k++) cell(f, "");
+      fputs("|\n", f);
+      continue;
+    }
+    tkb__cells c;
+    tkb__format_cells(r, &c);
+    cell(f, trim(c.median));
+    cell(f, trim(c.min));
+    cell(f, trim(c.max));
+    cell(f, c.spread);
+    cell(f, c.items);
+    cell(f, c.gbs);
+    cell(f, c.gflops);
+    fputs("|\n", f);
+  }
+  return ferror(f) ? tkb_set_error(TKB_ERR_IO, "writing the Markdown report failed") : TKB_OK;
+}

@@ -1,0 +1,121 @@
+/* units.c - numbers for people: times in the unit that fits, rates with SI prefixes,
+ * and the names of the output formats. */
+#include "report.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+/* Four significant digits without an exponent: 1234, 123.4, 12.34, 1.234. */
+static const char *sig4(double v) {
+  double a = fabs(v);
+  return a >= 1000 ? "%.0f" : a >= 100 ? "%.1f" : a >= 10 ? "%.2f" : "%.3f";
+}
+
+void tkb__fmt_time(double ms, char *buf, size_t cap) {
+  if (!isfinite(ms)) {
+    snprintf(buf, cap, "%9s", "-");
+    return;
+  }
+  double ns = ms * 1e6;
+  const char *unit = "ns";
+  double v = ns;
+  if (fabs(ns) >= 1e9) { v = ns / 1e9; unit = "s "; }
+  else if (fabs(ns) >= 1e6) { v = ns / 1e6; unit = "ms"; }
+  else if (fabs(ns) >= 1e3) { v = ns / 1e3; unit = "us"; }
+  /* Rounding can carry 999.95 up to "1000.0": step to the next unit instead. */
+  char num[32];
+  snprintf(num, sizeof num, sig4(v), v);
+  if (fabs(atof(num)) >= 1000 && strcmp(unit, "s ") != 0) {
+    v /= 1000;
+    unit = unit[0] == 'n' ? "us" : unit[0] == 'u' ? "ms" : "s ";
+    snprintf(num, sizeof num, sig4(v), v);
+  }
+  snprintf(buf, cap, "%6s %s", num, unit);
+}
+
+void tkb__fmt_sig(double v, char *buf, size_t cap) {
+  if (!isfinite(v) || v == 0) {
+    snprintf(buf, cap, "-");
+    return;
+  }
+  if (fabs(v) < 0.001) {
+    snprintf(buf, cap, "%.3g", v);
+    return;
+  }
+  snprintf(buf, cap, sig4(v), v);
+}
+
+void tkb__fmt_si(double v, char *buf, size_t cap) {
+  if (!isfinite(v) || v == 0) {
+    snprintf(buf, cap, "-");
+    return;
+  }
+  static const char prefixes[] = " kMGTPE";
+  int p = 0;
+  while (fabs(v) >= 999.95 && p < 6) {
+    v /= 1000;
+    p++;
+  }
+  char num[32];
+  snprintf(num, sizeof num, sig4(v), v);
+  if (p == 0) snprintf(buf, cap, "%s", num);
+  else snprintf(buf, cap, "%s %c", num, prefixes[p]);
+}
+
+void tkb__throughput(const tkb__result *r, double ms, double *items_s, double *bytes_s,
+                     double *flops_s) {
+  double s = ms / 1e3;
+  bool ok = r->bd && isfinite(s) && s > 0;
+  *items_s = ok && r->counts.items > 0 ? r->counts.items / s : 0;
+  *bytes_s = ok && r->counts.bytes > 0 ? r->counts.bytes / s : 0;
+  *flops_s = ok && r->counts.flops > 0 ? r->counts.flops / s : 0;
+}
+
+void tkb__format_cells(const tkb__result *r, tkb__cells *c) {
+  const tkb_benchmark_data *bd = r->bd;
+  tkb__fmt_time(bd->median_evaluation_time_ms, c->median, sizeof c->median);
+  tkb__fmt_time(bd->min_ms, c->min, sizeof c->min);
+  tkb__fmt_time(bd->max_ms, c->max, sizeof c->max);
+  double sm = bd->stddev_over_median;
+  if (sm >= 9.995) snprintf(c->spread, sizeof c->spread, ">999%%"); /* keeps the column 6 wide */
+  else if (isfinite(sm)) snprintf(c->spread, sizeof c->spread, "%.1f%%", 100 * sm);
+  else snprintf(c->spread, sizeof c->spread, "-");
+  double is, bs, fs;
+  tkb__throughput(r, bd->median_evaluation_time_ms, &is, &bs, &fs);
+  tkb__fmt_si(is, c->items, sizeof c->items);
+  tkb__fmt_sig(bs / 1e9, c->gbs, sizeof c->gbs);
+  tkb__fmt_sig(fs / 1e9, c->gflops, sizeof c->gflops);
+}
+
+static const char *const format_names[] = {"console", "json", "csv", "markdown"};
+
+const char *tkb__format_name(tkb__format f) {
+  return (unsigned)f < TKB_ARRAY_LEN(format_names) ? format_names[f] : "invalid";
+}
+
+tkb_status tkb__format_parse(const char *name, tkb__format *out) {
+  for (size_t i = 0; name && i < TKB_ARRAY_LEN(format_names); i++)
+    if (strcmp(name, format_names[i]) == 0) {
+      *out = (tkb__format)i;
+      return TKB_OK;
+    }
+  if (name && strcmp(name, "md") == 0) {
+    *out = TKB__FORMAT_MARKDOWN;
+    return TKB_OK;
+  }
+  return tkb_set_error(TKB_ERR_NOT_FOUND,
+                       "format \"%s\" is not an output format; expected console, json, csv or "
+                       "markdown", name ? name : "(null)");
+}
+
+tkb__format tkb__format_from_path(const char *path) {
+  const char *slash = strrchr(path, '/');
+  const char *dot = strrchr(slash ? slash : path, '.');
+  if (!dot) return TKB__FORMAT_JSON;
+  if (strcasecmp(dot, ".csv") == 0) return TKB__FORMAT_CSV;
+  if (strcasecmp(dot, ".md") == 0 || strcasecmp(dot, ".markdown") == 0) return TKB__FORMAT_MARKDOWN;
+  if (strcasecmp(dot, ".txt") == 0 || strcasecmp(dot, ".log") == 0) return TKB__FORMAT_CONSOLE;
+  return TKB__FORMAT_JSON;
+}

@@ -1,0 +1,39 @@
+# lib.bash - helpers for the CLI's shell tests (sourced, not a test itself).
+# Each test script gets: $1 tkbench, $2 the example plugin, $3 example_custom_main.
+set -u
+TKBENCH=$(realpath "$1") PLUGIN=$(realpath "$2") CUSTOM_MAIN=$(realpath "$3")
+TMP=$(mktemp -d /tmp/tkb_cli_sh_XXXXXX)  # where the commands write
+CAP=$(mktemp -d /tmp/tkb_cli_cap_XXXXXX) # their captured stdout and stderr
+trap 'rm -rf "$TMP" "$CAP"' EXIT
+FAILED=0 PASSED=0
+
+fail() { echo "FAIL: $*" >&2; FAILED=$((FAILED + 1)); }
+pass() { PASSED=$((PASSED + 1)); }
+
+# expect RC NEEDLE CMD...: runs CMD, checks its exit status and that stdout+stderr hold NEEDLE.
+expect() {
+  local want=$1 needle=$2
+  shift 2
+  "$@" >"$CAP/out" 2>"$CAP/err"
+  local rc=$?
+  if [ "$rc" -ne "$want" ]; then fail "$* -> exit $rc, want $want: $(cat "$CAP/err")"; return; fi
+  if [ -n "$needle" ] && ! grep -qF -- "$needle" "$CAP/out" "$CAP/err"; then
+    fail "$* -> output lacks '$needle': $(cat "$CAP/out" "$CAP/err")"; return
+  fi
+  pass
+}
+
+# json_check FILE PYTHON_EXPR: the file parses as JSON (bound to d) and EXPR is true.
+json_check() {
+  if python3 - "$1" "$2" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+sys.exit(0 if eval(sys.argv[2]) else 1)
+PY
+  then pass; else fail "json_check $1: $2"; fi
+}
+
+finish() {
+  echo "$PASSED passed, $FAILED failed"
+  [ "$FAILED" -eq 0 ]
+}

@@ -1,0 +1,359 @@
+/*
+ * test_cli.c - the command line's subcommands and flags, in process through tkb_main():
+ * help and version, list (plain, --verbose, --filter, --tag), info, every bad input
+ * (exit 2, a message naming the value, no output file), colour and the progress line on
+ * a terminal (a pseudo-terminal here) and never with NO_COLOR, TKB_REGISTER, and the
+ * default selection. Texts are compared with golden files in tests/cli/golden/.
+ */
+#define _XOPEN_SOURCE 700 /* posix_openpt */
+#include "cli_util.h"
+
+#include <errno.h>
+#include <poll.h>
+
+static void test_help_and_version(void) {
+  cli_result r = CLI("--help");
+  CHECK(r.rc == 0);
+  golden("help_overview.txt", r.out);
+  cli_free(&r);
+  const char *cmds[] = {"run", "list", "info"};
+  for (int k = 0; k < 3; k++) {
+    char name[64];
+    snprintf(name, sizeof name, "help_%s.txt", cmds[k]);
+    r = CLI("help", cmds[k]);
+    CHECK(r.rc == 0);
+    golden(name, r.out);
+    cli_result same = CLI(cmds[k], "--help"); /* "tkbench run --help" == "tkbench help run" */
+    CHECK(same.rc == 0 && strcmp(same.out, r.out) == 0);
+    cli_free(&same);
+    cli_free(&r);
+  }
+  r = CLI("help");
+  CHECK(r.rc == 0 && strstr(r.out, "Commands:"));
+  cli_free(&r);
+  r = CLI("-h");
+  CHECK(r.rc == 0 && strstr(r.out, "Commands:"));
+  cli_free(&r);
+  /* every run flag is in the help, each with its default */
+  r = CLI("help", "run");
+  const char *flags[] = {"--filter", "--tag", "--mode", "--impl", "--load", "--device", "--method",
+                         "--iterations", "--experiments", "--warmup", "--interval-ms", "--seed",
+                         "--format", "--out", "--quiet", "--benchmark_filter=",
+                         "--benchmark_out=", "--benchmark_out_format=", "--benchmark_format=",
+                         "--benchmark_repetitions=", "--benchmark_list_tests"};
+  for (size_t k = 0; k < sizeof flags / sizeof flags[0]; k++)
+    CHECK_MSG(strstr(r.out, flags[k]) != NULL, "help run lacks %s", flags[k]);
+  CHECK(count_of(r.out, "Default:") >= 14);
+  cli_free(&r);
+
+  r = CLI("--version");
+  char want[128];
+  snprintf(want, sizeof want, "tkbench %s (%s build)\n", tkb_version(), tkb_build_type());
+  CHECK(r.rc == 0 && strcmp(r.out, want) == 0);
+  cli_free(&r);
+}
+
+static void test_list(void) {
+  cli_result r = CLI("list");
+  CHECK(r.rc == 0 && *r.err == '\0');
+  golden("list.txt", r.out);
+  cli_free(&r);
+  r = CLI("list", "--verbose");
+  CHECK(r.rc == 0);
+  golden("list_verbose.txt", r.out);
+  cli_free(&r);
+  r = CLI("list", "--filter", "toy_1k");
+  CHECK(r.rc == 0);
+  golden("list_filter.txt", r.out);
+  cli_free(&r);
+  /* tags: repeatable and comma-separated, all must match */
+  r = CLI("list", "--tag", "toy", "--tag", "big");
+  CHECK(r.rc == 0 && strstr(r.out, "toy_64x64_forward_ref") && !strstr(r.out, "toy_1k"));
+  CHECK(strstr(r.out, "1 of 8 entries"));
+  cli_free(&r);
+  r = CLI("list", "--tag=toy,big");
+  CHECK(r.rc == 0 && strstr(r.out, "1 of 8 entries"));
+  cli_free(&r);
+  /* a negative filter keeps what does not match */
+  r = CLI("list", "--filter=-toy");
+  CHECK(r.rc == 0 && !strstr(r.out, "toy_") && strstr(r.out, "4 of 8 entries"));
+  cli_free(&r);
+  r = CLI("list", "--verbose=false", "--filter", "nan");
+  CHECK(r.rc == 0 && !strstr(r.out, "args"));
+  cli_free(&r);
+}
+
+static void test_info(void) {
+  cli_result r = CLI("info");
+  CHECK(r.rc == 0);
+  const char *must[] = {"tkbench ", "Devices", "cpu ", "methods: wallclock (default), cpu_time",
+                        "cuda:0", "opencl:0", "not available", "CPU", "model", "cores",
+                        "caches", "governor", "boost", "Clock", "resolution", "clock_getres",
+                        "read cost", "ns per wallclock read"};
+  for (size_t k = 0; k < sizeof must / sizeof must[0]; k++)
+    CHECK_MSG(strstr(r.out, must[k]) != NULL, "info lacks \"%s\":\n%s", must[k], r.out);
+  /* the measured cost of a clock read is a positive number of ns */
+  const char *cost = strstr(r.out, "read cost");
+  double ns = cost ? atof(cost + strlen("read cost")) : 0;
+  CHECK_MSG(ns > 0 && ns < 1e6, "clock read cost %g ns", ns);
+  cli_free(&r);
+}
+
+/* One bad command line: exit 2, the message holds `needle`, nothing on stdout and no
+ * output file (nor a stray temporary) in the temp directory. */
+static void bad(const char *needle, const char *const *args) {
+  cli_result r = cli_v(args);
+  CHECK_MSG(r.rc == 2, "%s: exit %d, want 2; stderr: %s", args[0], r.rc, r.err);
+  CHECK_MSG(strstr(r.err, needle) != NULL, "stderr \"%s\" lacks \"%s\"", r.err, needle);
+  CHECK_MSG(*r.out == '\0', "stdout not empty: %s", r.out);
+  CHECK(!file_exists(cli_path("out.json")));
+  CHECK(files_starting(".out.json") == 0);
+  cli_free(&r);
+}
+#define BAD(needle, ...) bad(needle, (const char *const[]){__VA_ARGS__, NULL})
+
+static void test_bad_input(void) {
+  const char *out = cli_path("out.json");
+  BAD("'frobnicate' is not a command", "frobnicate");
+  BAD("unknown flag '--frobnicate'", "--frobnicate");
+  BAD("unknown flag '--frobnicate'", "run", "--frobnicate", "--out", out);
+  BAD("unknown flag '--nope'", "list", "--nope");
+  BAD("unknown flag '--nope'", "info", "--nope");
+  BAD("unexpected argument 'extra'", "run", "extra", "--out", out);
+  BAD("'nosuch' is not a command", "help", "nosuch");
+  BAD("--iterations needs a value", "run", "--out", out, "--iterations");
+  BAD("--out needs a value", "run", "--out");
+  BAD("--filter needs a value", "list", "--filter");
+  BAD("--iterations 'abc' is not a number", "run", "--iterations", "abc", "--out", out);
+  BAD("--iterations '5x' is not a number", "run", "--iterations=5x", "--out", out);
+  BAD("--iterations 0 is out of range", "run", "--iterations", "0", "--out", out);
+  BAD("--iterations -3 is out of range", "run", "--iterations", "-3", "--out", out);
+  BAD("--experiments 0 is out of range", "run", "--experiments", "0", "--out", out);
+  BAD("--experiments 'many' is not a number", "run", "--experiments", "many", "--out", out);
+  BAD("--benchmark_repetitions 0 is out of range", "run", "--benchmark_repetitions=0", "--out", out);
+  BAD("--interval-ms -1 is negative", "run", "--interval-ms", "-1", "--out", out);
+  BAD("--interval-ms 'soon' is not a number", "run", "--interval-ms", "soon", "--out", out);
+  BAD("--seed '-1' is not a number", "run", "--seed", "-1", "--out", out);
+  BAD("filter \"(\" is not a valid POSIX extended regular expression", "run", "--filter", "(",
+      "--out", out);
+  BAD("filter \"[z-a]\" is not a valid", "list", "--filter", "[z-a]");
+  BAD("device \"tpu:0\" is not a device name", "run", "--device", "tpu:0", "--out", out);
+  BAD("device \"cuda:0\" is not available", "run", "--device", "cuda:0", "--out", out);
+  BAD("--method 'nosuch' is not a timing method", "run", "--method", "nosuch", "--out", out);
+  BAD("--method cupti is not available on device cpu; cpu has: auto, wallclock, cpu_time", "run",
+      "--method", "cupti", "--out", out);
+  BAD("mode \"sideways\" is not a mode", "run", "--mode", "sideways", "--out", out);
+  BAD("format \"xml\" is not an output format", "run", "--format", "xml", "--out", out);
+  BAD("--benchmark_format: format \"xml\"", "run", "--benchmark_format=xml");
+  BAD("--benchmark_out_format: format \"yaml\"", "run", "--benchmark_out=out.json",
+      "--benchmark_out_format=yaml");
+  BAD("--warmup 'sometimes' is not a warm-up policy", "run", "--warmup", "sometimes", "--out", out);
+  BAD("--quiet takes no value or true/false, not 'maybe'", "run", "--quiet=maybe", "--out", out);
+  BAD("Google Benchmark flag '--benchmark_min_time=1s' is not supported", "run",
+      "--benchmark_min_time=1s");
+  BAD("Google Benchmark flag '--benchmark_min_time=1s' is not supported", "--benchmark_min_time=1s");
+  BAD("no entry matches --filter 'no_such_entry'", "run", "--filter", "no_such_entry", "--out", out);
+  BAD("no entry matches --tag no_such_tag", "run", "--tag", "no_such_tag", "--out", out);
+  BAD("no entry matches --filter 'toy' --mode vjp", "run", "--filter", "toy", "--mode", "vjp",
+      "--out", out);
+  BAD("no entry matches --impl nobody", "run", "--impl", "nobody", "--out", out);
+  BAD("no entry matches --filter 'zzz'", "list", "--filter", "zzz");
+  BAD("no entry matches the --tag given", "list", "--tag", "zzz");
+  /* --out where it cannot be created */
+  BAD("its directory does not exist", "run", "--filter", "toy_1k_forward_c", "--out",
+      "/nonexistent_tkb_dir/sub/out.json");
+  BAD("cannot write output file \"/proc/tkb_out.json\"", "run", "--filter", "toy_1k_forward_c",
+      "--out", "/proc/tkb_out.json");
+  BAD("it is a directory", "run", "--filter", "toy_1k_forward_c", "--out", cli_tmp);
+  /* a not-writable directory (root writes anywhere, so only checked as a user) */
+  if (geteuid() != 0) {
+    char *ro = cli_path("readonly");
+    mkdir(ro, 0555);
+    char path[600];
+    snprintf(path, sizeof path, "%s/out.json", ro);
+    BAD("is not writable", "run", "--filter", "toy_1k_forward_c", "--out", path);
+  }
+  /* --load: a missing file, and a file that is no shared object */
+  BAD("plugin \"/nonexistent/plugin.so\": no such file", "run", "--load", "/nonexistent/plugin.so",
+      "--out", out);
+  FILE *f = fopen(cli_path("not_a_library.so"), "w");
+  fputs("not an ELF file\n", f);
+  fclose(f);
+  BAD("could not be loaded", "run", "--load", cli_path("not_a_library.so"), "--out", out);
+  BAD("could not be loaded", "list", "--load", cli_path("not_a_library.so"));
+
+  /* a failed usage check leaves an existing output file alone */
+  f = fopen(out, "w");
+  fputs("previous\n", f);
+  fclose(f);
+  cli_result r = CLI("run", "--iterations", "0", "--out", out);
+  CHECK(r.rc == 2);
+  char *kept = read_file(out);
+  CHECK(kept && strcmp(kept, "previous\n") == 0);
+  free(kept);
+  cli_free(&r);
+  unlink(out);
+
+  /* the messages, all together, as a golden file */
+  const char *const cases[][8] = {
+      {"frobnicate"},
+      {"run", "--iterations", "abc"},
+      {"run", "--interval-ms", "-1"},
+      {"run", "--filter", "("},
+      {"run", "--device", "cuda:0"},
+      {"run", "--method", "cupti"},
+      {"run", "--mode", "sideways"},
+      {"run", "--format", "xml"},
+      {"run", "--filter", "nothing_matches"},
+      {"run", "--out", "/nonexistent_tkb_dir/out.json", "--filter", "toy_1k_forward_c"},
+  };
+  size_t cap = 16384, len = 0;
+  char *all = malloc(cap);
+  all[0] = '\0';
+  for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+    r = cli_v(cases[k]);
+    len += (size_t)snprintf(all + len, cap - len, "$ tkbench");
+    for (int a = 0; cases[k][a]; a++) len += (size_t)snprintf(all + len, cap - len, " %s", cases[k][a]);
+    len += (size_t)snprintf(all + len, cap - len, "\nexit %d\n%s\n", r.rc, r.err);
+    cli_free(&r);
+  }
+  golden("errors.txt", all);
+  free(all);
+}
+
+/* Runs tkb_main with stdout and/or stderr on a pseudo-terminal; returns what the
+ * terminal received. */
+static char *on_terminal(bool out_tty, bool err_tty, const char *const *args, int *rc) {
+  int master = posix_openpt(O_RDWR | O_NOCTTY);
+  if (master < 0 || grantpt(master) || unlockpt(master)) return NULL;
+  int slave = open(ptsname(master), O_RDWR | O_NOCTTY);
+  if (slave < 0) return NULL;
+  char *argv[32];
+  int argc = 0;
+  argv[argc++] = "tkbench";
+  for (; args[argc - 1]; argc++) argv[argc] = (char *)args[argc - 1];
+  argv[argc] = NULL;
+  fflush(stdout);
+  fflush(stderr);
+  int save_out = dup(1), save_err = dup(2);
+  int null = open("/dev/null", O_WRONLY);
+  dup2(out_tty ? slave : null, 1);
+  dup2(err_tty ? slave : null, 2);
+  *rc = tkb_main(argc, argv);
+  fflush(stdout);
+  fflush(stderr);
+  dup2(save_out, 1);
+  dup2(save_err, 2);
+  close(save_out);
+  close(save_err);
+  close(null);
+  close(slave);
+  /* Read what the terminal got (small: a few KiB fit in the pty's buffer). */
+  size_t cap = 1 << 16, len = 0;
+  char *s = malloc(cap);
+  struct pollfd p = {.fd = master, .events = POLLIN};
+  while (len + 1 < cap && poll(&p, 1, 100) > 0) {
+    ssize_t n = read(master, s + len, cap - 1 - len);
+    if (n <= 0) break;
+    len += (size_t)n;
+  }
+  s[len] = '\0';
+  close(master);
+  return s;
+}
+
+static void test_terminal(void) {
+  const char *const args[] = {"run", "--tag", "toy", "--iterations", "2", "--experiments", "1", NULL};
+  int rc;
+  unsetenv("NO_COLOR");
+  char *tty = on_terminal(true, false, args, &rc);
+  CHECK(tty != NULL && rc == 0);
+  CHECK_MSG(tty && strstr(tty, "\033[1m") && strstr(tty, "\033[0m"), "no colour on a terminal");
+  free(tty);
+  setenv("NO_COLOR", "1", 1);
+  tty = on_terminal(true, false, args, &rc);
+  CHECK(tty && rc == 0 && !strchr(tty, '\033') && strstr(tty, "toy_1k_forward_c"));
+  free(tty);
+  setenv("NO_COLOR", "", 1); /* empty: as if unset (no-color.org) */
+  tty = on_terminal(true, false, args, &rc);
+  CHECK(tty && strstr(tty, "\033[1m"));
+  free(tty);
+  unsetenv("NO_COLOR");
+  /* the progress line on a terminal stderr: k/n, the name, elapsed time */
+  tty = on_terminal(false, true, args, &rc);
+  CHECK_MSG(tty && strstr(tty, "[1/3] toy_1k_forward_c") && strstr(tty, "[3/3] toy_64x64_forward_ref"),
+            "progress: %s", tty ? tty : "(null)");
+  CHECK(tty && strstr(tty, "s elapsed") && strstr(tty, "left") && strstr(tty, "\r\033[K"));
+  free(tty);
+  /* --quiet: no progress even on a terminal */
+  const char *const quiet[] = {"run", "--tag", "toy", "--iterations", "1", "--quiet", NULL};
+  tty = on_terminal(true, true, quiet, &rc);
+  CHECK(tty && rc == 0 && *tty == '\0');
+  free(tty);
+  /* not a terminal: no escape codes anywhere */
+  cli_result r = CLI("run", "--tag", "toy", "--iterations", "2");
+  CHECK(r.rc == 0 && !strchr(r.out, '\033') && !strchr(r.err, '\033'));
+  cli_free(&r);
+}
+
+/* The default selection: tag cpu (toy_gpu is for cuda, the bad/sigint ones lack the tag). */
+static void test_default_selection(void) {
+  cli_result r = CLI("run", "--benchmark_list_tests");
+  CHECK(r.rc == 0);
+  CHECK_MSG(strcmp(r.out, "toy_1k_forward_c\ntoy_1k_forward_and_vjp_c\ntoy_64x64_forward_ref\n") == 0,
+            "default selection: %s", r.out);
+  cli_free(&r);
+  r = CLI("--benchmark_list_tests");
+  CHECK(r.rc == 0 && count_lines(r.out) == 3);
+  cli_free(&r);
+  r = CLI("run", "--benchmark_list_tests=false", "--filter", "^toy_1k_forward_c$", "--iterations", "1",
+          "--quiet");
+  CHECK(r.rc == 0 && *r.out == '\0');
+  cli_free(&r);
+}
+
+/* TKB_REGISTER's queue; and, with no entry tagged cpu, the default runs every entry. */
+static int registrar_calls;
+static tkb_status good_registrar(void) {
+  registrar_calls++;
+  static tkb_value a[1];
+  a[0] = TKB_ABSTRACT(TKB_SPEC(TKB_FLOAT32, 16));
+  tkb_benchmark_def d = {.name = "untagged", .impl_name = "c", .fn = &toy_fn, .args = a, .n_args = 1};
+  return tkb_register_benchmark(&d);
+}
+static tkb_status bad_registrar(void) {
+  return tkb_set_error(TKB_ERR_INVALID_ARGUMENT, "bad_registrar: refusing on purpose");
+}
+
+static void test_registrars(void) {
+  tkb_registry_clear();
+  tkb_add_registrar(good_registrar);
+  cli_result r = CLI("run", "--iterations", "1", "--experiments", "1");
+  CHECK_MSG(r.rc == 0 && strstr(r.out, "untagged_forward_c") && registrar_calls == 1, "%s%s", r.out, r.err);
+  cli_free(&r);
+  r = CLI("list"); /* queued functions run once */
+  CHECK(r.rc == 0 && registrar_calls == 1 && strstr(r.out, "1 entry"));
+  cli_free(&r);
+  tkb_add_registrar(bad_registrar);
+  r = CLI("list");
+  CHECK(r.rc == 2 && strstr(r.err, "bad_registrar: refusing on purpose"));
+  cli_free(&r);
+  tkb_registry_clear();
+  r = CLI("list");
+  CHECK(r.rc == 2 && strstr(r.err, "no entries are registered"));
+  cli_free(&r);
+}
+
+int main(void) {
+  cli_init();
+  register_test_entries();
+  test_help_and_version();
+  test_list();
+  test_info();
+  test_bad_input();
+  test_terminal();
+  test_default_selection();
+  test_registrars();
+  cli_cleanup();
+  return CHECK_DONE();
+}

@@ -1,0 +1,20 @@
+/* tkbench.c - the tkbench executable: the ops shipped with the library, then the
+ * command line (src/cli). A bare `tkbench` prints the commands instead of starting a
+ * run (tkb_main's no-argument run is for users' TKB_MAIN programs). */
+#include "tkbench.h"
+
+#include <stdio.h>
+
+int main(int argc, char **argv) {
+  if (tkb_register_builtin_ops() != TKB_OK) {
+    fprintf(stderr, "tkbench: registering the built-in ops failed: %s\n", tkb_last_error());
+    return 2;
+  }
+  if (argc < 2) {
+    char *help[] = {argv[0], "--help", NULL};
+    tkb_main(2, help);
+    fprintf(stderr, "\ntkbench: no command given; try 'tkbench run' or 'make run'\n");
+    return 2;
+  }
+  return tkb_main(argc, argv);
+}
