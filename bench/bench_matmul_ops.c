@@ -8,9 +8,10 @@
  *      the rows of all groups against one [K, N] matrix). Target rows must reach >= 70%
  *      of sgemm's GFLOP/s: every gated_linear_unit cpu spec and ragged_dot's
  *      compute_bound one; the other ragged_dot specs are printed for information.
- * Times are tkb_benchmark medians (wallclock) over all rounds; the op and its baseline
- * alternate within each round so that load from elsewhere hits both alike. Flops come
- * from the suite entries' counts.
+ * Times are tkb_benchmark medians (wallclock, a warm-up call before each timed one); the
+ * op and its baseline alternate (rounds of 3 calls against the reference, single calls
+ * against sgemm) so that load from elsewhere on a shared machine hits both alike. Flops
+ * come from the suite entries' counts.
  *
  *   bench_matmul_ops [--rounds N] [--no-reference]
  */
@@ -170,8 +171,8 @@ static void sgemm_shape(size_t entry, int64_t *m, int64_t *n, int64_t *k) {
 static int vs_sgemm(int rounds) {
   enum { ITER = 5 };
   int failures = 0;
-  printf("cpu forward vs OpenBLAS sgemm alone, same M x N x K (median over %d rounds of %d "
-         "calls; target >= 70%%)\n", rounds, ITER);
+  printf("cpu forward vs OpenBLAS sgemm alone, same M x N x K (median of %d calls each, "
+         "alternating; target >= 70%%)\n", rounds * ITER);
   printf("%-18s %-72s %-16s %9s %9s %7s\n", "op", "spec", "sgemm MxNxK", "op GF/s", "sgemm GF/s",
          "ratio");
   for (int o = 0; o < 2; o++)
@@ -191,9 +192,10 @@ static int vs_sgemm(int rounds) {
       timed top, tsg;
       timed_open_entry(&top, i, ITER * rounds);
       timed_open(&tsg, sf, sargs, ITER * rounds);
-      for (int r = 0; r < rounds; r++) {
-        timed_round(&tsg, ITER);
-        timed_round(&top, ITER);
+      /* single calls, alternating, so both see the same load from elsewhere */
+      for (int r = 0; r < rounds * ITER; r++) {
+        timed_round(&tsg, 1);
+        timed_round(&top, 1);
       }
       const double gf = entry_counts(i).flops / 1e9;
       const double sgf = 2.0 * (double)m * (double)n * (double)k / 1e9;

@@ -189,9 +189,15 @@ tkb_status tkb_spec_parse(const char *text, tkb_spec *out);
 typedef struct tkb_device tkb_device;
 
 /**
- * Opens a device by name ("cpu", later "cuda:N", "opencl:N"). Devices are shared
- * singletons owned by the library: do not free. TKB_ERR_NOT_FOUND for an unknown name,
- * TKB_ERR_DEVICE (with why) when the device's driver or hardware is missing.
+ * Opens a device by name: "cpu", "cuda:N" or "opencl:N" (N counts the devices of every
+ * platform in order; "opencl" alone is "opencl:0"). The cpu is built in; the first
+ * cuda/opencl name loads that backend's plugin (libtkbench-cuda.so,
+ * libtkbench-opencl.so) from TKB_PLUGIN_PATH (colon-separated folders), else the folder
+ * of libtkbench (or of the program it is linked into), else ../lib of it, else the
+ * dynamic linker's path. Devices are shared singletons owned by the library: do not
+ * free. TKB_ERR_NOT_FOUND for an unknown name or an index past the devices present
+ * (naming those present); TKB_ERR_DEVICE with a sentence saying what is missing (the
+ * plugin, the driver's loader, any platform or device) and how to get it.
  */
 tkb_status tkb_device_get(const char *name, tkb_device **out);
 /** The device's canonical name ("cpu"). */
@@ -247,7 +253,8 @@ tkb_status tkb_array_zeros(tkb_device *dev, const tkb_spec *spec, tkb_array **ou
  * array. The memory must hold the spec's bytes and outlive the array.
  */
 tkb_status tkb_array_wrap(const tkb_spec *spec, void *data, tkb_array **out);
-/** Deep copy onto dev (NULL: same device as src). */
+/** Deep copy onto dev (NULL: same device as src), across devices too (cpu <-> device,
+ *  device <-> device through the host). */
 tkb_status tkb_array_copy(const tkb_array *src, tkb_device *dev, tkb_array **out);
 /** Frees the array and, when it owns them, its data. NULL is a no-op. */
 void tkb_array_free(tkb_array *a);
@@ -275,6 +282,39 @@ tkb_array *tkb_arrays_get(const tkb_arrays *list, size_t i);
 const char *tkb_arrays_name(const tkb_arrays *list, size_t i);
 /** Frees the list and the arrays it owns. NULL is a no-op. */
 void tkb_arrays_free(tkb_arrays *list);
+
+/* ------------------------------------------------------------------------------ */
+/* Device arrays (device backends, issue 5)                                        */
+/* ------------------------------------------------------------------------------ */
+/*
+ * On an accelerator (opencl:N, cuda:N) tkb_array.data is a device handle, not host
+ * memory: read and write it with these, never through the pointer. tkb_array_get_f64,
+ * tkb_array_set_f64 and tkb_array_diff_summary take host (cpu) arrays only; copy a
+ * device array to the cpu first (tkb_array_copy with the "cpu" device).
+ */
+
+/**
+ * Copies all of a's bytes (its dtype's layout, row-major) into host memory, from any
+ * device; returns when they are there. nbytes must equal a->nbytes.
+ * Errors: TKB_ERR_INVALID_ARGUMENT (NULL a or host, nbytes != a->nbytes naming both,
+ * an abstract array), TKB_ERR_DEVICE (the device failed, with the driver's reason).
+ */
+tkb_status tkb_array_read(const tkb_array *a, void *host, size_t nbytes);
+/** Copies nbytes (== a->nbytes) of host memory into a, on any device. Errors as
+ *  tkb_array_read. */
+tkb_status tkb_array_write(tkb_array *a, const void *host, size_t nbytes);
+/** Copies src's bytes into dst (equal specs, any two devices). TKB_ERR_BAD_SHAPE naming
+ *  both specs when they differ; otherwise as tkb_array_read. */
+tkb_status tkb_array_copy_into(tkb_array *dst, const tkb_array *src);
+
+/**
+ * The canonical name of timing method `method` on dev (NULL: cpu): NULL, "" and "auto"
+ * give the device's default, "xprof" gives "profiler" and "hermetic_xprof"
+ * "hermetic_profiler" (Tokamax's names). *canonical is static storage. Errors exactly
+ * as tkb_benchmark reports them: TKB_ERR_UNSUPPORTED naming the method and the ones the
+ * device has, TKB_ERR_NOT_FOUND for a name that is no timing method.
+ */
+tkb_status tkb_method_resolve(const tkb_device *dev, const char *method, const char **canonical);
 
 /* ------------------------------------------------------------------------------ */
 /* Random initialization (Philox4x32-10, counter based)                            */
@@ -323,8 +363,14 @@ typedef struct tkb_init {
 /**
  * Fills `a` from the Philox stream keyed by (seed, stream). The result depends only on
  * (init, seed, stream, spec): bit-identical for every thread count and, for device
- * arrays, on every device. Filled in parallel. TKB_ERR_INVALID_ARGUMENT for bad
- * parameters (stddev < 0, hi <= lo, a range outside the dtype).
+ * arrays, on every device (src/core/philox.h states the element <-> counter mapping,
+ * the cross-device contract). Filled in parallel with tkb_get_num_threads() threads.
+ * init == NULL means TKB_INIT_DEFAULT. Rules: UNIFORM on an integer dtype is an integer
+ * range; CONSTANT on an integer or bool dtype must be a representable integer.
+ * TKB_ERR_INVALID_ARGUMENT (naming the field and value) for: stddev < 0 or not finite;
+ * hi <= lo, or no value of the dtype in [lo, hi); a range or constant outside the
+ * dtype; NORMAL on an integer or bool array; a CALLBACK without a function; an array
+ * without data. A callback's own status is returned as is.
  */
 tkb_status tkb_fill(tkb_array *a, const tkb_init *init, uint64_t seed, uint64_t stream);
 
@@ -413,6 +459,9 @@ typedef struct tkb_args {
   size_t count;
   const tkb_value *values;
   tkb_device *device;
+  int mode; /* the tkb_mode being standardized/run, so prepare can size workspaces for
+               what will be called (declared int: tkb_mode is defined further down);
+               TKB_MODE_FORWARD (0) outside standardization */
 } tkb_args;
 
 /** Index of the parameter called name, or -1. */
@@ -589,12 +638,20 @@ typedef struct tkb_bench_opts {
   int experiments;           /* spaced experiments; 0 means 1 */
   double interval_ms;        /* sleep between experiments (against throttling); 0 */
   const char *method;        /* timing method; NULL or "auto" picks the device's
-                                default (cpu: "wallclock"; also "cpu_time") */
+                                default (cpu: "wallclock"; also "cpu_time"; opencl:
+                                "opencl_events"; also "profiler", "hermetic_profiler"
+                                (aliases "xprof", "hermetic_xprof"), "wallclock") */
   const char *event_filter_regex; /* profiler methods: device events kept (NULL: all) */
   bool warmup_once;          /* one warm-up call per experiment instead of one before
                                 each timed call (Tokamax's wallclock does the latter) */
   bool check_outputs;        /* after timing, fail with TKB_ERR_NUMERICS when an output
                                 holds NaN or Inf */
+  bool cold_cache;           /* before each timed call, outside the timed interval, write
+                                a scratch buffer of at least twice the device's cache
+                                (cpu: last-level cache; opencl: global memory cache) so
+                                the call starts with cold caches */
+  const char *trace_dir;     /* profiler: folder of the Chrome trace file (NULL: $TMPDIR,
+                                else /tmp); its path is metadata "trace" */
 } tkb_bench_opts;
 
 #define TKB_BENCH_OPTS_DEFAULT ((tkb_bench_opts){.iterations = 5, .experiments = 1})

@@ -8,8 +8,8 @@
  *    bfloat16 or float16) whose names hold '=', written '-' here: the one character
  *    of them the registry does not accept. (arg_specs.py's alphafold_3 inference
  *    specs, vmapped and tagged forward_only, are not in OPS.md and not registered.)
- *  - Smaller specs of the same proportions tagged `cpu` (each forward a few ms for
- *    `cpu` and tens of ms for `reference` on 2 cores).
+ *  - Smaller specs of the same proportions tagged `cpu` (each forward under a ms for
+ *    `cpu` and ~10 ms for `reference` on 2 cores).
  * Every spec is registered for both implementations ("reference", "cpu") in all four
  * modes; reference entries of the Tokamax-sized specs exist but would take hours.
  * The bool masks use the default initializer (a fair coin per element), as Tokamax.
@@ -38,16 +38,17 @@ static const attn_spec fixed_specs[] = {
     {"alphafold_384x384x4x32", "", BF16, 384, 384, 384, 4, 4, 32, 32, false, true},
     {"alphafold_384x384x4x64", "primary", BF16, 384, 384, 384, 4, 4, 64, 64, false, true},
     {"alphafold_768x768x4x64", "primary", BF16, 768, 768, 768, 4, 4, 64, 64, false, true},
-    /* Same proportions for a 2-core CPU: 30-120 MFLOP per forward */
-    {"cpu_mixtral_8x7b_bf16", "cpu", BF16, 1, 256, 256, 4, 1, 128, 128, true, false},
-    {"cpu_deepseek2_16b_bf16", "cpu", BF16, 1, 256, 256, 4, 4, 192, 128, true, false},
-    {"cpu_alphafold_48x48x4x32", "cpu", BF16, 48, 48, 48, 4, 4, 32, 32, false, true},
-    {"cpu_alphafold_48x48x4x64", "cpu", BF16, 48, 48, 48, 4, 4, 64, 64, false, true},
-    /* flash_attention_v3 proportions: 512 tokens, hidden 256, seq_len 256 */
+    /* Same proportions for a 2-core CPU: 30-70 MFLOP per forward (the float64
+     * reference takes tens of ms, `make run` times both implementations) */
+    {"cpu_mixtral_8x7b_bf16", "cpu", BF16, 1, 128, 128, 8, 2, 128, 128, true, false},
+    {"cpu_deepseek2_16b_bf16", "cpu", BF16, 1, 192, 192, 4, 4, 192, 128, true, false},
+    {"cpu_alphafold_40x40x4x32", "cpu", BF16, 40, 40, 40, 4, 4, 32, 32, false, true},
+    {"cpu_alphafold_40x40x4x64", "cpu", BF16, 40, 40, 40, 4, 4, 64, 64, false, true},
+    /* flash_attention_v3 proportions: 256 tokens, hidden 256, seq_len 256 */
     {"cpu_flash_attention_v3_seq_len-256_head_dim-64_causal-False_dtype-bfloat16", "cpu", BF16,
-     2, 256, 256, 4, 4, 64, 64, false, false},
+     1, 256, 256, 4, 4, 64, 64, false, false},
     {"cpu_flash_attention_v3_seq_len-256_head_dim-64_causal-True_dtype-float16", "cpu",
-     TKB_FLOAT16, 2, 256, 256, 4, 4, 64, 64, true, false},
+     TKB_FLOAT16, 1, 256, 256, 4, 4, 64, 64, true, false},
 };
 #define N_FIXED (sizeof fixed_specs / sizeof fixed_specs[0])
 

@@ -2,43 +2,41 @@
  * cpu.c - gated_linear_unit, fast (tkb_op_gated_linear_unit). Same math as
  * reference.c (see gated_linear_unit.h), computed in float32 (float64 for float64 x):
  *
- *  - The rows of x are cut into blocks of mb rows; per block (cpu_kernels.h)
- *      forward  y_blk = x_blk @ W  (OpenBLAS)     [mb, K] x [K, 2N], then the gating
- *      vjp      dy_blk from the gating's derivative, then
- *               dx_blk = dy_blk @ W^T             [mb, 2N] x [2N, K]
- *               dW_thread += x_blk^T @ dy_blk     [K, mb] x [mb, 2N]
- *    so every temporary is a block and the [R, 2N] product never exists in float32.
- *  - bfloat16/float16 x and W are widened by tkb_convert (vectorized): each x block
- *    just before its product, W once per call (W is the small operand, K x 2N, read by
- *    every block: widening it once costs K*2N against 4 R K N flops).
- *  - The gating runs on the block while it is in cache, with a float32 exp that the
- *    compiler vectorizes (libm's expf stays scalar without -ffast-math).
- *  - Threads: one OpenMP region per call; the threads take row blocks, each running its
- *    products on OpenBLAS single-threaded (blas_single_begin/end), so the widening and
- *    the gating run in parallel too. Letting OpenBLAS's own pool split each product
- *    instead left the gating on one thread, and on this 2-core machine its pool was
- *    slower than one thread for products of a few MFLOP (bench/bench_matmul_ops.c).
- *    dW is summed per thread and the sums added in thread order, so its last bits
- *    depend on the thread count; out, y and dx do not.
- * Every workspace is allocated by the prepare hook (per thread: the block temporaries
- * and a K x 2N dW sum); a call allocates nothing.
+ *  - The products are OpenBLAS sgemm/dgemm calls over blocks of `mb` rows of x:
+ *      forward  y_blk = x_blk @ W                      [mb, K] x [K, 2N]
+ *      vjp      dx_blk = dy_blk @ W^T                  [mb, 2N] x [2N, K]
+ *               dW += x_blk^T @ dy_blk                 [K, mb] x [mb, 2N]
+ *    so every temporary is a block (sized by GLU_BLOCK_BYTES, chosen in prepare) and
+ *    the [R, 2N] product never exists in float32 at once.
+ *  - bfloat16/float16 x and W are widened to float32 by tkb_convert (vectorized): each
+ *    x block just before its product, W once per call (W is the small operand: K x 2N,
+ *    read by every block, so converting it once costs K*2N against R*K*2N*2 flops).
+ *    Results are rounded back block by block.
+ *  - The activation and gating run on the block while it is in cache, with a float32
+ *    exp that the compiler vectorizes (libm's expf is scalar without -ffast-math); for
+ *    bfloat16 the rounding of y, the gating and the rounding of out are one loop.
+ *  - Threads: OpenBLAS parallelizes each product with its own thread pool; the
+ *    widening and the gating (a small share of the work) run on the calling thread.
+ *    Two alternatives measured worse on the 2-core machine: OpenMP regions between the
+ *    products (OpenMP's workers spin after each region while OpenBLAS's need the cores:
+ *    several times slower), and OpenMP over row blocks with OpenBLAS set to one thread
+ *    around the call (2-5x slower in bench/bench_matmul_ops.c, where OpenBLAS's pool,
+ *    still spinning after the baseline's sgemm, competes with the OpenMP threads; and
+ *    erratic whenever another process held a core).
+ * Every workspace is allocated by the prepare hook; a call allocates nothing.
  */
 #include "gated_linear_unit.h"
 
 #include <cblas.h>
 #include <limits.h>
-#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* Target bytes of one thread's block temporaries (x, y, dy, out, dx rows): about the
- * per-core L2. */
-#define GLU_BLOCK_BYTES ((int64_t)1 << 20)
-/* Rows per block at least (products below this lose efficiency) and at most. */
-#define GLU_MIN_BLOCK_ROWS 16
-#define GLU_MAX_BLOCK_ROWS 512
-/* Blocks a call is cut into at least, when it has the rows (work for 8 threads). */
-#define GLU_MIN_BLOCKS 8
+/* Target bytes of one block's float32 temporaries (x, y, dy, out rows): a few MiB,
+ * so each OpenBLAS call (which wakes its threads) has enough rows to amortize that. */
+#define GLU_BLOCK_BYTES ((int64_t)4 << 20)
+/* Fewest rows per block: below this the products lose efficiency. */
+#define GLU_MIN_BLOCK_ROWS 64
 
 /* ------------------------------------------------------------------------------ */
 /* Vectorizable float32 activations                                                */
@@ -49,29 +47,53 @@ typedef union glu_fu32 {
   int32_t i;
 } glu_fu32;
 
+/* Fused multiply-add: one instruction with -march=native (the build compiles with
+ * -ffp-contract=off, so only the fmas written here are fused). */
+#if defined(__GNUC__)
+#define GLU_FMAF(a, b, c) __builtin_fmaf((a), (b), (c))
+#else
+#define GLU_FMAF(a, b, c) fmaf((a), (b), (c))
+#endif
+
 /*
- * e^x in float32, within 2 ulp for x in [-87, 88] (clamped outside, so sigmoid and
- * gelu saturate cleanly): x = n ln2 + r with n = round(x / ln2) (the 1.5 * 2^23 trick
- * rounds to nearest and leaves n in the low mantissa bits), ln2 split in two so r is
- * exact, e^r by Cephes' degree-6 minimax polynomial on [-ln2/2, ln2/2], times 2^n
- * built in the exponent field.
+ * e^x in float32, within 1 ulp (8e-8 relative, measured) for x in [-87, 88] (clamped
+ * outside, so sigmoid and gelu saturate cleanly): x = n ln2 + r with n = round(x / ln2)
+ * (adding 1.5 * 2^23 rounds to nearest and leaves n in the low mantissa bits), ln2
+ * split in two so r is exact, e^r by Cephes' degree-6 minimax polynomial on
+ * [-ln2/2, ln2/2] in fmas, times 2^n built in the exponent field.
  */
 static inline float glu_expf(float x) {
   x = x < -87.0f ? -87.0f : x;
   x = x > 88.0f ? 88.0f : x;
-  glu_fu32 t = {.f = x * 1.44269504088896341f + 12582912.0f};
+  glu_fu32 t = {.f = GLU_FMAF(x, 1.44269504088896341f, 12582912.0f)};
   const float n = t.f - 12582912.0f;
-  float r = x - n * 0.693359375f;
-  r = r - n * -2.12194440e-4f;
+  float r = GLU_FMAF(n, -0.693359375f, x);
+  r = GLU_FMAF(n, 2.12194440e-4f, r);
   float q = 1.9875691500e-4f;
-  q = q * r + 1.3981999507e-3f;
-  q = q * r + 8.3334519073e-3f;
-  q = q * r + 4.1665795894e-2f;
-  q = q * r + 1.6666665459e-1f;
-  q = q * r + 5.0000001201e-1f;
-  q = q * r * r + r + 1.0f;
+  q = GLU_FMAF(q, r, 1.3981999507e-3f);
+  q = GLU_FMAF(q, r, 8.3334519073e-3f);
+  q = GLU_FMAF(q, r, 4.1665795894e-2f);
+  q = GLU_FMAF(q, r, 1.6666665459e-1f);
+  q = GLU_FMAF(q, r, 5.0000001201e-1f);
+  q = GLU_FMAF(q * r, r, r) + 1.0f;
   glu_fu32 scale = {.i = (t.i - 0x4b400000 + 127) << 23}; /* 2^n */
   return q * scale.f;
+}
+
+/* float32 -> bfloat16 bits, nearest even, NaN -> quiet NaN of the same sign: the rule
+ * of tkb_f32_to_bf16, inlined so the gating loop below vectorizes. */
+static inline uint16_t glu_bf16_bits(float v) {
+  glu_fu32 u = {.f = v};
+  const uint32_t b = (uint32_t)u.i;
+  const uint32_t r = (b + 0x7fffu + ((b >> 16) & 1u)) >> 16;
+  const uint32_t nan = ((b >> 16) & 0x8000u) | 0x7fc0u;
+  return (uint16_t)((b & 0x7fffffffu) > 0x7f800000u ? nan : r);
+}
+
+/* v rounded to bfloat16's precision, as float32. */
+static inline float glu_bf16_round(float v) {
+  glu_fu32 u = {.i = (int32_t)((uint32_t)glu_bf16_bits(v) << 16)};
+  return u.f;
 }
 
 static inline float glu_sigmoidf(float g) { return 1.0f / (1.0f + glu_expf(-g)); }
@@ -101,6 +123,25 @@ static void gate_f32(glu_activation act, const float *restrict g, const float *r
     default:
       for (int64_t i = 0; i < n; i++) out[i] = g[i] * p[i];
       break;
+  }
+}
+
+/* The same for bfloat16 x, fused: g and p rounded to bfloat16 (as the residual y is),
+ * out[i] = act(g) * p stored as bfloat16. One pass over the block instead of three. */
+#define GLU_GATE_BF16_LOOP(EXPR)                                            \
+  for (int64_t i = 0; i < n; i++) {                                         \
+    const float gi = glu_bf16_round(g[i]), pi = glu_bf16_round(p[i]);       \
+    out[i] = glu_bf16_bits(EXPR);                                           \
+  }
+
+static void gate_bf16(glu_activation act, const float *restrict g, const float *restrict p,
+                      uint16_t *restrict out, int64_t n) {
+  switch (act) {
+    case GLU_ACT_SILU: GLU_GATE_BF16_LOOP(gi * glu_sigmoidf(gi) * pi); break;
+    case GLU_ACT_SIGMOID: GLU_GATE_BF16_LOOP(glu_sigmoidf(gi) * pi); break;
+    case GLU_ACT_GELU: GLU_GATE_BF16_LOOP(gi * glu_gelu_s2(gi) * pi); break;
+    case GLU_ACT_RELU: GLU_GATE_BF16_LOOP((gi > 0.0f ? gi : 0.0f) * pi); break;
+    default: GLU_GATE_BF16_LOOP(gi * pi); break;
   }
 }
 
@@ -182,48 +223,26 @@ static void dgemm_rm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const do
 }
 
 /* ------------------------------------------------------------------------------ */
-/* float64 gating (scalar; float64 is for accuracy, not speed)                     */
+/* Workspaces                                                                      */
 /* ------------------------------------------------------------------------------ */
-
-static void gate_f64(glu_activation act, const double *restrict g, const double *restrict p,
-                     double *restrict out, int64_t n) {
-  for (int64_t i = 0; i < n; i++) out[i] = glu_act_f64(act, g[i]) * p[i];
-}
-
-static void gate_vjp_f64(glu_activation act, const double *restrict g,
-                         const double *restrict p, const double *restrict d,
-                         double *restrict dg, double *restrict dp, int64_t n) {
-  for (int64_t i = 0; i < n; i++) {
-    dg[i] = d[i] * p[i] * glu_dact_f64(act, g[i]);
-    dp[i] = d[i] * glu_act_f64(act, g[i]);
-  }
-}
-
-/* ------------------------------------------------------------------------------ */
-/* Workspaces and threads                                                          */
-/* ------------------------------------------------------------------------------ */
-
-/* One thread's temporaries, in the math type T (float or double). */
-typedef struct glu_thread_ws {
-  void *x;      /* [mb, K] x block widened (narrow x only) */
-  void *y;      /* [mb, 2N] y block */
-  void *dy;     /* [mb, 2N] dy block */
-  void *o;      /* [mb, N] out or dout block (narrow x only) */
-  void *dx;     /* [mb, K] dx block (narrow x only) */
-  void *yq;     /* [mb, 2N] y block in x's dtype (narrow x only) */
-  void *dw;     /* [K, 2N] this thread's sum of dW */
-  bool dw_used; /* this call added a block into dw */
-} glu_thread_ws;
 
 typedef struct glu_cpu_ws {
   tkb_device *dev;
   void *base;
   size_t bytes;
-  glu_plan plan;       /* the shapes it was prepared for */
-  int nthreads;
-  int64_t mb, nblocks; /* rows per block, blocks per call */
-  void *w;             /* [K, 2N] W widened (narrow x only) */
-  glu_thread_ws thr[]; /* nthreads */
+  int64_t mb;     /* rows per block */
+  /* float32 math (float32, bfloat16, float16 x) */
+  float *wf;      /* [K, 2N] W widened (narrow x only) */
+  float *dwf;     /* [K, 2N] dW accumulator (narrow x only) */
+  float *xf;      /* [mb, K] x block widened (narrow x only) */
+  float *yf;      /* [mb, 2N] y block / dy's y input */
+  float *dyf;     /* [mb, 2N] dy block */
+  float *of;      /* [mb, N] out or dout block */
+  float *dxf;     /* [mb, K] dx block (narrow x only) */
+  void *yq;       /* [mb, 2N] y block in x's dtype (narrow x only) */
+  /* float64 math */
+  double *yd;     /* [mb, 2N] */
+  double *dyd;    /* [mb, 2N] */
 } glu_cpu_ws;
 
 static void cpu_release(void *state) {
@@ -236,7 +255,7 @@ static void cpu_release(void *state) {
 static size_t round64(size_t n) { return (n + 63) / 64 * 64; }
 
 static void *carve(char **cursor, size_t bytes) {
-  void *p = bytes ? *cursor : NULL;
+  void *p = *cursor;
   *cursor += round64(bytes);
   return p;
 }
@@ -250,140 +269,199 @@ static tkb_status cpu_prepare(const tkb_args *a, void **state) {
     return tkb_set_error(TKB_ERR_UNSUPPORTED,
                          "gated_linear_unit (cpu): K = %lld and 2N = %lld must fit OpenBLAS's "
                          "32-bit dimensions (at most %d)", (long long)K, (long long)N2, INT_MAX);
-  const int nt = tkb_get_num_threads() > 0 ? tkb_get_num_threads() : 1;
-  const size_t ts = p.f64 ? 8 : 4, xs = tkb_dtype_size(p.x.dtype);
-  const bool narrow = !p.f64 && p.x.dtype != TKB_FLOAT32;
-  /* Rows per block: the temporaries in GLU_BLOCK_BYTES, at least GLU_MIN_BLOCKS blocks
-   * when there are rows for them (a function of the shape, not of the thread count). */
-  const int64_t row_bytes = (int64_t)ts * (K + 2 * N2 + N + K) + (narrow ? (int64_t)xs * N2 : 0);
-  int64_t mb = GLU_BLOCK_BYTES / (row_bytes > 0 ? row_bytes : 1);
-  if (mb > GLU_MAX_BLOCK_ROWS) mb = GLU_MAX_BLOCK_ROWS;
-  if (mb > (R + GLU_MIN_BLOCKS - 1) / GLU_MIN_BLOCKS) mb = (R + GLU_MIN_BLOCKS - 1) / GLU_MIN_BLOCKS;
+  /* Rows per block: the block's x, y, dy and out rows in about GLU_BLOCK_BYTES. */
+  const int64_t esize = p.f64 ? 8 : 4;
+  int64_t mb = GLU_BLOCK_BYTES / ((K + 2 * N2 + N + K > 0 ? K + 2 * N2 + N + K : 1) * esize);
   if (mb < GLU_MIN_BLOCK_ROWS) mb = GLU_MIN_BLOCK_ROWS;
-  const size_t per_thread[7] = {
-      narrow ? (size_t)(mb * K) * ts : 0,  (size_t)(mb * N2) * ts, (size_t)(mb * N2) * ts,
-      narrow ? (size_t)(mb * N) * ts : 0,  narrow ? (size_t)(mb * K) * ts : 0,
-      narrow ? (size_t)(mb * N2) * xs : 0, (size_t)(K * N2) * ts};
-  const size_t w_bytes = narrow ? (size_t)(K * N2) * ts : 0;
-  size_t bytes = round64(w_bytes);
-  for (int i = 0; i < 7; i++) bytes += (size_t)nt * round64(per_thread[i]);
-  glu_cpu_ws *ws = calloc(1, sizeof *ws + (size_t)nt * sizeof(glu_thread_ws));
+  if (mb > R) mb = R > 0 ? R : 1;
+  const bool narrow = !p.f64 && p.x.dtype != TKB_FLOAT32;
+  const size_t xs = tkb_dtype_size(p.x.dtype);
+  size_t sizes[10] = {0};
+  if (p.f64) {
+    sizes[8] = (size_t)(mb * N2) * 8;
+    sizes[9] = (size_t)(mb * N2) * 8;
+  } else {
+    sizes[0] = narrow ? (size_t)(K * N2) * 4 : 0;
+    sizes[1] = narrow ? (size_t)(K * N2) * 4 : 0;
+    sizes[2] = narrow ? (size_t)(mb * K) * 4 : 0;
+    sizes[3] = (size_t)(mb * N2) * 4;
+    sizes[4] = (size_t)(mb * N2) * 4;
+    sizes[5] = (size_t)(mb * N) * 4;
+    sizes[6] = narrow ? (size_t)(mb * K) * 4 : 0;
+    sizes[7] = narrow ? (size_t)(mb * N2) * xs : 0;
+  }
+  size_t bytes = 0;
+  for (int i = 0; i < 10; i++) bytes += round64(sizes[i]);
+  glu_cpu_ws *ws = calloc(1, sizeof *ws);
   if (!ws) return tkb_set_error(TKB_ERR_OUT_OF_MEMORY, "gated_linear_unit (cpu): out of memory");
   ws->dev = a->device;
   ws->bytes = bytes;
-  ws->plan = p;
-  ws->nthreads = nt;
   ws->mb = mb;
-  ws->nblocks = (R + mb - 1) / mb;
   st = tkb_device_alloc(ws->dev, bytes, &ws->base);
   if (st != TKB_OK) {
     free(ws);
-    return tkb_set_error(st, "gated_linear_unit (cpu): cannot allocate %.1f MiB of workspaces "
-                         "(%d threads, blocks of %lld rows)", (double)bytes / 1048576.0, nt,
-                         (long long)mb);
+    return st;
   }
   char *cur = ws->base;
-  ws->w = carve(&cur, w_bytes);
-  for (int t = 0; t < nt; t++) {
-    glu_thread_ws *th = &ws->thr[t];
-    th->x = carve(&cur, per_thread[0]);
-    th->y = carve(&cur, per_thread[1]);
-    th->dy = carve(&cur, per_thread[2]);
-    th->o = carve(&cur, per_thread[3]);
-    th->dx = carve(&cur, per_thread[4]);
-    th->yq = carve(&cur, per_thread[5]);
-    th->dw = carve(&cur, per_thread[6]);
-  }
+  ws->wf = carve(&cur, sizes[0]);
+  ws->dwf = carve(&cur, sizes[1]);
+  ws->xf = carve(&cur, sizes[2]);
+  ws->yf = carve(&cur, sizes[3]);
+  ws->dyf = carve(&cur, sizes[4]);
+  ws->of = carve(&cur, sizes[5]);
+  ws->dxf = carve(&cur, sizes[6]);
+  ws->yq = carve(&cur, sizes[7]);
+  ws->yd = carve(&cur, sizes[8]);
+  ws->dyd = carve(&cur, sizes[9]);
   *state = ws;
   return TKB_OK;
 }
 
-/* Threads for a call: OpenMP's current count, at most what prepare sized for. */
-static int cpu_threads(const glu_cpu_ws *ws) {
-  int n = omp_get_max_threads();
-  return n < ws->nthreads ? n : ws->nthreads;
-}
-
-/*
- * A pthreads OpenBLAS would start its own threads inside each of ours (and calls from
- * two of our threads would queue on its one pool): keep it on the calling thread for
- * the call, then restore its setting (lowering the count only sets a variable). An
- * OpenMP OpenBLAS stays single-threaded inside a parallel region by itself.
- */
-static int blas_single_begin(void) {
-  if (openblas_get_parallel() != 1) return 0;
-  int n = openblas_get_num_threads();
-  if (n != 1) openblas_set_num_threads(1);
-  return n;
-}
-
-static void blas_single_end(int n) {
-  if (n > 1) openblas_set_num_threads(n);
-}
+/* ------------------------------------------------------------------------------ */
+/* float32 math: float32, bfloat16 and float16 x                                   */
+/* ------------------------------------------------------------------------------ */
 
 /* Element offset -> pointer into an array of dtype size es. */
 #define AT(arr, off, es) ((void *)((char *)(arr)->data + (size_t)(off) * (es)))
 
+static void forward_f32(const glu_plan *p, glu_cpu_ws *ws, const tkb_array *x,
+                        const tkb_array *w, tkb_array *out, tkb_array *y_out) {
+  const int64_t R = p->rows, K = p->k, N = p->n, N2 = 2 * N;
+  const tkb_dtype dt = p->x.dtype;
+  const size_t es = tkb_dtype_size(dt);
+  const bool f32 = dt == TKB_FLOAT32;
+  const float *W = w->data;
+  if (!f32) {
+    tkb_convert(w->data, dt, ws->wf, TKB_FLOAT32, (size_t)(K * N2));
+    W = ws->wf;
+  }
+  for (int64_t r0 = 0; r0 < R; r0 += ws->mb) {
+    const int64_t m = R - r0 < ws->mb ? R - r0 : ws->mb;
+    const float *A = AT(x, r0 * K, es);
+    if (!f32) {
+      tkb_convert(A, dt, ws->xf, TKB_FLOAT32, (size_t)(m * K));
+      A = ws->xf;
+    }
+    /* y[r][c] = sum_k x[r][k] W[k][c]: straight into the residual when it is float32 */
+    float *Y = (f32 && y_out) ? AT(y_out, r0 * N2, 4) : ws->yf;
+    sgemm_rm(false, false, m, N2, K, A, K, W, N2, 0.0f, Y, N2);
+    if (dt == TKB_BFLOAT16) {
+      /* the residual is y in bfloat16; the fused gating rounds y the same way */
+      if (y_out) tkb_convert(Y, TKB_FLOAT32, AT(y_out, r0 * N2, es), dt, (size_t)(m * N2));
+      for (int64_t r = 0; r < m; r++)
+        gate_bf16(p->act, Y + r * N2, Y + r * N2 + N, AT(out, (r0 + r) * N, es), N);
+      continue;
+    }
+    /* y rounded to x's dtype (the residual); the gating reads the rounded values */
+    if (!f32) {
+      void *yq = y_out ? AT(y_out, r0 * N2, es) : ws->yq;
+      tkb_convert(Y, TKB_FLOAT32, yq, dt, (size_t)(m * N2));
+      tkb_convert(yq, dt, Y, TKB_FLOAT32, (size_t)(m * N2));
+    }
+    /* out[r][n] = act(g) * p,  g = y[r][0][n], p = y[r][1][n] */
+    float *O = f32 ? AT(out, r0 * N, 4) : ws->of;
+    for (int64_t r = 0; r < m; r++) gate_f32(p->act, Y + r * N2, Y + r * N2 + N, O + r * N, N);
+    if (!f32) tkb_convert(O, TKB_FLOAT32, AT(out, r0 * N, es), dt, (size_t)(m * N));
+  }
+}
+
+static void vjp_f32(const glu_plan *p, glu_cpu_ws *ws, const tkb_array *x, const tkb_array *w,
+                    const tkb_array *y, const tkb_array *dout, tkb_array *dx, tkb_array *dw) {
+  const int64_t R = p->rows, K = p->k, N = p->n, N2 = 2 * N;
+  const tkb_dtype dt = p->x.dtype;
+  const size_t es = tkb_dtype_size(dt);
+  const bool f32 = dt == TKB_FLOAT32;
+  const float *W = w->data;
+  if (!f32) {
+    tkb_convert(w->data, dt, ws->wf, TKB_FLOAT32, (size_t)(K * N2));
+    W = ws->wf;
+  }
+  float *DW = dw ? (f32 ? (float *)dw->data : ws->dwf) : NULL;
+  if (DW && R == 0) memset(DW, 0, (size_t)(K * N2) * sizeof(float));
+  for (int64_t r0 = 0; r0 < R; r0 += ws->mb) {
+    const int64_t m = R - r0 < ws->mb ? R - r0 : ws->mb;
+    const float *A = AT(x, r0 * K, es), *Y = AT(y, r0 * N2, es), *D = AT(dout, r0 * N, es);
+    if (!f32) {
+      tkb_convert(A, dt, ws->xf, TKB_FLOAT32, (size_t)(m * K));
+      tkb_convert(Y, dt, ws->yf, TKB_FLOAT32, (size_t)(m * N2));
+      tkb_convert(D, dt, ws->of, TKB_FLOAT32, (size_t)(m * N));
+      A = ws->xf;
+      Y = ws->yf;
+      D = ws->of;
+    }
+    /* dy[r][0][n] = dout p act'(g),  dy[r][1][n] = dout act(g) */
+    for (int64_t r = 0; r < m; r++)
+      gate_vjp_f32(p->act, Y + r * N2, Y + r * N2 + N, D + r * N, ws->dyf + r * N2,
+                   ws->dyf + r * N2 + N, N);
+    /* dx[r][k] = sum_c dy[r][c] W[k][c] */
+    if (dx) {
+      float *C = f32 ? AT(dx, r0 * K, 4) : ws->dxf;
+      sgemm_rm(false, true, m, K, N2, ws->dyf, N2, W, N2, 0.0f, C, K);
+      if (!f32) tkb_convert(C, TKB_FLOAT32, AT(dx, r0 * K, es), dt, (size_t)(m * K));
+    }
+    /* dW[k][c] += sum_r x[r][k] dy[r][c] */
+    if (DW) sgemm_rm(true, false, K, N2, m, A, K, ws->dyf, N2, r0 == 0 ? 0.0f : 1.0f, DW, N2);
+  }
+  if (DW && !f32) tkb_convert(DW, TKB_FLOAT32, dw->data, dt, (size_t)(K * N2));
+}
+
 /* ------------------------------------------------------------------------------ */
-/* The kernels, once per math type                                                 */
+/* float64 math: no conversions; the activations from gated_linear_unit.h          */
 /* ------------------------------------------------------------------------------ */
 
-#define T float
-#define MATH_DT TKB_FLOAT32
-#define GEMM_RM sgemm_rm
-#define GATE gate_f32
-#define GATE_VJP gate_vjp_f32
-#define FN(name) name##_f32
-#include "cpu_kernels.h"
-#undef T
-#undef MATH_DT
-#undef GEMM_RM
-#undef GATE
-#undef GATE_VJP
-#undef FN
+static void forward_f64(const glu_plan *p, glu_cpu_ws *ws, const tkb_array *x,
+                        const tkb_array *w, tkb_array *out, tkb_array *y_out) {
+  const int64_t R = p->rows, K = p->k, N = p->n, N2 = 2 * N;
+  for (int64_t r0 = 0; r0 < R; r0 += ws->mb) {
+    const int64_t m = R - r0 < ws->mb ? R - r0 : ws->mb;
+    /* y[r][c] = sum_k x[r][k] W[k][c] */
+    double *Y = y_out ? AT(y_out, r0 * N2, 8) : ws->yd;
+    dgemm_rm(false, false, m, N2, K, AT(x, r0 * K, 8), K, w->data, N2, 0.0, Y, N2);
+    /* out[r][n] = act(g) * p */
+    double *O = AT(out, r0 * N, 8);
+    for (int64_t r = 0; r < m; r++)
+      for (int64_t n = 0; n < N; n++)
+        O[r * N + n] = glu_act_f64(p->act, Y[r * N2 + n]) * Y[r * N2 + N + n];
+  }
+}
 
-#define T double
-#define MATH_DT TKB_FLOAT64
-#define GEMM_RM dgemm_rm
-#define GATE gate_f64
-#define GATE_VJP gate_vjp_f64
-#define FN(name) name##_f64
-#include "cpu_kernels.h"
-#undef T
-#undef MATH_DT
-#undef GEMM_RM
-#undef GATE
-#undef GATE_VJP
-#undef FN
+static void vjp_f64(const glu_plan *p, glu_cpu_ws *ws, const tkb_array *x, const tkb_array *w,
+                    const tkb_array *y, const tkb_array *dout, tkb_array *dx, tkb_array *dw) {
+  const int64_t R = p->rows, K = p->k, N = p->n, N2 = 2 * N;
+  if (dw && R == 0) memset(dw->data, 0, dw->nbytes);
+  for (int64_t r0 = 0; r0 < R; r0 += ws->mb) {
+    const int64_t m = R - r0 < ws->mb ? R - r0 : ws->mb;
+    const double *Y = AT(y, r0 * N2, 8), *D = AT(dout, r0 * N, 8);
+    /* dy[r][0][n] = dout p act'(g),  dy[r][1][n] = dout act(g) */
+    for (int64_t r = 0; r < m; r++)
+      for (int64_t n = 0; n < N; n++) {
+        const double g = Y[r * N2 + n], pr = Y[r * N2 + N + n], d = D[r * N + n];
+        ws->dyd[r * N2 + n] = d * pr * glu_dact_f64(p->act, g);
+        ws->dyd[r * N2 + N + n] = d * glu_act_f64(p->act, g);
+      }
+    /* dx[r][k] = sum_c dy[r][c] W[k][c] */
+    if (dx) dgemm_rm(false, true, m, K, N2, ws->dyd, N2, w->data, N2, 0.0, AT(dx, r0 * K, 8), K);
+    /* dW[k][c] += sum_r x[r][k] dy[r][c] */
+    if (dw)
+      dgemm_rm(true, false, K, N2, m, AT(x, r0 * K, 8), K, ws->dyd, N2, r0 == 0 ? 0.0 : 1.0,
+               dw->data, N2);
+  }
+}
 
 /* ------------------------------------------------------------------------------ */
 /* Hooks                                                                           */
 /* ------------------------------------------------------------------------------ */
 
-/* Plans the call and checks it has the shapes prepare sized the workspaces for. */
-static tkb_status cpu_bind(const tkb_args *a, const glu_cpu_ws *ws, glu_plan *p,
-                           const tkb_array **x, const tkb_array **w) {
-  tkb_status st = tkb__glu_bind(a, p, x, w);
-  if (st != TKB_OK) return st;
-  if (!ws || !tkb_spec_equal(&ws->plan.x, &p->x) || !tkb_spec_equal(&ws->plan.w, &p->w))
-    return tkb_set_error(TKB_ERR_INVALID_ARGUMENT, "gated_linear_unit (cpu): %s",
-                         ws ? "called with shapes other than those it was prepared for"
-                            : "called without its prepare hook");
-  return TKB_OK;
-}
-
 static tkb_status cpu_run_forward(const tkb_args *a, glu_cpu_ws *ws, tkb_array *out,
                                   tkb_array *y_out) {
   glu_plan p;
   const tkb_array *x, *w;
-  tkb_status st = cpu_bind(a, ws, &p, &x, &w);
+  tkb_status st = tkb__glu_bind(a, &p, &x, &w);
   if (st == TKB_OK) st = tkb__glu_check_buffer(out, &p.out, "output out");
   if (st == TKB_OK && y_out) st = tkb__glu_check_buffer(y_out, &p.y, "residual y");
   if (st != TKB_OK) return st;
-  const int nt = cpu_threads(ws), blas = blas_single_begin();
-  if (p.f64) forward_f64(&p, ws, nt, x, w, out, y_out);
-  else forward_f32(&p, ws, nt, x, w, out, y_out);
-  blas_single_end(blas);
+  if (p.f64) forward_f64(&p, ws, x, w, out, y_out);
+  else forward_f32(&p, ws, x, w, out, y_out);
   return TKB_OK;
 }
 
@@ -398,19 +476,16 @@ static tkb_status cpu_forward_res(const tkb_args *a, void *state, tkb_array *con
 
 static tkb_status cpu_vjp(const tkb_args *a, void *state, const tkb_array *const *residuals,
                           const tkb_array *const *cotangents, tkb_array *const *grads) {
-  glu_cpu_ws *ws = state;
   glu_plan p;
   const tkb_array *x, *w;
-  tkb_status st = cpu_bind(a, ws, &p, &x, &w);
+  tkb_status st = tkb__glu_bind(a, &p, &x, &w);
   if (st == TKB_OK) st = tkb__glu_check_buffer(residuals[0], &p.y, "residual y");
   if (st == TKB_OK) st = tkb__glu_check_buffer(cotangents[0], &p.out, "cotangent dout");
   if (st == TKB_OK && grads[0]) st = tkb__glu_check_buffer(grads[0], &p.x, "gradient dx");
   if (st == TKB_OK && grads[1]) st = tkb__glu_check_buffer(grads[1], &p.w, "gradient dweights");
   if (st != TKB_OK) return st;
-  const int nt = cpu_threads(ws), blas = blas_single_begin();
-  if (p.f64) vjp_f64(&p, ws, nt, x, w, residuals[0], cotangents[0], grads[0], grads[1]);
-  else vjp_f32(&p, ws, nt, x, w, residuals[0], cotangents[0], grads[0], grads[1]);
-  blas_single_end(blas);
+  if (p.f64) vjp_f64(&p, state, x, w, residuals[0], cotangents[0], grads[0], grads[1]);
+  else vjp_f32(&p, state, x, w, residuals[0], cotangents[0], grads[0], grads[1]);
   return TKB_OK;
 }
 

@@ -9,11 +9,11 @@
  */
 #include "norm.h"
 
-/* Index in x (and y, dy, dx) of element j of lane L: x viewed as [outer, n, inner],
- * L = o * inner + i. */
-static int64_t at(const norm_plan *p, int64_t lane, int64_t j) {
+/* Index in x (and y, dy, dx) of element 0 of lane L: x viewed as [outer, n, inner],
+ * L = o * inner + i; element j of the lane is p->inner further along per step of j. */
+static int64_t lane_base(const norm_plan *p, int64_t lane) {
   const int64_t o = lane / p->inner, i = lane % p->inner;
-  return (o * p->n + j) * p->inner + i;
+  return o * p->n * p->inner + i;
 }
 
 static double scale_at(const tkb_array *scale, int64_t j) {
@@ -31,24 +31,26 @@ static tkb_status ref_run_forward(const tkb_args *a, tkb_array *y, tkb_array *me
   if (st != TKB_OK) return st;
   const norm_plan *p = &c.p;
   const double n = (double)p->n;
+  const int64_t step = p->inner;
   for (int64_t L = 0; L < p->lanes; L++) {
+    const int64_t base = lane_base(p, L);
     /* mean = (1/n) sum_j x[j]   (0 for RMS norm; NaN when n = 0: 0 / 0) */
     double mean = 0.0;
     if (p->subtract_mean) {
       double sum = 0.0;
-      for (int64_t j = 0; j < p->n; j++) sum += norm_get(c.x, at(p, L, j));
+      for (int64_t j = 0; j < p->n; j++) sum += norm_get(c.x, base + j * step);
       mean = sum / n;
     }
     /* var = (1/n) sum_j (x[j] - mean)^2;  rstd = 1 / sqrt(var + epsilon) */
     double sq = 0.0;
     for (int64_t j = 0; j < p->n; j++) {
-      const double d = norm_get(c.x, at(p, L, j)) - mean;
+      const double d = norm_get(c.x, base + j * step) - mean;
       sq += d * d;
     }
     const double rstd = 1.0 / sqrt(sq / n + p->epsilon);
     /* y[j] = (x[j] - mean) * rstd * scale[j] + offset[j] */
     for (int64_t j = 0; j < p->n; j++) {
-      const int64_t e = at(p, L, j);
+      const int64_t e = base + j * step;
       norm_set(y, e, (norm_get(c.x, e) - mean) * rstd * scale_at(c.scale, j) +
                          offset_at(c.offset, j));
     }
@@ -78,18 +80,20 @@ static tkb_status ref_vjp(const tkb_args *a, void *state, const tkb_array *const
   (void)state;
   norm_call c;
   tkb_array *dx, *dscale, *doffset;
-  tkb_status st = tkb__norm_bind_vjp(a, &c, residuals, cotangents, grads, &dx, &dscale, &doffset);
+  tkb_status st =
+      tkb__norm_bind_vjp(a, &c, residuals, cotangents, grads, &dx, &dscale, &doffset);
   if (st != TKB_OK) return st;
   const norm_plan *p = &c.p;
   const tkb_array *mean_in = residuals[0], *rstd_in = residuals[1], *dy = cotangents[0];
   const double n = (double)p->n;
+  const int64_t step = p->inner;
 
   /* with xhat[j] = (x[j] - mean) * rstd for each lane:
    *   dscale[j] = sum_L dy[L][j] * xhat[L][j];  doffset[j] = sum_L dy[L][j] */
   for (int64_t j = 0; j < p->n; j++) {
     double ds = 0.0, db = 0.0;
     for (int64_t L = 0; L < p->lanes; L++) {
-      const int64_t e = at(p, L, j);
+      const int64_t e = lane_base(p, L) + j * step;
       const double xhat = (norm_get(c.x, e) - norm_get(mean_in, L)) * norm_get(rstd_in, L);
       ds += norm_get(dy, e) * xhat;
       db += norm_get(dy, e);
@@ -100,12 +104,13 @@ static tkb_status ref_vjp(const tkb_args *a, void *state, const tkb_array *const
   if (!dx) return TKB_OK;
 
   for (int64_t L = 0; L < p->lanes; L++) {
+    const int64_t base = lane_base(p, L);
     const double mean = norm_get(mean_in, L), rstd = norm_get(rstd_in, L);
     /* g[j] = dy[j] * scale[j];  mean_g = (1/n) sum_j g[j]   (0 for RMS norm);
      * mean_gxhat = (1/n) sum_j g[j] * xhat[j] */
     double sum_g = 0.0, sum_gxhat = 0.0;
     for (int64_t j = 0; j < p->n; j++) {
-      const int64_t e = at(p, L, j);
+      const int64_t e = base + j * step;
       const double g = norm_get(dy, e) * scale_at(c.scale, j);
       sum_g += g;
       sum_gxhat += g * (norm_get(c.x, e) - mean) * rstd;
@@ -113,7 +118,7 @@ static tkb_status ref_vjp(const tkb_args *a, void *state, const tkb_array *const
     const double mean_g = p->subtract_mean ? sum_g / n : 0.0, mean_gxhat = sum_gxhat / n;
     /* dx[j] = rstd * (g[j] - mean_g - xhat[j] * mean_gxhat) */
     for (int64_t j = 0; j < p->n; j++) {
-      const int64_t e = at(p, L, j);
+      const int64_t e = base + j * step;
       const double g = norm_get(dy, e) * scale_at(c.scale, j);
       const double xhat = (norm_get(c.x, e) - mean) * rstd;
       norm_set(dx, e, rstd * (g - mean_g - xhat * mean_gxhat));

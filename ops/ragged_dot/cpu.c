@@ -15,7 +15,10 @@
  *    and once in all when a group has at most mb rows (the memory-bound case reads rhs
  *    exactly once).
  *  - Threads: OpenBLAS parallelizes each product with its own pool; the widening runs
- *    on the calling thread (see gated_linear_unit/cpu.c for why not OpenMP).
+ *    on the calling thread (see gated_linear_unit/cpu.c for why not OpenMP). Known
+ *    cost: with many small groups each product is only a few MFLOP, which OpenBLAS's
+ *    pool splits at a loss (one thread was up to 2x faster on cpu_mixtral_8x7b);
+ *    tiles over groups on OpenMP threads would win there when nothing else runs.
  * Every workspace is allocated by the prepare hook; a call allocates nothing.
  */
 #include "ragged_dot.h"

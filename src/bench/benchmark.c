@@ -3,6 +3,7 @@
  * calls. The timed region holds one call and two clock reads: everything it needs
  * (the bound arguments, the outputs, the array of times) exists before it starts.
  */
+#include "meter.h"
 #include "std_fn.h"
 
 #include <math.h>
@@ -19,44 +20,6 @@ struct tkb_compiled {
   double compile_time_ms;
   size_t args_bytes;
 };
-
-/* Every method name tkbench knows, for "not on this device" vs "no such method". */
-static const char *const all_methods[] = {"wallclock", "cpu_time", "cuda_events", "cupti",
-                                          "profiler", "hermetic_profiler", "xprof",
-                                          "hermetic_xprof", "opencl_events", NULL};
-
-typedef enum { METHOD_WALLCLOCK, METHOD_CPU_TIME } method_id;
-
-static void join(const char *const *list, char *buf, size_t cap) {
-  size_t len = 0;
-  buf[0] = '\0';
-  for (int i = 0; list[i] && len < cap; i++)
-    len += (size_t)snprintf(buf + len, cap - len, "%s%s", i ? ", " : "", list[i]);
-}
-
-static tkb_status resolve_method(const tkb_device *dev, const char *asked, const char **name,
-                                 method_id *id) {
-  const char *const *have = tkb_device_methods(dev);
-  const char *m = (!asked || !*asked || strcmp(asked, "auto") == 0) ? have[0] : asked;
-  for (int i = 0; have[i]; i++) {
-    if (strcmp(have[i], m) == 0) {
-      *name = have[i];
-      *id = strcmp(m, "cpu_time") == 0 ? METHOD_CPU_TIME : METHOD_WALLCLOCK;
-      return TKB_OK;
-    }
-  }
-  char list[256];
-  join(have, list, sizeof list);
-  for (int i = 0; all_methods[i]; i++)
-    if (strcmp(all_methods[i], m) == 0)
-      return tkb_set_error(TKB_ERR_UNSUPPORTED,
-                           "method \"%s\" is not available on device %s; %s has: %s (or auto)", m,
-                           tkb_device_name(dev), tkb_device_name(dev), list);
-  char every[512];
-  join(all_methods, every, sizeof every);
-  return tkb_set_error(TKB_ERR_NOT_FOUND, "method \"%s\" is not a timing method; known: auto, %s",
-                       m, every);
-}
 
 tkb_status tkb_compile_benchmark(tkb_std_fn *f, const tkb_arrays *args, tkb_compiled **out) {
   tkb__clear_error();
@@ -102,11 +65,13 @@ static void sleep_ms(double ms) {
   }
 }
 
-/* The timed loop. Hot path: no allocation, logging or locking between the clock reads. */
-static tkb_status timed_loop(tkb_std_fn *f, method_id method, const tkb_bench_opts *o,
+/* The timed loop. Hot path: no allocation, logging or locking between the clock reads
+ * (the meter's before/after hooks, which flush caches and read device timers around
+ * the interval, were sized by tkb__meter_open). */
+static tkb_status timed_loop(tkb_std_fn *f, tkb__meter *m, const tkb_bench_opts *o,
                              double *times) {
   tkb_device *dev = f->device;
-  int64_t (*read_clock)(void) = method == METHOD_CPU_TIME ? tkb__cpu_now_ns : tkb__now_ns;
+  int64_t (*read_clock)(void) = m->clock;
   for (int e = 0; e < o->experiments; e++) {
     if (e > 0) sleep_ms(o->interval_ms);
     tkb_status st;
@@ -121,12 +86,14 @@ static tkb_status timed_loop(tkb_std_fn *f, method_id method, const tkb_bench_op
         if (!st) st = tkb_device_synchronize(dev);
         if (st) return st;
       }
+      st = tkb__meter_before(m);
+      if (st) return st;
       int64_t t0 = read_clock();
       st = tkb__std_invoke(f);
       if (!st) st = tkb_device_synchronize(dev);
       int64_t t1 = read_clock();
+      if (!st) st = tkb__meter_after(m, t1 - t0, &times[(size_t)e * (size_t)o->iterations + (size_t)i]);
       if (st) return st;
-      times[(size_t)e * (size_t)o->iterations + (size_t)i] = (double)(t1 - t0) / 1e6;
     }
   }
   return TKB_OK;
@@ -135,8 +102,15 @@ static tkb_status timed_loop(tkb_std_fn *f, method_id method, const tkb_bench_op
 /* Counts NaN/Inf in a floating array (bf16/f16/f8 through float32). */
 static int64_t count_nonfinite(const tkb_array *a) {
   if (!tkb_dtype_is_float(a->spec.dtype) || !a->data) return 0;
+  const tkb_array *h = a;
+  tkb_array *copy = NULL;
+  if (!tkb__host_array(a)) { /* a device output: read it back (after timing) */
+    if (tkb_array_copy(a, tkb__cpu_device(), &copy) != TKB_OK) return 0;
+    h = copy;
+  }
   int64_t bad = 0;
-  for (int64_t i = 0; i < a->numel; i++) bad += !isfinite(tkb_array_get_f64(a, i));
+  for (int64_t i = 0; i < h->numel; i++) bad += !isfinite(tkb_array_get_f64(h, i));
+  tkb_array_free(copy);
   return bad;
 }
 
@@ -200,15 +174,13 @@ tkb_status tkb_compiled_run(tkb_compiled *c, const tkb_bench_opts *opts, tkb_ben
                          "iterations x experiments is %lld; at most 100000000 timed calls per benchmark",
                          (long long)o.iterations * o.experiments);
   tkb_std_fn *f = c->f;
-  const char *method_name = NULL;
-  method_id method = METHOD_WALLCLOCK;
-  tkb_status st = resolve_method(f->device, o.method, &method_name, &method);
+  const tkb__method *method = NULL;
+  tkb_status st = tkb__method_lookup(f->device, o.method, &method);
   if (st) return st;
-  if (o.event_filter_regex && *o.event_filter_regex)
-    return tkb_set_error(TKB_ERR_UNSUPPORTED,
-                         "event_filter_regex \"%s\" applies to the profiler methods; method %s on %s "
-                         "has no device events to filter", o.event_filter_regex, method_name,
-                         tkb_device_name(f->device));
+  const char *method_name = method->name;
+  tkb__meter meter;
+  st = tkb__meter_open(&meter, f->device, method, &o);
+  if (st) return st;
 
   size_t n = (size_t)o.iterations * (size_t)o.experiments;
   tkb_benchmark_data *bd = calloc(1, sizeof *bd);
@@ -216,18 +188,25 @@ tkb_status tkb_compiled_run(tkb_compiled *c, const tkb_bench_opts *opts, tkb_ben
   if (bd) bd->experiment_median_ms = malloc((size_t)o.experiments * sizeof(double));
   if (!bd || !bd->evaluation_times_ms || !bd->experiment_median_ms) {
     tkb_benchmark_data_free(bd);
+    tkb__meter_close(&meter);
     return tkb_set_error(TKB_ERR_OUT_OF_MEMORY, "out of memory for %zu evaluation times", n);
   }
   tkb__std_bind_call(f, c->args);
   size_t in_use_start = tkb_device_bytes_in_use(f->device);
   tkb_device_reset_peak(f->device);
 
-  st = timed_loop(f, method, &o, bd->evaluation_times_ms);
+  st = timed_loop(f, &meter, &o, bd->evaluation_times_ms);
+  size_t peak = tkb_device_peak_bytes(f->device);
+  /* profiler: the last timed call's trace (Tokamax's xprof keeps the last one's) */
+  char trace[1100] = "";
+  if (!st && method->trace)
+    st = tkb__meter_write_trace(&meter, o.trace_dir, tkb_std_fn_name(f), trace, sizeof trace);
+  size_t commands = meter.n_last, kept = meter.n_kept_last;
+  tkb__meter_close(&meter);
   if (st) {
     tkb_benchmark_data_free(bd);
     return st;
   }
-  size_t peak = tkb_device_peak_bytes(f->device);
 
   bd->lower_time_ms = c->lower_time_ms;
   bd->compile_time_ms = c->compile_time_ms;
@@ -281,6 +260,17 @@ tkb_status tkb_compiled_run(tkb_compiled *c, const tkb_bench_opts *opts, tkb_ben
   meta_add(&m, "interval_ms", "%g", o.interval_ms);
   meta_add(&m, "library_version", "%s", tkb_version());
   meta_add(&m, "timer_resolution_ns", "%lld", (long long)tkb__clock_resolution_ns());
+  if (o.method && strcmp(o.method, method_name) != 0 && strcmp(o.method, "auto") != 0)
+    meta_add(&m, "method_requested", "%s", o.method);
+  if (method->reading >= TKB__READ_DEVICE_SUM) {
+    meta_add(&m, "device_commands_per_call", "%zu", commands);
+    if (method->reading == TKB__READ_DEVICE_UNION) {
+      meta_add(&m, "event_filter_regex", "%s", o.event_filter_regex ? o.event_filter_regex : "");
+      meta_add(&m, "device_commands_kept", "%zu", kept);
+    }
+  }
+  if (trace[0]) meta_add(&m, "trace", "%s", trace);
+  if (o.cold_cache) meta_add(&m, "cold_cache", "true");
   if (m.failed) {
     for (int i = 0; i < m.n; i++) {
       free((char *)m.items[i].key);

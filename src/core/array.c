@@ -60,19 +60,36 @@ tkb_status tkb_array_wrap(const tkb_spec *spec, void *data, tkb_array **out) {
   return TKB_OK;
 }
 
+tkb_status tkb__copy_bytes(tkb_device *dst_dev, void *dst, tkb_device *src_dev,
+                           const void *src, size_t nbytes) {
+  if (!dst_dev) dst_dev = tkb__cpu_device();
+  if (!src_dev) src_dev = tkb__cpu_device();
+  if (nbytes == 0) return TKB_OK;
+  if (dst_dev == src_dev) return dst_dev->backend->copy(dst_dev, dst, src, nbytes);
+  if (src_dev->backend->host_addressable) return dst_dev->backend->upload(dst_dev, dst, src, nbytes);
+  if (dst_dev->backend->host_addressable) return src_dev->backend->download(src_dev, dst, src, nbytes);
+  /* two accelerators: through the host */
+  void *tmp = malloc(nbytes);
+  if (!tmp)
+    return tkb_set_error(TKB_ERR_OUT_OF_MEMORY, "out of memory for a %zu-byte staging buffer copying "
+                         "from %s to %s", nbytes, src_dev->name, dst_dev->name);
+  tkb_status st = src_dev->backend->download(src_dev, tmp, src, nbytes);
+  if (!st) st = dst_dev->backend->upload(dst_dev, dst, tmp, nbytes);
+  free(tmp);
+  return st;
+}
+
 tkb_status tkb_array_copy(const tkb_array *src, tkb_device *dev, tkb_array **out) {
   if (!src) return tkb_set_error(TKB_ERR_INVALID_ARGUMENT, "tkb_array_copy: src is NULL");
-  if (!dev) dev = src->device;
+  if (!out) return tkb_set_error(TKB_ERR_INVALID_ARGUMENT, "tkb_array_copy: out is NULL");
+  if (!dev) dev = src->device ? src->device : tkb__cpu_device();
   if (!src->data)
     return tkb_set_error(TKB_ERR_INVALID_ARGUMENT,
                          "tkb_array_copy: src is abstract (no data; standardized without init?)");
-  if (dev != src->device)
-    return tkb_set_error(TKB_ERR_UNSUPPORTED, "copy from %s to %s is not supported yet",
-                         tkb_device_name(src->device), tkb_device_name(dev));
   tkb_array *a;
   tkb_status st = tkb_array_new(dev, &src->spec, &a);
   if (st) return st;
-  st = dev->backend->copy(dev, a->data, src->data, src->nbytes);
+  st = tkb__copy_bytes(dev, a->data, src->device, src->data, src->nbytes);
   if (st) {
     tkb_array_free(a);
     return st;
@@ -81,17 +98,71 @@ tkb_status tkb_array_copy(const tkb_array *src, tkb_device *dev, tkb_array **out
   return TKB_OK;
 }
 
+tkb_status tkb_array_read(const tkb_array *a, void *host, size_t nbytes) {
+  if (!a || (!host && nbytes))
+    return tkb_set_error(TKB_ERR_INVALID_ARGUMENT, "tkb_array_read: %s is NULL", !a ? "a" : "host");
+  if (nbytes != a->nbytes)
+    return tkb_set_error(TKB_ERR_INVALID_ARGUMENT,
+                         "tkb_array_read: nbytes is %zu but the array holds %zu bytes", nbytes, a->nbytes);
+  if (!a->data && nbytes)
+    return tkb_set_error(TKB_ERR_INVALID_ARGUMENT, "tkb_array_read: the array is abstract (no data)");
+  return tkb__copy_bytes(tkb__cpu_device(), host, a->device, a->data, nbytes);
+}
+
+tkb_status tkb_array_write(tkb_array *a, const void *host, size_t nbytes) {
+  if (!a || (!host && nbytes))
+    return tkb_set_error(TKB_ERR_INVALID_ARGUMENT, "tkb_array_write: %s is NULL", !a ? "a" : "host");
+  if (nbytes != a->nbytes)
+    return tkb_set_error(TKB_ERR_INVALID_ARGUMENT,
+                         "tkb_array_write: nbytes is %zu but the array holds %zu bytes", nbytes, a->nbytes);
+  if (!a->data && nbytes)
+    return tkb_set_error(TKB_ERR_INVALID_ARGUMENT, "tkb_array_write: the array is abstract (no data)");
+  return tkb__copy_bytes(a->device, a->data, tkb__cpu_device(), host, nbytes);
+}
+
+tkb_status tkb_array_copy_into(tkb_array *dst, const tkb_array *src) {
+  if (!dst || !src)
+    return tkb_set_error(TKB_ERR_INVALID_ARGUMENT, "tkb_array_copy_into: %s is NULL", !dst ? "dst" : "src");
+  if (!tkb_spec_equal(&dst->spec, &src->spec)) {
+    char d[160], s2[160];
+    tkb_spec_format(&dst->spec, d, sizeof d);
+    tkb_spec_format(&src->spec, s2, sizeof s2);
+    return tkb_set_error(TKB_ERR_BAD_SHAPE, "tkb_array_copy_into: dst is %s but src is %s", d, s2);
+  }
+  if ((!dst->data || !src->data) && src->nbytes)
+    return tkb_set_error(TKB_ERR_INVALID_ARGUMENT, "tkb_array_copy_into: %s is abstract (no data)",
+                         !dst->data ? "dst" : "src");
+  return tkb__copy_bytes(dst->device, dst->data, src->device, src->data, src->nbytes);
+}
+
 void tkb_array_free(tkb_array *a) {
   if (!a) return;
   if (a->owns_data && a->data) tkb_device_free(a->device, a->data, a->nbytes);
   free(a);
 }
 
+/* a's bytes in host memory: a->data itself, or a malloc'd copy (*copy, to free). */
+static const void *host_bytes(const tkb_array *a, void **copy) {
+  *copy = NULL;
+  if (tkb__host_array(a)) return a->data;
+  *copy = malloc(a->nbytes);
+  if (*copy && tkb_array_read(a, *copy, a->nbytes) != TKB_OK) {
+    free(*copy);
+    *copy = NULL;
+  }
+  return *copy;
+}
+
 bool tkb_array_equal(const tkb_array *a, const tkb_array *b) {
   if (!a || !b || !tkb_spec_equal(&a->spec, &b->spec)) return false;
   if (a->nbytes == 0) return true;
   if (!a->data || !b->data) return a->data == b->data;
-  return memcmp(a->data, b->data, a->nbytes) == 0;
+  void *ca, *cb;
+  const void *pa = host_bytes(a, &ca), *pb = host_bytes(b, &cb);
+  bool eq = pa && pb && memcmp(pa, pb, a->nbytes) == 0;
+  free(ca);
+  free(cb);
+  return eq;
 }
 
 double tkb_array_get_f64(const tkb_array *a, int64_t i) {

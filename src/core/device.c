@@ -3,28 +3,39 @@
 
 #include <omp.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 tkb_status tkb_device_get(const char *name, tkb_device **out) {
+  if (!out) return tkb_set_error(TKB_ERR_INVALID_ARGUMENT, "tkb_device_get: out is NULL");
   if (!name || !*name || strcmp(name, "cpu") == 0 || strcmp(name, "cpu:0") == 0) {
     *out = tkb__cpu_device();
     return TKB_OK;
   }
-  if (strncmp(name, "cuda:", 5) == 0)
-    return tkb_set_error(TKB_ERR_DEVICE,
-                         "device \"%s\" is not available: this build of tkbench has no CUDA "
-                         "backend yet; available devices: cpu", name);
-  if (strncmp(name, "opencl:", 7) == 0)
-    return tkb_set_error(TKB_ERR_DEVICE,
-                         "device \"%s\" is not available: this build of tkbench has no OpenCL "
-                         "backend yet; available devices: cpu", name);
+  /* "kind:N" (N decimal, at most 6 digits); a bare "opencl" or "cuda" means index 0 */
+  static const char *const kinds[] = {"cuda", "opencl"};
+  for (size_t k = 0; k < TKB_ARRAY_LEN(kinds); k++) {
+    size_t len = strlen(kinds[k]);
+    if (strncmp(name, kinds[k], len) != 0) continue;
+    const char *rest = name + len;
+    if (*rest == '\0') return tkb__backend_device(kinds[k], 0, name, out);
+    if (*rest != ':') break;
+    size_t digits = strspn(rest + 1, "0123456789");
+    if (digits == 0 || digits > 6 || rest[1 + digits] != '\0')
+      return tkb_set_error(TKB_ERR_NOT_FOUND,
+                           "device \"%s\" is not a device name; expected %s:N with N a device "
+                           "index (0, 1, ...)", name, kinds[k]);
+    return tkb__backend_device(kinds[k], atoi(rest + 1), name, out);
+  }
   return tkb_set_error(TKB_ERR_NOT_FOUND,
                        "device \"%s\" is not a device name; expected cpu, cuda:N or opencl:N", name);
 }
 
 const char *tkb_device_name(const tkb_device *dev) { return dev ? dev->name : "(null)"; }
 const char *tkb_device_description(const tkb_device *dev) { return dev ? dev->description : ""; }
-const char *const *tkb_device_methods(const tkb_device *dev) { return dev->backend->methods; }
+const char *const *tkb_device_methods(const tkb_device *dev) {
+  return (dev ? dev : tkb__cpu_device())->backend->methods;
+}
 
 size_t tkb_device_bytes_in_use(const tkb_device *dev) {
   return atomic_load(&(dev ? (tkb_device *)dev : tkb__cpu_device())->bytes_in_use);

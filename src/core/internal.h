@@ -15,30 +15,36 @@ tkb_status tkb__set_error_v(tkb_status status, const char *fmt, va_list ap);
 /* Clears the thread's message (called at the start of public entry points). */
 void tkb__clear_error(void);
 
-/* ---- devices and backends (device.c, backend/cpu.c) ---- */
-/*
- * A backend is a table of functions; the CPU one is built in, accelerators come as
- * plugins later. Every entry may assume its arguments were validated by the caller.
- */
-typedef struct tkb_backend {
-  const char *kind; /* "cpu" */
-  tkb_status (*alloc)(tkb_device *dev, size_t nbytes, void **ptr);
-  void (*free)(tkb_device *dev, void *ptr, size_t nbytes);
-  tkb_status (*memset_zero)(tkb_device *dev, void *ptr, size_t nbytes);
-  tkb_status (*copy)(tkb_device *dev, void *dst, const void *src, size_t nbytes);
-  tkb_status (*synchronize)(tkb_device *dev);
-  tkb_status (*fill)(tkb_array *a, const tkb_init *init, uint64_t seed, uint64_t stream);
-  const char *const *methods; /* default first, NULL-ended */
-} tkb_backend;
+/* ---- devices and backends (device.c, backend/cpu.c, kernel.c; the table: backend.h) ---- */
+#include "backend.h"
 
-struct tkb_device {
-  const tkb_backend *backend;
-  char name[32];
-  char description[256];
-  atomic_size_t bytes_in_use;
-  atomic_size_t peak_bytes;
-  int ordinal;
-};
+/* The services the core lends its backend plugins (backend_loader.c). */
+extern const tkb_plugin_host tkb__plugin_host;
+/* Opens device `index` of plugin backend `kind` ("opencl", "cuda"), loading the plugin
+ * on first use; `asked` names the device in messages. Thread-safe; devices are
+ * singletons. TKB_ERR_DEVICE (plugin, driver or hardware missing, with why and how to
+ * get it), TKB_ERR_NOT_FOUND (unknown kind, or an index past the devices present). */
+tkb_status tkb__backend_device(const char *kind, int index, const char *asked, tkb_device **out);
+/* Where the plugin of `kind` was loaded from ("" when it is not loaded). */
+const char *tkb__backend_path(const char *kind);
+
+/* True when a's data is host memory (the cpu, or a wrapped host buffer). */
+static inline bool tkb__host_array(const tkb_array *a) {
+  return !a->device || a->device->backend->host_addressable;
+}
+
+/* Bytes between any two devices (either may be the cpu); both complete on return.
+ * A device-to-device copy between two accelerators goes through a host buffer. */
+tkb_status tkb__copy_bytes(tkb_device *dst_dev, void *dst, tkb_device *src_dev,
+                           const void *src, size_t nbytes);
+
+/* Kernels through the device's backend (kernel.c): TKB_ERR_UNSUPPORTED naming the
+ * device when its backend compiles no kernels (the cpu). kernel_free(NULL) is a no-op. */
+tkb_status tkb__kernel_build(tkb_device *dev, const char *source, const char *options,
+                             const char *name, tkb_kernel **out);
+tkb_status tkb__kernel_launch(tkb_device *dev, tkb_kernel *k, int dims, const size_t *global,
+                              const size_t *local, int nargs, const tkb_karg *args);
+void tkb__kernel_free(tkb_device *dev, tkb_kernel *k);
 
 extern const tkb_backend tkb__cpu_backend;
 /* The cpu device singleton. */
@@ -48,6 +54,10 @@ tkb_device *tkb__cpu_device(void);
 /* Fills a host array; init already validated by tkb_fill. */
 tkb_status tkb__fill_cpu(tkb_array *a, const tkb_init *init, uint64_t seed,
                          uint64_t stream);
+/* Validates (a, init) as tkb_fill does and writes the plan a device fill kernel
+ * reproduces (backend.h; a CALLBACK init gives draw TKB_FILL_CALLBACK). */
+tkb_status tkb__fill_plan(const tkb_array *a, const tkb_init *init, uint64_t seed,
+                          uint64_t stream, tkb_fill_plan *plan);
 
 /* Like tkb_fill, but a callback initializer sees `call` (the bound call being
  * standardized) in its tkb_init_ctx. tkb_fill(a, ...) == tkb__fill_call(a, ..., NULL). */

@@ -653,3 +653,38 @@ void tkb_philox4x32_10(const uint32_t ctr[4], const uint32_t key[2], uint32_t ou
   out[2] = r.x2;
   out[3] = r.x3;
 }
+
+/* ---- The plan for device fills (added for the device backends, issue 5) ---- */
+/* A device backend's fill kernel gets this plan and runs philox.h per element (the
+ * OpenCL one: src/backend/opencl/fill.cl), so devices validate nothing themselves. */
+tkb_status tkb__fill_plan(const tkb_array *a, const tkb_init *init, uint64_t seed,
+                          uint64_t stream, tkb_fill_plan *out) {
+  fill_plan p;
+  tkb_status st = make_plan(a, init, seed, stream, &p);
+  if (st != TKB_OK) return st;
+  memset(out, 0, sizeof *out);
+  out->seed = seed;
+  out->stream = stream;
+  out->dtype = a->spec.dtype;
+  out->esize = tkb_dtype_size(a->spec.dtype);
+  if (init && init->kind == TKB_INIT_CALLBACK) {
+    out->draw = TKB_FILL_CALLBACK;
+    return TKB_OK;
+  }
+  static const tkb_fill_draw draws[] = {
+      [DRAW_NORMAL32] = TKB_FILL_NORMAL32,   [DRAW_NORMAL64] = TKB_FILL_NORMAL64,
+      [DRAW_UNIFORM32] = TKB_FILL_UNIFORM32, [DRAW_UNIFORM64] = TKB_FILL_UNIFORM64,
+      [DRAW_RANGE32] = TKB_FILL_RANGE32,     [DRAW_RANGE64] = TKB_FILL_RANGE64,
+      [DRAW_CONSTANT] = TKB_FILL_CONSTANT};
+  out->draw = draws[p.draw];
+  out->per_ctr = p.per_ctr;
+  out->affine = p.affine;
+  out->mean_f = p.mean_f, out->std_f = p.std_f, out->lo_f = p.lo_f, out->hi_f = p.hi_f;
+  out->mn_f = p.mn_f, out->mx_f = p.mx_f;
+  out->mean_d = p.mean_d, out->std_d = p.std_d, out->lo_d = p.lo_d, out->hi_d = p.hi_d;
+  out->mn_d = p.mn_d, out->mx_d = p.mx_d;
+  out->ilo = p.ilo;
+  out->width = p.width;
+  memcpy(out->cbytes, p.cbytes, sizeof out->cbytes);
+  return TKB_OK;
+}

@@ -151,6 +151,14 @@ static tkb_status make_primals(tkb_std_fn *f, tkb_arrays *list) {
       st = tkb_array_copy(v->array, f->device, &a);
     } else if (f->no_init) {
       st = abstract_array(&v->spec, f->device, &a);
+    } else if (v->init && v->init->kind == TKB_INIT_CALLBACK &&
+               !f->device->backend->host_addressable) {
+      /* a user's callback writes host memory: fill on the cpu, then copy over */
+      tkb_array *h = NULL;
+      st = tkb_array_new(tkb__cpu_device(), &v->spec, &h);
+      if (!st) st = tkb__fill_call(h, v->init, f->seed, k, &f->args);
+      if (!st) st = tkb_array_copy(h, f->device, &a);
+      tkb_array_free(h);
     } else {
       st = tkb_array_new(f->device, &v->spec, &a);
       if (!st) {
@@ -384,7 +392,8 @@ tkb_status tkb_standardize_function(const tkb_fn *fn, const tkb_value *args, siz
 
   st = tkb__bind(fn, args, nargs, kwargs, nkwargs, &f->values);
   if (st) goto fail;
-  f->args = (tkb_args){.fn = fn, .count = fn->n_params, .values = f->values, .device = dev};
+  f->args = (tkb_args){.fn = fn, .count = fn->n_params, .values = f->values, .device = dev,
+                       .mode = (int)o.mode};
   st = fn->infer(&f->args, &f->shapes);
   if (st) goto fail;
   if (f->shapes.n_outputs < 1 || f->shapes.n_outputs > TKB_MAX_OUTPUTS ||

@@ -1,0 +1,154 @@
+/*
+ * opencl.c - tkb__op_gated_linear_unit_opencl: gated_linear_unit on an OpenCL device
+ * (impl "opencl"; kernels in opencl.cl, embedded at build time as
+ * tkb__opencl_src_gated_linear_unit and compiled by the OpenCL backend in the prepare
+ * hook for x's dtype and the activation). Signature, validation, outputs, residual and
+ * grads as the cpu implementations (gated_linear_unit.h). The hooks launch
+ *   forward:      glu_xw (y into a workspace), glu_gate
+ *   forward_res:  glu_xw (y into the residual), glu_gate
+ *   vjp:          glu_dx, glu_dw (dy computed inside them from y and dout)
+ * The forward's y workspace comes from prepare (tkb_device_alloc, so peak memory counts
+ * it); a call allocates nothing.
+ */
+#include "gated_linear_unit.h"
+#include "internal.h"
+#include "opencl_ops.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+extern const char tkb__opencl_src_gated_linear_unit[];
+
+#define TS 16 /* opencl.cl's tile: the work-group is TS x TS */
+
+typedef struct glu_cl {
+  tkb_device *dev;
+  tkb_kernel *xw, *gate, *dx, *dw;
+  glu_plan p;        /* the shapes prepared for */
+  void *y_ws;        /* [R, 2N] in x's dtype, for the forward mode */
+  size_t y_bytes;
+} glu_cl;
+
+static void cl_release(void *state) {
+  glu_cl *s = state;
+  if (!s) return;
+  tkb__kernel_free(s->dev, s->xw);
+  tkb__kernel_free(s->dev, s->gate);
+  tkb__kernel_free(s->dev, s->dx);
+  tkb__kernel_free(s->dev, s->dw);
+  tkb_device_free(s->dev, s->y_ws, s->y_bytes);
+  free(s);
+}
+
+static tkb_status cl_prepare(const tkb_args *a, void **state) {
+  glu_cl *s = calloc(1, sizeof *s);
+  if (!s) return tkb_set_error(TKB_ERR_OUT_OF_MEMORY, "gated_linear_unit (opencl): out of memory");
+  tkb_status st = tkb__glu_plan_make(a, &s->p);
+  if (st) {
+    free(s);
+    return st;
+  }
+  s->dev = a->device;
+  char opts[160];
+  snprintf(opts, sizeof opts, "-DX_DT=%s -DGLU_ACT=%d -DGLU_F64=%d", tkb_dtype_name(s->p.x.dtype),
+           (int)s->p.act, s->p.f64);
+  const char *src = tkb__opencl_src_gated_linear_unit;
+  st = tkb__kernel_build(s->dev, src, opts, "glu_xw", &s->xw);
+  if (!st) st = tkb__kernel_build(s->dev, src, opts, "glu_gate", &s->gate);
+  if (!st) st = tkb__kernel_build(s->dev, src, opts, "glu_dx", &s->dx);
+  if (!st) st = tkb__kernel_build(s->dev, src, opts, "glu_dw", &s->dw);
+  if (!st) st = tkb_spec_nbytes(&s->p.y, &s->y_bytes);
+  if (!st) st = tkb_device_alloc(s->dev, s->y_bytes, &s->y_ws);
+  if (st) {
+    cl_release(s);
+    return st;
+  }
+  *state = s;
+  return TKB_OK;
+}
+
+static tkb_status check_state(const glu_cl *s, const glu_plan *p) {
+  if (!s || !tkb_spec_equal(&s->p.x, &p->x) || !tkb_spec_equal(&s->p.w, &p->w) || s->p.act != p->act)
+    return tkb_set_error(TKB_ERR_INVALID_ARGUMENT, "gated_linear_unit (opencl): %s",
+                         !s ? "called without a prepared state (run the prepare hook first)"
+                            : "the state was prepared for other shapes or another activation");
+  return TKB_OK;
+}
+
+/* A TS x TS-tiled launch over C [m, n]. */
+static tkb_status launch_tiles(glu_cl *s, tkb_kernel *k, int64_t m, int64_t n, int nargs,
+                               const tkb_karg *args) {
+  size_t global[2] = {(size_t)(n + TS - 1) / TS * TS, (size_t)(m + TS - 1) / TS * TS};
+  size_t local[2] = {TS, TS};
+  return tkb__kernel_launch(s->dev, k, 2, global, local, nargs, args);
+}
+
+static tkb_status run_forward(const tkb_args *a, glu_cl *s, tkb_array *out, tkb_array *y_res) {
+  glu_plan p;
+  const tkb_array *x, *w;
+  tkb_status st = tkb__glu_bind(a, &p, &x, &w);
+  if (!st) st = check_state(s, &p);
+  if (!st) st = tkb__glu_check_buffer(out, &p.out, "output out");
+  if (!st && y_res) st = tkb__glu_check_buffer(y_res, &p.y, "residual y");
+  if (st) return st;
+  void *xd = x->data, *wd = w->data, *yd = y_res ? y_res->data : s->y_ws, *od = out->data;
+  int64_t m = p.rows, n2 = 2 * p.n, k = p.k, nh = p.n;
+  tkb_karg xw[] = {TKB_KARG_BUF(xd), TKB_KARG_BUF(wd), TKB_KARG_BUF(yd),
+                   TKB_KARG_VAL(m),  TKB_KARG_VAL(n2), TKB_KARG_VAL(k)};
+  st = launch_tiles(s, s->xw, m, n2, (int)TKB_ARRAY_LEN(xw), xw);
+  if (st) return st;
+  tkb_karg gate[] = {TKB_KARG_BUF(yd), TKB_KARG_BUF(od), TKB_KARG_VAL(m), TKB_KARG_VAL(nh)};
+  size_t global = (size_t)(m * nh);
+  return tkb__kernel_launch(s->dev, s->gate, 1, &global, NULL, (int)TKB_ARRAY_LEN(gate), gate);
+}
+
+static tkb_status cl_forward(const tkb_args *a, void *state, tkb_array *const *outputs) {
+  return run_forward(a, state, outputs[0], NULL);
+}
+
+static tkb_status cl_forward_res(const tkb_args *a, void *state, tkb_array *const *outputs,
+                                 tkb_array *const *residuals) {
+  return run_forward(a, state, outputs[0], residuals[0]);
+}
+
+static tkb_status cl_vjp(const tkb_args *a, void *state, const tkb_array *const *residuals,
+                         const tkb_array *const *cotangents, tkb_array *const *grads) {
+  glu_cl *s = state;
+  glu_plan p;
+  const tkb_array *x, *w;
+  tkb_status st = tkb__glu_bind(a, &p, &x, &w);
+  if (!st) st = check_state(s, &p);
+  if (!st) st = tkb__glu_check_buffer(residuals[0], &p.y, "residual y");
+  if (!st) st = tkb__glu_check_buffer(cotangents[0], &p.out, "cotangent dout");
+  if (!st && grads[0]) st = tkb__glu_check_buffer(grads[0], &p.x, "gradient dx");
+  if (!st && grads[1]) st = tkb__glu_check_buffer(grads[1], &p.w, "gradient dweights");
+  if (st) return st;
+  void *xd = x->data, *wd = w->data, *yd = residuals[0]->data, *dout = cotangents[0]->data;
+  int64_t r = p.rows, k = p.k, n2 = 2 * p.n;
+  if (grads[0]) {
+    void *dxd = grads[0]->data;
+    tkb_karg args[] = {TKB_KARG_BUF(yd), TKB_KARG_BUF(dout), TKB_KARG_BUF(wd), TKB_KARG_BUF(dxd),
+                       TKB_KARG_VAL(r),  TKB_KARG_VAL(k),    TKB_KARG_VAL(n2)};
+    st = launch_tiles(s, s->dx, r, k, (int)TKB_ARRAY_LEN(args), args);
+    if (st) return st;
+  }
+  if (grads[1]) {
+    void *dwd = grads[1]->data;
+    tkb_karg args[] = {TKB_KARG_BUF(xd), TKB_KARG_BUF(yd), TKB_KARG_BUF(dout), TKB_KARG_BUF(dwd),
+                       TKB_KARG_VAL(k),  TKB_KARG_VAL(n2), TKB_KARG_VAL(r)};
+    st = launch_tiles(s, s->dw, k, n2, (int)TKB_ARRAY_LEN(args), args);
+  }
+  return st;
+}
+
+const tkb_fn tkb__op_gated_linear_unit_opencl = {
+    .name = "gated_linear_unit",
+    .params = tkb__glu_params,
+    .n_params = GLU_N_PARAMS,
+    .infer = tkb__glu_infer,
+    .prepare = cl_prepare,
+    .release = cl_release,
+    .forward = cl_forward,
+    .forward_res = cl_forward_res,
+    .vjp = cl_vjp,
+};

@@ -1,0 +1,150 @@
+/*
+ * opencl.c - tkb__op_normalization_opencl: normalization on an OpenCL device (impl
+ * "opencl"; kernels in opencl.cl, embedded at build time as tkb__opencl_src_normalization,
+ * compiled by the OpenCL backend in the prepare hook for the call's dtypes and flags).
+ * Same signature, validation, outputs, residuals and grads as the cpu implementations
+ * (norm.h); arrays live on the device, so nothing here touches their memory: the hooks
+ * validate, then launch
+ *   forward / forward_res:  norm_fwd            (one work-item per lane)
+ *   vjp:                    norm_bwd_dx, then norm_bwd_params (one per column)
+ */
+#include "internal.h"
+#include "norm.h"
+#include "opencl_ops.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+extern const char tkb__opencl_src_normalization[];
+
+typedef struct norm_cl {
+  tkb_device *dev;
+  tkb_kernel *fwd, *bwd_dx, *bwd_params;
+  tkb_spec x;           /* the shapes prepared for */
+  int64_t lanes, n, inner;
+  bool f64;
+} norm_cl;
+
+static void cl_release(void *state) {
+  norm_cl *s = state;
+  if (!s) return;
+  tkb__kernel_free(s->dev, s->fwd);
+  tkb__kernel_free(s->dev, s->bwd_dx);
+  tkb__kernel_free(s->dev, s->bwd_params);
+  free(s);
+}
+
+static tkb_status cl_prepare(const tkb_args *a, void **state) {
+  norm_plan p;
+  tkb_status st = tkb__norm_plan_make(a, &p);
+  if (st) return st;
+  tkb_device *dev = a->device;
+  char opts[320];
+  snprintf(opts, sizeof opts,
+           "-DX_DT=%s -DS_DT=%s -DO_DT=%s -DHAS_SCALE=%d -DHAS_OFFSET=%d -DSUBTRACT_MEAN=%d "
+           "-DNORM_F64=%d", tkb_dtype_name(p.x.dtype),
+           tkb_dtype_name(p.scale ? p.scale->dtype : TKB_FLOAT32),
+           tkb_dtype_name(p.offset ? p.offset->dtype : TKB_FLOAT32), p.scale != NULL,
+           p.offset != NULL, p.subtract_mean, p.f64);
+  norm_cl *s = calloc(1, sizeof *s);
+  if (!s) return tkb_set_error(TKB_ERR_OUT_OF_MEMORY, "normalization (opencl): out of memory");
+  s->dev = dev;
+  s->x = p.x;
+  s->lanes = p.lanes;
+  s->n = p.n;
+  s->inner = p.inner ? p.inner : 1;
+  s->f64 = p.f64;
+  const char *src = tkb__opencl_src_normalization;
+  st = tkb__kernel_build(dev, src, opts, "norm_fwd", &s->fwd);
+  if (!st) st = tkb__kernel_build(dev, src, opts, "norm_bwd_dx", &s->bwd_dx);
+  if (!st) st = tkb__kernel_build(dev, src, opts, "norm_bwd_params", &s->bwd_params);
+  if (st) {
+    cl_release(s);
+    return st;
+  }
+  *state = s;
+  return TKB_OK;
+}
+
+static tkb_status check_state(const norm_cl *s, const norm_plan *p) {
+  if (!s || !tkb_spec_equal(&s->x, &p->x))
+    return tkb_set_error(TKB_ERR_INVALID_ARGUMENT, "normalization (opencl): %s",
+                         !s ? "called without a prepared state (run the prepare hook first)"
+                            : "the state was prepared for other shapes");
+  return TKB_OK;
+}
+
+/* y (and the residuals when mean and rstd are given). */
+static tkb_status run_forward(const tkb_args *a, norm_cl *s, tkb_array *y, tkb_array *mean,
+                              tkb_array *rstd) {
+  norm_call c;
+  tkb_status st = tkb__norm_bind_forward(a, &c, y, mean, rstd);
+  if (!st) st = check_state(s, &c.p);
+  if (st) return st;
+  void *x = c.x->data;
+  void *sc = c.scale ? c.scale->data : x, *of = c.offset ? c.offset->data : x;
+  void *mo = mean ? mean->data : x, *ro = rstd ? rstd->data : x;
+  int64_t lanes = s->lanes, n = s->n, inner = s->inner;
+  int32_t write_res = mean != NULL;
+  double eps_d = c.p.epsilon;
+  float eps_f = (float)c.p.epsilon;
+  tkb_karg args[] = {TKB_KARG_BUF(x),   TKB_KARG_BUF(sc),    TKB_KARG_BUF(of),
+                     TKB_KARG_BUF(y->data), TKB_KARG_BUF(mo), TKB_KARG_BUF(ro),
+                     TKB_KARG_VAL(lanes), TKB_KARG_VAL(n),  TKB_KARG_VAL(inner),
+                     s->f64 ? TKB_KARG_VAL(eps_d) : TKB_KARG_VAL(eps_f), TKB_KARG_VAL(write_res)};
+  size_t global = (size_t)lanes;
+  return tkb__kernel_launch(s->dev, s->fwd, 1, &global, NULL, (int)TKB_ARRAY_LEN(args), args);
+}
+
+static tkb_status cl_forward(const tkb_args *a, void *state, tkb_array *const *outputs) {
+  return run_forward(a, state, outputs[0], NULL, NULL);
+}
+
+static tkb_status cl_forward_res(const tkb_args *a, void *state, tkb_array *const *outputs,
+                                 tkb_array *const *residuals) {
+  return run_forward(a, state, outputs[0], residuals[0], residuals[1]);
+}
+
+static tkb_status cl_vjp(const tkb_args *a, void *state, const tkb_array *const *residuals,
+                         const tkb_array *const *cotangents, tkb_array *const *grads) {
+  norm_cl *s = state;
+  norm_call c;
+  tkb_array *dx, *dscale, *doffset;
+  tkb_status st = tkb__norm_bind_vjp(a, &c, residuals, cotangents, grads, &dx, &dscale, &doffset);
+  if (!st) st = check_state(s, &c.p);
+  if (st) return st;
+  void *x = c.x->data, *sc = c.scale ? c.scale->data : x;
+  void *mean = residuals[0]->data, *rstd = residuals[1]->data, *dy = cotangents[0]->data;
+  int64_t lanes = s->lanes, n = s->n, inner = s->inner;
+  if (dx) {
+    void *dxd = dx->data;
+    tkb_karg args[] = {TKB_KARG_BUF(x),    TKB_KARG_BUF(sc),  TKB_KARG_BUF(mean),
+                       TKB_KARG_BUF(rstd), TKB_KARG_BUF(dy),  TKB_KARG_BUF(dxd),
+                       TKB_KARG_VAL(lanes), TKB_KARG_VAL(n),  TKB_KARG_VAL(inner)};
+    size_t global = (size_t)lanes;
+    st = tkb__kernel_launch(s->dev, s->bwd_dx, 1, &global, NULL, (int)TKB_ARRAY_LEN(args), args);
+    if (st) return st;
+  }
+  if (dscale || doffset) {
+    void *ds = dscale ? dscale->data : x, *dof = doffset ? doffset->data : x;
+    tkb_karg args[] = {TKB_KARG_BUF(x),  TKB_KARG_BUF(mean),  TKB_KARG_BUF(rstd),
+                       TKB_KARG_BUF(dy), TKB_KARG_BUF(ds),    TKB_KARG_BUF(dof),
+                       TKB_KARG_VAL(lanes), TKB_KARG_VAL(n),  TKB_KARG_VAL(inner)};
+    size_t global = (size_t)n;
+    st = tkb__kernel_launch(s->dev, s->bwd_params, 1, &global, NULL, (int)TKB_ARRAY_LEN(args), args);
+  }
+  return st;
+}
+
+const tkb_fn tkb__op_normalization_opencl = {
+    .name = "normalization",
+    .params = tkb__norm_params,
+    .n_params = NORM_N_PARAMS,
+    .infer = tkb__norm_infer,
+    .prepare = cl_prepare,
+    .release = cl_release,
+    .forward = cl_forward,
+    .forward_res = cl_forward_res,
+    .vjp = cl_vjp,
+};
