@@ -9,5 +9,8 @@ tkb_status tkb__register_gated_linear_unit(void);
 tkb_status tkb__register_ragged_dot(void);
 tkb_status tkb__register_linear_softmax_cross_entropy_loss(void);
 tkb_status tkb__register_dot_product_attention(void);
+/* src/suite/opencl_ops.c: "opencl" twins of the reference entries that have an OpenCL
+ * implementation (normalization, gated_linear_unit). */
+tkb_status tkb__register_opencl_ops(void);
 
 #endif
