@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Runs every benchmark of tkbench itself (each compares against a baseline measured in
+# the same run and prints the ratio). The figures in docs/PERFORMANCE.md come from this.
+# usage: bench/run_all.sh [build-dir]    (default: build)
+set -uo pipefail
+build=${1:-build}
+cd "$(dirname "$0")/.."
+echo "# tkbench benchmarks  $(date -u +%Y-%m-%dT%H:%MZ)  $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)  $(nproc) cores  load $(cut -d' ' -f1-3 /proc/loadavg)"
+status=0
+run() {
+  echo
+  echo "## $*"
+  "$@" || status=1
+}
+run "$build/bench_harness"
+run "$build/bench_init"
+run python3 bench/init_vs_numpy.py "$build"
+run "$build/bench_normalization"
+run "$build/bench_matmul_ops"
+run "$build/bench_attention"
+run "$build/bench_lsce"
+[ -x "$build/bench_opencl_overhead" ] && run "$build/bench_opencl_overhead"
+exit $status
