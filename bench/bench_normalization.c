@@ -198,6 +198,16 @@ static void vs_copy(const char *name, tkb_spec x, int64_t axis, int rounds) {
   timed_close(&cp);
 }
 
+/* Other work on the machine slows the op (CPU bound on 2 cores) more than the copy
+ * (memory bound), so the figures mean little unless the machine is otherwise idle: the
+ * load average is printed next to them. */
+static void print_load(const char *what) {
+  FILE *f = fopen("/proc/loadavg", "r");
+  char line[128];
+  if (f && fgets(line, sizeof line, f)) printf("%s: %s", what, line);
+  if (f) fclose(f);
+}
+
 int main(int argc, char **argv) {
   int rounds = 5;
   bool reference = true, bandwidth = true;
@@ -215,6 +225,7 @@ int main(int argc, char **argv) {
   if (tkb_register_builtin_ops()) die("register");
   printf("normalization (cpu impl), %d threads, %d rounds, wallclock medians\n",
          tkb_get_num_threads(), rounds);
+  print_load("load average at start");
   if (reference) vs_reference(rounds);
   if (bandwidth) {
     printf("forward bandwidth vs a %d-thread copy loop of the same bytes (x -> y):\n",
@@ -225,5 +236,6 @@ int main(int argc, char **argv) {
     printf("%s: %d forward shape(s) below 50%% of the copy's bandwidth\n",
            n_fail ? "FAIL" : "PASS", n_fail);
   }
+  print_load("load average at end");
   return 0;
 }

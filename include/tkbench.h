@@ -1054,13 +1054,14 @@ extern const tkb_fn tkb_op_linear_softmax_cross_entropy_loss_reference;
 
 /**
  * gated_linear_unit(x, weights, *, activation=None) (Tokamax's fused weights):
- *   y = x @ weights                   [..., M, 2, N], rounded to x's dtype (as Tokamax)
+ *   y = x @ weights                                    [..., M, 2, N]
  *   out = act(y[..., 0, :]) * y[..., 1, :]             [..., M, N]
  * x: [..., M, K] (rank >= 2; leading dims are batch, e.g. a vmap axis), weights:
  * [K, 2, N] of x's dtype; dtypes bfloat16/float16/float32/float64. activation: "none",
  * "silu", "sigmoid", "gelu" (tanh approximation) or "relu"; None (the default) is "none".
  * Products and activations in float32 (float64 for float64 x); output in x's dtype.
- * Residual: y. vjp grads: dx, dweights (their inputs' dtypes).
+ * Residual: y in x's dtype (the vjp reads g and p from it). vjp grads: dx, dweights
+ * (their inputs' dtypes).
  * Errors: TKB_ERR_BAD_SHAPE naming both shapes when x.shape[-1] != weights.shape[0] or
  * weights is not [K, 2, N]; TKB_ERR_UNSUPPORTED for other dtypes or mixed dtypes;
  * TKB_ERR_INVALID_ARGUMENT for an unknown activation (listing the allowed ones).

@@ -679,6 +679,61 @@ static void test_errors(void) {
   arr_free(y);
 }
 
+/* ---- narrow x: the float32 computation rounded once ---- */
+
+/* With bfloat16 or float16 x, y must be exactly the float32 forward of the same (widened)
+ * values rounded by tkb_f32_to_bf16 / tkb_f32_to_f16, and mean and rstd exactly the
+ * float32 ones: both paths do the same float32 (reference: float64) arithmetic, and a
+ * kernel that narrows in its own code must round as the library does. Rows with NaN and
+ * Inf check the special values. */
+static void check_narrow_case(tkb_dtype dt, tkb_spec xs, int64_t axis, int params) {
+  xs.dtype = dt;
+  tkb_array *x = arr_new(xs);
+  fill_normal(x, 0.5, 2.0);
+  if (x->numel > 40) {
+    set(x, 3, NAN);
+    set(x, 37, INFINITY);
+  }
+  tkb_array *x32 = arr_copy_as(x, TKB_FLOAT32);
+  geom g = geom_of(&xs, axis);
+  tkb_array *scale = (params & 1) ? arr_new(TKB_SPEC(TKB_FLOAT32, g.n)) : NULL;
+  tkb_array *offset = (params & 2) ? arr_new(TKB_SPEC(TKB_FLOAT32, g.n)) : NULL;
+  if (scale) fill_normal(scale, 1, 0.5);
+  if (offset) fill_normal(offset, 0, 1);
+  call c, c32;
+  call_init(&c, x, scale, offset, axis, 1e-6, params != 1);
+  call_init(&c32, x32, scale, offset, axis, 1e-6, params != 1);
+  tkb_array *y, *m, *r, *y32, *m32, *r32;
+  CHECK_OK(run_forward_res(&c, &y, &m, &r));
+  CHECK_OK(run_forward_res(&c32, &y32, &m32, &r32));
+  int bad = 0;
+  for (int64_t i = 0; i < y->numel; i++) {
+    float v = ((const float *)y32->data)[i];
+    uint16_t want = dt == TKB_BFLOAT16 ? tkb_f32_to_bf16(v) : tkb_f32_to_f16(v);
+    uint16_t got = ((const uint16_t *)y->data)[i];
+    if (got != want && bad++ < 2)
+      CHECK_MSG(got == want, "%s %s axis %lld: y[%lld] = 0x%04x, float32 path rounded 0x%04x",
+                impl(), tkb_dtype_name(dt), (long long)axis, (long long)i, got, want);
+  }
+  CHECK_MSG(bad == 0, "%d elements", bad);
+  CHECK(memcmp(m->data, m32->data, m->nbytes) == 0 && memcmp(r->data, r32->data, r->nbytes) == 0);
+  call_done(&c);
+  call_done(&c32);
+  arr_free(x); arr_free(x32); arr_free(scale); arr_free(offset);
+  arr_free(y); arr_free(m); arr_free(r); arr_free(y32); arr_free(m32); arr_free(r32);
+}
+
+static void test_narrow(void) {
+  const tkb_dtype dts[] = {TKB_BFLOAT16, TKB_FLOAT16};
+  for (size_t d = 0; d < LEN(dts); d++)
+    for (int params = 0; params < 4; params++) {
+      check_narrow_case(dts[d], TKB_SPEC(TKB_FLOAT32, 50, 128), -1, params); /* rows by 4 */
+      check_narrow_case(dts[d], TKB_SPEC(TKB_FLOAT32, 7, 33), -1, params);   /* and by 1 */
+      check_narrow_case(dts[d], TKB_SPEC(TKB_FLOAT32, 24, 300), 0, params);  /* lanes */
+      check_narrow_case(dts[d], TKB_SPEC(TKB_FLOAT32, 3, 20, 70), 1, params);
+    }
+}
+
 /* ---- the cpu implementation's prepared state ---- */
 
 static void test_state(void) {
@@ -808,6 +863,7 @@ int main(void) {
     test_forward();
     test_vjp_fd();
     test_vjp_lowp();
+    test_narrow();
   }
   F = &tkb_op_normalization;
   test_threads();

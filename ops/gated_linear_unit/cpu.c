@@ -13,8 +13,7 @@
  *    read by every block, so converting it once costs K*2N against R*K*2N*2 flops).
  *    Results are rounded back block by block.
  *  - The activation and gating run on the block while it is in cache, with a float32
- *    exp that the compiler vectorizes (libm's expf is scalar without -ffast-math); for
- *    bfloat16 the rounding of y, the gating and the rounding of out are one loop.
+ *    exp that the compiler vectorizes (libm's expf is scalar without -ffast-math).
  *  - Threads: OpenBLAS parallelizes each product with its own thread pool; the
  *    widening and the gating (a small share of the work) run on the calling thread.
  *    Two alternatives measured worse on the 2-core machine: OpenMP regions between the
@@ -23,7 +22,8 @@
  *    around the call (2-5x slower in bench/bench_matmul_ops.c, where OpenBLAS's pool,
  *    still spinning after the baseline's sgemm, competes with the OpenMP threads; and
  *    erratic whenever another process held a core).
- * Every workspace is allocated by the prepare hook; a call allocates nothing.
+ * Every workspace is allocated by the prepare hook (the vjp's only in modes with a vjp);
+ * a call allocates nothing.
  */
 #include "gated_linear_unit.h"
 
@@ -80,22 +80,6 @@ static inline float glu_expf(float x) {
   return q * scale.f;
 }
 
-/* float32 -> bfloat16 bits, nearest even, NaN -> quiet NaN of the same sign: the rule
- * of tkb_f32_to_bf16, inlined so the gating loop below vectorizes. */
-static inline uint16_t glu_bf16_bits(float v) {
-  glu_fu32 u = {.f = v};
-  const uint32_t b = (uint32_t)u.i;
-  const uint32_t r = (b + 0x7fffu + ((b >> 16) & 1u)) >> 16;
-  const uint32_t nan = ((b >> 16) & 0x8000u) | 0x7fc0u;
-  return (uint16_t)((b & 0x7fffffffu) > 0x7f800000u ? nan : r);
-}
-
-/* v rounded to bfloat16's precision, as float32. */
-static inline float glu_bf16_round(float v) {
-  glu_fu32 u = {.i = (int32_t)((uint32_t)glu_bf16_bits(v) << 16)};
-  return u.f;
-}
-
 static inline float glu_sigmoidf(float g) { return 1.0f / (1.0f + glu_expf(-g)); }
 
 /* gelu(g) = 0.5 g (1 + tanh(u)) = g sigmoid(2u), u = C (g + A g^3) */
@@ -123,25 +107,6 @@ static void gate_f32(glu_activation act, const float *restrict g, const float *r
     default:
       for (int64_t i = 0; i < n; i++) out[i] = g[i] * p[i];
       break;
-  }
-}
-
-/* The same for bfloat16 x, fused: g and p rounded to bfloat16 (as the residual y is),
- * out[i] = act(g) * p stored as bfloat16. One pass over the block instead of three. */
-#define GLU_GATE_BF16_LOOP(EXPR)                                            \
-  for (int64_t i = 0; i < n; i++) {                                         \
-    const float gi = glu_bf16_round(g[i]), pi = glu_bf16_round(p[i]);       \
-    out[i] = glu_bf16_bits(EXPR);                                           \
-  }
-
-static void gate_bf16(glu_activation act, const float *restrict g, const float *restrict p,
-                      uint16_t *restrict out, int64_t n) {
-  switch (act) {
-    case GLU_ACT_SILU: GLU_GATE_BF16_LOOP(gi * glu_sigmoidf(gi) * pi); break;
-    case GLU_ACT_SIGMOID: GLU_GATE_BF16_LOOP(glu_sigmoidf(gi) * pi); break;
-    case GLU_ACT_GELU: GLU_GATE_BF16_LOOP(gi * glu_gelu_s2(gi) * pi); break;
-    case GLU_ACT_RELU: GLU_GATE_BF16_LOOP((gi > 0.0f ? gi : 0.0f) * pi); break;
-    default: GLU_GATE_BF16_LOOP(gi * pi); break;
   }
 }
 
@@ -230,6 +195,8 @@ typedef struct glu_cpu_ws {
   tkb_device *dev;
   void *base;
   size_t bytes;
+  glu_plan plan;  /* the shapes it was prepared for */
+  bool vjp_ready; /* prepared for a mode with a vjp (its workspaces exist) */
   int64_t mb;     /* rows per block */
   /* float32 math (float32, bfloat16, float16 x) */
   float *wf;      /* [K, 2N] W widened (narrow x only) */
@@ -239,7 +206,6 @@ typedef struct glu_cpu_ws {
   float *dyf;     /* [mb, 2N] dy block */
   float *of;      /* [mb, N] out or dout block */
   float *dxf;     /* [mb, K] dx block (narrow x only) */
-  void *yq;       /* [mb, 2N] y block in x's dtype (narrow x only) */
   /* float64 math */
   double *yd;     /* [mb, 2N] */
   double *dyd;    /* [mb, 2N] */
@@ -275,27 +241,29 @@ static tkb_status cpu_prepare(const tkb_args *a, void **state) {
   if (mb < GLU_MIN_BLOCK_ROWS) mb = GLU_MIN_BLOCK_ROWS;
   if (mb > R) mb = R > 0 ? R : 1;
   const bool narrow = !p.f64 && p.x.dtype != TKB_FLOAT32;
-  const size_t xs = tkb_dtype_size(p.x.dtype);
-  size_t sizes[10] = {0};
+  /* the vjp's workspaces only when the mode has a vjp (peak memory counts them) */
+  const bool vjp = a->mode == TKB_MODE_VJP || a->mode == TKB_MODE_FORWARD_AND_VJP;
+  size_t sizes[9] = {0};
   if (p.f64) {
-    sizes[8] = (size_t)(mb * N2) * 8;
-    sizes[9] = (size_t)(mb * N2) * 8;
+    sizes[7] = (size_t)(mb * N2) * 8;
+    sizes[8] = vjp ? (size_t)(mb * N2) * 8 : 0;
   } else {
     sizes[0] = narrow ? (size_t)(K * N2) * 4 : 0;
-    sizes[1] = narrow ? (size_t)(K * N2) * 4 : 0;
+    sizes[1] = narrow && vjp ? (size_t)(K * N2) * 4 : 0;
     sizes[2] = narrow ? (size_t)(mb * K) * 4 : 0;
     sizes[3] = (size_t)(mb * N2) * 4;
-    sizes[4] = (size_t)(mb * N2) * 4;
+    sizes[4] = vjp ? (size_t)(mb * N2) * 4 : 0;
     sizes[5] = (size_t)(mb * N) * 4;
-    sizes[6] = narrow ? (size_t)(mb * K) * 4 : 0;
-    sizes[7] = narrow ? (size_t)(mb * N2) * xs : 0;
+    sizes[6] = narrow && vjp ? (size_t)(mb * K) * 4 : 0;
   }
   size_t bytes = 0;
-  for (int i = 0; i < 10; i++) bytes += round64(sizes[i]);
+  for (int i = 0; i < 9; i++) bytes += round64(sizes[i]);
   glu_cpu_ws *ws = calloc(1, sizeof *ws);
   if (!ws) return tkb_set_error(TKB_ERR_OUT_OF_MEMORY, "gated_linear_unit (cpu): out of memory");
   ws->dev = a->device;
   ws->bytes = bytes;
+  ws->plan = p;
+  ws->vjp_ready = vjp;
   ws->mb = mb;
   st = tkb_device_alloc(ws->dev, bytes, &ws->base);
   if (st != TKB_OK) {
@@ -310,9 +278,8 @@ static tkb_status cpu_prepare(const tkb_args *a, void **state) {
   ws->dyf = carve(&cur, sizes[4]);
   ws->of = carve(&cur, sizes[5]);
   ws->dxf = carve(&cur, sizes[6]);
-  ws->yq = carve(&cur, sizes[7]);
-  ws->yd = carve(&cur, sizes[8]);
-  ws->dyd = carve(&cur, sizes[9]);
+  ws->yd = carve(&cur, sizes[7]);
+  ws->dyd = carve(&cur, sizes[8]);
   *state = ws;
   return TKB_OK;
 }
@@ -345,19 +312,8 @@ static void forward_f32(const glu_plan *p, glu_cpu_ws *ws, const tkb_array *x,
     /* y[r][c] = sum_k x[r][k] W[k][c]: straight into the residual when it is float32 */
     float *Y = (f32 && y_out) ? AT(y_out, r0 * N2, 4) : ws->yf;
     sgemm_rm(false, false, m, N2, K, A, K, W, N2, 0.0f, Y, N2);
-    if (dt == TKB_BFLOAT16) {
-      /* the residual is y in bfloat16; the fused gating rounds y the same way */
-      if (y_out) tkb_convert(Y, TKB_FLOAT32, AT(y_out, r0 * N2, es), dt, (size_t)(m * N2));
-      for (int64_t r = 0; r < m; r++)
-        gate_bf16(p->act, Y + r * N2, Y + r * N2 + N, AT(out, (r0 + r) * N, es), N);
-      continue;
-    }
-    /* y rounded to x's dtype (the residual); the gating reads the rounded values */
-    if (!f32) {
-      void *yq = y_out ? AT(y_out, r0 * N2, es) : ws->yq;
-      tkb_convert(Y, TKB_FLOAT32, yq, dt, (size_t)(m * N2));
-      tkb_convert(yq, dt, Y, TKB_FLOAT32, (size_t)(m * N2));
-    }
+    /* the residual: y in x's dtype */
+    if (!f32 && y_out) tkb_convert(Y, TKB_FLOAT32, AT(y_out, r0 * N2, es), dt, (size_t)(m * N2));
     /* out[r][n] = act(g) * p,  g = y[r][0][n], p = y[r][1][n] */
     float *O = f32 ? AT(out, r0 * N, 4) : ws->of;
     for (int64_t r = 0; r < m; r++) gate_f32(p->act, Y + r * N2, Y + r * N2 + N, O + r * N, N);
@@ -452,11 +408,23 @@ static void vjp_f64(const glu_plan *p, glu_cpu_ws *ws, const tkb_array *x, const
 /* Hooks                                                                           */
 /* ------------------------------------------------------------------------------ */
 
+/* Plans the call and checks that prepare sized the workspaces for these shapes. */
+static tkb_status cpu_bind(const tkb_args *a, const glu_cpu_ws *ws, glu_plan *p,
+                           const tkb_array **x, const tkb_array **w) {
+  tkb_status st = tkb__glu_bind(a, p, x, w);
+  if (st != TKB_OK) return st;
+  if (!ws || !tkb_spec_equal(&ws->plan.x, &p->x) || !tkb_spec_equal(&ws->plan.w, &p->w))
+    return tkb_set_error(TKB_ERR_INVALID_ARGUMENT, "gated_linear_unit (cpu): %s",
+                         ws ? "called with shapes other than those it was prepared for"
+                            : "called without its prepare hook");
+  return TKB_OK;
+}
+
 static tkb_status cpu_run_forward(const tkb_args *a, glu_cpu_ws *ws, tkb_array *out,
                                   tkb_array *y_out) {
   glu_plan p;
   const tkb_array *x, *w;
-  tkb_status st = tkb__glu_bind(a, &p, &x, &w);
+  tkb_status st = cpu_bind(a, ws, &p, &x, &w);
   if (st == TKB_OK) st = tkb__glu_check_buffer(out, &p.out, "output out");
   if (st == TKB_OK && y_out) st = tkb__glu_check_buffer(y_out, &p.y, "residual y");
   if (st != TKB_OK) return st;
@@ -476,16 +444,21 @@ static tkb_status cpu_forward_res(const tkb_args *a, void *state, tkb_array *con
 
 static tkb_status cpu_vjp(const tkb_args *a, void *state, const tkb_array *const *residuals,
                           const tkb_array *const *cotangents, tkb_array *const *grads) {
+  glu_cpu_ws *ws = state;
   glu_plan p;
   const tkb_array *x, *w;
-  tkb_status st = tkb__glu_bind(a, &p, &x, &w);
+  tkb_status st = cpu_bind(a, ws, &p, &x, &w);
+  if (st == TKB_OK && !ws->vjp_ready)
+    st = tkb_set_error(TKB_ERR_INVALID_ARGUMENT,
+                       "gated_linear_unit (cpu): vjp called on a state prepared for a mode "
+                       "without one (prepare in vjp or forward_and_vjp mode)");
   if (st == TKB_OK) st = tkb__glu_check_buffer(residuals[0], &p.y, "residual y");
   if (st == TKB_OK) st = tkb__glu_check_buffer(cotangents[0], &p.out, "cotangent dout");
   if (st == TKB_OK && grads[0]) st = tkb__glu_check_buffer(grads[0], &p.x, "gradient dx");
   if (st == TKB_OK && grads[1]) st = tkb__glu_check_buffer(grads[1], &p.w, "gradient dweights");
   if (st != TKB_OK) return st;
-  if (p.f64) vjp_f64(&p, state, x, w, residuals[0], cotangents[0], grads[0], grads[1]);
-  else vjp_f32(&p, state, x, w, residuals[0], cotangents[0], grads[0], grads[1]);
+  if (p.f64) vjp_f64(&p, ws, x, w, residuals[0], cotangents[0], grads[0], grads[1]);
+  else vjp_f32(&p, ws, x, w, residuals[0], cotangents[0], grads[0], grads[1]);
   return TKB_OK;
 }
 

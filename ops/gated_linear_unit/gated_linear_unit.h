@@ -7,12 +7,13 @@
  *
  * Forward (Tokamax's base.py, fused weights). With x viewed as R = prod(x.shape[:-1])
  * rows of K and weights as a [K, 2N] matrix W:
- *   y[r, j, n] = sum_k x[r, k] W[k, j, n]       accumulated in f32 (f64 for f64), then
- *                                               rounded to x's dtype (Tokamax's einsum
- *                                               returns x's dtype): the residual
- *   g = y[r, 0, n], p = y[r, 1, n]              widened back to f32 (f64)
- *   out[r, n] = act(g) * p                      rounded to x's dtype
- * Backward, given dout[r, n] (widened):
+ *   y[r, j, n] = sum_k x[r, k] W[k, j, n]       accumulated in f32 (f64 for f64)
+ *   g = y[r, 0, n], p = y[r, 1, n]
+ *   out[r, n] = act(g) * p                      from the f32 product, rounded once to
+ *                                               x's dtype (OPS.md: "product computed in
+ *                                               f32, written in x's dtype")
+ * The residual is y rounded to x's dtype (what Tokamax's einsum returns); the backward
+ * reads g and p from it. Given dout[r, n] (widened):
  *   dg = dout * p * act'(g),  dp = dout * act(g)    dy[r, 0, n] = dg, dy[r, 1, n] = dp
  *   dx[r, k]    = sum_{j,n} dy[r, j, n] W[k, j, n]   (dy @ W^T)
  *   dW[k, j, n] = sum_r x[r, k] dy[r, j, n]          (x^T @ dy)

@@ -4,10 +4,10 @@
  * tkb__opencl_src_gated_linear_unit and compiled by the OpenCL backend in the prepare
  * hook for x's dtype and the activation). Signature, validation, outputs, residual and
  * grads as the cpu implementations (gated_linear_unit.h). The hooks launch
- *   forward:      glu_xw (y into a workspace), glu_gate
- *   forward_res:  glu_xw (y into the residual), glu_gate
+ *   forward:      glu_xw (the unrounded product into a workspace), glu_gate (from it)
+ *   forward_res:  the same, glu_xw also storing the rounded residual y
  *   vjp:          glu_dx, glu_dw (dy computed inside them from y and dout)
- * The forward's y workspace comes from prepare (tkb_device_alloc, so peak memory counts
+ * The product's workspace comes from prepare (tkb_device_alloc, so peak memory counts
  * it); a call allocates nothing.
  */
 #include "gated_linear_unit.h"
@@ -25,8 +25,8 @@ typedef struct glu_cl {
   tkb_device *dev;
   tkb_kernel *xw, *gate, *dx, *dw;
   glu_plan p;        /* the shapes prepared for */
-  void *y_ws;        /* [R, 2N] in x's dtype, for the forward mode */
-  size_t y_bytes;
+  void *yacc;        /* [R, 2N] unrounded product (float32, float64 for float64 x) */
+  size_t yacc_bytes;
 } glu_cl;
 
 static void cl_release(void *state) {
@@ -36,7 +36,7 @@ static void cl_release(void *state) {
   tkb__kernel_free(s->dev, s->gate);
   tkb__kernel_free(s->dev, s->dx);
   tkb__kernel_free(s->dev, s->dw);
-  tkb_device_free(s->dev, s->y_ws, s->y_bytes);
+  tkb_device_free(s->dev, s->yacc, s->yacc_bytes);
   free(s);
 }
 
@@ -57,8 +57,11 @@ static tkb_status cl_prepare(const tkb_args *a, void **state) {
   if (!st) st = tkb__kernel_build(s->dev, src, opts, "glu_gate", &s->gate);
   if (!st) st = tkb__kernel_build(s->dev, src, opts, "glu_dx", &s->dx);
   if (!st) st = tkb__kernel_build(s->dev, src, opts, "glu_dw", &s->dw);
-  if (!st) st = tkb_spec_nbytes(&s->p.y, &s->y_bytes);
-  if (!st) st = tkb_device_alloc(s->dev, s->y_bytes, &s->y_ws);
+  /* every mode runs the forward (vjp mode once, at standardization) */
+  if (!st) {
+    s->yacc_bytes = (size_t)(s->p.rows * 2 * s->p.n) * (s->p.f64 ? sizeof(double) : sizeof(float));
+    st = tkb_device_alloc(s->dev, s->yacc_bytes, &s->yacc);
+  }
   if (st) {
     cl_release(s);
     return st;
@@ -91,13 +94,15 @@ static tkb_status run_forward(const tkb_args *a, glu_cl *s, tkb_array *out, tkb_
   if (!st) st = tkb__glu_check_buffer(out, &p.out, "output out");
   if (!st && y_res) st = tkb__glu_check_buffer(y_res, &p.y, "residual y");
   if (st) return st;
-  void *xd = x->data, *wd = w->data, *yd = y_res ? y_res->data : s->y_ws, *od = out->data;
+  void *xd = x->data, *wd = w->data, *ya = s->yacc, *yd = y_res ? y_res->data : s->yacc;
+  void *od = out->data;
   int64_t m = p.rows, n2 = 2 * p.n, k = p.k, nh = p.n;
-  tkb_karg xw[] = {TKB_KARG_BUF(xd), TKB_KARG_BUF(wd), TKB_KARG_BUF(yd),
-                   TKB_KARG_VAL(m),  TKB_KARG_VAL(n2), TKB_KARG_VAL(k)};
+  int32_t write_res = y_res != NULL;
+  tkb_karg xw[] = {TKB_KARG_BUF(xd), TKB_KARG_BUF(wd), TKB_KARG_BUF(ya),  TKB_KARG_BUF(yd),
+                   TKB_KARG_VAL(write_res), TKB_KARG_VAL(m), TKB_KARG_VAL(n2), TKB_KARG_VAL(k)};
   st = launch_tiles(s, s->xw, m, n2, (int)TKB_ARRAY_LEN(xw), xw);
   if (st) return st;
-  tkb_karg gate[] = {TKB_KARG_BUF(yd), TKB_KARG_BUF(od), TKB_KARG_VAL(m), TKB_KARG_VAL(nh)};
+  tkb_karg gate[] = {TKB_KARG_BUF(ya), TKB_KARG_BUF(od), TKB_KARG_VAL(m), TKB_KARG_VAL(nh)};
   size_t global = (size_t)(m * nh);
   return tkb__kernel_launch(s->dev, s->gate, 1, &global, NULL, (int)TKB_ARRAY_LEN(gate), gate);
 }

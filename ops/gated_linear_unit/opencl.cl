@@ -4,13 +4,14 @@
  *   -DX_DT=<x's dtype> -DGLU_ACT=<0 none, 1 silu, 2 sigmoid, 3 gelu, 4 relu> -DGLU_F64=0|1
  * x is [R, K], weights W [K, 2N] (gate columns 0..N-1, projection N..2N-1), y [R, 2N].
  * Products accumulate in float32 (float64 for float64 x); y, out, dx and dW are rounded
- * to x's dtype on store, as the cpu implementations do.
+ * to x's dtype on store, as the cpu implementations do; the forward gates the unrounded
+ * product, the vjp reads g and p from the rounded residual (gated_linear_unit.h).
  *
  * The three products are one tiled matmul, C[i, j] = sum_l A(i, l) B(l, j), on TS x TS
  * tiles staged in local memory (a work-group per tile of C, a work-item per element);
  * A and B are expressions of the kernel's arguments, so the vjp's dy is computed where it
  * is loaded and needs no buffer:
- *   glu_xw:  y  = x @ W          A = x[r, k],   B = W[k, c]
+ *   glu_xw:  y  = x @ W          A = x[r, k],   B = W[k, c]   (then glu_gate)
  *   glu_dx:  dx = dy @ W^T       A = dy(r, c),  B = W[k, c] read transposed
  *   glu_dw:  dW = x^T @ dy       A = x[r, k] read transposed, B = dy(r, c)
  * with dy(r, n) = dout p act'(g) and dy(r, N + n) = dout act(g), g = y[r, n],
@@ -90,20 +91,26 @@ static inline acc_t glu_dy(__global const X_T *y, __global const X_T *dout, long
     if (i < mm_m && j < mm_n) STORE_C(i, j, sum);                                    \
   }
 
-/* y[r, c] = sum_k x[r, k] W[k, c]: mm_m = R, mm_n = 2N, mm_k = K */
+/* y[r, c] = sum_k x[r, k] W[k, c]: mm_m = R, mm_n = 2N, mm_k = K. The product goes
+ * unrounded to yacc (the gating's input) and, with write_res, rounded to x's dtype into
+ * the residual y. */
 #define XW_A(r, k) LD(x[(r) * mm_k + (k)])
 #define XW_B(k, c) LD(w[(k) * mm_n + (c)])
-#define XW_C(r, c, v) y[(r) * mm_n + (c)] = TKB_ST(X_DT, v)
+#define XW_C(r, c, v)                                              \
+  do {                                                             \
+    yacc[(r) * mm_n + (c)] = (v);                                  \
+    if (write_res) y[(r) * mm_n + (c)] = TKB_ST(X_DT, v);          \
+  } while (0)
 __kernel __attribute__((reqd_work_group_size(TS, TS, 1))) void glu_xw(
-    __global const X_T *x, __global const X_T *w, __global X_T *y, long mm_m, long mm_n,
-    long mm_k) MATMUL(XW_A, XW_B, XW_C)
+    __global const X_T *x, __global const X_T *w, __global acc_t *yacc, __global X_T *y,
+    int write_res, long mm_m, long mm_n, long mm_k) MATMUL(XW_A, XW_B, XW_C)
 
-/* out[r, n] = act(g) p */
-__kernel void glu_gate(__global const X_T *y, __global X_T *out, long rows, long nh) {
+/* out[r, n] = act(g) p, from the unrounded product, rounded once */
+__kernel void glu_gate(__global const acc_t *yacc, __global X_T *out, long rows, long nh) {
   const long idx = get_global_id(0);
   if (idx >= rows * nh) return;
   const long r = idx / nh, n = idx % nh;
-  const acc_t g = LD(y[r * 2 * nh + n]), p = LD(y[r * 2 * nh + nh + n]);
+  const acc_t g = yacc[r * 2 * nh + n], p = yacc[r * 2 * nh + nh + n];
   out[idx] = TKB_ST(X_DT, glu_act(g) * p);
 }
 

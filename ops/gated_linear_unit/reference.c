@@ -3,7 +3,7 @@
  * the truth the cpu implementation and `tkbench check` are compared with.
  *
  * Every input is widened to float64 once per call (into workspaces the prepare hook
- * allocates), every sum runs in float64 in a fixed order on one thread, and results are
+ * allocates; the vjp's only in modes with a vjp), every sum runs in float64 in a fixed order on one thread, and results are
  * rounded to the arrays' dtypes only when stored. The math is in gated_linear_unit.h;
  * each loop below repeats the line it computes.
  */
@@ -17,6 +17,8 @@ typedef struct glu_ref_ws {
   tkb_device *dev;
   void *base;
   size_t bytes;
+  glu_plan plan;  /* the shapes it was prepared for */
+  bool vjp_ready; /* dy, dx, dw exist (prepared in a mode with a vjp) */
   double *x;   /* [R, K] */
   double *w;   /* [K, 2N] */
   double *y;   /* [R, 2N]: y, then the rounded residual */
@@ -45,7 +47,9 @@ static tkb_status ref_prepare(const tkb_args *a, void **state) {
   tkb_status st = tkb__glu_plan_make(a, &p);
   if (st != TKB_OK) return st;
   const int64_t R = p.rows, K = p.k, N2 = 2 * p.n;
-  const int64_t sizes[] = {R * K, K * N2, R * N2, R * p.n, R * N2, R * K, K * N2};
+  const bool vjp = a->mode == TKB_MODE_VJP || a->mode == TKB_MODE_FORWARD_AND_VJP;
+  const int64_t sizes[] = {R * K, K * N2, R * N2, R * p.n, vjp ? R * N2 : 0, vjp ? R * K : 0,
+                           vjp ? K * N2 : 0};
   size_t bytes = 0;
   for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
     bytes += ((size_t)sizes[i] * sizeof(double) + 63) / 64 * 64;
@@ -54,6 +58,8 @@ static tkb_status ref_prepare(const tkb_args *a, void **state) {
     return tkb_set_error(TKB_ERR_OUT_OF_MEMORY, "gated_linear_unit (reference): out of memory");
   ws->dev = a->device;
   ws->bytes = bytes;
+  ws->plan = p;
+  ws->vjp_ready = vjp;
   st = tkb_device_alloc(ws->dev, bytes, &ws->base);
   if (st != TKB_OK) {
     free(ws);
@@ -71,17 +77,7 @@ static tkb_status ref_prepare(const tkb_args *a, void **state) {
   return TKB_OK;
 }
 
-/* Rounds v to dtype's precision (float64 -> dtype -> float64), as storing it would. */
-static double round_to(double v, tkb_dtype dt) {
-  switch (dt) {
-    case TKB_FLOAT32: return (float)v;
-    case TKB_BFLOAT16: return tkb_bf16_to_f32(tkb_f32_to_bf16((float)v));
-    case TKB_FLOAT16: return tkb_f16_to_f32(tkb_f32_to_f16((float)v));
-    default: return v;
-  }
-}
-
-/* y = x @ W rounded to x's dtype, into ws->y; also stored into y_out when given. */
+/* y = x @ W into ws->y; also stored (rounded to its dtype) into y_out when given. */
 static void ref_forward_y(const glu_plan *p, const glu_ref_ws *ws, tkb_array *y_out) {
   const int64_t R = p->rows, K = p->k, N2 = 2 * p->n;
   /* y[r][c] = sum_k x[r][k] W[k][c]   (c = j N + n) */
@@ -94,8 +90,6 @@ static void ref_forward_y(const glu_plan *p, const glu_ref_ws *ws, tkb_array *y_
       for (int64_t c = 0; c < N2; c++) yr[c] += xrk * wk[c];
     }
   }
-  /* the residual is y in x's dtype; the gating reads that rounded value */
-  for (int64_t i = 0; i < R * N2; i++) ws->y[i] = round_to(ws->y[i], p->x.dtype);
   if (y_out) tkb_convert(ws->y, TKB_FLOAT64, y_out->data, y_out->spec.dtype, (size_t)(R * N2));
 }
 
@@ -110,11 +104,23 @@ static void ref_gate(const glu_plan *p, const glu_ref_ws *ws, tkb_array *out) {
   tkb_convert(ws->o, TKB_FLOAT64, out->data, out->spec.dtype, (size_t)(R * N));
 }
 
+/* Plans the call and checks that prepare sized the workspaces for these shapes. */
+static tkb_status ref_bind(const tkb_args *a, const glu_ref_ws *ws, glu_plan *p,
+                           const tkb_array **x, const tkb_array **w) {
+  tkb_status st = tkb__glu_bind(a, p, x, w);
+  if (st != TKB_OK) return st;
+  if (!ws || !tkb_spec_equal(&ws->plan.x, &p->x) || !tkb_spec_equal(&ws->plan.w, &p->w))
+    return tkb_set_error(TKB_ERR_INVALID_ARGUMENT, "gated_linear_unit (reference): %s",
+                         ws ? "called with shapes other than those it was prepared for"
+                            : "called without its prepare hook");
+  return TKB_OK;
+}
+
 static tkb_status ref_run_forward(const tkb_args *a, glu_ref_ws *ws, tkb_array *out,
                                   tkb_array *y_out) {
   glu_plan p;
   const tkb_array *x, *w;
-  tkb_status st = tkb__glu_bind(a, &p, &x, &w);
+  tkb_status st = ref_bind(a, ws, &p, &x, &w);
   if (st == TKB_OK) st = tkb__glu_check_buffer(out, &p.out, "output out");
   if (st == TKB_OK && y_out) st = tkb__glu_check_buffer(y_out, &p.y, "residual y");
   if (st != TKB_OK) return st;
@@ -139,7 +145,11 @@ static tkb_status ref_vjp(const tkb_args *a, void *state, const tkb_array *const
   glu_ref_ws *ws = state;
   glu_plan p;
   const tkb_array *x, *w;
-  tkb_status st = tkb__glu_bind(a, &p, &x, &w);
+  tkb_status st = ref_bind(a, ws, &p, &x, &w);
+  if (st == TKB_OK && !ws->vjp_ready)
+    st = tkb_set_error(TKB_ERR_INVALID_ARGUMENT,
+                       "gated_linear_unit (reference): vjp called on a state prepared for a "
+                       "mode without one (prepare in vjp or forward_and_vjp mode)");
   if (st == TKB_OK) st = tkb__glu_check_buffer(residuals[0], &p.y, "residual y");
   if (st == TKB_OK) st = tkb__glu_check_buffer(cotangents[0], &p.out, "cotangent dout");
   if (st == TKB_OK && grads[0]) st = tkb__glu_check_buffer(grads[0], &p.x, "gradient dx");

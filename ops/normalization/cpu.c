@@ -25,9 +25,9 @@
  * threads at prepare time (one block when the shape is too small to split), sized for
  * either pass (the forward's NORM_ROWS rows or n x c block, the vjp's x and dy blocks),
  * scale and offset in the math type, and the vjp's per-group partial sums of
- * dscale/doffset (prepare does not know the mode, so a forward-only run also holds the
- * vjp's, under 1 MiB for the alphafold shapes). A call runs on at most the prepared
- * thread count (num_threads).
+ * dscale/doffset. They serve every mode, whatever tkb_args.mode says (so hooks called
+ * directly work in any order); sizing them by mode would save under 1 MiB on the
+ * alphafold shapes. A call runs on at most the prepared thread count (num_threads).
  * The hooks refuse a NULL state, or a state prepared for other shapes.
  */
 #include "norm.h"
@@ -208,11 +208,14 @@ static norm_block norm_row_block(const norm_plan *p, int64_t lane) {
   return (norm_block){.base = lane * p->n, .stride = 0, .runs = 1, .len = p->n};
 }
 
-/* Rows [lane, lane + rows) of x when the axis is last, moved one row at a time (one run
- * per row: a memcpy of several rows at once can cross glibc's threshold for `rep movsb`,
- * which is slower here, and the per-row runs land contiguously in the scratch anyway). */
+/* Rows [lane, lane + rows) of x when the axis is last: one run of rows * n elements for
+ * the narrow dtypes (one conversion call instead of `rows`), one run per row for float32
+ * and float64, which are moved by memcpy: a memcpy of several rows at once can cross
+ * glibc's threshold for `rep movsb`, measured 1.7x slower here on rows of 128 floats. */
 static norm_block norm_rows_block(const norm_plan *p, int64_t lane, int64_t rows) {
-  return (norm_block){.base = lane * p->n, .stride = p->n, .runs = rows, .len = p->n};
+  if (p->x.dtype == TKB_FLOAT32 || p->x.dtype == TKB_FLOAT64)
+    return (norm_block){.base = lane * p->n, .stride = p->n, .runs = rows, .len = p->n};
+  return (norm_block){.base = lane * p->n, .stride = 0, .runs = 1, .len = rows * p->n};
 }
 
 /* ------------------------------------------------------------------------------ */
@@ -232,13 +235,15 @@ static inline void norm_prefetch_write(char *p, size_t bytes) {
   for (size_t off = 0; off < bytes; off += 64) __builtin_prefetch(p + off, 1, 3);
 }
 
-/* dst[q * len + t] = float32 value of element (q, t) of the block; src holds x's dtype
+/* dst[q * len + t] = float32 value of element (q, t) of the block, for runs q0 <= q < q1;
+ * src holds x's dtype
  * (float32, bfloat16 or float16). Narrow runs are widened by tkb_convert, the library's
  * bulk (vectorized) form of tkb_bf16_to_f32 / tkb_f16_to_f32; it cannot fail here: the
  * dtypes are valid and the buffers disjoint. */
-static void norm_gather_f32(float *dst, const void *src, tkb_dtype dt, const norm_block *b) {
+static void norm_gather_f32(float *dst, const void *src, tkb_dtype dt, const norm_block *b,
+                            int64_t q0, int64_t q1) {
   const size_t esize = tkb_dtype_size(dt);
-  for (int64_t q = 0; q < b->runs; q++) {
+  for (int64_t q = q0; q < q1; q++) {
     const char *s = (const char *)src + (size_t)(b->base + q * b->stride) * esize;
     if (q + NORM_PREFETCH_RUNS < b->runs)
       norm_prefetch_read(s + (size_t)(NORM_PREFETCH_RUNS * b->stride) * esize,
@@ -251,9 +256,10 @@ static void norm_gather_f32(float *dst, const void *src, tkb_dtype dt, const nor
 
 /* Element (q, t) of the block = src[q * len + t] rounded to dst's dtype (float32,
  * bfloat16 or float16; tkb_convert rounds as tkb_f32_to_bf16 / tkb_f32_to_f16). */
-static void norm_scatter_f32(void *dst, tkb_dtype dt, const float *src, const norm_block *b) {
+static void norm_scatter_f32(void *dst, tkb_dtype dt, const float *src, const norm_block *b,
+                             int64_t q0, int64_t q1) {
   const size_t esize = tkb_dtype_size(dt);
-  for (int64_t q = 0; q < b->runs; q++) {
+  for (int64_t q = q0; q < q1; q++) {
     char *d = (char *)dst + (size_t)(b->base + q * b->stride) * esize;
     if (q + NORM_PREFETCH_RUNS < b->runs)
       norm_prefetch_write(d + (size_t)(NORM_PREFETCH_RUNS * b->stride) * esize,
@@ -265,9 +271,10 @@ static void norm_scatter_f32(void *dst, tkb_dtype dt, const float *src, const no
 }
 
 /* The float64 versions: x is float64, nothing to convert. */
-static void norm_gather_f64(double *dst, const void *src, tkb_dtype dt, const norm_block *b) {
+static void norm_gather_f64(double *dst, const void *src, tkb_dtype dt, const norm_block *b,
+                            int64_t q0, int64_t q1) {
   (void)dt;
-  for (int64_t q = 0; q < b->runs; q++) {
+  for (int64_t q = q0; q < q1; q++) {
     const double *s = (const double *)src + b->base + q * b->stride;
     if (q + NORM_PREFETCH_RUNS < b->runs)
       norm_prefetch_read((const char *)(s + NORM_PREFETCH_RUNS * b->stride),
@@ -276,9 +283,10 @@ static void norm_gather_f64(double *dst, const void *src, tkb_dtype dt, const no
   }
 }
 
-static void norm_scatter_f64(void *dst, tkb_dtype dt, const double *src, const norm_block *b) {
+static void norm_scatter_f64(void *dst, tkb_dtype dt, const double *src, const norm_block *b,
+                             int64_t q0, int64_t q1) {
   (void)dt;
-  for (int64_t q = 0; q < b->runs; q++) {
+  for (int64_t q = q0; q < q1; q++) {
     double *d = (double *)dst + b->base + q * b->stride;
     if (q + NORM_PREFETCH_RUNS < b->runs)
       norm_prefetch_write((char *)(d + NORM_PREFETCH_RUNS * b->stride),
@@ -436,29 +444,33 @@ static void norm_scatter_f64(void *dst, tkb_dtype dt, const double *src, const n
       rstd_out[r] = rstd[r];                                                                   \
     }                                                                                          \
   }                                                                                            \
-  /* Forward pass of one item of c lanes (axis not last): xs holds x[j][r] at j * c + r        \
-   * (j < n rows, r < c lanes) and receives y in place. */                                     \
-  static void norm_forward_lanes_##SFX(T *xs, int64_t n, int64_t c, const T *scale,            \
+                                                                                               \
+  /* Forward pass of one item of c lanes (axis not last), block b of x: the scratch xs         \
+   * holds x[j][r] at j * c + r (j < n rows, r < c lanes), y in place. Moving row j in         \
+   * and out is fused with the passes that sweep the rows in order (pass 1 and the             \
+   * output): the n x c block is larger than the L1 cache, a row is not. */                    \
+  static void norm_forward_lanes_##SFX(const norm_block *b, const tkb_array *x, tkb_array *y,  \
+                                       T *xs, int64_t n, int64_t c, const T *scale,            \
                                        const T *offset, T eps, bool subtract_mean, T *mean,    \
                                        T *rstd) {                                              \
     T sum_dev[NORM_MAX_LANES];                                                                 \
-    /* pass 1: mean[r] = (1/n) sum_j x[j][r]   (0 for RMS norm) */                             \
+    /* pass 1: mean[r] = (1/n) sum_j x[j][r]   (0 for RMS norm), row j as it arrives */        \
     for (int64_t r = 0; r < c; r++) mean[r] = 0;                                               \
-    if (subtract_mean) {                                                                       \
-      for (int64_t j = 0; j < n; j++) {                                                        \
-        const T *x = xs + j * c;                                                               \
-        NORM_SIMD for (int64_t r = 0; r < c; r++) mean[r] += x[r];                             \
-      }                                                                                        \
-      for (int64_t r = 0; r < c; r++) mean[r] /= (T)n;                                         \
+    for (int64_t j = 0; j < n; j++) {                                                          \
+      norm_gather_##SFX(xs, x->data, x->spec.dtype, b, j, j + 1);                              \
+      const T *xr = xs + j * c;                                                                \
+      if (subtract_mean) NORM_SIMD for (int64_t r = 0; r < c; r++) mean[r] += xr[r];           \
     }                                                                                          \
+    if (subtract_mean)                                                                         \
+      for (int64_t r = 0; r < c; r++) mean[r] /= (T)n;                                         \
     /* pass 2, as in norm_forward_row: with dev = x[j][r] - mean[r],                           \
      *   var[r] = (1/n) (sum_j dev^2 - sum_dev[r]^2 / n),  mean[r] += sum_dev[r] / n           \
      *   rstd[r] = 1 / sqrt(var[r] + eps)   (rstd accumulates sum_j dev^2 first) */            \
     for (int64_t r = 0; r < c; r++) rstd[r] = sum_dev[r] = 0;                                  \
     for (int64_t j = 0; j < n; j++) {                                                          \
-      const T *x = xs + j * c;                                                                 \
+      const T *xr = xs + j * c;                                                                \
       NORM_SIMD for (int64_t r = 0; r < c; r++) {                                              \
-        T dev = x[r] - mean[r];                                                                \
+        T dev = xr[r] - mean[r];                                                               \
         sum_dev[r] += dev;                                                                     \
         rstd[r] += dev * dev;                                                                  \
       }                                                                                        \
@@ -469,18 +481,19 @@ static void norm_scatter_f64(void *dst, tkb_dtype dt, const double *src, const n
       rstd[r] = (T)1 / SQRT((var > 0 ? var : (T)0) + eps);                                     \
       mean[r] += sd / (T)n;                                                                    \
     }                                                                                          \
-    /* y[j][r] = (x[j][r] - mean[r]) * rstd[r] * scale[j] + offset[j] */                       \
+    /* y[j][r] = (x[j][r] - mean[r]) * rstd[r] * scale[j] + offset[j], then row j out */       \
     for (int64_t j = 0; j < n; j++) {                                                          \
-      T *y = xs + j * c;                                                                       \
-      NORM_SIMD for (int64_t r = 0; r < c; r++) y[r] = (y[r] - mean[r]) * rstd[r];             \
-      if (scale) {                                                                             \
-        const T s = scale[j];                                                                  \
-        NORM_SIMD for (int64_t r = 0; r < c; r++) y[r] *= s;                                   \
-      }                                                                                        \
-      if (offset) {                                                                            \
-        const T o = offset[j];                                                                 \
-        NORM_SIMD for (int64_t r = 0; r < c; r++) y[r] += o;                                   \
-      }                                                                                        \
+      T *yr = xs + j * c;                                                                      \
+      const T s = scale ? scale[j] : (T)1, o = offset ? offset[j] : (T)0;                      \
+      if (scale && offset)                                                                     \
+        NORM_SIMD for (int64_t r = 0; r < c; r++) yr[r] = (yr[r] - mean[r]) * rstd[r] * s + o; \
+      else if (scale)                                                                          \
+        NORM_SIMD for (int64_t r = 0; r < c; r++) yr[r] = (yr[r] - mean[r]) * rstd[r] * s;     \
+      else if (offset)                                                                         \
+        NORM_SIMD for (int64_t r = 0; r < c; r++) yr[r] = (yr[r] - mean[r]) * rstd[r] + o;     \
+      else                                                                                     \
+        NORM_SIMD for (int64_t r = 0; r < c; r++) yr[r] = (yr[r] - mean[r]) * rstd[r];         \
+      norm_scatter_##SFX(y->data, y->spec.dtype, xs, b, j, j + 1);                             \
     }                                                                                          \
   }                                                                                            \
                                                                                                \
@@ -513,23 +526,21 @@ static void norm_scatter_f64(void *dst, tkb_dtype dt, const double *src, const n
           int64_t r = 0;                                                                       \
           for (; r + NORM_ROWS <= c; r += NORM_ROWS) {                                         \
             norm_block blk = norm_rows_block(p, lane0 + r, NORM_ROWS);                         \
-            norm_gather_##SFX(xs, x->data, x->spec.dtype, &blk);                               \
+            norm_gather_##SFX(xs, x->data, x->spec.dtype, &blk, 0, blk.runs);                  \
             norm_forward_rows_##SFX(xs, p->n, scale_v, offset_v, eps, p->subtract_mean,        \
                                     &mean[r], &rstd[r]);                                       \
-            norm_scatter_##SFX(y->data, y->spec.dtype, xs, &blk);                              \
+            norm_scatter_##SFX(y->data, y->spec.dtype, xs, &blk, 0, blk.runs);                 \
           }                                                                                    \
           for (; r < c; r++) {                                                                 \
             norm_block row = norm_row_block(p, lane0 + r);                                     \
-            norm_gather_##SFX(xs, x->data, x->spec.dtype, &row);                               \
+            norm_gather_##SFX(xs, x->data, x->spec.dtype, &row, 0, row.runs);                  \
             norm_forward_row_##SFX(xs, p->n, scale_v, offset_v, eps, p->subtract_mean,         \
                                    &mean[r], &rstd[r]);                                        \
-            norm_scatter_##SFX(y->data, y->spec.dtype, xs, &row);                              \
+            norm_scatter_##SFX(y->data, y->spec.dtype, xs, &row, 0, row.runs);                 \
           }                                                                                    \
         } else {                                                                               \
-          norm_gather_##SFX(xs, x->data, x->spec.dtype, &b);                                   \
-          norm_forward_lanes_##SFX(xs, p->n, c, scale_v, offset_v, eps, p->subtract_mean,      \
-                                   mean, rstd);                                                \
-          norm_scatter_##SFX(y->data, y->spec.dtype, xs, &b);                                  \
+          norm_forward_lanes_##SFX(&b, x, y, xs, p->n, c, scale_v, offset_v, eps,              \
+                                   p->subtract_mean, mean, rstd);                              \
         }                                                                                      \
         if (mean_out) memcpy(mean_out + lane0, mean, (size_t)c * sizeof(T));                   \
         if (rstd_out) memcpy(rstd_out + lane0, rstd, (size_t)c * sizeof(T));                   \
@@ -630,18 +641,18 @@ static void norm_scatter_f64(void *dst, tkb_dtype dt, const double *src, const n
           if (rows) {                                                                          \
             for (int64_t r = 0; r < c; r++) {                                                  \
               norm_block row = norm_row_block(p, lane0 + r);                                   \
-              norm_gather_##SFX(xs, x->data, x->spec.dtype, &row);                             \
-              norm_gather_##SFX(gs, dy->data, dy->spec.dtype, &row);                           \
+              norm_gather_##SFX(xs, x->data, x->spec.dtype, &row, 0, row.runs);                \
+              norm_gather_##SFX(gs, dy->data, dy->spec.dtype, &row, 0, row.runs);              \
               norm_vjp_row_##SFX(xs, gs, n, scale_v, p->subtract_mean, mean_in[lane0 + r],     \
                                  rstd_in[lane0 + r], ds, db);                                  \
-              if (dx) norm_scatter_##SFX(dx->data, dx->spec.dtype, xs, &row);                  \
+              if (dx) norm_scatter_##SFX(dx->data, dx->spec.dtype, xs, &row, 0, row.runs);     \
             }                                                                                  \
           } else {                                                                             \
-            norm_gather_##SFX(xs, x->data, x->spec.dtype, &b);                                 \
-            norm_gather_##SFX(gs, dy->data, dy->spec.dtype, &b);                               \
+            norm_gather_##SFX(xs, x->data, x->spec.dtype, &b, 0, b.runs);                      \
+            norm_gather_##SFX(gs, dy->data, dy->spec.dtype, &b, 0, b.runs);                    \
             norm_vjp_lanes_##SFX(xs, gs, n, c, scale_v, p->subtract_mean, mean_in + lane0,     \
                                  rstd_in + lane0, ds, db);                                     \
-            if (dx) norm_scatter_##SFX(dx->data, dx->spec.dtype, xs, &b);                      \
+            if (dx) norm_scatter_##SFX(dx->data, dx->spec.dtype, xs, &b, 0, b.runs);           \
           }                                                                                    \
         }                                                                                      \
       }                                                                                        \

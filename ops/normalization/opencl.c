@@ -6,7 +6,9 @@
  * (norm.h); arrays live on the device, so nothing here touches their memory: the hooks
  * validate, then launch
  *   forward / forward_res:  norm_fwd            (one work-item per lane)
- *   vjp:                    norm_bwd_dx, then norm_bwd_params (one per column)
+ *   vjp:                    norm_bwd_dx (per lane), then dscale/doffset in two passes:
+ *                           norm_bwd_partial (per block of lanes and column) into a
+ *                           workspace from prepare, norm_bwd_params (per column)
  */
 #include "internal.h"
 #include "norm.h"
@@ -18,12 +20,19 @@
 
 extern const char tkb__opencl_src_normalization[];
 
+/* About this many lanes per block of the dscale/doffset partial sums: enough blocks to
+ * fill a device, few enough that the second pass is short. Fixed by the shape, so the
+ * sums are the same on every device. */
+#define NORM_CL_BLOCK_LANES 256
+
 typedef struct norm_cl {
   tkb_device *dev;
-  tkb_kernel *fwd, *bwd_dx, *bwd_params;
+  tkb_kernel *fwd, *bwd_dx, *bwd_partial, *bwd_params;
   tkb_spec x;           /* the shapes prepared for */
-  int64_t lanes, n, inner;
+  int64_t lanes, n, inner, blocks;
   bool f64;
+  void *part;           /* [2][blocks][n] partial sums in the math type */
+  size_t part_bytes;
 } norm_cl;
 
 static void cl_release(void *state) {
@@ -31,7 +40,9 @@ static void cl_release(void *state) {
   if (!s) return;
   tkb__kernel_free(s->dev, s->fwd);
   tkb__kernel_free(s->dev, s->bwd_dx);
+  tkb__kernel_free(s->dev, s->bwd_partial);
   tkb__kernel_free(s->dev, s->bwd_params);
+  tkb_device_free(s->dev, s->part, s->part_bytes);
   free(s);
 }
 
@@ -55,10 +66,17 @@ static tkb_status cl_prepare(const tkb_args *a, void **state) {
   s->n = p.n;
   s->inner = p.inner ? p.inner : 1;
   s->f64 = p.f64;
+  s->blocks = (s->lanes + NORM_CL_BLOCK_LANES - 1) / NORM_CL_BLOCK_LANES;
+  s->part_bytes = (size_t)(2 * s->blocks * s->n) * (p.f64 ? sizeof(double) : sizeof(float));
   const char *src = tkb__opencl_src_normalization;
   st = tkb__kernel_build(dev, src, opts, "norm_fwd", &s->fwd);
   if (!st) st = tkb__kernel_build(dev, src, opts, "norm_bwd_dx", &s->bwd_dx);
+  if (!st) st = tkb__kernel_build(dev, src, opts, "norm_bwd_partial", &s->bwd_partial);
   if (!st) st = tkb__kernel_build(dev, src, opts, "norm_bwd_params", &s->bwd_params);
+  /* the partial sums serve the vjp only */
+  bool vjp = a->mode == TKB_MODE_VJP || a->mode == TKB_MODE_FORWARD_AND_VJP;
+  if (!st && vjp) st = tkb_device_alloc(dev, s->part_bytes, &s->part);
+  if (!vjp) s->part_bytes = 0;
   if (st) {
     cl_release(s);
     return st;
@@ -126,12 +144,22 @@ static tkb_status cl_vjp(const tkb_args *a, void *state, const tkb_array *const 
     st = tkb__kernel_launch(s->dev, s->bwd_dx, 1, &global, NULL, (int)TKB_ARRAY_LEN(args), args);
     if (st) return st;
   }
+  if ((dscale || doffset) && !s->part)
+    return tkb_set_error(TKB_ERR_INVALID_ARGUMENT, "normalization (opencl): vjp called on a "
+                         "state prepared for a mode without it (prepare in vjp or "
+                         "forward_and_vjp mode)");
   if (dscale || doffset) {
-    void *ds = dscale ? dscale->data : x, *dof = doffset ? doffset->data : x;
-    tkb_karg args[] = {TKB_KARG_BUF(x),  TKB_KARG_BUF(mean),  TKB_KARG_BUF(rstd),
-                       TKB_KARG_BUF(dy), TKB_KARG_BUF(ds),    TKB_KARG_BUF(dof),
-                       TKB_KARG_VAL(lanes), TKB_KARG_VAL(n),  TKB_KARG_VAL(inner)};
-    size_t global = (size_t)n;
+    void *ds = dscale ? dscale->data : x, *dof = doffset ? doffset->data : x, *part = s->part;
+    int64_t blocks = s->blocks;
+    tkb_karg pargs[] = {TKB_KARG_BUF(x),   TKB_KARG_BUF(mean),   TKB_KARG_BUF(rstd),
+                        TKB_KARG_BUF(dy),  TKB_KARG_BUF(part),   TKB_KARG_VAL(lanes),
+                        TKB_KARG_VAL(n),   TKB_KARG_VAL(inner),  TKB_KARG_VAL(blocks)};
+    size_t global = (size_t)(blocks * n);
+    st = tkb__kernel_launch(s->dev, s->bwd_partial, 1, &global, NULL, (int)TKB_ARRAY_LEN(pargs), pargs);
+    if (st) return st;
+    tkb_karg args[] = {TKB_KARG_BUF(part), TKB_KARG_BUF(ds), TKB_KARG_BUF(dof), TKB_KARG_VAL(n),
+                       TKB_KARG_VAL(blocks)};
+    global = (size_t)n; /* with no lanes (0 blocks) this writes zeros */
     st = tkb__kernel_launch(s->dev, s->bwd_params, 1, &global, NULL, (int)TKB_ARRAY_LEN(args), args);
   }
   return st;

@@ -107,22 +107,41 @@ __kernel void norm_bwd_dx(__global const X_T *x, __global const S_T *scale,
 }
 
 /*
- * dscale and doffset, per column j, summed over the lanes in order:
- *   dscale[j]  = sum_L dy[L, j] * xhat[L, j]
- *   doffset[j] = sum_L dy[L, j]
+ * dscale and doffset in two passes with a fixed blocking (so the sums do not depend on
+ * the device): pass 1 sums, per column j, the lanes of block b (lanes b, b + blocks,
+ * b + 2 blocks, ...),
+ *   part[0][b][j] = sum_{L in block b} dy[L, j] * xhat[L, j]
+ *   part[1][b][j] = sum_{L in block b} dy[L, j]
+ * one work-item per (b, j), numbered so that neighbouring work-items read neighbouring
+ * elements (j fastest when the axis is last, b fastest otherwise); pass 2 adds the
+ * blocks in order, one work-item per j.
  */
-__kernel void norm_bwd_params(__global const X_T *x, __global const R_T *mean_in,
-                              __global const R_T *rstd_in, __global const X_T *dy,
-                              __global S_T *dscale, __global O_T *doffset, long lanes, long n,
-                              long inner) {
-  const long j = get_global_id(0);
-  if (j >= n) return;
+__kernel void norm_bwd_partial(__global const X_T *x, __global const R_T *mean_in,
+                               __global const R_T *rstd_in, __global const X_T *dy,
+                               __global acc_t *part, long lanes, long n, long inner,
+                               long blocks) {
+  const long idx = get_global_id(0);
+  if (idx >= blocks * n) return;
+  const long b = inner == 1 ? idx / n : idx % blocks, j = inner == 1 ? idx % n : idx / blocks;
   acc_t ds = 0, dof = 0;
-  for (long lane = 0; lane < lanes; lane++) {
+  for (long lane = b; lane < lanes; lane += blocks) {
     const long at = norm_at(lane, j, n, inner);
     const acc_t d = LDX(dy[at]);
     ds += d * ((LDX(x[at]) - (acc_t)mean_in[lane]) * (acc_t)rstd_in[lane]);
     dof += d;
+  }
+  part[b * n + j] = ds;
+  part[blocks * n + b * n + j] = dof;
+}
+
+__kernel void norm_bwd_params(__global const acc_t *part, __global S_T *dscale,
+                              __global O_T *doffset, long n, long blocks) {
+  const long j = get_global_id(0);
+  if (j >= n) return;
+  acc_t ds = 0, dof = 0;
+  for (long b = 0; b < blocks; b++) {
+    ds += part[b * n + j];
+    dof += part[blocks * n + b * n + j];
   }
 #if HAS_SCALE
   dscale[j] = TKB_ST(S_DT, ds);

@@ -19,7 +19,8 @@
  *    cost: with many small groups each product is only a few MFLOP, which OpenBLAS's
  *    pool splits at a loss (one thread was up to 2x faster on cpu_mixtral_8x7b);
  *    tiles over groups on OpenMP threads would win there when nothing else runs.
- * Every workspace is allocated by the prepare hook; a call allocates nothing.
+ * Every workspace is allocated by the prepare hook (dout rows only in modes with a vjp);
+ * a call allocates nothing.
  */
 #include "ragged_dot.h"
 
@@ -91,6 +92,8 @@ typedef struct rd_cpu_ws {
   tkb_device *dev;
   void *base;
   size_t bytes;
+  rd_plan plan;   /* the shapes it was prepared for */
+  bool vjp_ready; /* prepared for a mode with a vjp (d exists) */
   int64_t mb, kb, nb;
   float *a; /* [mb, K] lhs rows widened; drhs: [mb, kb] lhs tile */
   float *d; /* [mb, N] dout rows widened; drhs: [mb, nb] dout tile */
@@ -131,7 +134,11 @@ static tkb_status cpu_prepare(const tkb_args *a, void **state) {
     ws->kb = max64(RD_PANEL_BYTES / (4 * ws->nb), RD_MIN_PANEL_K);
     ws->kb = max64(1, min64(ws->kb, p.k));
   }
-  const size_t sa = (size_t)(ws->mb * p.k) * 4, sd = (size_t)(ws->mb * p.n) * 4;
+  /* dout rows only when the mode has a vjp (peak memory counts workspaces) */
+  const bool vjp = a->mode == TKB_MODE_VJP || a->mode == TKB_MODE_FORWARD_AND_VJP;
+  ws->plan = p;
+  ws->vjp_ready = vjp;
+  const size_t sa = (size_t)(ws->mb * p.k) * 4, sd = vjp ? (size_t)(ws->mb * p.n) * 4 : 0;
   const size_t sb = (size_t)(ws->kb * ws->nb) * 4;
   const size_t sc = (size_t)max64(max64(ws->mb * ws->nb, ws->mb * ws->kb), ws->kb * ws->nb) * 4;
   ws->bytes = round64(sa) + round64(sd) + round64(sb) + round64(sc);
@@ -288,11 +295,24 @@ static void vjp_narrow(const rd_plan *p, rd_cpu_ws *ws, const tkb_array *lhs,
 /* Hooks                                                                           */
 /* ------------------------------------------------------------------------------ */
 
+/* Plans the call and checks that prepare sized the workspaces for these shapes. */
+static tkb_status cpu_bind(const tkb_args *a, const rd_cpu_ws *ws, rd_plan *p,
+                           const tkb_array **lhs, const tkb_array **rhs,
+                           const int32_t **sizes) {
+  tkb_status st = tkb__rd_bind(a, p, lhs, rhs, sizes);
+  if (st != TKB_OK) return st;
+  if (!ws || !tkb_spec_equal(&ws->plan.lhs, &p->lhs) || !tkb_spec_equal(&ws->plan.rhs, &p->rhs))
+    return tkb_set_error(TKB_ERR_INVALID_ARGUMENT, "ragged_dot (cpu): %s",
+                         ws ? "called with shapes other than those it was prepared for"
+                            : "called without its prepare hook");
+  return TKB_OK;
+}
+
 static tkb_status cpu_forward(const tkb_args *a, void *state, tkb_array *const *outputs) {
   rd_plan p;
   const tkb_array *lhs, *rhs;
   const int32_t *sizes;
-  tkb_status st = tkb__rd_bind(a, &p, &lhs, &rhs, &sizes);
+  tkb_status st = cpu_bind(a, state, &p, &lhs, &rhs, &sizes);
   if (st == TKB_OK) st = tkb__rd_check_buffer(outputs[0], &p.out, "output out");
   if (st != TKB_OK) return st;
   if (p.lhs.dtype == TKB_FLOAT32 || p.f64) forward_direct(&p, lhs, rhs, sizes, outputs[0]);
@@ -310,10 +330,15 @@ static tkb_status cpu_forward_res(const tkb_args *a, void *state, tkb_array *con
 static tkb_status cpu_vjp(const tkb_args *a, void *state, const tkb_array *const *residuals,
                           const tkb_array *const *cotangents, tkb_array *const *grads) {
   (void)residuals;
+  const rd_cpu_ws *ws = state;
   rd_plan p;
   const tkb_array *lhs, *rhs;
   const int32_t *sizes;
-  tkb_status st = tkb__rd_bind(a, &p, &lhs, &rhs, &sizes);
+  tkb_status st = cpu_bind(a, ws, &p, &lhs, &rhs, &sizes);
+  if (st == TKB_OK && !ws->vjp_ready)
+    st = tkb_set_error(TKB_ERR_INVALID_ARGUMENT,
+                       "ragged_dot (cpu): vjp called on a state prepared for a mode without "
+                       "one (prepare in vjp or forward_and_vjp mode)");
   tkb_array *dlhs = grads[0], *drhs = grads[1];
   if (st == TKB_OK) st = tkb__rd_check_buffer(cotangents[0], &p.out, "cotangent dout");
   if (st == TKB_OK && dlhs) st = tkb__rd_check_buffer(dlhs, &p.lhs, "gradient dlhs");

@@ -3,7 +3,7 @@
  * cpu implementation and `tkbench check` are compared with.
  *
  * lhs (and dout) are widened to float64 once per call, rhs one group at a time, into
- * workspaces the prepare hook allocates; every sum runs in float64 in a fixed order on
+ * workspaces the prepare hook allocates (the vjp's only in modes with a vjp); every sum runs in float64 in a fixed order on
  * one thread; results are rounded to the operands' dtype when stored. The math is in
  * ragged_dot.h; each loop below repeats the line it computes.
  */
@@ -16,6 +16,8 @@ typedef struct rd_ref_ws {
   tkb_device *dev;
   void *base;
   size_t bytes;
+  rd_plan plan;   /* the shapes it was prepared for */
+  bool vjp_ready; /* dlhs, drhs exist (prepared in a mode with a vjp) */
   double *lhs;   /* [M, K] */
   double *rhs;   /* [K, N]: one group */
   double *out;   /* [M, N]: out, or dout in the vjp */
@@ -42,7 +44,9 @@ static tkb_status ref_prepare(const tkb_args *a, void **state) {
   rd_plan p;
   tkb_status st = tkb__rd_plan_make(a, &p);
   if (st != TKB_OK) return st;
-  const int64_t sizes[] = {p.m * p.k, p.k * p.n, p.m * p.n, p.m * p.k, p.k * p.n};
+  const bool vjp = a->mode == TKB_MODE_VJP || a->mode == TKB_MODE_FORWARD_AND_VJP;
+  const int64_t sizes[] = {p.m * p.k, p.k * p.n, p.m * p.n, vjp ? p.m * p.k : 0,
+                           vjp ? p.k * p.n : 0};
   size_t bytes = 0;
   for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
     bytes += round64((size_t)sizes[i] * sizeof(double));
@@ -50,6 +54,8 @@ static tkb_status ref_prepare(const tkb_args *a, void **state) {
   if (!ws) return tkb_set_error(TKB_ERR_OUT_OF_MEMORY, "ragged_dot (reference): out of memory");
   ws->dev = a->device;
   ws->bytes = bytes;
+  ws->plan = p;
+  ws->vjp_ready = vjp;
   st = tkb_device_alloc(ws->dev, bytes, &ws->base);
   if (st != TKB_OK) {
     free(ws);
@@ -65,6 +71,19 @@ static tkb_status ref_prepare(const tkb_args *a, void **state) {
   return TKB_OK;
 }
 
+/* Plans the call and checks that prepare sized the workspaces for these shapes. */
+static tkb_status ref_bind(const tkb_args *a, const rd_ref_ws *ws, rd_plan *p,
+                           const tkb_array **lhs, const tkb_array **rhs,
+                           const int32_t **sizes) {
+  tkb_status st = tkb__rd_bind(a, p, lhs, rhs, sizes);
+  if (st != TKB_OK) return st;
+  if (!ws || !tkb_spec_equal(&ws->plan.lhs, &p->lhs) || !tkb_spec_equal(&ws->plan.rhs, &p->rhs))
+    return tkb_set_error(TKB_ERR_INVALID_ARGUMENT, "ragged_dot (reference): %s",
+                         ws ? "called with shapes other than those it was prepared for"
+                            : "called without its prepare hook");
+  return TKB_OK;
+}
+
 /* rhs[g] (K x N) widened into ws->rhs. */
 static void load_group(const rd_plan *p, const tkb_array *rhs, int64_t g, rd_ref_ws *ws) {
   const size_t es = tkb_dtype_size(p->rhs.dtype), kn = (size_t)(p->k * p->n);
@@ -77,7 +96,7 @@ static tkb_status ref_forward(const tkb_args *a, void *state, tkb_array *const *
   rd_plan p;
   const tkb_array *lhs, *rhs;
   const int32_t *sizes;
-  tkb_status st = tkb__rd_bind(a, &p, &lhs, &rhs, &sizes);
+  tkb_status st = ref_bind(a, ws, &p, &lhs, &rhs, &sizes);
   if (st == TKB_OK) st = tkb__rd_check_buffer(outputs[0], &p.out, "output out");
   if (st != TKB_OK) return st;
   const int64_t K = p.k, N = p.n;
@@ -115,7 +134,11 @@ static tkb_status ref_vjp(const tkb_args *a, void *state, const tkb_array *const
   rd_plan p;
   const tkb_array *lhs, *rhs;
   const int32_t *sizes;
-  tkb_status st = tkb__rd_bind(a, &p, &lhs, &rhs, &sizes);
+  tkb_status st = ref_bind(a, ws, &p, &lhs, &rhs, &sizes);
+  if (st == TKB_OK && !ws->vjp_ready)
+    st = tkb_set_error(TKB_ERR_INVALID_ARGUMENT,
+                       "ragged_dot (reference): vjp called on a state prepared for a mode "
+                       "without one (prepare in vjp or forward_and_vjp mode)");
   tkb_array *dlhs = grads[0], *drhs = grads[1];
   if (st == TKB_OK) st = tkb__rd_check_buffer(cotangents[0], &p.out, "cotangent dout");
   if (st == TKB_OK && dlhs) st = tkb__rd_check_buffer(dlhs, &p.lhs, "gradient dlhs");

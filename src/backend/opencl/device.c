@@ -68,8 +68,8 @@ static tkb_status enumerate(found *f) {
   if (err == -1001 /* CL_PLATFORM_NOT_FOUND_KHR */ || (err == CL_SUCCESS && np == 0))
     return tkb_cl_error(TKB_ERR_DEVICE,
                         "0 OpenCL platforms: the ICD loader (libOpenCL.so.1) found no OpenCL "
-                        "driver in /etc/OpenCL/vendors; install pocl-opencl-icd to run on the "
-                        "CPU, or your GPU vendor's OpenCL driver");
+                        "driver (it reads /etc/OpenCL/vendors, or OCL_ICD_VENDORS); install "
+                        "pocl-opencl-icd to run on the CPU, or your GPU vendor's OpenCL driver");
   if (err != CL_SUCCESS)
     return tkb_cl_error(TKB_ERR_DEVICE, "listing OpenCL platforms failed: %s (%d)",
                         tkb_cl_err_name(err), err);
