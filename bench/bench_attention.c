@@ -13,13 +13,8 @@
  *
  *   bench_attention [--rounds N] [--no-reference] [--heads H] [--batch B]
  */
-#include "tkbench.h"
-
-#include <cblas.h>
-#include <math.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
+#define BENCH_NAME "bench_attention"
+#include "bench_util.h"
 
 /* ---- sgemm doing attention's two products, as a benchmarkable function ---- */
 
@@ -84,49 +79,6 @@ static const tkb_fn gemm_fn = {.name = "sgemm_qk_pv", .params = gemm_params, .n_
                                .infer = gemm_infer, .prepare = gemm_prepare,
                                .release = gemm_release, .forward = gemm_forward};
 
-/* ---- measuring ---- */
-
-typedef struct timed {
-  tkb_std_fn *f;
-  tkb_arrays *args;
-  tkb_compiled *c;
-  double *times; /* every evaluation time over the rounds */
-  int n;
-} timed;
-
-static void die(const char *what) {
-  fprintf(stderr, "bench_attention: %s: %s\n", what, tkb_last_error());
-  exit(1);
-}
-
-static void timed_open(timed *t, tkb_std_fn *f, tkb_arrays *args, int max_times) {
-  *t = (timed){.f = f, .args = args, .times = malloc((size_t)max_times * sizeof(double))};
-  if (tkb_compile_benchmark(f, args, &t->c)) die("compile");
-}
-
-/* One round: `iterations` timed calls appended to t->times. */
-static void timed_round(timed *t, int iterations) {
-  tkb_bench_opts o = TKB_BENCH_OPTS_DEFAULT;
-  o.iterations = iterations;
-  tkb_benchmark_data *bd = NULL;
-  if (tkb_compiled_run(t->c, &o, &bd)) die("run");
-  for (int i = 0; i < bd->n_evaluation_times; i++) t->times[t->n++] = bd->evaluation_times_ms[i];
-  tkb_benchmark_data_free(bd);
-}
-
-static double timed_median(const timed *t) {
-  tkb_stats s;
-  if (tkb_stats_compute(t->times, (size_t)t->n, &s)) return NAN;
-  return s.median;
-}
-
-static void timed_close(timed *t) {
-  tkb_compiled_free(t->c);
-  tkb_std_fn_free(t->f);
-  tkb_arrays_free(t->args);
-  free(t->times);
-}
-
 static int n_fail;
 
 /* Forward at T = S = 1024, D = Dv = 128 (B x H heads, non-causal) against sgemm. */
@@ -162,34 +114,24 @@ static void vs_sgemm(int64_t B, int64_t H, tkb_dtype dt, bool required, int roun
   timed_close(&gemm);
 }
 
-/* Registry entry of (spec name, impl, mode), or SIZE_MAX. */
-static size_t find_entry(const char *name, const char *impl, tkb_mode mode) {
-  for (size_t i = 0; i < tkb_registry_count(); i++) {
-    const tkb_benchmark_def *d = tkb_registry_get(i);
-    if (strcmp(d->op, "dot_product_attention") == 0 && strcmp(d->name, name) == 0 &&
-        strcmp(d->impl_name, impl) == 0 && d->mode == mode)
-      return i;
-  }
-  return (size_t)-1;
-}
-
 /* cpu against the reference on one suite spec in one mode. */
 static void vs_reference(const char *name, tkb_mode mode, int rounds) {
-  size_t ic = find_entry(name, "cpu", mode), ir = find_entry(name, "reference", mode);
-  if (ic == (size_t)-1 || ir == (size_t)-1) die("a cpu spec lacks an entry");
+  const long ic = bench_find_entry("dot_product_attention", name, mode, "cpu");
+  const long ir = bench_find_entry("dot_product_attention", name, mode, "reference");
+  if (ic < 0 || ir < 0) die("a cpu spec lacks an entry");
   timed cpu, ref;
   tkb_std_fn *f;
   tkb_arrays *args;
-  if (tkb_registry_standardize(ic, NULL, 1, &f, &args)) die("standardize cpu");
+  if (tkb_registry_standardize((size_t)ic, NULL, 1, &f, &args)) die("standardize cpu");
   timed_open(&cpu, f, args, rounds * 5);
-  if (tkb_registry_standardize(ir, NULL, 1, &f, &args)) die("standardize reference");
+  if (tkb_registry_standardize((size_t)ir, NULL, 1, &f, &args)) die("standardize reference");
   timed_open(&ref, f, args, rounds);
   for (int r = 0; r < rounds; r++) {
     timed_round(&cpu, 5);
     timed_round(&ref, 1);
   }
   tkb_counts counts;
-  tkb_registry_counts(ic, &counts);
+  tkb_registry_counts((size_t)ic, &counts);
   const double t_cpu = timed_median(&cpu), t_ref = timed_median(&ref);
   printf("  %-15s cpu %8.3f ms (%5.1f GFLOP/s) | reference %9.2f ms | speedup %6.1fx\n",
          tkb_mode_name(mode), t_cpu, counts.flops / t_cpu / 1e6, t_ref, t_ref / t_cpu);

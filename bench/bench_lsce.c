@@ -13,84 +13,14 @@
  *   bench_lsce [--rounds N] [--no-reference] [BxHdxV ...]
  * Extra shapes (x, w bfloat16, mean) are measured against sgemm only.
  */
-#include "tkbench.h"
+#define BENCH_NAME "bench_lsce"
+#include "bench_util.h"
 
-#include <cblas.h>
-#include <math.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <time.h>
-
-/* ---- sgemm as a benchmarkable function: out[B, V] = a[B, Hd] @ b[Hd, V] ---- */
-
-static const tkb_param sgemm_params[] = {{.name = "a", .kind = TKB_KIND_ARRAY},
-                                         {.name = "b", .kind = TKB_KIND_ARRAY}};
-
-static tkb_status sgemm_infer(const tkb_args *a, tkb_shapes *s) {
-  const tkb_spec *x = tkb_args_spec(a, "a"), *y = tkb_args_spec(a, "b");
-  s->n_outputs = 1;
-  s->outputs[0] = TKB_SPEC(TKB_FLOAT32, x->shape[0], y->shape[1]);
-  return TKB_OK;
-}
-
-static tkb_status sgemm_forward(const tkb_args *a, void *state, tkb_array *const *out) {
-  (void)state;
-  const tkb_array *x = tkb_args_array(a, "a"), *y = tkb_args_array(a, "b");
-  const int M = (int)x->spec.shape[0], K = (int)x->spec.shape[1], N = (int)y->spec.shape[1];
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, M, N, K, 1, x->data, K, y->data, N, 0,
-              out[0]->data, N);
-  return TKB_OK;
-}
-
-static const tkb_fn sgemm_fn = {.name = "sgemm", .params = sgemm_params, .n_params = 2,
-                                .infer = sgemm_infer, .forward = sgemm_forward};
-
-/* ---- measuring ---- */
-
-typedef struct timed {
-  tkb_std_fn *f;
-  tkb_arrays *args;
-  tkb_compiled *c;
-  double *times; /* every evaluation time over the rounds */
-  int n;
-} timed;
-
-static int die(const char *what) {
-  fprintf(stderr, "bench_lsce: %s: %s\n", what, tkb_last_error());
-  exit(1);
-}
-
-static void timed_open(timed *t, tkb_std_fn *f, tkb_arrays *args, int max_times) {
-  *t = (timed){.f = f, .args = args, .times = malloc((size_t)max_times * sizeof(double))};
-  if (tkb_compile_benchmark(f, args, &t->c)) die("compile");
-}
-
-/* One round: `iterations` timed calls appended to t->times. It starts with a pause:
- * idle OpenBLAS and OpenMP threads spin for a while after their last work (OpenBLAS's
- * for up to ~0.1 s), and on 2 cores the spinners of the previous round's function would
- * slow this one. */
-static void timed_round(timed *t, int iterations) {
-  nanosleep(&(struct timespec){.tv_nsec = 200000000}, NULL);
-  tkb_bench_opts o = TKB_BENCH_OPTS_DEFAULT;
-  o.iterations = iterations;
-  tkb_benchmark_data *bd = NULL;
-  if (tkb_compiled_run(t->c, &o, &bd)) die("run");
-  for (int i = 0; i < bd->n_evaluation_times; i++) t->times[t->n++] = bd->evaluation_times_ms[i];
-  tkb_benchmark_data_free(bd);
-}
-
-static double timed_median(const timed *t) {
-  tkb_stats s;
-  if (tkb_stats_compute(t->times, (size_t)t->n, &s)) return NAN;
-  return s.median;
-}
-
-static void timed_close(timed *t) {
-  tkb_compiled_free(t->c);
-  tkb_std_fn_free(t->f);
-  tkb_arrays_free(t->args);
-  free(t->times);
+/* One timed_round after a timed_pause: the op and sgemm alternate, each with OpenBLAS
+ * threads of its own. */
+static void paused_round(timed *t, int iterations) {
+  timed_pause();
+  timed_round(t, iterations);
 }
 
 /* The op on (B, Hd, V) with x of x_dt, w bf16, labels in [0, V). */
@@ -134,8 +64,8 @@ static void vs_sgemm(int64_t B, int64_t Hd, int64_t V, tkb_dtype x_dt, const cha
   if (tkb_standardize_function(&sgemm_fn, gv, 2, NULL, 0, &o, &f, &args)) die("standardize sgemm");
   timed_open(&gemm, f, args, rounds * 5);
   for (int r = 0; r < rounds; r++) {
-    timed_round(&op, 5);
-    timed_round(&gemm, 5);
+    paused_round(&op, 5);
+    paused_round(&gemm, 5);
   }
   const double flops = 2.0 * (double)B * (double)Hd * (double)V;
   const double t_op = timed_median(&op), t_gemm = timed_median(&gemm);
@@ -152,12 +82,8 @@ static void vs_sgemm(int64_t B, int64_t Hd, int64_t V, tkb_dtype x_dt, const cha
 
 /* The registry entry of this op with spec `name`, `impl` and `mode`. */
 static size_t entry(const char *name, const char *impl, tkb_mode mode) {
-  for (size_t i = 0; i < tkb_registry_count(); i++) {
-    const tkb_benchmark_def *d = tkb_registry_get(i);
-    if (d->mode == mode && !strcmp(d->name, name) && !strcmp(d->impl_name, impl) &&
-        !strcmp(d->op, "linear_softmax_cross_entropy_loss"))
-      return i;
-  }
+  const long i = bench_find_entry("linear_softmax_cross_entropy_loss", name, mode, impl);
+  if (i >= 0) return (size_t)i;
   fprintf(stderr, "bench_lsce: no entry %s_%s_%s\n", name, tkb_mode_name(mode), impl);
   exit(1);
 }
@@ -173,8 +99,8 @@ static void vs_reference(const char *spec, tkb_mode mode, int rounds) {
     die("standardize");
   timed_open(&ref, f, args, rounds);
   for (int r = 0; r < rounds; r++) {
-    timed_round(&cpu, 5);
-    timed_round(&ref, 1);
+    paused_round(&cpu, 5);
+    paused_round(&ref, 1);
   }
   const double t_cpu = timed_median(&cpu), t_ref = timed_median(&ref);
   printf("  %-15s cpu %8.3f ms | reference %9.2f ms | speedup %6.1fx\n", tkb_mode_name(mode),

@@ -15,57 +15,10 @@
  *
  *   bench_matmul_ops [--rounds N] [--no-reference]
  */
-#include "tkbench.h"
+#define BENCH_NAME "bench_matmul_ops"
+#include "bench_util.h"
 
-#include <cblas.h>
-#include <math.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
-/* ---- sgemm as a benchmarkable function: out[M, N] = a[M, K] @ b[K, N] ---- */
-
-static const tkb_param sgemm_params[] = {{.name = "a", .kind = TKB_KIND_ARRAY},
-                                         {.name = "b", .kind = TKB_KIND_ARRAY}};
-
-static tkb_status sgemm_infer(const tkb_args *a, tkb_shapes *s) {
-  const tkb_spec *x = tkb_args_spec(a, "a"), *y = tkb_args_spec(a, "b");
-  s->n_outputs = 1;
-  s->outputs[0] = TKB_SPEC(TKB_FLOAT32, x->shape[0], y->shape[1]);
-  return TKB_OK;
-}
-
-static tkb_status sgemm_forward(const tkb_args *a, void *state, tkb_array *const *out) {
-  (void)state;
-  const tkb_array *x = tkb_args_array(a, "a"), *y = tkb_args_array(a, "b");
-  const int M = (int)x->spec.shape[0], K = (int)x->spec.shape[1], N = (int)y->spec.shape[1];
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, M, N, K, 1, x->data, K, y->data, N, 0,
-              out[0]->data, N);
-  return TKB_OK;
-}
-
-static const tkb_fn sgemm_fn = {.name = "sgemm", .params = sgemm_params, .n_params = 2,
-                                .infer = sgemm_infer, .forward = sgemm_forward};
-
-/* ---- measuring: compile once, then rounds of timed calls ---- */
-
-typedef struct timed {
-  tkb_std_fn *f;
-  tkb_arrays *args;
-  tkb_compiled *c;
-  double *times; /* every evaluation time over the rounds */
-  int n;
-} timed;
-
-static void die(const char *what) {
-  fprintf(stderr, "bench_matmul_ops: %s: %s\n", what, tkb_last_error());
-  exit(1);
-}
-
-static void timed_open(timed *t, tkb_std_fn *f, tkb_arrays *args, int max_times) {
-  *t = (timed){.f = f, .args = args, .times = malloc((size_t)max_times * sizeof(double))};
-  if (tkb_compile_benchmark(f, args, &t->c)) die("compile");
-}
+/* ---- measuring (bench_util.h); an entry of the suite, standardized ---- */
 
 static void timed_open_entry(timed *t, size_t entry, int max_times) {
   tkb_std_fn *f;
@@ -74,39 +27,7 @@ static void timed_open_entry(timed *t, size_t entry, int max_times) {
   timed_open(t, f, args, max_times);
 }
 
-/* One round: `iterations` timed calls (warm-up before each) appended to t->times. */
-static void timed_round(timed *t, int iterations) {
-  tkb_bench_opts o = TKB_BENCH_OPTS_DEFAULT;
-  o.iterations = iterations;
-  tkb_benchmark_data *bd = NULL;
-  if (tkb_compiled_run(t->c, &o, &bd)) die("run");
-  for (int i = 0; i < bd->n_evaluation_times; i++) t->times[t->n++] = bd->evaluation_times_ms[i];
-  tkb_benchmark_data_free(bd);
-}
-
-static double timed_median(const timed *t) {
-  tkb_stats s;
-  return tkb_stats_compute(t->times, (size_t)t->n, &s) ? NAN : s.median;
-}
-
-static void timed_close(timed *t) {
-  tkb_compiled_free(t->c);
-  tkb_std_fn_free(t->f);
-  tkb_arrays_free(t->args);
-  free(t->times);
-}
-
 /* ---- the suite's entries ---- */
-
-static int64_t find_entry(const char *op, const char *name, tkb_mode mode, const char *impl) {
-  for (size_t i = 0; i < tkb_registry_count(); i++) {
-    const tkb_benchmark_def *d = tkb_registry_get(i);
-    if (!strcmp(d->op, op) && !strcmp(d->name, name) && d->mode == mode &&
-        !strcmp(d->impl_name, impl))
-      return (int64_t)i;
-  }
-  return -1;
-}
 
 static tkb_counts entry_counts(size_t entry) {
   tkb_counts c;
@@ -129,7 +50,7 @@ static void speedups(int rounds) {
         continue;
       for (int m = 0; m < 2; m++) {
         if (d->mode != modes[m]) continue;
-        int64_t ref = find_entry(ops[o], d->name, d->mode, "reference");
+        long ref = bench_find_entry(ops[o], d->name, d->mode, "reference");
         if (ref < 0) continue;
         timed tc, tr;
         timed_open_entry(&tc, i, 3 * rounds);

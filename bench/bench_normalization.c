@@ -23,13 +23,10 @@
  *
  *   bench_normalization [--rounds N] [--no-reference] [--no-bandwidth]
  */
-#include "tkbench.h"
+#define BENCH_NAME "bench_normalization"
+#include "bench_util.h"
 
-#include <math.h>
 #include <omp.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 
 /* ---- the copy baseline as a benchmarkable function: dst = src (same spec) ---- */
 
@@ -67,62 +64,7 @@ static tkb_status copy_forward(const tkb_args *a, void *state, tkb_array *const 
 static const tkb_fn copy_fn = {.name = "copy", .params = copy_params, .n_params = 1,
                                .infer = copy_infer, .forward = copy_forward};
 
-/* ---- measuring ---- */
-
-typedef struct timed {
-  tkb_std_fn *f;
-  tkb_arrays *args;
-  tkb_compiled *c;
-  double *times; /* every evaluation time over the rounds */
-  int n;
-} timed;
-
-static void die(const char *what) {
-  fprintf(stderr, "bench_normalization: %s: %s\n", what, tkb_last_error());
-  exit(1);
-}
-
-static void timed_open(timed *t, tkb_std_fn *f, tkb_arrays *args, int max_times) {
-  *t = (timed){.f = f, .args = args, .times = malloc((size_t)max_times * sizeof(double))};
-  if (!t->times) die("out of memory");
-  if (tkb_compile_benchmark(f, args, &t->c)) die("compile");
-}
-
-/* One round: `iterations` timed calls appended to t->times. */
-static void timed_round(timed *t, int iterations) {
-  tkb_bench_opts o = TKB_BENCH_OPTS_DEFAULT;
-  o.iterations = iterations;
-  tkb_benchmark_data *bd = NULL;
-  if (tkb_compiled_run(t->c, &o, &bd)) die("run");
-  for (int i = 0; i < bd->n_evaluation_times; i++) t->times[t->n++] = bd->evaluation_times_ms[i];
-  tkb_benchmark_data_free(bd);
-}
-
-static double timed_median(const timed *t) {
-  tkb_stats s;
-  if (tkb_stats_compute(t->times, (size_t)t->n, &s)) return NAN;
-  return s.median;
-}
-
-static void timed_close(timed *t) {
-  tkb_compiled_free(t->c);
-  tkb_std_fn_free(t->f);
-  tkb_arrays_free(t->args);
-  free(t->times);
-}
-
 /* ---- 1. cpu vs reference on the registry's cpu-tagged specs ---- */
-
-/* The registry entry of normalization `name` in `mode` for implementation `impl`. */
-static long find_entry(const char *name, tkb_mode mode, const char *impl) {
-  for (size_t i = 0; i < tkb_registry_count(); i++) {
-    const tkb_benchmark_def *d = tkb_registry_get(i);
-    if (d->op && strcmp(d->op, "normalization") == 0 && strcmp(d->name, name) == 0 &&
-        d->mode == mode && strcmp(d->impl_name, impl) == 0)
-      return (long)i;
-  }
-  return -1;
-}
 
 static void vs_reference(int rounds) {
   printf("cpu vs reference, forward, `cpu`-tagged specs (x bfloat16, scale/offset float32):\n");
@@ -131,7 +73,7 @@ static void vs_reference(int rounds) {
     if (!d->op || strcmp(d->op, "normalization") != 0 || d->mode != TKB_MODE_FORWARD ||
         strcmp(d->impl_name, "cpu") != 0 || !tkb_registry_has_tag(i, "cpu"))
       continue;
-    long r = find_entry(d->name, TKB_MODE_FORWARD, "reference");
+    long r = bench_find_entry("normalization", d->name, TKB_MODE_FORWARD, "reference");
     if (r < 0) {
       printf("  %-22s no reference entry\n", d->name);
       continue;

@@ -23,6 +23,7 @@
 #define TKB_ATTENTION_H
 
 #include "tkbench.h"
+#include "../common/ops_common.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -77,30 +78,7 @@ static inline int64_t attn_bcast_index(const int64_t st[4], int64_t b, int64_t h
   return b * st[0] + h * st[1] + t * st[2] + s * st[3];
 }
 
-/* Element i of a floating array as a double (exact for every dtype but float64). */
-static inline double attn_get(const tkb_array *a, int64_t i) {
-  switch (a->spec.dtype) {
-    case TKB_FLOAT64: return ((const double *)a->data)[i];
-    case TKB_FLOAT32: return ((const float *)a->data)[i];
-    case TKB_BFLOAT16: return tkb_bf16_to_f32(((const uint16_t *)a->data)[i]);
-    case TKB_FLOAT16: return tkb_f16_to_f32(((const uint16_t *)a->data)[i]);
-    case TKB_FLOAT8_E4M3FN: return tkb_e4m3fn_to_f32(((const uint8_t *)a->data)[i]);
-    case TKB_FLOAT8_E5M2: return tkb_e5m2_to_f32(((const uint8_t *)a->data)[i]);
-    default: return NAN; /* unreachable: the plan admits floating dtypes only */
-  }
-}
-
-/* Stores v into element i of a floating array, rounded to its dtype. */
-static inline void attn_set(tkb_array *a, int64_t i, double v) {
-  switch (a->spec.dtype) {
-    case TKB_FLOAT64: ((double *)a->data)[i] = v; break;
-    case TKB_FLOAT32: ((float *)a->data)[i] = (float)v; break;
-    case TKB_BFLOAT16: ((uint16_t *)a->data)[i] = tkb_f32_to_bf16((float)v); break;
-    case TKB_FLOAT16: ((uint16_t *)a->data)[i] = tkb_f32_to_f16((float)v); break;
-    case TKB_FLOAT8_E4M3FN: ((uint8_t *)a->data)[i] = tkb_f32_to_e4m3fn((float)v); break;
-    case TKB_FLOAT8_E5M2: ((uint8_t *)a->data)[i] = tkb_f32_to_e5m2((float)v); break;
-    default: break;
-  }
-}
+/* Element access: ops_get / ops_set (ops/common/ops_common.h), tkb_array_get_f64 and
+ * tkb_array_set_f64 inline for the floating dtypes. */
 
 #endif /* TKB_ATTENTION_H */

@@ -207,7 +207,7 @@ static void FN(mask_row)(const attn_plan *p, const attn_inputs *in, NUM *row, in
   if (in->bias) {
     const int64_t off = attn_bcast_index(p->bias_st, b, h, t, j0);
     if (p->bias_st[3] == 0) { /* one bias value for the whole row */
-      const NUM c = (NUM)attn_get(in->bias, off);
+      const NUM c = (NUM)ops_get(in->bias, off);
       for (int64_t s = 0; s < n; s++) row[s] += c;
     } else {
       switch (in->bias->spec.dtype) {
@@ -536,7 +536,7 @@ static void FN(vjp)(const attn_plan *p, const attn_inputs *in, const cpu_ws *ws,
         const int64_t rows = p->bias_st[2] != 0 ? m : 1, cols = p->bias_st[3] != 0 ? p->S : 1;
         for (int64_t i = 0; i < rows; i++)
           for (int64_t s = 0; s < cols; s++)
-            attn_set(dbias, attn_bcast_index(p->bias_st, bhq[0], bhq[1], bhq[2] * tq + i, s),
+            ops_set(dbias, attn_bcast_index(p->bias_st, bhq[0], bhq[1], bhq[2] * tq + i, s),
                      (double)th.dbacc[i * ldb + s]);
       }
     }

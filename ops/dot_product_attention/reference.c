@@ -110,7 +110,7 @@ static void load_head(double *rows, double *cols, const tkb_array *x, int64_t b,
   const int64_t L = x->spec.shape[1], NH = x->spec.shape[2], W = x->spec.shape[3];
   for (int64_t r = 0; r < L; r++)
     for (int64_t w = 0; w < W; w++) {
-      double e = attn_get(x, ((b * L + r) * NH + hd) * W + w);
+      double e = ops_get(x, ((b * L + r) * NH + hd) * W + w);
       rows[r * W + w] = e;
       if (cols) cols[w * L + r] = e;
     }
@@ -149,7 +149,7 @@ static double logit(const attn_plan *p, const attn_inputs *in, int64_t b, int64_
                     int64_t s, double dot) {
   if (!kept(p, in, b, h, t, s)) return -INFINITY;
   double x = p->scale * dot;
-  if (in->bias) x += attn_get(in->bias, attn_bcast_index(p->bias_st, b, h, t, s));
+  if (in->bias) x += ops_get(in->bias, attn_bcast_index(p->bias_st, b, h, t, s));
   return x;
 }
 
@@ -221,15 +221,15 @@ static tkb_status ref_run_forward(const tkb_args *a, void *state, tkb_array *out
     for (int64_t r = 0; r < rows; r++) {
       int64_t b = r / (p.H * p.T), h = r / p.T % p.H, t = r % p.T, hk = h / p.G;
       ensure_kv(&th, &in, b, hk);
-      for (int64_t d = 0; d < p.D; d++) qrow[d] = attn_get(in.q, ((b * p.T + t) * p.H + h) * p.D + d);
+      for (int64_t d = 0; d < p.D; d++) qrow[d] = ops_get(in.q, ((b * p.T + t) * p.H + h) * p.D + d);
       double lse = row_softmax(&p, pr, row_logits(&p, &in, &th, b, h, t, qrow, pr));
       for (int64_t j = 0; j < p.Dv; j++) acc[j] = 0;
       for (int64_t s = 0; s < p.S; s++) {
         if (pr[s] == 0) continue;
         for (int64_t j = 0; j < p.Dv; j++) acc[j] += pr[s] * th.v[s * p.Dv + j];
       }
-      for (int64_t j = 0; j < p.Dv; j++) attn_set(out, ((b * p.T + t) * p.H + h) * p.Dv + j, acc[j]);
-      if (lse_out) attn_set(lse_out, r, lse);
+      for (int64_t j = 0; j < p.Dv; j++) ops_set(out, ((b * p.T + t) * p.H + h) * p.Dv + j, acc[j]);
+      if (lse_out) ops_set(lse_out, r, lse);
     }
   }
   if (own) ref_release(ws);
@@ -324,9 +324,9 @@ static tkb_status ref_vjp(const tkb_args *a, void *state, const tkb_array *const
           group_row(&grp, og, ig, bht);
           int64_t b = bht[0], h = bht[1], t = bht[2], hk = h / p.G, r = row_index(&p, b, h, t);
           ensure_kv(&th, &in, b, hk);
-          for (int64_t d = 0; d < p.D; d++) qrow[d] = attn_get(in.q, ((b * p.T + t) * p.H + h) * p.D + d);
+          for (int64_t d = 0; d < p.D; d++) qrow[d] = ops_get(in.q, ((b * p.T + t) * p.H + h) * p.D + d);
           for (int64_t j = 0; j < p.Dv; j++)
-            drow[j] = attn_get(dout, ((b * p.T + t) * p.H + h) * p.Dv + j);
+            drow[j] = ops_get(dout, ((b * p.T + t) * p.H + h) * p.Dv + j);
           double *pr = th.x, *ds = th.y;
           ws->lse[r] = row_softmax(&p, pr, row_logits(&p, &in, &th, b, h, t, qrow, pr));
           dots(ds, drow, th.vt, p.Dv, p.S); /* dp */
@@ -341,7 +341,7 @@ static tkb_status ref_vjp(const tkb_args *a, void *state, const tkb_array *const
               for (int64_t d = 0; d < p.D; d++) acc[d] += ds[s] * th.k[s * p.D + d];
             }
             for (int64_t d = 0; d < p.D; d++)
-              attn_set(dq, ((b * p.T + t) * p.H + h) * p.D + d, p.scale * acc[d]);
+              ops_set(dq, ((b * p.T + t) * p.H + h) * p.D + d, p.scale * acc[d]);
           }
           if (dbias) {
             double *cell = th.dbias + (og - og0) * dbias_len;
@@ -353,7 +353,7 @@ static tkb_status ref_vjp(const tkb_args *a, void *state, const tkb_array *const
           int64_t bht[3];
           group_row(&grp, og, 0, bht); /* reduced dims have stride 0 in bias_st */
           for (int64_t s = 0; s < dbias_len; s++)
-            attn_set(dbias, attn_bcast_index(p.bias_st, bht[0], bht[1], bht[2], s),
+            ops_set(dbias, attn_bcast_index(p.bias_st, bht[0], bht[1], bht[2], s),
                      th.dbias[(og - og0) * dbias_len + s]);
         }
     }
@@ -390,10 +390,10 @@ static tkb_status ref_vjp(const tkb_args *a, void *state, const tkb_array *const
         }
         if (dk)
           for (int64_t d = 0; d < p.D; d++)
-            attn_set(dk, ((b * p.S + s) * p.Hk + hk) * p.D + d, p.scale * dk_acc[d]);
+            ops_set(dk, ((b * p.S + s) * p.Hk + hk) * p.D + d, p.scale * dk_acc[d]);
         if (dv)
           for (int64_t j = 0; j < p.Dv; j++)
-            attn_set(dv, ((b * p.S + s) * p.Hk + hk) * p.Dv + j, dv_acc[j]);
+            ops_set(dv, ((b * p.S + s) * p.Hk + hk) * p.Dv + j, dv_acc[j]);
       }
     }
   }

@@ -26,8 +26,8 @@
  * a call allocates nothing.
  */
 #include "gated_linear_unit.h"
+#include "../common/ops_common.h"
 
-#include <cblas.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -156,38 +156,6 @@ static void gate_vjp_f32(glu_activation act, const float *restrict g, const floa
 }
 
 /* ------------------------------------------------------------------------------ */
-/* Row-major products; k == 0 gives beta C explicitly (no BLAS call)               */
-/* ------------------------------------------------------------------------------ */
-
-static void sgemm_rm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float *a,
-                     int64_t lda, const float *b, int64_t ldb, float beta, float *c,
-                     int64_t ldc) {
-  if (m == 0 || n == 0) return;
-  if (k == 0) {
-    for (int64_t i = 0; i < m; i++)
-      for (int64_t j = 0; j < n; j++) c[i * ldc + j] = beta == 0.0f ? 0.0f : beta * c[i * ldc + j];
-    return;
-  }
-  cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
-              (blasint)m, (blasint)n, (blasint)k, 1.0f, a, (blasint)lda, b, (blasint)ldb, beta,
-              c, (blasint)ldc);
-}
-
-static void dgemm_rm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const double *a,
-                     int64_t lda, const double *b, int64_t ldb, double beta, double *c,
-                     int64_t ldc) {
-  if (m == 0 || n == 0) return;
-  if (k == 0) {
-    for (int64_t i = 0; i < m; i++)
-      for (int64_t j = 0; j < n; j++) c[i * ldc + j] = beta == 0.0 ? 0.0 : beta * c[i * ldc + j];
-    return;
-  }
-  cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
-              (blasint)m, (blasint)n, (blasint)k, 1.0, a, (blasint)lda, b, (blasint)ldb, beta,
-              c, (blasint)ldc);
-}
-
-/* ------------------------------------------------------------------------------ */
 /* Workspaces                                                                      */
 /* ------------------------------------------------------------------------------ */
 
@@ -216,14 +184,6 @@ static void cpu_release(void *state) {
   if (!ws) return;
   tkb_device_free(ws->dev, ws->base, ws->bytes);
   free(ws);
-}
-
-static size_t round64(size_t n) { return (n + 63) / 64 * 64; }
-
-static void *carve(char **cursor, size_t bytes) {
-  void *p = *cursor;
-  *cursor += round64(bytes);
-  return p;
 }
 
 static tkb_status cpu_prepare(const tkb_args *a, void **state) {
@@ -257,7 +217,7 @@ static tkb_status cpu_prepare(const tkb_args *a, void **state) {
     sizes[6] = narrow && vjp ? (size_t)(mb * K) * 4 : 0;
   }
   size_t bytes = 0;
-  for (int i = 0; i < 9; i++) bytes += round64(sizes[i]);
+  for (int i = 0; i < 9; i++) bytes += ops_round64(sizes[i]);
   glu_cpu_ws *ws = calloc(1, sizeof *ws);
   if (!ws) return tkb_set_error(TKB_ERR_OUT_OF_MEMORY, "gated_linear_unit (cpu): out of memory");
   ws->dev = a->device;
@@ -271,15 +231,15 @@ static tkb_status cpu_prepare(const tkb_args *a, void **state) {
     return st;
   }
   char *cur = ws->base;
-  ws->wf = carve(&cur, sizes[0]);
-  ws->dwf = carve(&cur, sizes[1]);
-  ws->xf = carve(&cur, sizes[2]);
-  ws->yf = carve(&cur, sizes[3]);
-  ws->dyf = carve(&cur, sizes[4]);
-  ws->of = carve(&cur, sizes[5]);
-  ws->dxf = carve(&cur, sizes[6]);
-  ws->yd = carve(&cur, sizes[7]);
-  ws->dyd = carve(&cur, sizes[8]);
+  ws->wf = ops_carve(&cur, sizes[0]);
+  ws->dwf = ops_carve(&cur, sizes[1]);
+  ws->xf = ops_carve(&cur, sizes[2]);
+  ws->yf = ops_carve(&cur, sizes[3]);
+  ws->dyf = ops_carve(&cur, sizes[4]);
+  ws->of = ops_carve(&cur, sizes[5]);
+  ws->dxf = ops_carve(&cur, sizes[6]);
+  ws->yd = ops_carve(&cur, sizes[7]);
+  ws->dyd = ops_carve(&cur, sizes[8]);
   *state = ws;
   return TKB_OK;
 }
@@ -287,9 +247,6 @@ static tkb_status cpu_prepare(const tkb_args *a, void **state) {
 /* ------------------------------------------------------------------------------ */
 /* float32 math: float32, bfloat16 and float16 x                                   */
 /* ------------------------------------------------------------------------------ */
-
-/* Element offset -> pointer into an array of dtype size es. */
-#define AT(arr, off, es) ((void *)((char *)(arr)->data + (size_t)(off) * (es)))
 
 static void forward_f32(const glu_plan *p, glu_cpu_ws *ws, const tkb_array *x,
                         const tkb_array *w, tkb_array *out, tkb_array *y_out) {
@@ -304,20 +261,21 @@ static void forward_f32(const glu_plan *p, glu_cpu_ws *ws, const tkb_array *x,
   }
   for (int64_t r0 = 0; r0 < R; r0 += ws->mb) {
     const int64_t m = R - r0 < ws->mb ? R - r0 : ws->mb;
-    const float *A = AT(x, r0 * K, es);
+    const float *A = OPS_AT(x, r0 * K, es);
     if (!f32) {
       tkb_convert(A, dt, ws->xf, TKB_FLOAT32, (size_t)(m * K));
       A = ws->xf;
     }
     /* y[r][c] = sum_k x[r][k] W[k][c]: straight into the residual when it is float32 */
-    float *Y = (f32 && y_out) ? AT(y_out, r0 * N2, 4) : ws->yf;
-    sgemm_rm(false, false, m, N2, K, A, K, W, N2, 0.0f, Y, N2);
+    float *Y = (f32 && y_out) ? OPS_AT(y_out, r0 * N2, 4) : ws->yf;
+    ops_sgemm_rm(false, false, m, N2, K, A, K, W, N2, 0.0f, Y, N2);
     /* the residual: y in x's dtype */
-    if (!f32 && y_out) tkb_convert(Y, TKB_FLOAT32, AT(y_out, r0 * N2, es), dt, (size_t)(m * N2));
+    if (!f32 && y_out)
+      tkb_convert(Y, TKB_FLOAT32, OPS_AT(y_out, r0 * N2, es), dt, (size_t)(m * N2));
     /* out[r][n] = act(g) * p,  g = y[r][0][n], p = y[r][1][n] */
-    float *O = f32 ? AT(out, r0 * N, 4) : ws->of;
+    float *O = f32 ? OPS_AT(out, r0 * N, 4) : ws->of;
     for (int64_t r = 0; r < m; r++) gate_f32(p->act, Y + r * N2, Y + r * N2 + N, O + r * N, N);
-    if (!f32) tkb_convert(O, TKB_FLOAT32, AT(out, r0 * N, es), dt, (size_t)(m * N));
+    if (!f32) tkb_convert(O, TKB_FLOAT32, OPS_AT(out, r0 * N, es), dt, (size_t)(m * N));
   }
 }
 
@@ -336,7 +294,8 @@ static void vjp_f32(const glu_plan *p, glu_cpu_ws *ws, const tkb_array *x, const
   if (DW && R == 0) memset(DW, 0, (size_t)(K * N2) * sizeof(float));
   for (int64_t r0 = 0; r0 < R; r0 += ws->mb) {
     const int64_t m = R - r0 < ws->mb ? R - r0 : ws->mb;
-    const float *A = AT(x, r0 * K, es), *Y = AT(y, r0 * N2, es), *D = AT(dout, r0 * N, es);
+    const float *A = OPS_AT(x, r0 * K, es), *Y = OPS_AT(y, r0 * N2, es),
+                *D = OPS_AT(dout, r0 * N, es);
     if (!f32) {
       tkb_convert(A, dt, ws->xf, TKB_FLOAT32, (size_t)(m * K));
       tkb_convert(Y, dt, ws->yf, TKB_FLOAT32, (size_t)(m * N2));
@@ -351,12 +310,12 @@ static void vjp_f32(const glu_plan *p, glu_cpu_ws *ws, const tkb_array *x, const
                    ws->dyf + r * N2 + N, N);
     /* dx[r][k] = sum_c dy[r][c] W[k][c] */
     if (dx) {
-      float *C = f32 ? AT(dx, r0 * K, 4) : ws->dxf;
-      sgemm_rm(false, true, m, K, N2, ws->dyf, N2, W, N2, 0.0f, C, K);
-      if (!f32) tkb_convert(C, TKB_FLOAT32, AT(dx, r0 * K, es), dt, (size_t)(m * K));
+      float *C = f32 ? OPS_AT(dx, r0 * K, 4) : ws->dxf;
+      ops_sgemm_rm(false, true, m, K, N2, ws->dyf, N2, W, N2, 0.0f, C, K);
+      if (!f32) tkb_convert(C, TKB_FLOAT32, OPS_AT(dx, r0 * K, es), dt, (size_t)(m * K));
     }
     /* dW[k][c] += sum_r x[r][k] dy[r][c] */
-    if (DW) sgemm_rm(true, false, K, N2, m, A, K, ws->dyf, N2, r0 == 0 ? 0.0f : 1.0f, DW, N2);
+    if (DW) ops_sgemm_rm(true, false, K, N2, m, A, K, ws->dyf, N2, r0 == 0 ? 0.0f : 1.0f, DW, N2);
   }
   if (DW && !f32) tkb_convert(DW, TKB_FLOAT32, dw->data, dt, (size_t)(K * N2));
 }
@@ -371,10 +330,10 @@ static void forward_f64(const glu_plan *p, glu_cpu_ws *ws, const tkb_array *x,
   for (int64_t r0 = 0; r0 < R; r0 += ws->mb) {
     const int64_t m = R - r0 < ws->mb ? R - r0 : ws->mb;
     /* y[r][c] = sum_k x[r][k] W[k][c] */
-    double *Y = y_out ? AT(y_out, r0 * N2, 8) : ws->yd;
-    dgemm_rm(false, false, m, N2, K, AT(x, r0 * K, 8), K, w->data, N2, 0.0, Y, N2);
+    double *Y = y_out ? OPS_AT(y_out, r0 * N2, 8) : ws->yd;
+    ops_dgemm_rm(false, false, m, N2, K, OPS_AT(x, r0 * K, 8), K, w->data, N2, 0.0, Y, N2);
     /* out[r][n] = act(g) * p */
-    double *O = AT(out, r0 * N, 8);
+    double *O = OPS_AT(out, r0 * N, 8);
     for (int64_t r = 0; r < m; r++)
       for (int64_t n = 0; n < N; n++)
         O[r * N + n] = glu_act_f64(p->act, Y[r * N2 + n]) * Y[r * N2 + N + n];
@@ -387,7 +346,7 @@ static void vjp_f64(const glu_plan *p, glu_cpu_ws *ws, const tkb_array *x, const
   if (dw && R == 0) memset(dw->data, 0, dw->nbytes);
   for (int64_t r0 = 0; r0 < R; r0 += ws->mb) {
     const int64_t m = R - r0 < ws->mb ? R - r0 : ws->mb;
-    const double *Y = AT(y, r0 * N2, 8), *D = AT(dout, r0 * N, 8);
+    const double *Y = OPS_AT(y, r0 * N2, 8), *D = OPS_AT(dout, r0 * N, 8);
     /* dy[r][0][n] = dout p act'(g),  dy[r][1][n] = dout act(g) */
     for (int64_t r = 0; r < m; r++)
       for (int64_t n = 0; n < N; n++) {
@@ -396,11 +355,12 @@ static void vjp_f64(const glu_plan *p, glu_cpu_ws *ws, const tkb_array *x, const
         ws->dyd[r * N2 + N + n] = d * glu_act_f64(p->act, g);
       }
     /* dx[r][k] = sum_c dy[r][c] W[k][c] */
-    if (dx) dgemm_rm(false, true, m, K, N2, ws->dyd, N2, w->data, N2, 0.0, AT(dx, r0 * K, 8), K);
+    if (dx)
+      ops_dgemm_rm(false, true, m, K, N2, ws->dyd, N2, w->data, N2, 0.0, OPS_AT(dx, r0 * K, 8), K);
     /* dW[k][c] += sum_r x[r][k] dy[r][c] */
     if (dw)
-      dgemm_rm(true, false, K, N2, m, AT(x, r0 * K, 8), K, ws->dyd, N2, r0 == 0 ? 0.0 : 1.0,
-               dw->data, N2);
+      ops_dgemm_rm(true, false, K, N2, m, OPS_AT(x, r0 * K, 8), K, ws->dyd, N2, r0 == 0 ? 0.0 : 1.0,
+                   dw->data, N2);
   }
 }
 

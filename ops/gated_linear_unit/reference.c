@@ -8,6 +8,7 @@
  * each loop below repeats the line it computes.
  */
 #include "gated_linear_unit.h"
+#include "../common/ops_common.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -35,13 +36,6 @@ static void ref_release(void *state) {
   free(ws);
 }
 
-/* Carves n doubles off *cursor (64-byte aligned pieces). */
-static double *carve(char **cursor, int64_t n) {
-  double *p = (double *)*cursor;
-  *cursor += ((size_t)n * sizeof(double) + 63) / 64 * 64;
-  return p;
-}
-
 static tkb_status ref_prepare(const tkb_args *a, void **state) {
   glu_plan p;
   tkb_status st = tkb__glu_plan_make(a, &p);
@@ -52,7 +46,7 @@ static tkb_status ref_prepare(const tkb_args *a, void **state) {
                            vjp ? K * N2 : 0};
   size_t bytes = 0;
   for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
-    bytes += ((size_t)sizes[i] * sizeof(double) + 63) / 64 * 64;
+    bytes += ops_round64((size_t)sizes[i] * sizeof(double));
   glu_ref_ws *ws = calloc(1, sizeof *ws);
   if (!ws)
     return tkb_set_error(TKB_ERR_OUT_OF_MEMORY, "gated_linear_unit (reference): out of memory");
@@ -66,13 +60,13 @@ static tkb_status ref_prepare(const tkb_args *a, void **state) {
     return st;
   }
   char *cur = ws->base;
-  ws->x = carve(&cur, sizes[0]);
-  ws->w = carve(&cur, sizes[1]);
-  ws->y = carve(&cur, sizes[2]);
-  ws->o = carve(&cur, sizes[3]);
-  ws->dy = carve(&cur, sizes[4]);
-  ws->dx = carve(&cur, sizes[5]);
-  ws->dw = carve(&cur, sizes[6]);
+  ws->x = ops_carve(&cur, (size_t)sizes[0] * sizeof(double));
+  ws->w = ops_carve(&cur, (size_t)sizes[1] * sizeof(double));
+  ws->y = ops_carve(&cur, (size_t)sizes[2] * sizeof(double));
+  ws->o = ops_carve(&cur, (size_t)sizes[3] * sizeof(double));
+  ws->dy = ops_carve(&cur, (size_t)sizes[4] * sizeof(double));
+  ws->dx = ops_carve(&cur, (size_t)sizes[5] * sizeof(double));
+  ws->dw = ops_carve(&cur, (size_t)sizes[6] * sizeof(double));
   *state = ws;
   return TKB_OK;
 }
@@ -81,15 +75,7 @@ static tkb_status ref_prepare(const tkb_args *a, void **state) {
 static void ref_forward_y(const glu_plan *p, const glu_ref_ws *ws, tkb_array *y_out) {
   const int64_t R = p->rows, K = p->k, N2 = 2 * p->n;
   /* y[r][c] = sum_k x[r][k] W[k][c]   (c = j N + n) */
-  for (int64_t r = 0; r < R; r++) {
-    double *yr = ws->y + r * N2;
-    for (int64_t c = 0; c < N2; c++) yr[c] = 0.0;
-    for (int64_t k = 0; k < K; k++) {
-      const double xrk = ws->x[r * K + k];
-      const double *wk = ws->w + k * N2;
-      for (int64_t c = 0; c < N2; c++) yr[c] += xrk * wk[c];
-    }
-  }
+  ops_ref_matmul_nn(ws->x, ws->w, ws->y, R, K, N2);
   if (y_out) tkb_convert(ws->y, TKB_FLOAT64, y_out->data, y_out->spec.dtype, (size_t)(R * N2));
 }
 
@@ -169,19 +155,9 @@ static tkb_status ref_vjp(const tkb_args *a, void *state, const tkb_array *const
       ws->dy[r * N2 + N + n] = d * glu_act_f64(p.act, g);
     }
   /* dx[r][k] = sum_c dy[r][c] W[k][c] */
-  for (int64_t r = 0; r < R; r++)
-    for (int64_t k = 0; k < K; k++) {
-      double sum = 0.0;
-      for (int64_t c = 0; c < N2; c++) sum += ws->dy[r * N2 + c] * ws->w[k * N2 + c];
-      ws->dx[r * K + k] = sum;
-    }
+  ops_ref_matmul_nt(ws->dy, ws->w, ws->dx, R, K, N2);
   /* dW[k][c] = sum_r x[r][k] dy[r][c] */
-  for (int64_t i = 0; i < K * N2; i++) ws->dw[i] = 0.0;
-  for (int64_t r = 0; r < R; r++)
-    for (int64_t k = 0; k < K; k++) {
-      const double xrk = ws->x[r * K + k];
-      for (int64_t c = 0; c < N2; c++) ws->dw[k * N2 + c] += xrk * ws->dy[r * N2 + c];
-    }
+  ops_ref_matmul_tn(ws->x, ws->dy, ws->dw, R, K, N2);
   if (grads[0]) tkb_convert(ws->dx, TKB_FLOAT64, grads[0]->data, p.x.dtype, (size_t)(R * K));
   if (grads[1]) tkb_convert(ws->dw, TKB_FLOAT64, grads[1]->data, p.w.dtype, (size_t)(K * N2));
   return TKB_OK;

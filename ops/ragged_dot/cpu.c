@@ -23,8 +23,8 @@
  * a call allocates nothing.
  */
 #include "ragged_dot.h"
+#include "../common/ops_common.h"
 
-#include <cblas.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,38 +38,6 @@
 #define RD_PANEL_BYTES ((int64_t)2 << 20) /* kb x nb */
 #define RD_MAX_PANEL_N 2048
 #define RD_MIN_PANEL_K 128
-
-/* ------------------------------------------------------------------------------ */
-/* Row-major products; k == 0 gives beta C explicitly (no BLAS call)               */
-/* ------------------------------------------------------------------------------ */
-
-static void sgemm_rm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float *a,
-                     int64_t lda, const float *b, int64_t ldb, float beta, float *c,
-                     int64_t ldc) {
-  if (m == 0 || n == 0) return;
-  if (k == 0) {
-    for (int64_t i = 0; i < m; i++)
-      for (int64_t j = 0; j < n; j++) c[i * ldc + j] = beta == 0.0f ? 0.0f : beta * c[i * ldc + j];
-    return;
-  }
-  cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
-              (blasint)m, (blasint)n, (blasint)k, 1.0f, a, (blasint)lda, b, (blasint)ldb, beta,
-              c, (blasint)ldc);
-}
-
-static void dgemm_rm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const double *a,
-                     int64_t lda, const double *b, int64_t ldb, double beta, double *c,
-                     int64_t ldc) {
-  if (m == 0 || n == 0) return;
-  if (k == 0) {
-    for (int64_t i = 0; i < m; i++)
-      for (int64_t j = 0; j < n; j++) c[i * ldc + j] = beta == 0.0 ? 0.0 : beta * c[i * ldc + j];
-    return;
-  }
-  cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
-              (blasint)m, (blasint)n, (blasint)k, 1.0, a, (blasint)lda, b, (blasint)ldb, beta,
-              c, (blasint)ldc);
-}
 
 /* dst[i][j] = src[i][j] converted, i < rows, j < cols, with row strides (elements). */
 static void convert_2d(const void *src, tkb_dtype from, int64_t ld_src, void *dst,
@@ -108,11 +76,6 @@ static void cpu_release(void *state) {
   free(ws);
 }
 
-static size_t round64(size_t n) { return (n + 63) / 64 * 64; }
-
-static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
-static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
-
 static tkb_status cpu_prepare(const tkb_args *a, void **state) {
   rd_plan p;
   tkb_status st = tkb__rd_plan_make(a, &p);
@@ -127,12 +90,12 @@ static tkb_status cpu_prepare(const tkb_args *a, void **state) {
   ws->dev = a->device;
   const bool narrow = p.lhs.dtype == TKB_BFLOAT16 || p.lhs.dtype == TKB_FLOAT16;
   if (narrow) {
-    const int64_t width = max64(1, max64(p.k, p.n));
-    ws->mb = min64(max64(RD_ROWS_BYTES / (4 * width), RD_MIN_ROWS), RD_MAX_ROWS);
-    ws->mb = max64(1, min64(ws->mb, p.m));
-    ws->nb = max64(1, min64(p.n, RD_MAX_PANEL_N));
-    ws->kb = max64(RD_PANEL_BYTES / (4 * ws->nb), RD_MIN_PANEL_K);
-    ws->kb = max64(1, min64(ws->kb, p.k));
+    const int64_t width = ops_max64(1, ops_max64(p.k, p.n));
+    ws->mb = ops_min64(ops_max64(RD_ROWS_BYTES / (4 * width), RD_MIN_ROWS), RD_MAX_ROWS);
+    ws->mb = ops_max64(1, ops_min64(ws->mb, p.m));
+    ws->nb = ops_max64(1, ops_min64(p.n, RD_MAX_PANEL_N));
+    ws->kb = ops_max64(RD_PANEL_BYTES / (4 * ws->nb), RD_MIN_PANEL_K);
+    ws->kb = ops_max64(1, ops_min64(ws->kb, p.k));
   }
   /* dout rows only when the mode has a vjp (peak memory counts workspaces) */
   const bool vjp = a->mode == TKB_MODE_VJP || a->mode == TKB_MODE_FORWARD_AND_VJP;
@@ -140,27 +103,22 @@ static tkb_status cpu_prepare(const tkb_args *a, void **state) {
   ws->vjp_ready = vjp;
   const size_t sa = (size_t)(ws->mb * p.k) * 4, sd = vjp ? (size_t)(ws->mb * p.n) * 4 : 0;
   const size_t sb = (size_t)(ws->kb * ws->nb) * 4;
-  const size_t sc = (size_t)max64(max64(ws->mb * ws->nb, ws->mb * ws->kb), ws->kb * ws->nb) * 4;
-  ws->bytes = round64(sa) + round64(sd) + round64(sb) + round64(sc);
+  const size_t sc =
+      (size_t)ops_max64(ops_max64(ws->mb * ws->nb, ws->mb * ws->kb), ws->kb * ws->nb) * 4;
+  ws->bytes = ops_round64(sa) + ops_round64(sd) + ops_round64(sb) + ops_round64(sc);
   st = tkb_device_alloc(ws->dev, ws->bytes, &ws->base);
   if (st != TKB_OK) {
     free(ws);
     return st;
   }
   char *cur = ws->base;
-  ws->a = (float *)cur;
-  cur += round64(sa);
-  ws->d = (float *)cur;
-  cur += round64(sd);
-  ws->b = (float *)cur;
-  cur += round64(sb);
-  ws->c = (float *)cur;
+  ws->a = ops_carve(&cur, sa);
+  ws->d = ops_carve(&cur, sd);
+  ws->b = ops_carve(&cur, sb);
+  ws->c = ops_carve(&cur, sc);
   *state = ws;
   return TKB_OK;
 }
-
-/* Element offset -> pointer into an array of element size es. */
-#define AT(arr, off, es) ((void *)((char *)(arr)->data + (size_t)(off) * (es)))
 
 /* ------------------------------------------------------------------------------ */
 /* float32 / float64 operands: one product per group, in place                     */
@@ -174,11 +132,11 @@ static void forward_direct(const rd_plan *p, const tkb_array *lhs, const tkb_arr
   for (int64_t g = 0; g < p->g; o += sizes[g], g++) {
     /* out[r][n] = sum_k lhs[r][k] rhs[g][k][n],  r in [o, o + sizes[g]) */
     if (p->f64)
-      dgemm_rm(false, false, sizes[g], N, K, AT(lhs, o * K, es), K, AT(rhs, g * K * N, es), N,
-               0.0, AT(out, o * N, es), N);
+      ops_dgemm_rm(false, false, sizes[g], N, K, OPS_AT(lhs, o * K, es), K,
+                   OPS_AT(rhs, g * K * N, es), N, 0.0, OPS_AT(out, o * N, es), N);
     else
-      sgemm_rm(false, false, sizes[g], N, K, AT(lhs, o * K, es), K, AT(rhs, g * K * N, es), N,
-               0.0f, AT(out, o * N, es), N);
+      ops_sgemm_rm(false, false, sizes[g], N, K, OPS_AT(lhs, o * K, es), K,
+                   OPS_AT(rhs, g * K * N, es), N, 0.0f, OPS_AT(out, o * N, es), N);
   }
 }
 
@@ -192,20 +150,20 @@ static void vjp_direct(const rd_plan *p, const tkb_array *lhs, const tkb_array *
     const int64_t s = sizes[g];
     /* dlhs[r][k] = sum_n dout[r][n] rhs[g][k][n] */
     if (dlhs && p->f64)
-      dgemm_rm(false, true, s, K, N, AT(dout, o * N, es), N, AT(rhs, g * K * N, es), N, 0.0,
-               AT(dlhs, o * K, es), K);
+      ops_dgemm_rm(false, true, s, K, N, OPS_AT(dout, o * N, es), N, OPS_AT(rhs, g * K * N, es), N,
+                   0.0, OPS_AT(dlhs, o * K, es), K);
     else if (dlhs)
-      sgemm_rm(false, true, s, K, N, AT(dout, o * N, es), N, AT(rhs, g * K * N, es), N, 0.0f,
-               AT(dlhs, o * K, es), K);
+      ops_sgemm_rm(false, true, s, K, N, OPS_AT(dout, o * N, es), N, OPS_AT(rhs, g * K * N, es), N,
+                   0.0f, OPS_AT(dlhs, o * K, es), K);
     if (!drhs) continue;
     /* drhs[g][k][n] = sum_r lhs[r][k] dout[r][n]  (0 for an empty group) */
-    if (s == 0) memset(AT(drhs, g * K * N, es), 0, (size_t)(K * N) * es);
+    if (s == 0) memset(OPS_AT(drhs, g * K * N, es), 0, (size_t)(K * N) * es);
     else if (p->f64)
-      dgemm_rm(true, false, K, N, s, AT(lhs, o * K, es), K, AT(dout, o * N, es), N, 0.0,
-               AT(drhs, g * K * N, es), N);
+      ops_dgemm_rm(true, false, K, N, s, OPS_AT(lhs, o * K, es), K, OPS_AT(dout, o * N, es), N, 0.0,
+                   OPS_AT(drhs, g * K * N, es), N);
     else
-      sgemm_rm(true, false, K, N, s, AT(lhs, o * K, es), K, AT(dout, o * N, es), N, 0.0f,
-               AT(drhs, g * K * N, es), N);
+      ops_sgemm_rm(true, false, K, N, s, OPS_AT(lhs, o * K, es), K, OPS_AT(dout, o * N, es), N,
+                   0.0f, OPS_AT(drhs, g * K * N, es), N);
   }
 }
 
@@ -220,21 +178,21 @@ static void forward_narrow(const rd_plan *p, rd_cpu_ws *ws, const tkb_array *lhs
   const size_t es = tkb_dtype_size(dt);
   int64_t o = 0;
   for (int64_t g = 0; g < p->g; o += sizes[g], g++) {
-    const char *rhs_g = AT(rhs, g * K * N, es);
+    const char *rhs_g = OPS_AT(rhs, g * K * N, es);
     for (int64_t m0 = o; m0 < o + sizes[g]; m0 += ws->mb) {
-      const int64_t m = min64(ws->mb, o + sizes[g] - m0);
-      tkb_convert(AT(lhs, m0 * K, es), dt, ws->a, TKB_FLOAT32, (size_t)(m * K));
+      const int64_t m = ops_min64(ws->mb, o + sizes[g] - m0);
+      tkb_convert(OPS_AT(lhs, m0 * K, es), dt, ws->a, TKB_FLOAT32, (size_t)(m * K));
       for (int64_t n0 = 0; n0 < N; n0 += ws->nb) {
-        const int64_t nn = min64(ws->nb, N - n0);
+        const int64_t nn = ops_min64(ws->nb, N - n0);
         if (K == 0) memset(ws->c, 0, (size_t)(m * nn) * sizeof(float));
         for (int64_t k0 = 0; k0 < K; k0 += ws->kb) {
-          const int64_t kk = min64(ws->kb, K - k0);
+          const int64_t kk = ops_min64(ws->kb, K - k0);
           convert_2d(rhs_g + (size_t)(k0 * N + n0) * es, dt, N, ws->b, TKB_FLOAT32, nn, kk, nn);
           /* c[r][n] (+)= sum_{k in panel} lhs[m0 + r][k0 + k] rhs[g][k0 + k][n0 + n] */
-          sgemm_rm(false, false, m, nn, kk, ws->a + k0, K, ws->b, nn, k0 ? 1.0f : 0.0f, ws->c,
-                   nn);
+          ops_sgemm_rm(false, false, m, nn, kk, ws->a + k0, K, ws->b, nn, k0 ? 1.0f : 0.0f, ws->c,
+                       nn);
         }
-        convert_2d(ws->c, TKB_FLOAT32, nn, AT(out, m0 * N + n0, es), dt, N, m, nn);
+        convert_2d(ws->c, TKB_FLOAT32, nn, OPS_AT(out, m0 * N + n0, es), dt, N, m, nn);
       }
     }
   }
@@ -249,43 +207,44 @@ static void vjp_narrow(const rd_plan *p, rd_cpu_ws *ws, const tkb_array *lhs,
   int64_t o = 0;
   for (int64_t g = 0; g < p->g; o += sizes[g], g++) {
     const int64_t r1 = o + sizes[g];
-    const char *rhs_g = AT(rhs, g * K * N, es);
+    const char *rhs_g = OPS_AT(rhs, g * K * N, es);
     /* dlhs[r][k] = sum_n dout[r][n] rhs[g][k][n]: rows of dout x panels of rhs[g]^T */
     for (int64_t m0 = o; dlhs && m0 < r1; m0 += ws->mb) {
-      const int64_t m = min64(ws->mb, r1 - m0);
-      tkb_convert(AT(dout, m0 * N, es), dt, ws->d, TKB_FLOAT32, (size_t)(m * N));
+      const int64_t m = ops_min64(ws->mb, r1 - m0);
+      tkb_convert(OPS_AT(dout, m0 * N, es), dt, ws->d, TKB_FLOAT32, (size_t)(m * N));
       for (int64_t k0 = 0; k0 < K; k0 += ws->kb) {
-        const int64_t kk = min64(ws->kb, K - k0);
+        const int64_t kk = ops_min64(ws->kb, K - k0);
         if (N == 0) memset(ws->c, 0, (size_t)(m * kk) * sizeof(float));
         for (int64_t n0 = 0; n0 < N; n0 += ws->nb) {
-          const int64_t nn = min64(ws->nb, N - n0);
+          const int64_t nn = ops_min64(ws->nb, N - n0);
           convert_2d(rhs_g + (size_t)(k0 * N + n0) * es, dt, N, ws->b, TKB_FLOAT32, nn, kk, nn);
           /* c[r][k] (+)= sum_{n in panel} dout[m0 + r][n0 + n] rhs[g][k0 + k][n0 + n] */
-          sgemm_rm(false, true, m, kk, nn, ws->d + n0, N, ws->b, nn, n0 ? 1.0f : 0.0f, ws->c,
-                   kk);
+          ops_sgemm_rm(false, true, m, kk, nn, ws->d + n0, N, ws->b, nn, n0 ? 1.0f : 0.0f, ws->c,
+                       kk);
         }
-        convert_2d(ws->c, TKB_FLOAT32, kk, AT(dlhs, m0 * K + k0, es), dt, K, m, kk);
+        convert_2d(ws->c, TKB_FLOAT32, kk, OPS_AT(dlhs, m0 * K + k0, es), dt, K, m, kk);
       }
     }
     if (!drhs) continue;
     /* drhs[g][k][n] = sum_r lhs[r][k] dout[r][n]: one kb x nb tile at a time */
     if (sizes[g] == 0) {
-      memset(AT(drhs, g * K * N, es), 0, (size_t)(K * N) * es);
+      memset(OPS_AT(drhs, g * K * N, es), 0, (size_t)(K * N) * es);
       continue;
     }
     for (int64_t k0 = 0; k0 < K; k0 += ws->kb) {
-      const int64_t kk = min64(ws->kb, K - k0);
+      const int64_t kk = ops_min64(ws->kb, K - k0);
       for (int64_t n0 = 0; n0 < N; n0 += ws->nb) {
-        const int64_t nn = min64(ws->nb, N - n0);
+        const int64_t nn = ops_min64(ws->nb, N - n0);
         for (int64_t m0 = o; m0 < r1; m0 += ws->mb) {
-          const int64_t m = min64(ws->mb, r1 - m0);
-          convert_2d(AT(lhs, m0 * K + k0, es), dt, K, ws->a, TKB_FLOAT32, kk, m, kk);
-          convert_2d(AT(dout, m0 * N + n0, es), dt, N, ws->d, TKB_FLOAT32, nn, m, nn);
+          const int64_t m = ops_min64(ws->mb, r1 - m0);
+          convert_2d(OPS_AT(lhs, m0 * K + k0, es), dt, K, ws->a, TKB_FLOAT32, kk, m, kk);
+          convert_2d(OPS_AT(dout, m0 * N + n0, es), dt, N, ws->d, TKB_FLOAT32, nn, m, nn);
           /* c[k][n] (+)= sum_{r in block} lhs[m0 + r][k0 + k] dout[m0 + r][n0 + n] */
-          sgemm_rm(true, false, kk, nn, m, ws->a, kk, ws->d, nn, m0 > o ? 1.0f : 0.0f, ws->c,
-                   nn);
+          ops_sgemm_rm(true, false, kk, nn, m, ws->a, kk, ws->d, nn, m0 > o ? 1.0f : 0.0f, ws->c,
+                       nn);
         }
-        convert_2d(ws->c, TKB_FLOAT32, nn, AT(drhs, g * K * N + k0 * N + n0, es), dt, N, kk, nn);
+        convert_2d(ws->c, TKB_FLOAT32, nn, OPS_AT(drhs, g * K * N + k0 * N + n0, es), dt, N, kk,
+                   nn);
       }
     }
   }

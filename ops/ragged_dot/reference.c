@@ -8,6 +8,7 @@
  * ragged_dot.h; each loop below repeats the line it computes.
  */
 #include "ragged_dot.h"
+#include "../common/ops_common.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -32,14 +33,6 @@ static void ref_release(void *state) {
   free(ws);
 }
 
-static size_t round64(size_t n) { return (n + 63) / 64 * 64; }
-
-static double *carve(char **cursor, int64_t n) {
-  double *p = (double *)*cursor;
-  *cursor += round64((size_t)n * sizeof(double));
-  return p;
-}
-
 static tkb_status ref_prepare(const tkb_args *a, void **state) {
   rd_plan p;
   tkb_status st = tkb__rd_plan_make(a, &p);
@@ -49,7 +42,7 @@ static tkb_status ref_prepare(const tkb_args *a, void **state) {
                            vjp ? p.k * p.n : 0};
   size_t bytes = 0;
   for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
-    bytes += round64((size_t)sizes[i] * sizeof(double));
+    bytes += ops_round64((size_t)sizes[i] * sizeof(double));
   rd_ref_ws *ws = calloc(1, sizeof *ws);
   if (!ws) return tkb_set_error(TKB_ERR_OUT_OF_MEMORY, "ragged_dot (reference): out of memory");
   ws->dev = a->device;
@@ -62,11 +55,11 @@ static tkb_status ref_prepare(const tkb_args *a, void **state) {
     return st;
   }
   char *cur = ws->base;
-  ws->lhs = carve(&cur, sizes[0]);
-  ws->rhs = carve(&cur, sizes[1]);
-  ws->out = carve(&cur, sizes[2]);
-  ws->dlhs = carve(&cur, sizes[3]);
-  ws->drhs = carve(&cur, sizes[4]);
+  ws->lhs = ops_carve(&cur, (size_t)sizes[0] * sizeof(double));
+  ws->rhs = ops_carve(&cur, (size_t)sizes[1] * sizeof(double));
+  ws->out = ops_carve(&cur, (size_t)sizes[2] * sizeof(double));
+  ws->dlhs = ops_carve(&cur, (size_t)sizes[3] * sizeof(double));
+  ws->drhs = ops_carve(&cur, (size_t)sizes[4] * sizeof(double));
   *state = ws;
   return TKB_OK;
 }
@@ -106,15 +99,7 @@ static tkb_status ref_forward(const tkb_args *a, void *state, tkb_array *const *
     if (sizes[g] == 0) continue;
     load_group(&p, rhs, g, ws);
     /* out[r][n] = sum_k lhs[r][k] rhs[g][k][n],  r in [o, o + sizes[g]) */
-    for (int64_t r = o; r < o + sizes[g]; r++) {
-      double *out_r = ws->out + r * N;
-      for (int64_t n = 0; n < N; n++) out_r[n] = 0.0;
-      for (int64_t k = 0; k < K; k++) {
-        const double l = ws->lhs[r * K + k];
-        const double *rhs_k = ws->rhs + k * N;
-        for (int64_t n = 0; n < N; n++) out_r[n] += l * rhs_k[n];
-      }
-    }
+    ops_ref_matmul_nn(ws->lhs + o * K, ws->rhs, ws->out + o * N, sizes[g], K, N);
   }
   tkb_convert(ws->out, TKB_FLOAT64, outputs[0]->data, p.out.dtype, (size_t)(p.m * N));
   return TKB_OK;
@@ -154,19 +139,9 @@ static tkb_status ref_vjp(const tkb_args *a, void *state, const tkb_array *const
     const int64_t r1 = o + sizes[g];
     load_group(&p, rhs, g, ws);
     /* dlhs[r][k] = sum_n dout[r][n] rhs[g][k][n],  r in [o, r1) */
-    for (int64_t r = o; r < r1; r++)
-      for (int64_t k = 0; k < K; k++) {
-        double sum = 0.0;
-        for (int64_t n = 0; n < N; n++) sum += dout[r * N + n] * ws->rhs[k * N + n];
-        ws->dlhs[r * K + k] = sum;
-      }
+    ops_ref_matmul_nt(dout + o * N, ws->rhs, ws->dlhs + o * K, r1 - o, K, N);
     /* drhs[g][k][n] = sum_r lhs[r][k] dout[r][n]  (0 for an empty group) */
-    for (size_t i = 0; i < kn; i++) ws->drhs[i] = 0.0;
-    for (int64_t r = o; r < r1; r++)
-      for (int64_t k = 0; k < K; k++) {
-        const double l = ws->lhs[r * K + k];
-        for (int64_t n = 0; n < N; n++) ws->drhs[k * N + n] += l * dout[r * N + n];
-      }
+    ops_ref_matmul_tn(ws->lhs + o * K, dout + o * N, ws->drhs, r1 - o, K, N);
     if (drhs)
       tkb_convert(ws->drhs, TKB_FLOAT64, (char *)drhs->data + (size_t)g * kn * es,
                   p.rhs.dtype, kn);
