@@ -370,7 +370,10 @@ typedef struct tkb_init {
  * TKB_ERR_INVALID_ARGUMENT (naming the field and value) for: stddev < 0 or not finite;
  * hi <= lo, or no value of the dtype in [lo, hi); a range or constant outside the
  * dtype; NORMAL on an integer or bool array; a CALLBACK without a function; an array
- * without data. A callback's own status is returned as is.
+ * without data. A callback's own status is returned as is. A CALLBACK always gets host
+ * memory: for an array on an accelerator it fills a cpu array of the same spec, whose
+ * bytes are then copied to the device (TKB_ERR_OUT_OF_MEMORY, TKB_ERR_DEVICE as
+ * tkb_array_new and tkb_array_copy_into).
  */
 tkb_status tkb_fill(tkb_array *a, const tkb_init *init, uint64_t seed, uint64_t stream);
 
@@ -652,6 +655,11 @@ typedef struct tkb_bench_opts {
                                 the call starts with cold caches */
   const char *trace_dir;     /* profiler: folder of the Chrome trace file (NULL: $TMPDIR,
                                 else /tmp); its path is metadata "trace" */
+  int throttle_retries;      /* devices that report clock throttling (CUDA, through
+                                NVML): a timed call during which a thermal or power
+                                reason was active is discarded and retried after a pause
+                                (50 ms, doubling), at most this many times per call, as
+                                nvbench does; 0 keeps such calls and flags them */
 } tkb_bench_opts;
 
 #define TKB_BENCH_OPTS_DEFAULT ((tkb_bench_opts){.iterations = 5, .experiments = 1})
@@ -675,14 +683,24 @@ typedef struct tkb_benchmark_data {
   int iterations;                /* per experiment */
   int experiments;
   double median_evaluation_time_ms;
-  double peak_memory_mb;         /* device high-water mark over compile + timed region;
-                                    NaN when unknown */
+  double peak_memory_mb;         /* device memory this benchmark held at its peak, in MB
+                                    (1e6 bytes): its args, what f_std keeps (outputs,
+                                    residuals, gradients, prepare's workspaces, vjp
+                                    primals) and any growth during the timed calls */
   double min_ms, max_ms, mean_ms, stddev_ms;
   double stddev_over_median;     /* relative spread */
   double p10_ms, p25_ms, p75_ms, p90_ms;
   double *experiment_median_ms;  /* one per experiment */
-  tkb_meta *metadata;            /* method, device, cpu_model, cores, seed, mode, ... */
+  tkb_meta *metadata;            /* method, device, cpu_model, cores, seed, mode, ...;
+                                    on devices reporting clocks, per experiment e:
+                                    "experiment<e>.sm_clock_mhz", ".temperature_c",
+                                    ".power_w", ".clocks_event_reasons" */
   int n_metadata;
+  bool *throttled;               /* per evaluation time: the device reported a thermal or
+                                    power clock reason during that call; NULL when the
+                                    device reports no clock state (cpu, opencl) */
+  int n_throttled;               /* calls kept although flagged in throttled[] */
+  int n_throttle_retries;        /* calls discarded and retried (throttle_retries) */
 } tkb_benchmark_data;
 
 /**

@@ -2,6 +2,8 @@
 #include "check.h"
 #include "toy_fn.h"
 
+#include "backend.h"
+
 #include <time.h>
 
 static int64_t now_ns(void) {
@@ -199,7 +201,72 @@ static void test_stats(void) {
   CHECK_ERR(tkb_stats_compute(x, 0, &s), TKB_ERR_INVALID_ARGUMENT, "n >= 1");
 }
 
+/* A device that reports clock state: the cpu with a fake NVML-like reading that says
+ * "throttled" on every third read. */
+static int state_reads;
+static tkb_status fake_state(tkb_device *dev, tkb_device_state *out) {
+  (void)dev;
+  int r = state_reads++;
+  *out = (tkb_device_state){.valid = true, .throttled = r % 3 == 2, .sm_clock_mhz = 1980,
+                            .temperature_c = 41, .power_w = 123.5};
+  snprintf(out->reasons, sizeof out->reasons, "%s", r % 3 == 2 ? "sw_thermal" : "none");
+  return TKB_OK;
+}
+
+static void test_throttle_flags(void) {
+  tkb_std_fn *f;
+  tkb_arrays *sa;
+  standardize(TKB_MODE_FORWARD, &f, &sa);
+  tkb_device *cpu;
+  CHECK_OK(tkb_device_get("cpu", &cpu));
+  const tkb_backend *saved = cpu->backend;
+  tkb_backend fake = *saved;
+  fake.device_state = fake_state;
+  cpu->backend = &fake;
+
+  tkb_benchmark_data *bd = NULL;
+  tkb_bench_opts o = {.iterations = 6, .experiments = 2};
+  state_reads = 0;
+  CHECK_OK(tkb_benchmark(f, sa, &o, &bd));
+  if (bd) {
+    CHECK(bd->throttled != NULL);
+    /* reads: experiment start, then one after each call: calls 1, 4 (0-based) of each
+     * experiment see reads 2 and 5 */
+    int flagged = 0;
+    for (int k = 0; k < bd->n_evaluation_times; k++) flagged += bd->throttled[k];
+    CHECK_MSG(flagged == 4 && bd->n_throttled == 4, "flagged %d, n_throttled %d", flagged, bd->n_throttled);
+    CHECK(bd->throttled[1] && bd->throttled[4] && !bd->throttled[0]);
+    CHECK(bd->n_throttle_retries == 0);
+    CHECK(strcmp(tkb_benchmark_data_meta(bd, "experiment1.sm_clock_mhz"), "1980") == 0);
+    CHECK(strcmp(tkb_benchmark_data_meta(bd, "experiment0.power_w"), "123.5") == 0);
+    CHECK(strcmp(tkb_benchmark_data_meta(bd, "throttled_calls"), "4") == 0);
+  }
+  tkb_benchmark_data_free(bd);
+
+  /* nvbench-style retries: throttled calls are discarded and measured again */
+  o.throttle_retries = 8;
+  state_reads = 0;
+  CHECK_OK(tkb_benchmark(f, sa, &o, &bd));
+  if (bd) {
+    CHECK_MSG(bd->n_throttled == 0, "n_throttled %d", bd->n_throttled);
+    CHECK(bd->n_throttle_retries > 0 && bd->n_evaluation_times == 12);
+  }
+  tkb_benchmark_data_free(bd);
+  o.throttle_retries = -1;
+  CHECK_ERR(tkb_benchmark(f, sa, &o, &bd), TKB_ERR_INVALID_ARGUMENT, "throttle_retries is -1");
+
+  cpu->backend = saved;
+  /* the cpu reports no clock state: no flags */
+  o.throttle_retries = 0;
+  CHECK_OK(tkb_benchmark(f, sa, &o, &bd));
+  CHECK(bd && bd->throttled == NULL && bd->n_throttled == 0);
+  tkb_benchmark_data_free(bd);
+  tkb_std_fn_free(f);
+  tkb_arrays_free(sa);
+}
+
 int main(void) {
+  test_throttle_flags();
   test_counts_and_stats();
   test_every_mode();
   test_errors();

@@ -68,13 +68,28 @@ static void sleep_ms(double ms) {
 /* The timed loop. Hot path: no allocation, logging or locking between the clock reads
  * (the meter's before/after hooks, which flush caches and read device timers around
  * the interval, were sized by tkb__meter_open). */
+/* Clock state read around the timed calls on devices that report it (CUDA/NVML):
+ * one reading per experiment for metadata, and a flag per timed call. */
+typedef struct clock_watch {
+  tkb_status (*read)(tkb_device *dev, tkb_device_state *out); /* NULL: not reported */
+  tkb_device_state *experiment; /* one per experiment */
+  bool *throttled;              /* one per evaluation time */
+  int retries;                  /* calls discarded and retried */
+} clock_watch;
+
 static tkb_status timed_loop(tkb_std_fn *f, tkb__meter *m, const tkb_bench_opts *o,
-                             double *times) {
+                             double *times, clock_watch *w) {
   tkb_device *dev = f->device;
   int64_t (*read_clock)(void) = m->clock;
   for (int e = 0; e < o->experiments; e++) {
     if (e > 0) sleep_ms(o->interval_ms);
     tkb_status st;
+    if (w->read) {
+      st = w->read(dev, &w->experiment[e]);
+      if (st) return st;
+    }
+    int retries_left = o->throttle_retries;
+    double pause_ms = 50;
     if (o->warmup_once) {
       st = tkb__std_invoke(f);
       if (!st) st = tkb_device_synchronize(dev);
@@ -92,8 +107,24 @@ static tkb_status timed_loop(tkb_std_fn *f, tkb__meter *m, const tkb_bench_opts 
       st = tkb__std_invoke(f);
       if (!st) st = tkb_device_synchronize(dev);
       int64_t t1 = read_clock();
-      if (!st) st = tkb__meter_after(m, t1 - t0, &times[(size_t)e * (size_t)o->iterations + (size_t)i]);
+      size_t k = (size_t)e * (size_t)o->iterations + (size_t)i;
+      if (!st) st = tkb__meter_after(m, t1 - t0, &times[k]);
       if (st) return st;
+      if (w->read) {
+        /* Read after the call: a reason active now was active at its end. Retrying
+         * after a pause lets the clocks recover (nvbench discards such samples). */
+        tkb_device_state now;
+        st = w->read(dev, &now);
+        if (st) return st;
+        w->throttled[k] = now.valid && now.throttled;
+        if (w->throttled[k] && retries_left > 0) {
+          retries_left--;
+          w->retries++;
+          sleep_ms(pause_ms);
+          pause_ms *= 2;
+          i--;
+        }
+      }
     }
   }
   return TKB_OK;
@@ -150,6 +181,7 @@ void tkb_benchmark_data_free(tkb_benchmark_data *bd) {
   free(bd->metadata);
   free(bd->evaluation_times_ms);
   free(bd->experiment_median_ms);
+  free(bd->throttled);
   free(bd);
 }
 
@@ -163,6 +195,9 @@ tkb_status tkb_compiled_run(tkb_compiled *c, const tkb_bench_opts *opts, tkb_ben
   if (o.iterations < 0)
     return tkb_set_error(TKB_ERR_INVALID_ARGUMENT, "iterations is %d; must be >= 1 (0 means the default, 5)",
                          o.iterations);
+  if (o.throttle_retries < 0)
+    return tkb_set_error(TKB_ERR_INVALID_ARGUMENT, "throttle_retries is %d; must be >= 0",
+                         o.throttle_retries);
   if (o.experiments < 0)
     return tkb_set_error(TKB_ERR_INVALID_ARGUMENT, "experiments is %d; must be >= 1 (0 means 1)",
                          o.experiments);
@@ -186,8 +221,16 @@ tkb_status tkb_compiled_run(tkb_compiled *c, const tkb_bench_opts *opts, tkb_ben
   tkb_benchmark_data *bd = calloc(1, sizeof *bd);
   if (bd) bd->evaluation_times_ms = malloc(n * sizeof(double));
   if (bd) bd->experiment_median_ms = malloc((size_t)o.experiments * sizeof(double));
-  if (!bd || !bd->evaluation_times_ms || !bd->experiment_median_ms) {
+  clock_watch watch = {.read = f->device->backend->device_state};
+  if (bd && watch.read) {
+    bd->throttled = calloc(n, sizeof *bd->throttled);
+    watch.throttled = bd->throttled;
+    watch.experiment = calloc((size_t)o.experiments, sizeof *watch.experiment);
+  }
+  if (!bd || !bd->evaluation_times_ms || !bd->experiment_median_ms ||
+      (watch.read && (!watch.throttled || !watch.experiment))) {
     tkb_benchmark_data_free(bd);
+    free(watch.experiment);
     tkb__meter_close(&meter);
     return tkb_set_error(TKB_ERR_OUT_OF_MEMORY, "out of memory for %zu evaluation times", n);
   }
@@ -195,7 +238,7 @@ tkb_status tkb_compiled_run(tkb_compiled *c, const tkb_bench_opts *opts, tkb_ben
   size_t in_use_start = tkb_device_bytes_in_use(f->device);
   tkb_device_reset_peak(f->device);
 
-  st = timed_loop(f, &meter, &o, bd->evaluation_times_ms);
+  st = timed_loop(f, &meter, &o, bd->evaluation_times_ms, &watch);
   size_t peak = tkb_device_peak_bytes(f->device);
   /* profiler: the last timed call's trace (Tokamax's xprof keeps the last one's) */
   char trace[1100] = "";
@@ -205,6 +248,7 @@ tkb_status tkb_compiled_run(tkb_compiled *c, const tkb_bench_opts *opts, tkb_ben
   tkb__meter_close(&meter);
   if (st) {
     tkb_benchmark_data_free(bd);
+    free(watch.experiment);
     return st;
   }
 
@@ -239,6 +283,7 @@ tkb_status tkb_compiled_run(tkb_compiled *c, const tkb_bench_opts *opts, tkb_ben
       int64_t bad = count_nonfinite(tkb_arrays_get(f->out_view, i));
       if (bad) {
         tkb_benchmark_data_free(bd);
+        free(watch.experiment);
         return tkb_set_error(TKB_ERR_NUMERICS, "%s: output %zu ('%s') holds %lld NaN or Inf values",
                              tkb_std_fn_name(f), i, tkb_arrays_name(f->out_view, i), (long long)bad);
       }
@@ -271,6 +316,29 @@ tkb_status tkb_compiled_run(tkb_compiled *c, const tkb_bench_opts *opts, tkb_ben
   }
   if (trace[0]) meta_add(&m, "trace", "%s", trace);
   if (o.cold_cache) meta_add(&m, "cold_cache", "true");
+  if (watch.read) {
+    for (int e = 0; e < o.experiments; e++) {
+      const tkb_device_state *ds = &watch.experiment[e];
+      char key[64];
+      if (!ds->valid) {
+        snprintf(key, sizeof key, "experiment%d.clocks_unknown", e);
+        meta_add(&m, key, "%s", ds->why_unknown);
+        continue;
+      }
+      snprintf(key, sizeof key, "experiment%d.sm_clock_mhz", e);
+      meta_add(&m, key, "%u", ds->sm_clock_mhz);
+      snprintf(key, sizeof key, "experiment%d.temperature_c", e);
+      meta_add(&m, key, "%u", ds->temperature_c);
+      snprintf(key, sizeof key, "experiment%d.power_w", e);
+      meta_add(&m, key, "%.1f", ds->power_w);
+      snprintf(key, sizeof key, "experiment%d.clocks_event_reasons", e);
+      meta_add(&m, key, "%s", ds->reasons);
+    }
+    for (size_t k = 0; k < n; k++) bd->n_throttled += bd->throttled[k];
+    bd->n_throttle_retries = watch.retries;
+    meta_add(&m, "throttled_calls", "%d", bd->n_throttled);
+    meta_add(&m, "throttle_retries", "%d", watch.retries);
+  }
   if (m.failed) {
     for (int i = 0; i < m.n; i++) {
       free((char *)m.items[i].key);
@@ -278,11 +346,13 @@ tkb_status tkb_compiled_run(tkb_compiled *c, const tkb_bench_opts *opts, tkb_ben
     }
     free(m.items);
     tkb_benchmark_data_free(bd);
+    free(watch.experiment);
     return tkb_set_error(TKB_ERR_OUT_OF_MEMORY, "out of memory writing benchmark metadata");
   }
   bd->metadata = m.items;
   bd->n_metadata = m.n;
   *out = bd;
+  free(watch.experiment);
   return TKB_OK;
 }
 

@@ -34,7 +34,7 @@
 #include <stdatomic.h>
 
 /* Bumped whenever a struct below changes; a plugin built for another value is refused. */
-#define TKB_BACKEND_ABI 1
+#define TKB_BACKEND_ABI 2 /* 2: device_state */
 
 /* Intervals one timed call may record; a call that enqueues more commands fails with a
  * message naming this limit (the buffers are allocated before the timed loop). */
@@ -113,6 +113,17 @@ typedef struct tkb_fill_plan {
   unsigned char cbytes[8]; /* constant: one element's bytes */
 } tkb_fill_plan;
 
+/* A device's clocks and throttling at one moment (device_state; CUDA: NVML). */
+typedef struct tkb_device_state {
+  bool valid;              /* false: not known (why_unknown says why) */
+  bool throttled;          /* a thermal or power reason slows the clocks now */
+  unsigned sm_clock_mhz;
+  unsigned temperature_c;
+  double power_w;          /* < 0 when the board does not report it */
+  char reasons[128];       /* the active clocks-event reasons, "none" */
+  char why_unknown[256];
+} tkb_device_state;
+
 /*
  * The backend table. Every entry may assume its arguments were validated by the core.
  * Entries marked optional may be NULL; the core then reports TKB_ERR_UNSUPPORTED.
@@ -165,6 +176,10 @@ struct tkb_backend {
   tkb_status (*kernel_launch)(tkb_device *dev, tkb_kernel *k, int dims, const size_t *global,
                               const size_t *local, int nargs, const tkb_karg *args);
   void (*kernel_free)(tkb_device *dev, tkb_kernel *k);
+
+  /* Optional (ABI 2): the device's clocks and throttling now, read only (no setting is
+   * ever changed); allocates, logs and locks nothing, so it may run between timed calls. */
+  tkb_status (*device_state)(tkb_device *dev, tkb_device_state *out);
 };
 
 /* What a plugin may call in the core (it links nothing of libtkbench). */

@@ -1,0 +1,57 @@
+/*
+ * cu_backend.h - internals of the CUDA backend plugin (libtkbench-cuda.so), shared by its
+ * files: device.c (entry point, devices, memory, cold cache, NVML state), timer.c
+ * (cuda_events and CUPTI timing), records.c (host-only record attribution), nvml.c
+ * (NVML through dlopen), fill.cu (the Philox fill kernel, the one nvcc-compiled file).
+ *
+ * Everything runs on the legacy default stream (stream 0), so user code and cuBLAS calls
+ * made without a stream are ordered with tkbench's fills and copies, and cuda_events'
+ * events bracket all of it. synchronize is cudaDeviceSynchronize. A device serves one
+ * thread at a time.
+ */
+#ifndef TKB_CU_BACKEND_H
+#define TKB_CU_BACKEND_H
+
+#include <cuda_runtime_api.h>
+
+#include "backend.h"
+#include "fill_kernel.h"
+#include "nvml.h"
+
+/* The core's services (set once by the entry point). */
+extern const tkb_plugin_host *tkb_cu_host;
+
+/* tkb_set_error through the host: records the message, returns status. */
+tkb_status tkb_cu_error(tkb_status status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* TKB_ERR_DEVICE (TKB_ERR_OUT_OF_MEMORY for cudaErrorMemoryAllocation):
+ * "<what> on <dev> failed: <cudaGetErrorName> (<cudaGetErrorString>)". */
+tkb_status tkb_cu_fail(const tkb_device *dev, const char *what, cudaError_t err);
+
+typedef struct tkb_cu_device {
+  int ordinal;
+  size_t l2_bytes, global_mem;
+  char pci[32];                  /* "0000:3b:00.0" */
+  void *flush_buf;               /* cold-cache scratch, >= 2 x L2 */
+  size_t flush_bytes;
+  unsigned flush_stamp;
+  cudaEvent_t ev_start, ev_stop; /* cuda_events */
+  bool events_armed;             /* timer_start recorded ev_start; synchronize records ev_stop */
+  struct tkb_timer *rec;         /* the timer recording now, or NULL */
+  tkb_nvml *nvml;
+} tkb_cu_device;
+
+static inline tkb_cu_device *tkb_cu_dev(const tkb_device *dev) { return dev->impl; }
+
+/* Makes dev's GPU current on this thread (cudaSetDevice only when it changes). */
+tkb_status tkb_cu_use(const tkb_device *dev);
+
+/* timer.c */
+tkb_status tkb_cu_timer_open(tkb_device *dev, const char *method, tkb_timer **out);
+tkb_status tkb_cu_timer_start(tkb_timer *t);
+tkb_status tkb_cu_timer_stop(tkb_timer *t, const tkb_interval **iv, size_t *n);
+void tkb_cu_timer_close(tkb_timer *t);
+
+/* fill.c: tkb_fill on a CUDA device (plans on the host, launches fill.cu's kernel). */
+tkb_status tkb_cu_fill(tkb_array *a, const tkb_init *init, uint64_t seed, uint64_t stream);
+
+#endif /* TKB_CU_BACKEND_H */

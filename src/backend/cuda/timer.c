@@ -1,0 +1,334 @@
+/*
+ * timer.c - device timing on CUDA.
+ *
+ *   cuda_events        an event before the call (timer_start) and one right behind its
+ *                      work (synchronize records it, device.c); one interval of
+ *                      cudaEventElapsedTime.
+ *   cupti              CUPTI activity API, CONCURRENT_KERNEL records: the call's kernels
+ *                      (the core sums them: Tokamax's cupti).
+ *   profiler,          CONCURRENT_KERNEL + MEMCPY + MEMSET records: the call's kernels,
+ *   hermetic_profiler  copies and fills (the core unites those its filter keeps).
+ *
+ * CUPTI records are attributed to the call by correlation id: timer_start pushes an
+ * external correlation id (the call number), timer_stop pops it, and CUPTI links every
+ * CUDA API call made in between to it (EXTERNAL_CORRELATION records); when no link
+ * arrives, by time window on CUPTI's clock (records.c does both, host only). CUPTI
+ * delivers records in buffers from a pool allocated when the first CUPTI timer opens; a
+ * request that finds the pool empty, a record past the store's end, or a record CUPTI
+ * itself dropped makes timer_stop fail with a sentence, never a silently short time.
+ * CUPTI is per process: one CUPTI timer at a time, and another profiler (Nsight Systems
+ * or Compute, another CUPTI user) already attached is reported as such.
+ */
+#include "cu_backend.h"
+#include "records.h"
+
+#include <cupti.h>
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NBUF 16
+#define BUF_BYTES ((size_t)1 << 20)
+#define CORR_KIND CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0
+
+static struct {
+  pthread_once_t once;
+  tkb_status init_st;
+  char init_why[600];
+  tkb_cu_store *store;
+  uint8_t *bufs[NBUF];
+  atomic_uint free_mask;      /* bit i: bufs[i] is free */
+  atomic_size_t pool_empty;   /* requests that found no free buffer */
+  atomic_size_t dropped;      /* records CUPTI reports dropped */
+  atomic_bool timer_open;     /* one CUPTI timer per process */
+  uint64_t call;
+} g = {.once = PTHREAD_ONCE_INIT};
+
+struct tkb_timer {
+  tkb_device *dev;
+  bool cupti;                 /* else cuda_events */
+  unsigned kinds;             /* TKB_CU_KIND_BIT mask of the records kept */
+  uint64_t call, win_start;
+  bool pushed;                /* an external correlation id is pushed (start without stop) */
+  tkb_interval iv[TKB_MAX_CALL_INTERVALS];
+};
+
+static const char *cupti_str(CUptiResult r) {
+  const char *s = NULL;
+  if (cuptiGetResultString(r, &s) != CUPTI_SUCCESS || !s) s = "unknown CUPTI error";
+  return s;
+}
+
+/* ---- CUPTI's buffer callbacks (called by CUPTI, possibly on its own thread) ---- */
+
+static void CUPTIAPI buf_request(uint8_t **buffer, size_t *size, size_t *max_records) {
+  *buffer = NULL;
+  *size = 0;
+  *max_records = 0; /* as many as fit */
+  unsigned mask = atomic_load(&g.free_mask);
+  while (mask) {
+    unsigned bit = mask & -mask;
+    if (atomic_compare_exchange_weak(&g.free_mask, &mask, mask & ~bit)) {
+      *buffer = g.bufs[__builtin_ctz(bit)];
+      *size = BUF_BYTES;
+      return;
+    }
+  }
+  atomic_fetch_add(&g.pool_empty, 1); /* CUPTI drops the records it had no room for */
+}
+
+static const char *memcpy_name(uint8_t kind) {
+  switch (kind) {
+    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOD: return "memcpy HtoD";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOH: return "memcpy DtoH";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOD: return "memcpy DtoD";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_PTOP: return "memcpy PtoP";
+    default: return "memcpy";
+  }
+}
+
+static void CUPTIAPI buf_complete(CUcontext ctx, uint32_t stream, uint8_t *buffer, size_t size,
+                                  size_t valid) {
+  (void)size;
+  tkb_cu_store *s = g.store;
+  pthread_mutex_lock(&s->lock);
+  CUpti_Activity *r = NULL;
+  while (cuptiActivityGetNextRecord(buffer, valid, &r) == CUPTI_SUCCESS) {
+    switch (r->kind) {
+      case CUPTI_ACTIVITY_KIND_KERNEL:
+      case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
+        const CUpti_ActivityKernel10 *k = (const CUpti_ActivityKernel10 *)r;
+        /* the name is CUPTI's until the buffer is reused: copied (interned) here */
+        tkb_cu_add_record(s, TKB_CU_KERNEL, k->start, k->end, k->correlationId, k->name);
+        break;
+      }
+      case CUPTI_ACTIVITY_KIND_MEMCPY: {
+        const CUpti_ActivityMemcpy6 *m = (const CUpti_ActivityMemcpy6 *)r;
+        tkb_cu_add_record(s, TKB_CU_MEMCPY, m->start, m->end, m->correlationId,
+                          memcpy_name(m->copyKind));
+        break;
+      }
+      case CUPTI_ACTIVITY_KIND_MEMSET: {
+        const CUpti_ActivityMemset4 *m = (const CUpti_ActivityMemset4 *)r;
+        tkb_cu_add_record(s, TKB_CU_MEMSET, m->start, m->end, m->correlationId, "memset");
+        break;
+      }
+      case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION: {
+        const CUpti_ActivityExternalCorrelation *c = (const CUpti_ActivityExternalCorrelation *)r;
+        if (c->externalKind == CORR_KIND) tkb_cu_add_link(s, c->externalId, c->correlationId);
+        break;
+      }
+      default: break;
+    }
+  }
+  pthread_mutex_unlock(&s->lock);
+  size_t dropped = 0;
+  if (cuptiActivityGetNumDroppedRecords(ctx, stream, &dropped) == CUPTI_SUCCESS && dropped)
+    atomic_fetch_add(&g.dropped, dropped);
+  for (int i = 0; i < NBUF; i++)
+    if (g.bufs[i] == buffer) atomic_fetch_or(&g.free_mask, 1u << i);
+}
+
+/* ---- process-wide CUPTI setup (once) ---- */
+
+static void cupti_init(void) {
+  const char *inj = getenv("CUDA_INJECTION64_PATH");
+  if (inj && *inj) {
+    g.init_st = TKB_ERR_UNSUPPORTED;
+    snprintf(g.init_why, sizeof g.init_why, "another profiler is attached to this process "
+             "(CUDA_INJECTION64_PATH=%s, e.g. Nsight Systems or Nsight Compute), and CUPTI serves "
+             "one client: run without it, or time with cuda_events or wallclock", inj);
+    return;
+  }
+  g.store = tkb_cu_store_new();
+  for (int i = 0; i < NBUF && g.store; i++) {
+    g.bufs[i] = aligned_alloc(8, BUF_BYTES);
+    if (!g.bufs[i]) break;
+    atomic_fetch_or(&g.free_mask, 1u << i);
+  }
+  if (!g.store || atomic_load(&g.free_mask) != (1u << NBUF) - 1) {
+    g.init_st = TKB_ERR_OUT_OF_MEMORY;
+    snprintf(g.init_why, sizeof g.init_why, "out of memory for CUPTI's record buffers (%d x %zu "
+             "bytes) and record store", NBUF, BUF_BYTES);
+    return;
+  }
+  CUptiResult r = cuptiActivityRegisterCallbacks(buf_request, buf_complete);
+  if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED || r == CUPTI_ERROR_NOT_COMPATIBLE) {
+    g.init_st = TKB_ERR_UNSUPPORTED;
+    snprintf(g.init_why, sizeof g.init_why, "CUPTI is already in use by another profiler in "
+             "this process (%s), and it serves one client: run without the other profiler, or "
+             "time with cuda_events or wallclock", cupti_str(r));
+  } else if (r == CUPTI_ERROR_INSUFFICIENT_PRIVILEGES) {
+    g.init_st = TKB_ERR_UNSUPPORTED;
+    snprintf(g.init_why, sizeof g.init_why, "CUPTI refuses this user (%s): the driver restricts "
+             "profiling to administrators (NVreg_RestrictProfilingToAdminUsers); time with "
+             "cuda_events", cupti_str(r));
+  } else if (r != CUPTI_SUCCESS) {
+    g.init_st = TKB_ERR_DEVICE;
+    snprintf(g.init_why, sizeof g.init_why, "cuptiActivityRegisterCallbacks failed: %s",
+             cupti_str(r));
+  }
+}
+
+static const CUpti_ActivityKind record_kinds[] = {
+    CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMSET,
+    CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION};
+
+static void cupti_disable(void) {
+  for (size_t i = 0; i < sizeof record_kinds / sizeof record_kinds[0]; i++)
+    cuptiActivityDisable(record_kinds[i]);
+  cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+}
+
+/* ---- the timer ---- */
+
+tkb_status tkb_cu_timer_open(tkb_device *dev, const char *method, tkb_timer **out) {
+  tkb_cu_device *d = tkb_cu_dev(dev);
+  if (d->rec)
+    return tkb_cu_error(TKB_ERR_DEVICE, "%s is already timing another benchmark: one timed "
+                        "benchmark per device at a time", dev->name);
+  tkb_status st = tkb_cu_use(dev);
+  if (st) return st;
+  bool cupti = strcmp(method, "cuda_events") != 0;
+  if (cupti) {
+    pthread_once(&g.once, cupti_init);
+    if (g.init_st) return tkb_cu_error(g.init_st, "method %s on %s: %s", method, dev->name, g.init_why);
+    bool expected = false;
+    if (!atomic_compare_exchange_strong(&g.timer_open, &expected, true))
+      return tkb_cu_error(TKB_ERR_DEVICE, "method %s on %s: another CUPTI timer is open in this "
+                          "process (CUPTI is per process): one CUPTI-timed benchmark at a time",
+                          method, dev->name);
+  }
+  tkb_timer *t = calloc(1, sizeof *t);
+  if (!t) {
+    if (cupti) atomic_store(&g.timer_open, false);
+    return tkb_cu_error(TKB_ERR_OUT_OF_MEMORY, "out of memory for the CUDA timer");
+  }
+  t->dev = dev;
+  t->cupti = cupti;
+  t->kinds = strcmp(method, "cupti") == 0 ? TKB_CU_KIND_BIT(TKB_CU_KERNEL) : TKB_CU_ALL_KINDS;
+  if (cupti) {
+    size_t nk = sizeof record_kinds / sizeof record_kinds[0];
+    for (size_t i = 0; i < nk; i++) {
+      bool needed = record_kinds[i] == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL ||
+                    record_kinds[i] == CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION ||
+                    t->kinds != TKB_CU_KIND_BIT(TKB_CU_KERNEL);
+      if (!needed) continue;
+      CUptiResult r = cuptiActivityEnable(record_kinds[i]);
+      if (r != CUPTI_SUCCESS) {
+        cupti_disable();
+        atomic_store(&g.timer_open, false);
+        free(t);
+        if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED || r == CUPTI_ERROR_NOT_COMPATIBLE)
+          return tkb_cu_error(TKB_ERR_UNSUPPORTED, "method %s on %s: CUPTI is already in use by "
+                              "another profiler (%s); run without it, or time with cuda_events",
+                              method, dev->name, cupti_str(r));
+        return tkb_cu_error(TKB_ERR_DEVICE, "method %s on %s: cuptiActivityEnable failed: %s",
+                            method, dev->name, cupti_str(r));
+      }
+    }
+  }
+  d->rec = t;
+  *out = t;
+  return TKB_OK;
+}
+
+tkb_status tkb_cu_timer_start(tkb_timer *t) {
+  tkb_cu_device *d = tkb_cu_dev(t->dev);
+  if (!t->cupti) {
+    cudaError_t err = cudaEventRecord(d->ev_start, 0);
+    if (err != cudaSuccess) return tkb_cu_fail(t->dev, "cudaEventRecord (cuda_events start)", err);
+    d->events_armed = true;
+    return TKB_OK;
+  }
+  t->call = ++g.call;
+  uint64_t ts = 0;
+  cuptiGetTimestamp(&ts);
+  t->win_start = ts;
+  CUptiResult r = cuptiActivityPushExternalCorrelationId(CORR_KIND, t->call);
+  if (r != CUPTI_SUCCESS)
+    return tkb_cu_error(TKB_ERR_DEVICE, "cuptiActivityPushExternalCorrelationId on %s failed: %s",
+                        t->dev->name, cupti_str(r));
+  t->pushed = true;
+  return TKB_OK;
+}
+
+static tkb_status stop_events(tkb_timer *t, const tkb_interval **iv, size_t *n) {
+  tkb_cu_device *d = tkb_cu_dev(t->dev);
+  *iv = t->iv;
+  *n = 0;
+  if (d->events_armed) { /* the core did not synchronize (an error in the call) */
+    d->events_armed = false;
+    cudaEventRecord(d->ev_stop, 0);
+  }
+  cudaError_t err = cudaEventSynchronize(d->ev_stop);
+  float ms = 0;
+  if (err == cudaSuccess) err = cudaEventElapsedTime(&ms, d->ev_start, d->ev_stop);
+  if (err != cudaSuccess) return tkb_cu_fail(t->dev, "reading the cuda_events times", err);
+  t->iv[0] = (tkb_interval){.start_ns = 0, .end_ns = (int64_t)((double)ms * 1e6 + 0.5),
+                            .name = "cuda_events"};
+  *n = 1;
+  return TKB_OK;
+}
+
+tkb_status tkb_cu_timer_stop(tkb_timer *t, const tkb_interval **iv, size_t *n) {
+  if (!t->cupti) return stop_events(t, iv, n);
+  *iv = t->iv;
+  *n = 0;
+  uint64_t last = 0, win_end = 0;
+  CUptiResult r = cuptiActivityPopExternalCorrelationId(CORR_KIND, &last);
+  t->pushed = false;
+  cudaError_t err = cudaDeviceSynchronize(); /* a failed call may have left work queued */
+  cuptiGetTimestamp(&win_end);
+  CUptiResult f = cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+  const char *dev = t->dev->name;
+  if (r != CUPTI_SUCCESS)
+    return tkb_cu_error(TKB_ERR_DEVICE, "cuptiActivityPopExternalCorrelationId on %s failed: %s",
+                        dev, cupti_str(r));
+  if (err != cudaSuccess) return tkb_cu_fail(t->dev, "cudaDeviceSynchronize", err);
+  if (f != CUPTI_SUCCESS)
+    return tkb_cu_error(TKB_ERR_DEVICE, "cuptiActivityFlushAll on %s failed: %s", dev, cupti_str(f));
+  size_t empty = atomic_exchange(&g.pool_empty, 0), dropped = atomic_exchange(&g.dropped, 0);
+  tkb_cu_store *s = g.store;
+  pthread_mutex_lock(&s->lock);
+  tkb_cu_select sel = {.call = t->call, .win_start = t->win_start, .win_end = win_end, .kinds = t->kinds};
+  size_t k = 0;
+  bool by_corr = false;
+  tkb_cu_attr_result a = tkb_cu_attribute(s, &sel, t->iv, TKB_MAX_CALL_INTERVALS, &k, &by_corr);
+  size_t lost = s->lost_rec + s->lost_link;
+  tkb_cu_store_reset(s);
+  pthread_mutex_unlock(&s->lock);
+  if (dropped || empty || a == TKB_CU_ATTR_LOST)
+    return tkb_cu_error(TKB_ERR_DEVICE, "CUPTI dropped activity records on %s (%zu dropped by "
+                        "CUPTI, %zu buffer requests with all %d buffers of %zu bytes in use, %zu "
+                        "past tkbench's store of %d records): the call's device time would be "
+                        "short, so none is reported; the call launches too much work per call "
+                        "for cupti, time it with cuda_events",
+                        dev, dropped, empty, NBUF, BUF_BYTES, lost, TKB_CU_MAX_RECORDS);
+  if (a == TKB_CU_ATTR_TOO_MANY)
+    return tkb_cu_error(TKB_ERR_UNSUPPORTED, "the call ran %zu device commands on %s, more than "
+                        "the %d tkbench records per timed call (TKB_MAX_CALL_INTERVALS); time it "
+                        "with cuda_events or wallclock", k, dev, TKB_MAX_CALL_INTERVALS);
+  *n = k;
+  return TKB_OK;
+}
+
+void tkb_cu_timer_close(tkb_timer *t) {
+  if (!t) return;
+  tkb_cu_device *d = tkb_cu_dev(t->dev);
+  if (d->rec == t) d->rec = NULL;
+  d->events_armed = false;
+  if (t->cupti) {
+    uint64_t last;
+    if (t->pushed) cuptiActivityPopExternalCorrelationId(CORR_KIND, &last);
+    cupti_disable();
+    pthread_mutex_lock(&g.store->lock);
+    tkb_cu_store_reset(g.store);
+    pthread_mutex_unlock(&g.store->lock);
+    atomic_store(&g.timer_open, false);
+  }
+  free(t);
+}

@@ -1,0 +1,17 @@
+# cuda.sh - tkbench on cuda:0 as a user runs it. Without a GPU or driver: `info` lists
+# cuda:0 with the reason in one line, and `run --device cuda:0` fails with exit 2 and
+# that sentence; then the test reports itself skipped (77). With a GPU: a run with the
+# default method (cupti) writes JSON with the method in its metadata.
+. "$(dirname "$0")/lib.bash"
+
+why=$("$TKBENCH" info 2>&1 | grep -E '^  cuda:0 ' | grep 'not available')
+if [ -n "$why" ]; then
+  expect 2 "device \"cuda:0\" is not available" "$TKBENCH" run --device cuda:0 --out "$TMP/x.json"
+  if [ "$(wc -l < "$CAP/err")" -gt 2 ]; then fail "run --device cuda:0: more than one sentence"; fi
+  expect 2 "not available" "$TKBENCH" check --device cuda:0
+  finish || exit 1
+  echo "SKIPPED:${why#  cuda:0}"
+  exit 77
+fi
+expect 2 "does not exist" "$TKBENCH" run --device cuda:63 --out "$TMP/x.json"
+finish
