@@ -38,12 +38,12 @@ static void test_help_and_version(void) {
   r = CLI("help", "run");
   const char *flags[] = {"--filter", "--tag", "--mode", "--impl", "--load", "--device", "--method",
                          "--iterations", "--experiments", "--warmup", "--interval-ms", "--seed",
-                         "--format", "--out", "--quiet", "--benchmark_filter=",
+                         "--cold-cache", "--event-filter", "--trace-dir", "--format", "--out", "--quiet", "--benchmark_filter=",
                          "--benchmark_out=", "--benchmark_out_format=", "--benchmark_format=",
                          "--benchmark_repetitions=", "--benchmark_list_tests"};
   for (size_t k = 0; k < sizeof flags / sizeof flags[0]; k++)
     CHECK_MSG(strstr(r.out, flags[k]) != NULL, "help run lacks %s", flags[k]);
-  CHECK(count_of(r.out, "Default:") >= 14);
+  CHECK(count_of(r.out, "Default:") >= 17);
   cli_free(&r);
 
   r = CLI("--version");
@@ -87,11 +87,15 @@ static void test_info(void) {
   cli_result r = CLI("info");
   CHECK(r.rc == 0);
   const char *must[] = {"tkbench ", "Devices", "cpu ", "methods: wallclock (default), cpu_time",
-                        "cuda:0", "opencl:0", "not available", "CPU", "model", "cores",
+                        "cuda:0", "opencl:0", "CPU", "model", "cores",
                         "caches", "governor", "boost", "Clock", "resolution", "clock_getres",
                         "read cost", "ns per wallclock read"};
   for (size_t k = 0; k < sizeof must / sizeof must[0]; k++)
     CHECK_MSG(strstr(r.out, must[k]) != NULL, "info lacks \"%s\":\n%s", must[k], r.out);
+  /* a device that is missing says so, with why */
+  tkb_device *dev;
+  if (tkb_device_get("cuda:0", &dev) == TKB_ERR_DEVICE)
+    CHECK(strstr(r.out, "cuda:0     device \"cuda:0\" is not available: "));
   /* the measured cost of a clock read is a positive number of ns */
   const char *cost = strstr(r.out, "read cost");
   double ns = cost ? atof(cost + strlen("read cost")) : 0;
@@ -138,10 +142,31 @@ static void test_bad_input(void) {
       "--out", out);
   BAD("filter \"[z-a]\" is not a valid", "list", "--filter", "[z-a]");
   BAD("device \"tpu:0\" is not a device name", "run", "--device", "tpu:0", "--out", out);
-  BAD("device \"cuda:0\" is not available", "run", "--device", "cuda:0", "--out", out);
-  BAD("--method 'nosuch' is not a timing method", "run", "--method", "nosuch", "--out", out);
-  BAD("--method cupti is not available on device cpu; cpu has: auto, wallclock, cpu_time", "run",
-      "--method", "cupti", "--out", out);
+  /* a device this machine lacks (the sentence says why: no backend, no driver, ...) */
+  tkb_device *cuda;
+  if (tkb_device_get("cuda:0", &cuda) == TKB_ERR_DEVICE)
+    BAD("device \"cuda:0\" is not available", "run", "--device", "cuda:0", "--out", out);
+  /* methods: the library's rule and messages (tkb_method_resolve) */
+  BAD("--method: method \"nosuch\" is not a timing method; known: auto, wallclock", "run",
+      "--method", "nosuch", "--out", out);
+  BAD("--method: method \"cupti\" is not available on device cpu; cpu has: wallclock, cpu_time",
+      "run", "--method", "cupti", "--out", out);
+  BAD("method \"xprof\" is not available on device cpu", "run", "--method", "xprof", "--out", out);
+  BAD("method \"hermetic_xprof\" is not available on device cpu", "run", "--method",
+      "hermetic_xprof", "--out", out);
+  /* the bench options' flags */
+  BAD("--event-filter: event_filter_regex \"(\" is not a valid POSIX extended regular expression",
+      "run", "--event-filter", "(", "--out", out);
+  BAD("--event-filter applies to the profiler methods", "run", "--event-filter", "gemm", "--out", out);
+  BAD("--event-filter needs a value", "run", "--out", out, "--event-filter");
+  BAD("--trace-dir \"/nonexistent_tkb_dir\" does not exist", "run", "--trace-dir",
+      "/nonexistent_tkb_dir", "--out", out);
+  BAD("--trace-dir is empty", "run", "--trace-dir=", "--out", out);
+  BAD("is not a folder", "run", "--trace-dir", "/dev/null", "--out", out);
+  BAD("--trace-dir: only --method profiler (alias xprof) writes a trace, and this run uses "
+      "--method wallclock on device cpu", "run", "--trace-dir", cli_tmp, "--out", out);
+  BAD("--cold-cache takes no value or true/false, not 'maybe'", "run", "--cold-cache=maybe",
+      "--out", out);
   BAD("mode \"sideways\" is not a mode", "run", "--mode", "sideways", "--out", out);
   BAD("format \"xml\" is not an output format", "run", "--format", "xml", "--out", out);
   BAD("--benchmark_format: format \"xml\"", "run", "--benchmark_format=xml");
@@ -172,6 +197,7 @@ static void test_bad_input(void) {
     char path[600];
     snprintf(path, sizeof path, "%s/out.json", ro);
     BAD("is not writable", "run", "--filter", "toy_1k_forward_c", "--out", path);
+    BAD("is not writable", "run", "--trace-dir", ro, "--out", cli_path("out.json"));
   }
   /* --load: a missing file, and a file that is no shared object */
   BAD("plugin \"/nonexistent/plugin.so\": no such file", "run", "--load", "/nonexistent/plugin.so",
@@ -200,8 +226,11 @@ static void test_bad_input(void) {
       {"run", "--iterations", "abc"},
       {"run", "--interval-ms", "-1"},
       {"run", "--filter", "("},
-      {"run", "--device", "cuda:0"},
+      {"run", "--device", "tpu:0"},
       {"run", "--method", "cupti"},
+      {"run", "--method", "nosuch"},
+      {"run", "--event-filter", "("},
+      {"run", "--trace-dir", "/nonexistent_tkb_dir"},
       {"run", "--mode", "sideways"},
       {"run", "--format", "xml"},
       {"run", "--filter", "nothing_matches"},

@@ -517,6 +517,19 @@ static void test_selection(void) {
   CHECK(j && !strcmp(str(get(j, "context"), "warmup"), "once"));
   cJSON_Delete(j);
   cli_free(&r);
+  /* --cold-cache reaches the benchmark (metadata cold_cache); without it, warm caches */
+  r = CLI("run", "--filter", "^toy_1k_forward_c$", "--iterations", "2", "--cold-cache", "--format", "json");
+  j = cJSON_Parse(r.out);
+  meta = j ? get(get(cJSON_GetArrayItem(get(j, "benchmarks"), 0), "tkbench"), "metadata") : NULL;
+  CHECK_MSG(r.rc == 0 && j && !strcmp(str(meta, "cold_cache"), "true"), "%s", r.err);
+  cJSON_Delete(j);
+  cli_free(&r);
+  r = CLI("run", "--filter", "^toy_1k_forward_c$", "--iterations", "1", "--cold-cache=false", "--format", "json");
+  j = cJSON_Parse(r.out);
+  meta = j ? get(get(cJSON_GetArrayItem(get(j, "benchmarks"), 0), "tkbench"), "metadata") : NULL;
+  CHECK(r.rc == 0 && meta && !get(meta, "cold_cache"));
+  cJSON_Delete(j);
+  cli_free(&r);
 }
 
 /* An existing file is replaced whole; nothing but the file remains. */

@@ -26,7 +26,7 @@ static void help(FILE *f) {
           "  --filter REGEX  entries whose full name matches (POSIX extended; a leading '-'\n"
           "                  keeps those that do not)\n"
           "  --tag TAG       entries carrying every tag given (repeatable, or a,b). With\n"
-          "                  neither --filter nor --tag: tag 'cpu' on the cpu\n"
+          "                  neither --filter nor --tag: tag '" TKB__DEFAULT_TAG "' on every device\n"
           "  --mode MODE     forward, forward_res, vjp, forward_and_vjp (repeatable); default\n"
           "                  every mode\n"
           "  --device DEV    device of the implementations checked (default cpu); the\n"
@@ -148,7 +148,7 @@ int tkb__cli_check(int argc, char **argv) {
   if (rc < 0) {
     char kind[32];
     tkb__device_kind(device, kind, sizeof kind);
-    const char *default_tag[1] = {strcmp(kind, "cpu") == 0 ? "cpu" : "primary"};
+    const char *default_tag[1] = {TKB__DEFAULT_TAG};
     const bool use_default = !filter && tags.n == 0;
     tkb__selection sel = {.filter = filter,
                           .tags = use_default ? default_tag : tags.items,

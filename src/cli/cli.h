@@ -22,6 +22,13 @@
 #define TKB__DEFAULT_ITERATIONS 5
 #define TKB__DEFAULT_EXPERIMENTS 3
 
+/* The tag `run` and `check` select when neither --filter nor --tag is given: the suite's
+ * small specs, sized for a CPU. It is meant for every device whose compute units are
+ * CPUs (the cpu, OpenCL on a CPU such as PoCL); the backend interface does not say
+ * whether an OpenCL device is a CPU or a GPU, so every device gets it, which keeps the
+ * default run quick everywhere (--tag primary selects Tokamax's full-size specs). */
+#define TKB__DEFAULT_TAG "cpu"
+
 /* The subcommands. argv[0] is the subcommand's name; they return an exit code. */
 int tkb__cli_list(int argc, char **argv);
 int tkb__cli_run(int argc, char **argv);

@@ -28,6 +28,7 @@ void tkb__help_overview(FILE *f) {
           tkb__prog, tkb_version(), tkb__prog, tkb__prog, tkb__prog);
 }
 
+/* One fprintf per section: ISO C promises string literals up to 4095 characters. */
 static void help_run(FILE *f) {
   fprintf(f,
           "Usage: %s run [flags]\n"
@@ -42,20 +43,24 @@ static void help_run(FILE *f) {
           "                      POSIX extended regex; a leading '-' keeps the others.\n"
           "                      Default: none\n"
           "  --tag TAG           Entries that carry TAG (repeatable or comma-separated: all\n"
-          "                      must match). Default: cpu on the cpu device when neither\n"
-          "                      --filter nor --tag is given (every entry when none has it)\n"
+          "                      must match). Default: %s (the small specs) on every\n"
+          "                      device when neither --filter nor --tag is given (every\n"
+          "                      entry when none has it); --tag primary: Tokamax's sizes\n"
           "  --mode MODE         forward, forward_res, vjp or forward_and_vjp (repeatable or\n"
           "                      comma-separated). Default: every mode\n"
           "  --impl NAME         Implementations, e.g. reference, cpu (repeatable or\n"
           "                      comma-separated). Default: every implementation\n"
           "  --load LIB.so       Load a plugin that registers entries (it exports\n"
           "                      tkb_plugin_init); repeatable. Default: none\n"
-          "\n"
+          "\n",
+          tkb__prog, TKB__DEFAULT_TAG);
+  fprintf(f,
           "Measurement:\n"
           "  --device NAME       cpu, cuda:N or opencl:N. Default: cpu\n"
           "  --method NAME       Timing method: auto (the device's default), wallclock,\n"
-          "                      cpu_time, cuda_events, cupti, profiler, ... ('%s info'\n"
-          "                      lists each device's). Default: auto\n"
+          "                      cpu_time, opencl_events, cuda_events, cupti, profiler\n"
+          "                      (alias xprof), hermetic_profiler (alias hermetic_xprof)\n"
+          "                      ('%s info' lists each device's). Default: auto\n"
           "  --iterations N      Timed calls per experiment. Default: %d\n"
           "  --experiments N     Experiments per entry (Google Benchmark's repetitions).\n"
           "                      Default: %d\n"
@@ -63,7 +68,21 @@ static void help_run(FILE *f) {
           "                      wallclock); once: one per experiment. Default: each\n"
           "  --interval-ms MS    Pause between experiments, in milliseconds. Default: 0\n"
           "  --seed N            Seed of the random inputs. Default: 0\n"
-          "\n"
+          "  --cold-cache        Before each timed call (outside the timed interval), write\n"
+          "                      a scratch buffer twice the size of the device's cache\n"
+          "                      (cpu: last-level cache; opencl: global memory cache), so\n"
+          "                      each call starts with cold caches. Default: off (warm)\n"
+          "  --event-filter REGEX  profiler methods only: time just the device commands\n"
+          "                      (kernels, copies, fills) whose name matches this POSIX\n"
+          "                      extended regex (Tokamax's event_filter_regex).\n"
+          "                      Default: every command\n"
+          "  --trace-dir DIR     profiler only: write each entry's Chrome trace (its last\n"
+          "                      timed call) into DIR, an existing writable folder; the\n"
+          "                      metadata's \"trace\" names the file. Default: $TMPDIR, else\n"
+          "                      /tmp\n"
+          "\n",
+          tkb__prog, TKB__DEFAULT_ITERATIONS, TKB__DEFAULT_EXPERIMENTS);
+  fprintf(f,
           "Output:\n"
           "  --format FMT        console, json, csv or markdown: the format of --out's file\n"
           "                      when --out is given, else of stdout. Default: console;\n"
@@ -88,9 +107,9 @@ static void help_run(FILE *f) {
           "  %s run\n"
           "  %s run --mode forward,forward_and_vjp --out results/latest.json\n"
           "  %s run --filter '^cpu_96x96x64_' --iterations 50 --format markdown\n"
-          "  %s run --benchmark_repetitions=9 --benchmark_out=base.json\n",
-          tkb__prog, tkb__prog, TKB__DEFAULT_ITERATIONS, TKB__DEFAULT_EXPERIMENTS, tkb__prog,
-          tkb__prog, tkb__prog, tkb__prog, tkb__prog);
+          "  %s run --benchmark_repetitions=9 --benchmark_out=base.json\n"
+          "  %s run --device opencl:0 --method xprof --event-filter norm --trace-dir .\n",
+          tkb__prog, tkb__prog, tkb__prog, tkb__prog, tkb__prog, tkb__prog);
 }
 
 static void help_list(FILE *f) {

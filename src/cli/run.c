@@ -5,9 +5,12 @@
  * and write the report file under a temporary name, renamed when complete.
  */
 #include "cli.h"
+#include "intervals.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define CMD "run"
@@ -23,13 +26,9 @@ typedef struct run_args {
   const char *gb_format, *gb_out_format; /* --benchmark_format, --benchmark_out_format */
   bool quiet, list_tests;
   const char *warmup; /* "each" or "once" */
+  const char *event_filter, *trace_dir; /* tkb_bench_opts' event_filter_regex, trace_dir */
+  bool cold_cache;
 } run_args;
-
-/* Every timing method tkbench knows (ARCHITECTURE's contract names), to tell "not on
- * this device" from "no such method". The device lists its own. */
-static const char *const known_methods[] = {"wallclock", "cpu_time", "cuda_events", "cupti",
-                                            "profiler", "hermetic_profiler", "xprof",
-                                            "hermetic_xprof", "opencl_events", NULL};
 
 /* The Google Benchmark flags tkbench honours, for the message about the others. */
 static const char gb_supported[] =
@@ -41,6 +40,30 @@ enum { PARSED = -1, HELPED = -2 };
 static int add_item(tkb__strlist *l, const char *flag, const char *v, bool split) {
   if (tkb__strlist_add(l, v, split) == 0) return 0;
   return tkb__usage(CMD, "%s given too many times (at most 64)", flag);
+}
+
+/* Compiles the regex as the profiler will (the library's own filter), so that a typo is
+ * a usage error here rather than a failure of every entry. */
+static int check_event_filter(const char *regex) {
+  tkb__event_filter f;
+  if (tkb__event_filter_init(&f, regex) != TKB_OK)
+    return tkb__usage(CMD, "--event-filter: %s", tkb_last_error());
+  tkb__event_filter_free(&f);
+  return 0;
+}
+
+/* The profiler writes its trace into dir: it must be a writable folder that exists. */
+static int check_trace_dir(const char *dir) {
+  struct stat st;
+  if (!*dir) return tkb__usage(CMD, "--trace-dir is empty; expected a folder");
+  if (stat(dir, &st) != 0)
+    return tkb__usage(CMD, "--trace-dir \"%s\" does not exist (%s); expected a writable folder",
+                      dir, strerror(errno));
+  if (!S_ISDIR(st.st_mode))
+    return tkb__usage(CMD, "--trace-dir \"%s\" is not a folder; expected a writable folder", dir);
+  if (access(dir, W_OK | X_OK) != 0)
+    return tkb__usage(CMD, "--trace-dir \"%s\" is not writable (%s)", dir, strerror(errno));
+  return 0;
 }
 
 /* Returns PARSED, HELPED, or an exit code. */
@@ -73,6 +96,8 @@ static int parse(int argc, char **argv, run_args *a) {
     if (VALUE("--interval-ms")) { CHECKED(tkb__parse_ms(CMD, "--interval-ms", v, &a->interval_ms)); }
     if (VALUE("--seed")) { CHECKED(tkb__parse_u64(CMD, "--seed", v, &a->seed)); }
     if (VALUE("--warmup")) { CHECKED((a->warmup = v, 0)); }
+    if (VALUE("--event-filter")) { CHECKED(check_event_filter(a->event_filter = v)); }
+    if (VALUE("--trace-dir")) { CHECKED(check_trace_dir(a->trace_dir = v)); }
     if (VALUE("--format")) { CHECKED((a->format = v, 0)); }
     if (VALUE("--out") || VALUE("--benchmark_out")) { CHECKED((a->out = v, 0)); }
     if (VALUE("--benchmark_format")) { CHECKED((a->gb_format = v, 0)); }
@@ -82,6 +107,11 @@ static int parse(int argc, char **argv, run_args *a) {
     if ((m = tkb__switch(CMD, argv, i, "--quiet", &on)) != 0) {
       if (m < 0) return TKB_EXIT_USAGE;
       a->quiet = on;
+      continue;
+    }
+    if ((m = tkb__switch(CMD, argv, i, "--cold-cache", &on)) != 0) {
+      if (m < 0) return TKB_EXIT_USAGE;
+      a->cold_cache = on;
       continue;
     }
     if ((m = tkb__switch(CMD, argv, i, "--benchmark_list_tests", &on)) != 0) {
@@ -98,31 +128,26 @@ static int parse(int argc, char **argv, run_args *a) {
   return PARSED;
 }
 
-/* Checks the method against the device; *resolved gets the name `auto` stands for. */
-static int check_method(tkb_device *dev, const char *method, const char **resolved) {
-  const char *const *have = tkb_device_methods(dev);
-  if (!strcmp(method, "auto")) {
-    *resolved = have[0];
-    return 0;
-  }
-  char list[256] = "";
-  for (int k = 0; have[k]; k++) {
-    if (!strcmp(have[k], method)) {
-      *resolved = have[k];
-      return 0;
-    }
-    size_t len = strlen(list);
-    snprintf(list + len, sizeof list - len, "%s%s", k ? ", " : "", have[k]);
-  }
-  for (int k = 0; known_methods[k]; k++)
-    if (!strcmp(known_methods[k], method))
-      return tkb__usage(CMD, "--method %s is not available on device %s; %s has: auto, %s", method,
-                        tkb_device_name(dev), tkb_device_name(dev), list);
-  return tkb__usage(CMD,
-                    "--method '%s' is not a timing method; expected auto, wallclock, cpu_time, "
-                    "cuda_events, cupti, profiler, hermetic_profiler, xprof, hermetic_xprof or "
-                    "opencl_events",
-                    method);
+/* The method through the library's own rule (auto, aliases such as xprof, what the
+ * device has), with the library's message; *resolved gets the canonical name. Then the
+ * flags that only some methods and devices honour, which would otherwise fail every
+ * entry once the run is under way. */
+static int check_method(tkb_device *dev, const run_args *a, const char **resolved) {
+  if (tkb_method_resolve(dev, a->method, resolved) != TKB_OK)
+    return tkb__usage(CMD, "--method: %s", tkb_last_error());
+  const bool profiler = !strcmp(*resolved, "profiler") || !strcmp(*resolved, "hermetic_profiler");
+  if (a->event_filter && *a->event_filter && !profiler)
+    return tkb__usage(CMD, "--event-filter applies to the profiler methods (profiler, "
+                      "hermetic_profiler; aliases xprof, hermetic_xprof), and --method %s on "
+                      "device %s has no device events to filter", *resolved, tkb_device_name(dev));
+  if (a->trace_dir && strcmp(*resolved, "profiler") != 0)
+    return tkb__usage(CMD, "--trace-dir: only --method profiler (alias xprof) writes a trace, "
+                      "and this run uses --method %s on device %s", *resolved,
+                      tkb_device_name(dev));
+  if (a->cold_cache && !dev->backend->flush_cache)
+    return tkb__usage(CMD, "--cold-cache: device %s cannot flush its caches",
+                      tkb_device_name(dev));
+  return 0;
 }
 
 /* "--filter 'x' --tag cpu --mode forward" for the nothing-matches message. */
@@ -138,9 +163,9 @@ static void describe(const run_args *a, const tkb__selection *sel, char *buf, si
     len += (size_t)snprintf(buf + len, cap - len, " --impl %s", a->impls.items[k]);
 }
 
-/* Selection with the default tag rule: the device kind's default tag when neither a
- * filter nor a tag is given, and every entry when no entry carries that tag (a user's
- * own program whose entries have no tags). */
+/* Selection with the default tag rule: TKB__DEFAULT_TAG when neither a filter nor a tag
+ * is given, and every entry when no entry carries that tag (a user's own program whose
+ * entries have no tags). */
 static int select_entries(const run_args *a, const char *kind, size_t **idx, size_t *n) {
   unsigned modes = 0;
   for (size_t k = 0; k < a->modes.n; k++) {
@@ -149,7 +174,7 @@ static int select_entries(const run_args *a, const char *kind, size_t **idx, siz
       return tkb__usage(CMD, "--mode: %s", tkb_last_error());
     modes |= 1u << m;
   }
-  const char *default_tag[1] = {strcmp(kind, "cpu") == 0 ? "cpu" : "primary"};
+  const char *default_tag[1] = {TKB__DEFAULT_TAG};
   bool use_default = !a->filter && a->tags.n == 0;
   tkb__selection sel = {.filter = a->filter,
                         .tags = use_default ? default_tag : a->tags.items,
@@ -240,7 +265,7 @@ static int run(run_args *a) {
   tkb_device *dev;
   if (tkb_device_get(a->device, &dev) != TKB_OK) return tkb__usage(CMD, "--device: %s", tkb_last_error());
   const char *method = NULL;
-  if (check_method(dev, a->method, &method)) return TKB_EXIT_USAGE;
+  if (check_method(dev, a, &method)) return TKB_EXIT_USAGE;
   char kind[32];
   tkb__device_kind(a->device, kind, sizeof kind);
 
@@ -292,7 +317,10 @@ static int run(run_args *a) {
                                   .experiments = a->experiments,
                                   .interval_ms = a->interval_ms,
                                   .method = method,
-                                  .warmup_once = strcmp(a->warmup, "once") == 0},
+                                  .event_filter_regex = a->event_filter,
+                                  .warmup_once = strcmp(a->warmup, "once") == 0,
+                                  .cold_cache = a->cold_cache,
+                                  .trace_dir = a->trace_dir},
                         .stop_on_sigint = true,
                         .on_start = on_start,
                         .on_done = on_done,

@@ -624,6 +624,19 @@ tkb_status tkb__fill_cpu(tkb_array *a, const tkb_init *init, uint64_t seed,
   return TKB_OK;
 }
 
+/* A user's callback writes host memory through a->data, which on an accelerator is a
+ * device handle: it fills a cpu array of the same spec, whose bytes are then copied
+ * onto the device. */
+static tkb_status run_callback_on_device(tkb_array *a, const tkb_init *init, uint64_t seed,
+                                         uint64_t stream, const tkb_args *call) {
+  tkb_array *h = NULL;
+  tkb_status st = tkb_array_new(tkb__cpu_device(), &a->spec, &h);
+  if (!st) st = run_callback(h, init, seed, stream, call);
+  if (!st) st = tkb_array_copy_into(a, h);
+  tkb_array_free(h);
+  return st;
+}
+
 tkb_status tkb__fill_call(tkb_array *a, const tkb_init *init, uint64_t seed,
                           uint64_t stream, const tkb_args *call) {
   tkb__clear_error();
@@ -631,7 +644,8 @@ tkb_status tkb__fill_call(tkb_array *a, const tkb_init *init, uint64_t seed,
   tkb_status st = make_plan(a, init, seed, stream, &p);
   if (st != TKB_OK) return st;
   if (init && init->kind == TKB_INIT_CALLBACK)
-    return run_callback(a, init, seed, stream, call);
+    return tkb__host_array(a) ? run_callback(a, init, seed, stream, call)
+                              : run_callback_on_device(a, init, seed, stream, call);
   if (a->numel == 0) return TKB_OK;
   if (!a->device) return tkb__fill_cpu(a, init, seed, stream);
   if (!a->device->backend || !a->device->backend->fill)

@@ -151,15 +151,9 @@ static tkb_status make_primals(tkb_std_fn *f, tkb_arrays *list) {
       st = tkb_array_copy(v->array, f->device, &a);
     } else if (f->no_init) {
       st = abstract_array(&v->spec, f->device, &a);
-    } else if (v->init && v->init->kind == TKB_INIT_CALLBACK &&
-               !f->device->backend->host_addressable) {
-      /* a user's callback writes host memory: fill on the cpu, then copy over */
-      tkb_array *h = NULL;
-      st = tkb_array_new(tkb__cpu_device(), &v->spec, &h);
-      if (!st) st = tkb__fill_call(h, v->init, f->seed, k, &f->args);
-      if (!st) st = tkb_array_copy(h, f->device, &a);
-      tkb_array_free(h);
     } else {
+      /* on any device, a callback initializer included (tkb__fill_call runs it on a cpu
+       * array and copies that over) */
       st = tkb_array_new(f->device, &v->spec, &a);
       if (!st) {
         static const tkb_init default_init = {.kind = TKB_INIT_DEFAULT};

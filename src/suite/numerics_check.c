@@ -65,17 +65,23 @@ static double magnitude(const tkb_array *e) {
 
 /* vjp mode: gives the entry the reference's cotangents (its std args), so that both
  * sides differentiate against the same ones (each side's own would be its own forward
- * outputs, which differ in the last bits). Host arrays only. */
-static void copy_cotangents(tkb_arrays *dst, const tkb_arrays *src) {
+ * outputs, which differ in the last bits). The reference's live on the cpu; the entry's
+ * on its device, so the copy may cross devices. same_args has checked the specs. */
+static tkb_status copy_cotangents(tkb_arrays *dst, const tkb_arrays *src, const char *entry) {
   for (size_t k = 0; k < tkb_arrays_count(dst) && k < tkb_arrays_count(src); k++) {
-    tkb_array *d = tkb_arrays_get(dst, k);
-    const tkb_array *s = tkb_arrays_get(src, k);
-    if (d->device == s->device && tkb_spec_equal(&d->spec, &s->spec))
-      d->device->backend->copy(d->device, d->data, s->data, s->nbytes);
+    tkb_status st = tkb_array_copy_into(tkb_arrays_get(dst, k), tkb_arrays_get(src, k));
+    if (st) {
+      char msg[600];
+      snprintf(msg, sizeof msg, "%s", tkb_last_error());
+      return tkb_set_error(st, "%s: giving it the reference's cotangent %zu ('%s'): %s", entry, k,
+                           tkb_arrays_name(dst, k), msg);
+    }
   }
+  return TKB_OK;
 }
 
-/* Checks that the entry and its reference were given the same arguments. */
+/* Checks that the entry and its reference were given the same arguments (their bytes
+ * too, on any two devices: tkb_array_equal reads device arrays). */
 static tkb_status same_args(const tkb_arrays *a, const tkb_arrays *r, const char *entry,
                             const char *ref, bool compare_values) {
   if (tkb_arrays_count(a) != tkb_arrays_count(r))
@@ -90,7 +96,7 @@ static tkb_status same_args(const tkb_arrays *a, const tkb_arrays *r, const char
       return tkb_set_error(TKB_ERR_BAD_SHAPE,
                            "%s and its reference %s disagree on argument %zu ('%s'): %s vs %s",
                            entry, ref, k, tkb_arrays_name(a, k), xs, ys);
-    if (compare_values && x->device == y->device && !tkb_array_equal(x, y))
+    if (compare_values && !tkb_array_equal(x, y))
       return tkb_set_error(TKB_ERR_INVALID_ARGUMENT,
                            "%s and its reference %s were given different values for argument "
                            "%zu ('%s', %s): register both with the same arguments and "
@@ -125,7 +131,7 @@ tkb_status tkb_check_entry(size_t entry, const tkb_check_opts *opts, tkb_check_r
   if (!st) st = tkb_registry_standardize(entry, o.device, o.seed, &fe, &ae);
   /* in vjp mode the std args are cotangents, each side's own forward outputs */
   if (!st) st = same_args(ae, ar, name, ref_name, !vjp);
-  if (!st && vjp) copy_cotangents(ae, ar);
+  if (!st && vjp) st = copy_cotangents(ae, ar, name);
   if (!st) st = tkb_std_fn_call(fe, ae, &oute);
   if (!st && tkb_arrays_count(oute) != tkb_arrays_count(outr))
     st = tkb_set_error(TKB_ERR_BAD_SHAPE, "%s returns %zu arrays but its reference %s returns %zu",

@@ -6,7 +6,7 @@
 
 why=$("$TKBENCH" info 2>&1 | grep -E '^  opencl:0 ' | grep 'not available')
 if [ -n "$why" ]; then
-  echo "SKIPPED:${why#  opencl:0}"
+  echo "SKIPPED: $(sed 's/^ *opencl:0 *//' <<<"$why")"
   exit 77
 fi
 
