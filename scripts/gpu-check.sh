@@ -36,12 +36,18 @@ step() { # step NAME TIMEOUT_S CMD...: runs CMD, logs to OUT/NAME.log, records t
 cat "$OUT/machine.txt"
 
 step configure 120 cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DTKB_CUDA_ARCH=90
-step build 240 cmake --build "$BUILD" -j"$JOBS" --target tkbench tkbench-cuda test_cuda_gpu test_cuda_nogpu
+step build 240 cmake --build "$BUILD" -j"$JOBS" --target tkbench tkbench-cuda test_cuda_gpu test_cuda_nogpu test_cuda_ops
 TKB="$BUILD/tkbench"
 step test_cuda_nogpu 60 "$BUILD/test_cuda_nogpu"
 step test_cuda_gpu 120 "$BUILD/test_cuda_gpu"
+step test_cuda_ops 60 "$BUILD/test_cuda_ops"
 step info 30 "$TKB" info
 step check 120 "$TKB" check --device cuda:0
+# The ops' CUDA implementations (ops/<op>/cuda.cu: normalization, gated_linear_unit)
+# against their cpu references, every mode: their cpu-tagged specs plus one Tokamax
+# normalization shape. Full names carry no op name (a filter 'normalization|gated' matches
+# nothing); on cuda:0 only these two ops have entries.
+step check_ops 180 "$TKB" check --device cuda:0 --filter '^(cpu_|alphafold_384x384x64_).*_cuda$'
 # A short suite with each method (the ops' cuda implementations where registered, else
 # whatever the suite runs on cuda:0); JSON per method.
 for m in cupti cuda_events profiler hermetic_profiler wallclock; do

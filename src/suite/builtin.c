@@ -15,6 +15,7 @@ static void register_all(void) {
       tkb__register_linear_softmax_cross_entropy_loss,
       tkb__register_dot_product_attention,
       tkb__register_opencl_ops, /* after the ops it twins (src/suite/opencl_ops.c) */
+      tkb__register_cuda_ops,   /* likewise (src/suite/cuda_ops.c) */
   };
   for (size_t i = 0; i < sizeof registrars / sizeof registrars[0] && !once_status; i++)
     once_status = registrars[i]();

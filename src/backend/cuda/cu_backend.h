@@ -54,4 +54,12 @@ void tkb_cu_timer_close(tkb_timer *t);
 /* fill.c: tkb_fill on a CUDA device (plans on the host, launches fill.cu's kernel). */
 tkb_status tkb_cu_fill(tkb_array *a, const tkb_init *init, uint64_t seed, uint64_t stream);
 
+/* ops.c: the ops' compiled-in kernels (ops/<op>/cuda.cu) behind backend.h's kernel_build,
+ * kernel_launch and kernel_free. */
+tkb_status tkb_cu_kernel_build(tkb_device *dev, const char *source, const char *options,
+                               const char *name, tkb_kernel **out);
+tkb_status tkb_cu_kernel_launch(tkb_device *dev, tkb_kernel *k, int dims, const size_t *global,
+                                const size_t *local, int nargs, const tkb_karg *args);
+void tkb_cu_kernel_free(tkb_device *dev, tkb_kernel *k);
+
 #endif /* TKB_CU_BACKEND_H */

@@ -1,0 +1,185 @@
+/*
+ * cuda.c - tkb__op_gated_linear_unit_cuda: gated_linear_unit on a CUDA device (impl
+ * "cuda"). This half lives in libtkbench and links no CUDA: it validates
+ * (gated_linear_unit.h: the same signature, outputs, residual and grads as the cpu
+ * implementations), owns the state and the workspaces, and hands each call to cuda.cu
+ * (cuBLAS GEMMs and the gating kernels, compiled by nvcc into libtkbench-cuda.so) through
+ * the device's backend kernel interface:
+ *   prepare:      tkb__kernel_build(dev, "gated_linear_unit", "", "glu_forward" | "glu_vjp")
+ *                 (a look-up in the plugin, which also makes the device's cuBLAS handle:
+ *                 src/backend/cuda/ops.c); every workspace is allocated here
+ *   forward, forward_res:  glu_forward (GEMM into yacc, then the gating; the residual y
+ *                 rounded from yacc when asked)
+ *   vjp:          glu_vjp (dy, then the dx and dW GEMMs)
+ * one glu_cu_args (glu_cuda.h) per launch. On a machine without a GPU the device does
+ * not open, so these never run there.
+ */
+#include "cuda_ops.h"
+#include "gated_linear_unit.h"
+#include "glu_cuda.h"
+#include "internal.h"
+
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The workspaces in glu_cu_args' order after yacc: dy, xw, ww, dxacc, dwacc. */
+enum { WS_YACC, WS_DY, WS_XW, WS_WW, WS_DXACC, WS_DWACC, WS_COUNT };
+
+typedef struct glu_cu {
+  tkb_device *dev;
+  tkb_kernel *fwd, *vjp;
+  glu_plan p;               /* the shapes prepared for */
+  bool vjp_ready;           /* prepared in a mode with a vjp (its workspaces exist) */
+  void *ws[WS_COUNT];
+  size_t ws_bytes[WS_COUNT];
+} glu_cu;
+
+static void cu_release(void *state) {
+  glu_cu *s = state;
+  if (!s) return;
+  tkb__kernel_free(s->dev, s->fwd);
+  tkb__kernel_free(s->dev, s->vjp);
+  for (int i = 0; i < WS_COUNT; i++)
+    if (s->ws[i]) tkb_device_free(s->dev, s->ws[i], s->ws_bytes[i]);
+  free(s);
+}
+
+static tkb_status cu_prepare(const tkb_args *a, void **state) {
+  glu_plan p;
+  tkb_status st = tkb__glu_plan_make(a, &p);
+  if (st) return st;
+  tkb_device *dev = a->device;
+  if (strcmp(dev->backend->kind, "cuda") != 0)
+    return tkb_set_error(TKB_ERR_UNSUPPORTED, "gated_linear_unit (cuda) runs on cuda:N devices; "
+                         "got device %s", dev->name);
+  /* cuBLAS takes int dimensions and leading dimensions (2N is one) */
+  if (p.rows > INT_MAX || p.k > INT_MAX || p.n > INT_MAX / 2)
+    return tkb_set_error(TKB_ERR_UNSUPPORTED, "gated_linear_unit (cuda): R = %lld rows, K = %lld, "
+                         "N = %lld; cuBLAS needs R, K and 2N at most %d", (long long)p.rows,
+                         (long long)p.k, (long long)p.n, INT_MAX);
+  glu_cu *s = calloc(1, sizeof *s);
+  if (!s) return tkb_set_error(TKB_ERR_OUT_OF_MEMORY, "gated_linear_unit (cuda): out of memory");
+  s->dev = dev;
+  s->p = p;
+  s->vjp_ready = a->mode == TKB_MODE_VJP || a->mode == TKB_MODE_FORWARD_AND_VJP;
+  const size_t acc = p.f64 ? sizeof(double) : sizeof(float);
+  const bool narrow = p.x.dtype == TKB_BFLOAT16 || p.x.dtype == TKB_FLOAT16;
+  const int64_t r = p.rows, k = p.k, n2 = 2 * p.n;
+  /* every mode runs the forward (vjp mode once, at standardization) */
+  s->ws_bytes[WS_YACC] = (size_t)(r * n2) * acc;
+  if (s->vjp_ready) {
+    s->ws_bytes[WS_DY] = (size_t)(r * n2) * acc;
+    if (narrow) { /* float32 operands and results of the vjp's GEMMs */
+      s->ws_bytes[WS_XW] = s->ws_bytes[WS_DXACC] = (size_t)(r * k) * sizeof(float);
+      s->ws_bytes[WS_WW] = s->ws_bytes[WS_DWACC] = (size_t)(k * n2) * sizeof(float);
+    }
+  }
+  st = tkb__kernel_build(dev, "gated_linear_unit", "", "glu_forward", &s->fwd);
+  if (!st) st = tkb__kernel_build(dev, "gated_linear_unit", "", "glu_vjp", &s->vjp);
+  for (int i = 0; i < WS_COUNT && !st; i++) {
+    if (i != WS_YACC && !s->vjp_ready) continue;
+    if (i >= WS_XW && !narrow) continue;
+    st = tkb_device_alloc(dev, s->ws_bytes[i], &s->ws[i]);
+  }
+  if (st) {
+    cu_release(s);
+    return st;
+  }
+  *state = s;
+  return TKB_OK;
+}
+
+static tkb_status check_state(const glu_cu *s, const glu_plan *p) {
+  if (!s || !tkb_spec_equal(&s->p.x, &p->x) || !tkb_spec_equal(&s->p.w, &p->w) || s->p.act != p->act)
+    return tkb_set_error(TKB_ERR_INVALID_ARGUMENT, "gated_linear_unit (cuda): %s",
+                         !s ? "called without a prepared state (run the prepare hook first)"
+                            : "the state was prepared for other shapes or another activation");
+  return TKB_OK;
+}
+
+static glu_cu_args base_args(const glu_cu *s, const glu_plan *p, const tkb_array *x,
+                             const tkb_array *w) {
+  glu_cu_args g = {
+      .x = x->data,
+      .w = w->data,
+      .yacc = s->ws[WS_YACC],
+      .dy = s->ws[WS_DY],
+      .xw = s->ws[WS_XW],
+      .ww = s->ws[WS_WW],
+      .dxacc = s->ws[WS_DXACC],
+      .dwacc = s->ws[WS_DWACC],
+      .rows = p->rows,
+      .k = p->k,
+      .n = p->n,
+      .dtype = (int32_t)p->x.dtype,
+      .act = (int32_t)p->act,
+  };
+  return g;
+}
+
+static tkb_status launch(glu_cu *s, tkb_kernel *k, const glu_cu_args *g) {
+  size_t one = 1;
+  tkb_karg arg = TKB_KARG_VAL(*g);
+  return tkb__kernel_launch(s->dev, k, 1, &one, NULL, 1, &arg);
+}
+
+static tkb_status run_forward(const tkb_args *a, glu_cu *s, tkb_array *out, tkb_array *y_res) {
+  glu_plan p;
+  const tkb_array *x, *w;
+  tkb_status st = tkb__glu_bind(a, &p, &x, &w);
+  if (!st) st = check_state(s, &p);
+  if (!st) st = tkb__glu_check_buffer(out, &p.out, "output out");
+  if (!st && y_res) st = tkb__glu_check_buffer(y_res, &p.y, "residual y");
+  if (st) return st;
+  glu_cu_args g = base_args(s, &p, x, w);
+  g.out = out->data;
+  g.y_out = y_res ? y_res->data : NULL;
+  return launch(s, s->fwd, &g);
+}
+
+static tkb_status cu_forward(const tkb_args *a, void *state, tkb_array *const *outputs) {
+  return run_forward(a, state, outputs[0], NULL);
+}
+
+static tkb_status cu_forward_res(const tkb_args *a, void *state, tkb_array *const *outputs,
+                                 tkb_array *const *residuals) {
+  return run_forward(a, state, outputs[0], residuals[0]);
+}
+
+static tkb_status cu_vjp(const tkb_args *a, void *state, const tkb_array *const *residuals,
+                         const tkb_array *const *cotangents, tkb_array *const *grads) {
+  glu_cu *s = state;
+  glu_plan p;
+  const tkb_array *x, *w;
+  tkb_status st = tkb__glu_bind(a, &p, &x, &w);
+  if (!st) st = check_state(s, &p);
+  if (!st) st = tkb__glu_check_buffer(residuals[0], &p.y, "residual y");
+  if (!st) st = tkb__glu_check_buffer(cotangents[0], &p.out, "cotangent dout");
+  if (!st && grads[0]) st = tkb__glu_check_buffer(grads[0], &p.x, "gradient dx");
+  if (!st && grads[1]) st = tkb__glu_check_buffer(grads[1], &p.w, "gradient dweights");
+  if (st) return st;
+  if (!s->vjp_ready)
+    return tkb_set_error(TKB_ERR_INVALID_ARGUMENT, "gated_linear_unit (cuda): vjp called on a "
+                         "state prepared for a mode without it (prepare in vjp or "
+                         "forward_and_vjp mode)");
+  if (!grads[0] && !grads[1]) return TKB_OK;
+  glu_cu_args g = base_args(s, &p, x, w);
+  g.y_in = residuals[0]->data;
+  g.dout = cotangents[0]->data;
+  g.dx = grads[0] ? grads[0]->data : NULL;
+  g.dw = grads[1] ? grads[1]->data : NULL;
+  return launch(s, s->vjp, &g);
+}
+
+const tkb_fn tkb__op_gated_linear_unit_cuda = {
+    .name = "gated_linear_unit",
+    .params = tkb__glu_params,
+    .n_params = GLU_N_PARAMS,
+    .infer = tkb__glu_infer,
+    .prepare = cu_prepare,
+    .release = cu_release,
+    .forward = cu_forward,
+    .forward_res = cu_forward_res,
+    .vjp = cu_vjp,
+};

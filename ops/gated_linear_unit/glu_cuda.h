@@ -1,0 +1,42 @@
+/*
+ * glu_cuda.h - the boundary between ops/gated_linear_unit/cuda.c (C, in libtkbench: the
+ * tkb_fn, validation, workspaces) and ops/gated_linear_unit/cuda.cu (CUDA C++ and cuBLAS,
+ * in the plugin libtkbench-cuda.so). Plain data only, readable by both languages. cuda.c
+ * passes one glu_cu_args by value as the single TKB_KARG_SCALAR of a kernel_launch of
+ * "glu_forward" or "glu_vjp"; the CUDA backend (src/backend/cuda/ops.c) checks its size
+ * and calls the launcher with the device's cuBLAS handle. Pointers are device pointers;
+ * x is [R, K], W [K, 2N], y [R, 2N], out and dout [R, N] (gated_linear_unit.h).
+ */
+#ifndef TKB_OP_GLU_CUDA_H
+#define TKB_OP_GLU_CUDA_H
+
+#include <stdint.h>
+
+typedef struct glu_cu_args {
+  const void *x, *w;
+  void *out, *y_out;      /* forward; y_out NULL: no residual */
+  const void *y_in, *dout; /* vjp */
+  void *dx, *dw;          /* vjp; each NULL when not wanted */
+  /* workspaces from prepare, in the math type (float32; float64 for float64 x):
+   * yacc [R, 2N] (forward); dy [R, 2N] (vjp); for bfloat16/float16 x also the widened
+   * xw [R, K] and ww [K, 2N] and the unrounded dxacc [R, K], dwacc [K, 2N] (vjp) */
+  void *yacc, *dy, *xw, *ww, *dxacc, *dwacc;
+  int64_t rows, k, n;     /* R, K, N (each <= INT_MAX / 2: cuBLAS takes int) */
+  int32_t dtype;          /* x's tkb_dtype: bfloat16, float16, float32, float64 */
+  int32_t act;            /* glu_activation */
+} glu_cu_args;
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+/* Enqueue on the legacy default stream without waiting (blas: a cublasHandle_t on that
+ * stream with a fixed workspace). Return 0, a cudaError_t, or TKB_CU_BLAS_ERROR + the
+ * cublasStatus_t of a failed cuBLAS call. */
+#define TKB_CU_BLAS_ERROR 100000
+int tkb_cu_glu_forward(void *blas, const glu_cu_args *a);
+int tkb_cu_glu_vjp(void *blas, const glu_cu_args *a);
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TKB_OP_GLU_CUDA_H */

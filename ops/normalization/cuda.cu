@@ -1,0 +1,294 @@
+/*
+ * cuda.cu - normalization's CUDA kernels (compiled into libtkbench-cuda.so; the tkb_fn is
+ * cuda.c, in libtkbench; math and layout: norm.h). x is viewed as [outer, n, inner];
+ * lane L = o inner + i is one normalized row, its element j at (o n + j) inner + i. Math
+ * in float32 (float64 for float64 x), as the cpu implementation does. Every sum has a
+ * fixed order for a given shape (fixed block sizes, fixed tree reductions, no atomics),
+ * so results are deterministic run to run.
+ *
+ *   axis last (inner = 1): one block of NORM_ROW_THREADS per lane; the threads stride
+ *     over the row (neighbours read neighbouring elements) and reduce through shuffles
+ *   other axes (inner > 1): one thread per lane, looping over j; neighbouring threads
+ *     are neighbouring i, so each step of j reads a contiguous run
+ *   dscale/doffset: two passes, as opencl.cl: norm_partial sums, per column j, the lanes
+ *     of block b (b, b + blocks, ...) into part; norm_params adds the blocks in order.
+ *
+ * All on the legacy default stream (stream 0), which the backend's timers bracket.
+ */
+#include <cuda_runtime.h>
+
+#include "cu_dtype.cuh"
+#include "norm_cuda.h"
+
+namespace {
+
+constexpr int NORM_ROW_THREADS = 256;
+constexpr int NORM_LANE_THREADS = 256;
+
+/* Sum over the block, the same value to every thread; sh holds 33 values. */
+template <typename Acc>
+__device__ Acc block_sum(Acc v, Acc *sh) {
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_down_sync(0xffffffffu, v, o);
+  if (lane == 0) sh[warp] = v;
+  __syncthreads();
+  if (warp == 0) {
+    Acc w = lane < (int)(blockDim.x >> 5) ? sh[lane] : (Acc)0;
+    for (int o = 16; o > 0; o >>= 1) w += __shfl_down_sync(0xffffffffu, w, o);
+    if (lane == 0) sh[32] = w;
+  }
+  __syncthreads();
+  const Acc r = sh[32];
+  __syncthreads(); /* sh may be reused by the next call */
+  return r;
+}
+
+__device__ __forceinline__ float rsqrt_exact(float v) { return 1.0f / sqrtf(v); }
+__device__ __forceinline__ double rsqrt_exact(double v) { return 1.0 / sqrt(v); }
+
+/*
+ * Forward of one row of n elements at stride 1 (block per lane):
+ *   mean = (1/n) sum_j x[j]        (0 for RMS norm)
+ *   var  = (1/n) sum_j (x[j] - mean)^2
+ *   rstd = 1 / sqrt(var + epsilon)
+ *   y[j] = (x[j] - mean) * rstd * scale[j] + offset[j]
+ * n = 0 gives NaN residuals (0/0), as the cpu's.
+ */
+template <int XDT>
+__global__ void __launch_bounds__(NORM_ROW_THREADS) norm_fwd_row(norm_cu_args a) {
+  typedef tkb_cu_dt<XDT> D;
+  typedef typename D::T T;
+  typedef typename D::Acc Acc;
+  __shared__ Acc sh[33];
+  const T *x = static_cast<const T *>(a.x);
+  T *y = static_cast<T *>(a.y);
+  const int64_t n = a.n;
+  for (int64_t lane = blockIdx.x; lane < a.lanes; lane += gridDim.x) {
+    const T *xr = x + lane * n;
+    T *yr = y + lane * n;
+    Acc mean = 0;
+    if (a.subtract_mean) {
+      Acc s = 0;
+      for (int64_t j = threadIdx.x; j < n; j += blockDim.x) s += D::ld(xr[j]);
+      mean = block_sum(s, sh) / (Acc)n;
+    }
+    Acc ss = 0;
+    for (int64_t j = threadIdx.x; j < n; j += blockDim.x) {
+      const Acc d = D::ld(xr[j]) - mean;
+      ss += d * d;
+    }
+    const Acc rstd = rsqrt_exact(block_sum(ss, sh) / (Acc)n + (Acc)a.epsilon);
+    for (int64_t j = threadIdx.x; j < n; j += blockDim.x) {
+      Acc v = (D::ld(xr[j]) - mean) * rstd;
+      if (a.scale) v *= tkb_cu_ld<Acc>(a.scale, a.scale_dtype, j);
+      if (a.offset) v += tkb_cu_ld<Acc>(a.offset, a.offset_dtype, j);
+      yr[j] = D::st(v);
+    }
+    if (a.mean_out && threadIdx.x == 0) {
+      static_cast<Acc *>(a.mean_out)[lane] = mean;
+      static_cast<Acc *>(a.rstd_out)[lane] = rstd;
+    }
+  }
+}
+
+/* The same math, one thread per lane (elements at stride inner). */
+template <int XDT>
+__global__ void norm_fwd_lane(norm_cu_args a) {
+  typedef tkb_cu_dt<XDT> D;
+  typedef typename D::T T;
+  typedef typename D::Acc Acc;
+  const T *x = static_cast<const T *>(a.x);
+  T *y = static_cast<T *>(a.y);
+  const int64_t n = a.n, inner = a.inner;
+  for (int64_t lane = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; lane < a.lanes;
+       lane += (int64_t)gridDim.x * blockDim.x) {
+    const int64_t base = lane / inner * n * inner + lane % inner;
+    Acc mean = 0;
+    if (a.subtract_mean) {
+      Acc s = 0;
+      for (int64_t j = 0; j < n; j++) s += D::ld(x[base + j * inner]);
+      mean = s / (Acc)n;
+    }
+    Acc ss = 0;
+    for (int64_t j = 0; j < n; j++) {
+      const Acc d = D::ld(x[base + j * inner]) - mean;
+      ss += d * d;
+    }
+    const Acc rstd = rsqrt_exact(ss / (Acc)n + (Acc)a.epsilon);
+    for (int64_t j = 0; j < n; j++) {
+      Acc v = (D::ld(x[base + j * inner]) - mean) * rstd;
+      if (a.scale) v *= tkb_cu_ld<Acc>(a.scale, a.scale_dtype, j);
+      if (a.offset) v += tkb_cu_ld<Acc>(a.offset, a.offset_dtype, j);
+      y[base + j * inner] = D::st(v);
+    }
+    if (a.mean_out) {
+      static_cast<Acc *>(a.mean_out)[lane] = mean;
+      static_cast<Acc *>(a.rstd_out)[lane] = rstd;
+    }
+  }
+}
+
+/*
+ * dx of one row (block per lane), with xhat[j] = (x[j] - mean) * rstd, g[j] = dy[j] scale[j]:
+ *   dx[j] = rstd * (g[j] - mean_j(g) - xhat[j] * mean_j(g * xhat))   (mean_j(g) = 0 for
+ *   RMS norm)
+ */
+template <int XDT>
+__global__ void __launch_bounds__(NORM_ROW_THREADS) norm_dx_row(norm_cu_args a) {
+  typedef tkb_cu_dt<XDT> D;
+  typedef typename D::T T;
+  typedef typename D::Acc Acc;
+  __shared__ Acc sh[33];
+  const T *x = static_cast<const T *>(a.x), *dy = static_cast<const T *>(a.dy);
+  T *dx = static_cast<T *>(a.dx);
+  const int64_t n = a.n;
+  for (int64_t lane = blockIdx.x; lane < a.lanes; lane += gridDim.x) {
+    const int64_t base = lane * n;
+    const Acc mean = static_cast<const Acc *>(a.mean_in)[lane];
+    const Acc rstd = static_cast<const Acc *>(a.rstd_in)[lane];
+    Acc sg = 0, sgx = 0;
+    for (int64_t j = threadIdx.x; j < n; j += blockDim.x) {
+      Acc g = D::ld(dy[base + j]);
+      if (a.scale) g *= tkb_cu_ld<Acc>(a.scale, a.scale_dtype, j);
+      sg += g;
+      sgx += g * ((D::ld(x[base + j]) - mean) * rstd);
+    }
+    const Acc mg = a.subtract_mean ? block_sum(sg, sh) / (Acc)n : (Acc)0;
+    const Acc mgx = block_sum(sgx, sh) / (Acc)n;
+    for (int64_t j = threadIdx.x; j < n; j += blockDim.x) {
+      Acc g = D::ld(dy[base + j]);
+      if (a.scale) g *= tkb_cu_ld<Acc>(a.scale, a.scale_dtype, j);
+      const Acc xhat = (D::ld(x[base + j]) - mean) * rstd;
+      dx[base + j] = D::st(rstd * (g - mg - xhat * mgx));
+    }
+  }
+}
+
+/* The same math, one thread per lane. */
+template <int XDT>
+__global__ void norm_dx_lane(norm_cu_args a) {
+  typedef tkb_cu_dt<XDT> D;
+  typedef typename D::T T;
+  typedef typename D::Acc Acc;
+  const T *x = static_cast<const T *>(a.x), *dy = static_cast<const T *>(a.dy);
+  T *dx = static_cast<T *>(a.dx);
+  const int64_t n = a.n, inner = a.inner;
+  for (int64_t lane = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; lane < a.lanes;
+       lane += (int64_t)gridDim.x * blockDim.x) {
+    const int64_t base = lane / inner * n * inner + lane % inner;
+    const Acc mean = static_cast<const Acc *>(a.mean_in)[lane];
+    const Acc rstd = static_cast<const Acc *>(a.rstd_in)[lane];
+    Acc sg = 0, sgx = 0;
+    for (int64_t j = 0; j < n; j++) {
+      Acc g = D::ld(dy[base + j * inner]);
+      if (a.scale) g *= tkb_cu_ld<Acc>(a.scale, a.scale_dtype, j);
+      sg += g;
+      sgx += g * ((D::ld(x[base + j * inner]) - mean) * rstd);
+    }
+    const Acc mg = a.subtract_mean ? sg / (Acc)n : (Acc)0;
+    const Acc mgx = sgx / (Acc)n;
+    for (int64_t j = 0; j < n; j++) {
+      Acc g = D::ld(dy[base + j * inner]);
+      if (a.scale) g *= tkb_cu_ld<Acc>(a.scale, a.scale_dtype, j);
+      const Acc xhat = (D::ld(x[base + j * inner]) - mean) * rstd;
+      dx[base + j * inner] = D::st(rstd * (g - mg - xhat * mgx));
+    }
+  }
+}
+
+/*
+ * Pass 1 of dscale/doffset, one thread per (b, j), numbered so neighbouring threads read
+ * neighbouring elements (j fastest when the axis is last, b fastest otherwise):
+ *   part[0][b][j] = sum_{L in block b} dy[L, j] * xhat[L, j]
+ *   part[1][b][j] = sum_{L in block b} dy[L, j]
+ */
+template <int XDT>
+__global__ void norm_partial(norm_cu_args a) {
+  typedef tkb_cu_dt<XDT> D;
+  typedef typename D::T T;
+  typedef typename D::Acc Acc;
+  const T *x = static_cast<const T *>(a.x), *dy = static_cast<const T *>(a.dy);
+  const Acc *mean = static_cast<const Acc *>(a.mean_in), *rstd = static_cast<const Acc *>(a.rstd_in);
+  Acc *part = static_cast<Acc *>(a.part);
+  const int64_t n = a.n, inner = a.inner, blocks = a.blocks;
+  for (int64_t idx = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; idx < blocks * n;
+       idx += (int64_t)gridDim.x * blockDim.x) {
+    const int64_t b = inner == 1 ? idx / n : idx % blocks, j = inner == 1 ? idx % n : idx / blocks;
+    Acc ds = 0, dof = 0;
+    for (int64_t lane = b; lane < a.lanes; lane += blocks) {
+      const int64_t at = (lane / inner * n + j) * inner + lane % inner;
+      const Acc d = D::ld(dy[at]);
+      ds += d * ((D::ld(x[at]) - mean[lane]) * rstd[lane]);
+      dof += d;
+    }
+    part[b * n + j] = ds;
+    part[blocks * n + b * n + j] = dof;
+  }
+}
+
+/* Pass 2: dscale[j] = sum_b part[0][b][j], doffset[j] = sum_b part[1][b][j], in order. */
+template <typename Acc>
+__global__ void norm_params(norm_cu_args a) {
+  const Acc *part = static_cast<const Acc *>(a.part);
+  const int64_t n = a.n, blocks = a.blocks;
+  for (int64_t j = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; j < n;
+       j += (int64_t)gridDim.x * blockDim.x) {
+    Acc ds = 0, dof = 0;
+    for (int64_t b = 0; b < blocks; b++) {
+      ds += part[b * n + j];
+      dof += part[blocks * n + b * n + j];
+    }
+    if (a.dscale) tkb_cu_st<Acc>(a.dscale, a.scale_dtype, j, ds);
+    if (a.doffset) tkb_cu_st<Acc>(a.doffset, a.offset_dtype, j, dof);
+  }
+}
+
+template <int XDT>
+int forward(const norm_cu_args &a) {
+  if (a.lanes == 0) return (int)cudaSuccess;
+  if (a.inner == 1)
+    norm_fwd_row<XDT><<<tkb_cu_blocks(a.lanes, 1), NORM_ROW_THREADS>>>(a);
+  else
+    norm_fwd_lane<XDT><<<tkb_cu_blocks(a.lanes, NORM_LANE_THREADS), NORM_LANE_THREADS>>>(a);
+  return (int)cudaGetLastError();
+}
+
+template <int XDT>
+int vjp(const norm_cu_args &a) {
+  typedef typename tkb_cu_dt<XDT>::Acc Acc;
+  if (a.dx && a.lanes > 0) {
+    if (a.inner == 1)
+      norm_dx_row<XDT><<<tkb_cu_blocks(a.lanes, 1), NORM_ROW_THREADS>>>(a);
+    else
+      norm_dx_lane<XDT><<<tkb_cu_blocks(a.lanes, NORM_LANE_THREADS), NORM_LANE_THREADS>>>(a);
+    cudaError_t err = cudaGetLastError();
+    if (err != cudaSuccess) return (int)err;
+  }
+  if ((a.dscale || a.doffset) && a.n > 0) {
+    if (a.blocks > 0) norm_partial<XDT><<<tkb_cu_blocks(a.blocks * a.n, 256), 256>>>(a);
+    norm_params<Acc><<<tkb_cu_blocks(a.n, 256), 256>>>(a); /* no lanes: zeros */
+  }
+  return (int)cudaGetLastError();
+}
+
+} // namespace
+
+extern "C" int tkb_cu_norm_forward(const norm_cu_args *a) {
+  switch (a->x_dtype) {
+    case TKB_CU_BF16: return forward<TKB_CU_BF16>(*a);
+    case TKB_CU_F16: return forward<TKB_CU_F16>(*a);
+    case TKB_CU_F32: return forward<TKB_CU_F32>(*a);
+    case TKB_CU_F64: return forward<TKB_CU_F64>(*a);
+    default: return (int)cudaErrorInvalidValue; /* cuda.c admits these four only */
+  }
+}
+
+extern "C" int tkb_cu_norm_vjp(const norm_cu_args *a) {
+  switch (a->x_dtype) {
+    case TKB_CU_BF16: return vjp<TKB_CU_BF16>(*a);
+    case TKB_CU_F16: return vjp<TKB_CU_F16>(*a);
+    case TKB_CU_F32: return vjp<TKB_CU_F32>(*a);
+    case TKB_CU_F64: return vjp<TKB_CU_F64>(*a);
+    default: return (int)cudaErrorInvalidValue;
+  }
+}
