@@ -10,7 +10,8 @@
  *   axis last (inner == 1): an item is c consecutive rows; the sums over a row use 16
  *     interleaved partial sums (norm_sum). The forward pass computes NORM_ROWS rows at
  *     once (norm_forward_rows: the same arithmetic per row, the rows' chains of
- *     additions interleaved, about 1.7x faster on rows of 128), the vjp one at a time.
+ *     additions interleaved, about 1.7x faster on rows of 128), reading float32/float64
+ *     rows in place (no scratch copy); the vjp goes one row at a time.
  *   axis not last (inner > 1): an item is c consecutive i of one o; the scratch holds
  *     its n runs of c contiguous elements as xs[j * c + r] (row j, lane r), so every
  *     loop runs over contiguous lanes with one accumulator per lane. Moving the runs
@@ -208,13 +209,10 @@ static norm_block norm_row_block(const norm_plan *p, int64_t lane) {
   return (norm_block){.base = lane * p->n, .stride = 0, .runs = 1, .len = p->n};
 }
 
-/* Rows [lane, lane + rows) of x when the axis is last: one run of rows * n elements for
- * the narrow dtypes (one conversion call instead of `rows`), one run per row for float32
- * and float64, which are moved by memcpy: a memcpy of several rows at once can cross
- * glibc's threshold for `rep movsb`, measured 1.7x slower here on rows of 128 floats. */
+/* Rows [lane, lane + rows) of x when the axis is last: one run of rows * n elements (one
+ * conversion call for the narrow dtypes; float32/float64 rows of the forward pass are not
+ * copied at all: see norm_forward). */
 static norm_block norm_rows_block(const norm_plan *p, int64_t lane, int64_t rows) {
-  if (p->x.dtype == TKB_FLOAT32 || p->x.dtype == TKB_FLOAT64)
-    return (norm_block){.base = lane * p->n, .stride = p->n, .runs = rows, .len = p->n};
   return (norm_block){.base = lane * p->n, .stride = 0, .runs = 1, .len = rows * p->n};
 }
 
@@ -377,12 +375,14 @@ static void norm_scatter_f64(void *dst, tkb_dtype dt, const double *src, const n
     *rstd_out = rstd;                                                                          \
   }                                                                                            \
                                                                                                \
-  /* Forward pass of NORM_ROWS rows at once, row r's n contiguous elements at x + r * n        \
-   * (y in place): norm_forward_row's arithmetic, in the same order for every row (so the      \
-   * same bits), with the rows' dependency chains interleaved in each loop so that they        \
-   * overlap (one row's sums are a chain of additions that keeps the FPU mostly idle). */      \
-  static void norm_forward_rows_##SFX(T *x, int64_t n, const T *scale, const T *offset,        \
-                                      T eps, bool subtract_mean, T *mean_out, T *rstd_out) {   \
+  /* Forward pass of NORM_ROWS rows at once, row r's n contiguous elements at x + r * n,       \
+   * its y at y + r * n (y may be x): norm_forward_row's arithmetic, in the same order for     \
+   * every row (so the same bits), with the rows' dependency chains interleaved in each        \
+   * loop so that they overlap (one row's sums are a chain of additions that keeps the FPU     \
+   * mostly idle). */                                                                          \
+  static void norm_forward_rows_##SFX(const T *x, T *y, int64_t n, const T *scale,             \
+                                      const T *offset, T eps, bool subtract_mean,              \
+                                      T *mean_out, T *rstd_out) {                              \
     T mean[NORM_ROWS], rstd[NORM_ROWS];                                                        \
     /* pass 1: mean = (1/n) sum_j x[j]   (0 for RMS norm), as norm_sum */                      \
     if (subtract_mean) {                                                                       \
@@ -428,18 +428,21 @@ static void norm_scatter_f64(void *dst, tkb_dtype dt, const double *src, const n
       rstd[r] = (T)1 / SQRT((var > 0 ? var : (T)0) + eps);                                     \
       mean[r] += sum_dev / (T)n;                                                               \
     }                                                                                          \
-    /* y[j] = (x[j] - mean) * rstd * scale[j] + offset[j], row by row */                       \
+    /* y[j] = (x[j] - mean) * rstd * scale[j] + offset[j], row by row (norm_forward_row's      \
+     * operations in the same order, in one loop) */                                           \
     for (int r = 0; r < NORM_ROWS; r++) {                                                      \
-      T *y = x + r * n;                                                                        \
+      const T *xr = x + r * n;                                                                 \
+      T *yr = y + r * n;                                                                       \
       const T m = mean[r], rs = rstd[r];                                                       \
       if (scale && offset)                                                                     \
         NORM_SIMD for (int64_t k = 0; k < n; k++)                                              \
-          y[k] = (y[k] - m) * rs * scale[k] + offset[k];                                       \
-      else {                                                                                   \
-        NORM_SIMD for (int64_t k = 0; k < n; k++) y[k] = (y[k] - m) * rs;                      \
-        if (scale) NORM_SIMD for (int64_t k = 0; k < n; k++) y[k] *= scale[k];                 \
-        if (offset) NORM_SIMD for (int64_t k = 0; k < n; k++) y[k] += offset[k];               \
-      }                                                                                        \
+          yr[k] = (xr[k] - m) * rs * scale[k] + offset[k];                                     \
+      else if (scale)                                                                          \
+        NORM_SIMD for (int64_t k = 0; k < n; k++) yr[k] = (xr[k] - m) * rs * scale[k];         \
+      else if (offset)                                                                         \
+        NORM_SIMD for (int64_t k = 0; k < n; k++) yr[k] = (xr[k] - m) * rs + offset[k];        \
+      else                                                                                     \
+        NORM_SIMD for (int64_t k = 0; k < n; k++) yr[k] = (xr[k] - m) * rs;                    \
       mean_out[r] = mean[r];                                                                   \
       rstd_out[r] = rstd[r];                                                                   \
     }                                                                                          \
@@ -513,6 +516,7 @@ static void norm_scatter_f64(void *dst, tkb_dtype dt, const double *src, const n
     const tkb_array *x = in->x;                                                                \
     const T eps = (T)p->epsilon;                                                               \
     const bool rows = p->inner == 1;                                                           \
+    const bool direct = tkb_dtype_size(x->spec.dtype) == sizeof(T); /* x is float32/64 */      \
     _Pragma("omp parallel num_threads(cpu_threads(s)) if (s->parallel)")                       \
     {                                                                                          \
       T *xs = (T *)(s->scratch + (size_t)omp_get_thread_num() * s->thread_stride);             \
@@ -525,9 +529,16 @@ static void norm_scatter_f64(void *dst, tkb_dtype dt, const double *src, const n
         if (rows) {                                                                            \
           int64_t r = 0;                                                                       \
           for (; r + NORM_ROWS <= c; r += NORM_ROWS) {                                         \
+            if (direct) { /* x in the math type: read in place, y written directly */          \
+              const int64_t e0 = (lane0 + r) * p->n;                                           \
+              norm_forward_rows_##SFX((const T *)x->data + e0, (T *)y->data + e0, p->n,        \
+                                      scale_v, offset_v, eps, p->subtract_mean, &mean[r],      \
+                                      &rstd[r]);                                               \
+              continue;                                                                        \
+            }                                                                                  \
             norm_block blk = norm_rows_block(p, lane0 + r, NORM_ROWS);                         \
             norm_gather_##SFX(xs, x->data, x->spec.dtype, &blk, 0, blk.runs);                  \
-            norm_forward_rows_##SFX(xs, p->n, scale_v, offset_v, eps, p->subtract_mean,        \
+            norm_forward_rows_##SFX(xs, xs, p->n, scale_v, offset_v, eps, p->subtract_mean,    \
                                     &mean[r], &rstd[r]);                                       \
             norm_scatter_##SFX(y->data, y->spec.dtype, xs, &blk, 0, blk.runs);                 \
           }                                                                                    \

@@ -1,0 +1,182 @@
+/*
+ * cuda.c - tkb__op_ragged_dot_cuda: ragged_dot on a CUDA device (impl "cuda"). This half
+ * lives in libtkbench and links no CUDA: it validates (ragged_dot.h: the same signature,
+ * output and grads as the cpu implementations), owns the state, and hands each call to
+ * cuda.cu (cuBLAS per group, in libtkbench-cuda.so) through the device's backend kernel
+ * interface (src/backend/cuda/ops.c), one rd_cu_args (rd_cuda.h) per launch:
+ *   prepare:  tkb__kernel_build(dev, "ragged_dot", "", "rd_sizes" | "rd_forward" | "rd_vjp");
+ *             the host buffer for the G sizes
+ *   forward, forward_res (no residuals):  rd_sizes (a synchronous device-to-host copy of
+ *             group_sizes), validation of the sizes here, rd_forward
+ *   vjp:      rd_sizes, validation, rd_vjp
+ * group_sizes lives on the device, so the shared plan (op.c), which reads concrete sizes
+ * on the host, is always made here with group_sizes made abstract (plan_of); the sizes
+ * are checked after the copy with the same tkb__rd_check_group_sizes. On a machine
+ * without a GPU the device does not open, so these never run there.
+ */
+#include "cuda_ops.h"
+#include "internal.h"
+#include "ragged_dot.h"
+#include "rd_cuda.h"
+
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct rd_cu {
+  tkb_device *dev;
+  tkb_kernel *sizes, *fwd, *vjp;
+  rd_plan p;          /* the shapes prepared for */
+  int32_t *host;      /* [G] (at least 1) */
+} rd_cu;
+
+/* The plan from the specs alone: group_sizes (device memory here) is made abstract so
+ * op.c never dereferences it on the host. */
+static tkb_status plan_of(const tkb_args *a, rd_plan *p) {
+  tkb_value v[RD_N_PARAMS];
+  if (a->count != RD_N_PARAMS)
+    return tkb_set_error(TKB_ERR_INTERNAL, "ragged_dot (cuda): %zu arguments bound; expected %d",
+                         a->count, RD_N_PARAMS);
+  memcpy(v, a->values, sizeof v);
+  int i = tkb_args_index(a, "group_sizes");
+  if (i >= 0 && v[i].tag == TKB_VALUE_ARRAY && v[i].array)
+    v[i] = TKB_ABSTRACT(v[i].array->spec);
+  tkb_args b = *a;
+  b.values = v;
+  return tkb__rd_plan_make(&b, p);
+}
+
+static tkb_status cu_infer(const tkb_args *a, tkb_shapes *shapes) {
+  rd_plan p;
+  tkb_status st = plan_of(a, &p);
+  if (st) return st;
+  memset(shapes, 0, sizeof *shapes);
+  shapes->n_outputs = 1;
+  shapes->outputs[0] = p.out;
+  shapes->output_names[0] = "out";
+  return TKB_OK;
+}
+
+static void cu_release(void *state) {
+  rd_cu *s = state;
+  if (!s) return;
+  tkb__kernel_free(s->dev, s->sizes);
+  tkb__kernel_free(s->dev, s->fwd);
+  tkb__kernel_free(s->dev, s->vjp);
+  free(s->host);
+  free(s);
+}
+
+static tkb_status cu_prepare(const tkb_args *a, void **state) {
+  rd_plan p;
+  tkb_status st = plan_of(a, &p);
+  if (st) return st;
+  tkb_device *dev = a->device;
+  if (strcmp(dev->backend->kind, "cuda") != 0)
+    return tkb_set_error(TKB_ERR_UNSUPPORTED, "ragged_dot (cuda) runs on cuda:N devices; got "
+                         "device %s", dev->name);
+  if (p.m > INT_MAX || p.k > INT_MAX || p.n > INT_MAX)
+    return tkb_set_error(TKB_ERR_UNSUPPORTED, "ragged_dot (cuda): M = %lld, K = %lld, N = %lld; "
+                         "cuBLAS needs each at most %d", (long long)p.m, (long long)p.k,
+                         (long long)p.n, INT_MAX);
+  rd_cu *s = calloc(1, sizeof *s);
+  if (s) s->host = calloc((size_t)(p.g > 0 ? p.g : 1), sizeof(int32_t));
+  if (!s || !s->host) {
+    free(s);
+    return tkb_set_error(TKB_ERR_OUT_OF_MEMORY, "ragged_dot (cuda): out of memory");
+  }
+  s->dev = dev;
+  s->p = p;
+  st = tkb__kernel_build(dev, "ragged_dot", "", "rd_sizes", &s->sizes);
+  if (!st) st = tkb__kernel_build(dev, "ragged_dot", "", "rd_forward", &s->fwd);
+  if (!st) st = tkb__kernel_build(dev, "ragged_dot", "", "rd_vjp", &s->vjp);
+  if (st) {
+    cu_release(s);
+    return st;
+  }
+  *state = s;
+  return TKB_OK;
+}
+
+static tkb_status launch(rd_cu *s, tkb_kernel *k, const rd_cu_args *g) {
+  size_t one = 1;
+  tkb_karg arg = TKB_KARG_VAL(*g);
+  return tkb__kernel_launch(s->dev, k, 1, &one, NULL, 1, &arg);
+}
+
+/* Binds the call (checking the state), copies the sizes to the host and checks them. */
+static tkb_status bind(const tkb_args *a, rd_cu *s, rd_plan *p, rd_cu_args *g) {
+  tkb_status st = plan_of(a, p);
+  if (st) return st;
+  if (!s || !tkb_spec_equal(&s->p.lhs, &p->lhs) || !tkb_spec_equal(&s->p.rhs, &p->rhs))
+    return tkb_set_error(TKB_ERR_INVALID_ARGUMENT, "ragged_dot (cuda): %s",
+                         !s ? "called without a prepared state (run the prepare hook first)"
+                            : "the state was prepared for other shapes");
+  const tkb_array *lhs = tkb_args_array(a, "lhs"), *rhs = tkb_args_array(a, "rhs"),
+                  *gs = tkb_args_array(a, "group_sizes");
+  const char *missing = !lhs || (!lhs->data && lhs->nbytes)   ? "lhs"
+                        : !rhs || (!rhs->data && rhs->nbytes) ? "rhs"
+                        : (!gs || !gs->data) && p->g > 0      ? "group_sizes"
+                                                              : NULL;
+  if (missing)
+    return tkb_set_error(TKB_ERR_INVALID_ARGUMENT, "ragged_dot (cuda): %s is abstract (no "
+                         "data); the hooks that compute need concrete arrays", missing);
+  *g = (rd_cu_args){
+      .lhs = lhs->data,
+      .rhs = rhs->data,
+      .sizes = gs ? gs->data : NULL,
+      .sizes_host = s->host,
+      .m = p->m,
+      .k = p->k,
+      .n = p->n,
+      .g = p->g,
+      .dtype = (int32_t)p->lhs.dtype,
+  };
+  if (p->g > 0 && (st = launch(s, s->sizes, g))) return st;
+  return tkb__rd_check_group_sizes(p, s->host);
+}
+
+static tkb_status cu_forward(const tkb_args *a, void *state, tkb_array *const *outputs) {
+  rd_plan p;
+  rd_cu_args g;
+  tkb_status st = bind(a, state, &p, &g);
+  if (!st) st = tkb__rd_check_buffer(outputs[0], &p.out, "output out");
+  if (st) return st;
+  g.out = outputs[0]->data;
+  return launch(state, ((rd_cu *)state)->fwd, &g);
+}
+
+static tkb_status cu_forward_res(const tkb_args *a, void *state, tkb_array *const *outputs,
+                                 tkb_array *const *residuals) {
+  (void)residuals; /* none */
+  return cu_forward(a, state, outputs);
+}
+
+static tkb_status cu_vjp(const tkb_args *a, void *state, const tkb_array *const *residuals,
+                         const tkb_array *const *cotangents, tkb_array *const *grads) {
+  (void)residuals;
+  rd_plan p;
+  rd_cu_args g;
+  tkb_status st = bind(a, state, &p, &g);
+  if (!st) st = tkb__rd_check_buffer(cotangents[0], &p.out, "cotangent dout");
+  if (!st && grads[0]) st = tkb__rd_check_buffer(grads[0], &p.lhs, "gradient dlhs");
+  if (!st && grads[1]) st = tkb__rd_check_buffer(grads[1], &p.rhs, "gradient drhs");
+  if (st) return st;
+  if (!grads[0] && !grads[1]) return TKB_OK;
+  g.dout = cotangents[0]->data;
+  g.dlhs = grads[0] ? grads[0]->data : NULL;
+  g.drhs = grads[1] ? grads[1]->data : NULL;
+  return launch(state, ((rd_cu *)state)->vjp, &g);
+}
+
+const tkb_fn tkb__op_ragged_dot_cuda = {
+    .name = "ragged_dot",
+    .params = tkb__rd_params,
+    .n_params = RD_N_PARAMS,
+    .infer = cu_infer,
+    .prepare = cu_prepare,
+    .release = cu_release,
+    .forward = cu_forward,
+    .forward_res = cu_forward_res,
+    .vjp = cu_vjp,
+};

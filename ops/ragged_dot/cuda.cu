@@ -1,0 +1,104 @@
+/*
+ * cuda.cu - ragged_dot on a CUDA device (compiled into libtkbench-cuda.so; the tkb_fn is
+ * cuda.c, in libtkbench; math: ragged_dot.h). One cublasGemmEx per non-empty group, in
+ * group order on the legacy default stream, accumulating in float32 (CUBLAS_COMPUTE_32F,
+ * no TF32) or float64, written straight in the operands' dtype (cuBLAS rounds the float32
+ * sums once). Row-major [a, b] is column-major [b, a] to cuBLAS, so for group g with s
+ * rows at offset o (lhs_g = lhs + o K, out_g = out + o N, rhs_g = rhs + g K N):
+ *   out_g  = lhs_g @ rhs_g       gemm(N, N, N, s, K,  rhs_g, N,  lhs_g, K,  out_g, N)
+ *   dlhs_g = dout_g @ rhs_g^T    gemm(T, N, K, s, N,  rhs_g, N,  dout_g, N, dlhs_g, K)
+ *   drhs_g = lhs_g^T @ dout_g    gemm(N, T, N, K, s,  dout_g, N, lhs_g, K,  drhs_g, N)
+ * Empty groups give zero drhs_g (one memset of drhs first); K = 0 gives zero out (memset).
+ * The sizes are read on the host (rd_sizes: a synchronous 4G-byte copy per call), since
+ * the group loop runs there. cublasGemmGroupedBatchedEx could batch the loop into one
+ * call (fewer launches with many small groups); the plain loop is kept as the one code
+ * path for every dtype until an H200 measurement says the launches matter.
+ */
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+#include "cu_dtype.cuh"
+#include "rd_cuda.h"
+
+namespace {
+
+int blas_err(cublasStatus_t s) { return s == CUBLAS_STATUS_SUCCESS ? 0 : TKB_CU_BLAS_ERROR + (int)s; }
+
+cudaDataType_t cuda_type(int dt) {
+  switch (dt) {
+    case TKB_CU_BF16: return CUDA_R_16BF;
+    case TKB_CU_F16: return CUDA_R_16F;
+    case TKB_CU_F64: return CUDA_R_64F;
+    default: return CUDA_R_32F;
+  }
+}
+
+size_t elem_size(int dt) { return dt == TKB_CU_F64 ? 8 : dt == TKB_CU_F32 ? 4 : 2; }
+
+/* Column-major C[m, n] = op(A) op(B), all of dtype dt (m, n, k > 0). */
+int gemm(cublasHandle_t h, int dt, cublasOperation_t ta, cublasOperation_t tb, int64_t m,
+         int64_t n, int64_t k, const void *A, int64_t lda, const void *B, int64_t ldb, void *C,
+         int64_t ldc) {
+  const cudaDataType_t t = cuda_type(dt);
+  if (dt == TKB_CU_F64) {
+    const double one = 1, zero = 0;
+    return blas_err(cublasGemmEx(h, ta, tb, (int)m, (int)n, (int)k, &one, A, t, (int)lda, B, t,
+                                 (int)ldb, &zero, C, t, (int)ldc, CUBLAS_COMPUTE_64F,
+                                 CUBLAS_GEMM_DEFAULT));
+  }
+  const float one = 1, zero = 0;
+  return blas_err(cublasGemmEx(h, ta, tb, (int)m, (int)n, (int)k, &one, A, t, (int)lda, B, t,
+                               (int)ldb, &zero, C, t, (int)ldc, CUBLAS_COMPUTE_32F,
+                               CUBLAS_GEMM_DEFAULT));
+}
+
+const char *at(const void *p, int64_t elems, size_t es) { return static_cast<const char *>(p) + (size_t)elems * es; }
+char *at(void *p, int64_t elems, size_t es) { return static_cast<char *>(p) + (size_t)elems * es; }
+
+} // namespace
+
+extern "C" int tkb_cu_rd_sizes(const rd_cu_args *a) {
+  if (a->g == 0) return 0;
+  return (int)cudaMemcpy(a->sizes_host, a->sizes, (size_t)a->g * sizeof(int32_t), cudaMemcpyDeviceToHost);
+}
+
+extern "C" int tkb_cu_rd_forward(void *blas, const rd_cu_args *a) {
+  cublasHandle_t h = static_cast<cublasHandle_t>(blas);
+  const int64_t K = a->k, N = a->n;
+  const size_t es = elem_size(a->dtype);
+  if (a->m * N == 0) return 0;
+  if (K == 0) return (int)cudaMemsetAsync(a->out, 0, (size_t)(a->m * N) * es, 0);
+  int64_t o = 0;
+  for (int64_t g = 0; g < a->g; o += a->sizes_host[g], g++) {
+    const int64_t s = a->sizes_host[g];
+    if (s == 0) continue;
+    int rc = gemm(h, a->dtype, CUBLAS_OP_N, CUBLAS_OP_N, N, s, K, at(a->rhs, g * K * N, es), N,
+                  at(a->lhs, o * K, es), K, at(a->out, o * N, es), N);
+    if (rc) return rc;
+  }
+  return 0;
+}
+
+extern "C" int tkb_cu_rd_vjp(void *blas, const rd_cu_args *a) {
+  cublasHandle_t h = static_cast<cublasHandle_t>(blas);
+  const int64_t M = a->m, K = a->k, N = a->n;
+  const size_t es = elem_size(a->dtype);
+  int rc = 0;
+  /* sum over an empty range: N = 0 zeroes dlhs, empty groups (and M = 0) zero drhs */
+  if (a->dlhs && M * K > 0 && N == 0) rc = (int)cudaMemsetAsync(a->dlhs, 0, (size_t)(M * K) * es, 0);
+  if (!rc && a->drhs && a->g * K * N > 0) rc = (int)cudaMemsetAsync(a->drhs, 0, (size_t)(a->g * K * N) * es, 0);
+  if (rc || K == 0 || N == 0) return rc;
+  int64_t o = 0;
+  for (int64_t g = 0; g < a->g && !rc; o += a->sizes_host[g], g++) {
+    const int64_t s = a->sizes_host[g];
+    if (s == 0) continue;
+    const void *rhs_g = at(a->rhs, g * K * N, es), *dout_g = at(a->dout, o * N, es);
+    if (a->dlhs)
+      rc = gemm(h, a->dtype, CUBLAS_OP_T, CUBLAS_OP_N, K, s, N, rhs_g, N, dout_g, N,
+                at(a->dlhs, o * K, es), K);
+    if (!rc && a->drhs)
+      rc = gemm(h, a->dtype, CUBLAS_OP_N, CUBLAS_OP_T, N, K, s, dout_g, N, at(a->lhs, o * K, es), K,
+                at(a->drhs, g * K * N, es), N);
+  }
+  return rc;
+}
