@@ -172,9 +172,9 @@ int main(int argc, char **argv) {
   if (bandwidth) {
     printf("forward bandwidth vs a %d-thread copy loop of the same bytes (x -> y):\n",
            tkb_get_num_threads());
-    vs_copy("alphafold_384x384x128", TKB_SPEC(TKB_BFLOAT16, 384, 384, 128), -1, rounds);
-    vs_copy("alphafold_384x384x128 (f32)", TKB_SPEC(TKB_FLOAT32, 384, 384, 128), -1, rounds);
-    vs_copy("alphafold_128x384x384_axis0", TKB_SPEC(TKB_BFLOAT16, 128, 384, 384), 0, rounds);
+    vs_copy("alphafold_384res_128chan", TKB_SPEC(TKB_BFLOAT16, 384, 384, 128), -1, rounds);
+    vs_copy("alphafold_384res_128chan (f32)", TKB_SPEC(TKB_FLOAT32, 384, 384, 128), -1, rounds);
+    vs_copy("alphafold_384res_128chan_axis0", TKB_SPEC(TKB_BFLOAT16, 128, 384, 384), 0, rounds);
     printf("%s: %d forward shape(s) below 50%% of the copy's bandwidth\n",
            n_fail ? "FAIL" : "PASS", n_fail);
   }

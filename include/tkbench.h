@@ -782,7 +782,7 @@ typedef tkb_status (*tkb_args_factory)(void *user, const tkb_value **args, size_
  */
 typedef struct tkb_benchmark_def {
   const char *op;          /* op family ("normalization"); `check` groups impls by it */
-  const char *name;        /* arg spec name ("alphafold_384x384x64") */
+  const char *name;        /* arg spec name ("alphafold_384res_64chan") */
   const char *impl_name;   /* "reference", "cpu", ... */
   const tkb_fn *fn;
   const tkb_value *args;   /* positional arguments (may be NULL) */

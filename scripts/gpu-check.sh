@@ -47,7 +47,7 @@ step check 120 "$TKB" check --device cuda:0
 # against their cpu references, every mode: their cpu-tagged specs plus one Tokamax
 # normalization shape. Full names carry no op name (a filter 'normalization|gated' matches
 # nothing); on cuda:0 only these two ops have entries.
-step check_ops 180 "$TKB" check --device cuda:0 --filter '^(cpu_|alphafold_384x384x64_).*_cuda$'
+step check_ops 180 "$TKB" check --device cuda:0 --filter '^(cpu_|alphafold_384res_64chan_).*_cuda$'
 # A short suite with each method (the ops' cuda implementations where registered, else
 # whatever the suite runs on cuda:0); JSON per method.
 for m in cupti cuda_events profiler hermetic_profiler wallclock; do

@@ -17,11 +17,11 @@ typedef struct norm_spec {
 
 static const norm_spec specs[] = {
     /* Tokamax (tokamax/_src/ops/normalization/arg_specs.py, project alphafold) */
-    {"alphafold_384x384x64", X_BF16(384, 384, 64), -1, "primary,ci_tests"},
-    {"alphafold_384x384x128", X_BF16(384, 384, 128), -1, "primary,ci_tests"},
-    {"alphafold_768x768x128", X_BF16(768, 768, 128), -1, "primary,ci_tests"},
-    {"alphafold_128x384x384_axis0", X_BF16(128, 384, 384), 0, "primary,ci_tests"},
-    {"alphafold_128x768x768_axis0", X_BF16(128, 768, 768), 0, "primary,ci_tests"},
+    {"alphafold_384res_64chan", X_BF16(384, 384, 64), -1, "primary,ci_tests"},
+    {"alphafold_384res_128chan", X_BF16(384, 384, 128), -1, "primary,ci_tests"},
+    {"alphafold_768res_128chan", X_BF16(768, 768, 128), -1, "primary,ci_tests"},
+    {"alphafold_384res_128chan_axis0", X_BF16(128, 384, 384), 0, "primary,ci_tests"},
+    {"alphafold_768res_128chan_axis0", X_BF16(128, 768, 768), 0, "primary,ci_tests"},
     /* Same proportions, sized for a 2-core CPU run */
     {"cpu_96x96x64", X_BF16(96, 96, 64), -1, "cpu"},
     {"cpu_96x96x128", X_BF16(96, 96, 128), -1, "cpu"},
