@@ -43,10 +43,12 @@ step test_cuda_gpu 120 "$BUILD/test_cuda_gpu"
 step test_cuda_ops 60 "$BUILD/test_cuda_ops"
 step info 30 "$TKB" info
 step check 120 "$TKB" check --device cuda:0
-# The ops' CUDA implementations (ops/<op>/cuda.cu: normalization, gated_linear_unit)
-# against their cpu references, every mode: their cpu-tagged specs plus one Tokamax
-# normalization shape. Full names carry no op name (a filter 'normalization|gated' matches
-# nothing); on cuda:0 only these two ops have entries.
+# The ops' CUDA implementations (ops/<op>/cuda.cu: normalization, gated_linear_unit,
+# ragged_dot, linear_softmax_cross_entropy_loss, dot_product_attention) against their cpu
+# references, every mode: the cpu-tagged specs of all five (their names start cpu_; the
+# references take ~11 s on 2 cores) plus one Tokamax normalization shape. Full names carry
+# no op name (a filter 'normalization|gated' matches nothing); on cuda:0 only the five
+# ops' "cuda" entries run.
 step check_ops 180 "$TKB" check --device cuda:0 --filter '^(cpu_|alphafold_384res_64chan_).*_cuda$'
 # A short suite with each method (the ops' cuda implementations where registered, else
 # whatever the suite runs on cuda:0); JSON per method.

@@ -32,5 +32,8 @@ static tkb_status twin(const char *op, const tkb_fn *fn) {
 tkb_status tkb__register_cuda_ops(void) {
   tkb_status st = twin("normalization", &tkb__op_normalization_cuda);
   if (!st) st = twin("gated_linear_unit", &tkb__op_gated_linear_unit_cuda);
+  if (!st) st = twin("ragged_dot", &tkb__op_ragged_dot_cuda);
+  if (!st) st = twin("linear_softmax_cross_entropy_loss", &tkb__op_linear_softmax_cross_entropy_loss_cuda);
+  if (!st) st = twin("dot_product_attention", &tkb__op_dot_product_attention_cuda);
   return st;
 }

@@ -8,7 +8,9 @@
  *   tkb__kernel_launch(dev, k, 1, (size_t[]){1}, NULL, 1, &TKB_KARG_VAL(args))
  *
  * A launch takes exactly one TKB_KARG_SCALAR, the op's argument struct (ops/normalization/norm_cuda.h,
- * ops/gated_linear_unit/glu_cuda.h, shared by the op's C side in libtkbench and its .cu here); its size is checked, so a
+ * ops/gated_linear_unit/glu_cuda.h, ops/ragged_dot/rd_cuda.h, ops/linear_softmax_cross_entropy_loss/
+ * lsce_cuda.h, ops/dot_product_attention/attn_cuda.h, shared by the op's C side in libtkbench and
+ * its .cu here); its size is checked, so a
  * libtkbench and a plugin built from different sources fail loudly instead of reading
  * garbage. The work sizes are the struct's; `global` and `local` are ignored.
  *
@@ -24,8 +26,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dot_product_attention/attn_cuda.h"
 #include "gated_linear_unit/glu_cuda.h"
+#include "linear_softmax_cross_entropy_loss/lsce_cuda.h"
 #include "normalization/norm_cuda.h"
+#include "ragged_dot/rd_cuda.h"
 
 /* tkb_dtype values the .cu files spell (cu_dtype.cuh) */
 _Static_assert(TKB_FLOAT8_E4M3FN == 6 && TKB_FLOAT8_E5M2 == 7 && TKB_FLOAT16 == 8 &&
@@ -36,7 +41,10 @@ _Static_assert(TKB_FLOAT8_E4M3FN == 6 && TKB_FLOAT8_E5M2 == 7 && TKB_FLOAT16 == 
 #define TKB_CU_BLAS_WORKSPACE ((size_t)32 << 20)
 #define TKB_CU_MAX_DEVICES 64
 
-typedef enum { K_NORM_FWD, K_NORM_VJP, K_GLU_FWD, K_GLU_VJP } kernel_id;
+typedef enum {
+  K_NORM_FWD, K_NORM_VJP, K_GLU_FWD, K_GLU_VJP, K_RD_SIZES, K_RD_FWD, K_RD_VJP,
+  K_LSCE_FWD, K_LSCE_VJP, K_ATTN_FWD, K_ATTN_VJP
+} kernel_id;
 
 typedef struct kernel_entry {
   const char *source, *name;
@@ -50,6 +58,13 @@ static const kernel_entry table[] = {
     {"normalization", "norm_vjp", K_NORM_VJP, sizeof(norm_cu_args), false},
     {"gated_linear_unit", "glu_forward", K_GLU_FWD, sizeof(glu_cu_args), true},
     {"gated_linear_unit", "glu_vjp", K_GLU_VJP, sizeof(glu_cu_args), true},
+    {"ragged_dot", "rd_sizes", K_RD_SIZES, sizeof(rd_cu_args), false},
+    {"ragged_dot", "rd_forward", K_RD_FWD, sizeof(rd_cu_args), true},
+    {"ragged_dot", "rd_vjp", K_RD_VJP, sizeof(rd_cu_args), true},
+    {"linear_softmax_cross_entropy_loss", "lsce_forward", K_LSCE_FWD, sizeof(lsce_cu_args), true},
+    {"linear_softmax_cross_entropy_loss", "lsce_vjp", K_LSCE_VJP, sizeof(lsce_cu_args), true},
+    {"dot_product_attention", "attn_forward", K_ATTN_FWD, sizeof(attn_cu_args), false},
+    {"dot_product_attention", "attn_vjp", K_ATTN_VJP, sizeof(attn_cu_args), false},
 };
 
 struct tkb_kernel {
@@ -105,7 +120,9 @@ tkb_status tkb_cu_kernel_build(tkb_device *dev, const char *source, const char *
   if (!e)
     return tkb_cu_error(TKB_ERR_NOT_FOUND, "the CUDA backend has no kernel '%s' of '%.64s' "
                         "(its kernels are compiled in: normalization's norm_forward, norm_vjp; "
-                        "gated_linear_unit's glu_forward, glu_vjp)", name, source);
+                        "gated_linear_unit's glu_forward, glu_vjp; ragged_dot's rd_sizes, rd_forward, rd_vjp; "
+                        "linear_softmax_cross_entropy_loss's lsce_forward, lsce_vjp; "
+                        "dot_product_attention's attn_forward, attn_vjp)", name, source);
   tkb_status st = tkb_cu_use(dev);
   cublasHandle_t h = NULL;
   if (!st && e->blas) st = device_blas(dev, &h);
@@ -135,6 +152,13 @@ tkb_status tkb_cu_kernel_launch(tkb_device *dev, tkb_kernel *k, int dims, const 
     case K_NORM_VJP: rc = tkb_cu_norm_vjp(args[0].value); break;
     case K_GLU_FWD: rc = tkb_cu_glu_forward(k->blas, args[0].value); break;
     case K_GLU_VJP: rc = tkb_cu_glu_vjp(k->blas, args[0].value); break;
+    case K_RD_SIZES: rc = tkb_cu_rd_sizes(args[0].value); break;
+    case K_RD_FWD: rc = tkb_cu_rd_forward(k->blas, args[0].value); break;
+    case K_RD_VJP: rc = tkb_cu_rd_vjp(k->blas, args[0].value); break;
+    case K_LSCE_FWD: rc = tkb_cu_lsce_forward(k->blas, args[0].value); break;
+    case K_LSCE_VJP: rc = tkb_cu_lsce_vjp(k->blas, args[0].value); break;
+    case K_ATTN_FWD: rc = tkb_cu_attn_forward(args[0].value); break;
+    case K_ATTN_VJP: rc = tkb_cu_attn_vjp(args[0].value); break;
   }
   if (rc >= TKB_CU_BLAS_ERROR) return blas_fail(dev, e->name, (cublasStatus_t)(rc - TKB_CU_BLAS_ERROR));
   if (rc) return tkb_cu_fail(dev, e->name, (cudaError_t)rc);
