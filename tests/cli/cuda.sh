@@ -10,7 +10,7 @@ if [ -n "$why" ]; then
   if [ "$(wc -l < "$CAP/err")" -gt 2 ]; then fail "run --device cuda:0: more than one sentence"; fi
   expect 2 "not available" "$TKBENCH" check --device cuda:0
   finish || exit 1
-  echo "SKIPPED:${why#  cuda:0}"
+  echo "SKIPPED: $(sed 's/^ *cuda:0 *//' <<<"$why")"
   exit 77
 fi
 expect 2 "does not exist" "$TKBENCH" run --device cuda:63 --out "$TMP/x.json"
