@@ -2,20 +2,23 @@
  * cpu.c - tkb_op_normalization: the fast CPU implementation of layer norm and RMS norm
  * (math, residuals and layout in norm.h).
  *
- * Math is done in float32 (float64 for float64 x): bfloat16/float16 are widened on load
- * and rounded on store. The variance uses the corrected two-pass algorithm.
+ * Math is done in float32 (float64 for float64 x): bfloat16 is widened on load and
+ * rounded on store inside the kernels' loops (bit for bit as tkb_bf16_to_f32 /
+ * tkb_f32_to_bf16), float16 through a float32 scratch copy (tkb_convert). The mean and
+ * variance come from one pass, shifted by the lane's first element (see
+ * NORM_DEFINE_ROWS), then a second pass writes y: x is read twice, the second time
+ * from cache, and y written once.
  *
- * Lanes (normalized rows) are processed in work items of up to c lanes, each copied (and
- * widened) into a per-thread scratch block, computed there and written back:
- *   axis last (inner == 1): an item is c consecutive rows; the sums over a row use 16
- *     interleaved partial sums (norm_sum). The forward pass computes NORM_ROWS rows at
- *     once (norm_forward_rows: the same arithmetic per row, the rows' chains of
- *     additions interleaved, about 1.7x faster on rows of 128), reading float32/float64
- *     rows in place (no scratch copy); the vjp goes one row at a time.
- *   axis not last (inner > 1): an item is c consecutive i of one o; the scratch holds
- *     its n runs of c contiguous elements as xs[j * c + r] (row j, lane r), so every
- *     loop runs over contiguous lanes with one accumulator per lane. Moving the runs
- *     prefetches a few runs ahead (NORM_PREFETCH_RUNS).
+ * Lanes (normalized rows) are processed in work items of up to c lanes:
+ *   axis last (inner == 1): an item is c consecutive rows, computed NORM_ROWS rows at
+ *     once (norm_rows_*: the same arithmetic per row, the rows' chains of additions
+ *     interleaved), then one at a time; the sums over a row use 16 interleaved partial
+ *     sums. float32/float64/bfloat16 rows are read and written in place.
+ *   axis not last (inner > 1): an item is c consecutive i of one o: n runs of c
+ *     contiguous elements (row j, lane r), far apart; every loop runs over contiguous
+ *     lanes with one accumulator per lane, reading x (and writing y) in place, and
+ *     prefetching a few runs ahead (NORM_PREFETCH_RUNS). float16 items go through the
+ *     scratch block as xs[j * c + r].
  * Determinism: each lane's reductions run in a fixed order inside one thread, so y,
  * mean, rstd and dx do not depend on the thread count. dscale/doffset (sums over all
  * lanes) are summed per group of items, with a group count fixed by the shape, and the
@@ -48,7 +51,7 @@ static inline int omp_get_thread_num(void) { return 0; }
 #define NORM_SCRATCH_BYTES ((int64_t)128 * 1024)
 /* Groups of items whose dscale/doffset partial sums are kept apart (vjp). */
 #define NORM_MAX_GROUPS 128
-/* Rows the forward pass computes at once when the axis is last (norm_forward_rows). */
+/* Rows the forward pass computes at once when the axis is last (norm_rows_*). */
 #define NORM_ROWS 4
 /* Elements of x below which a call runs on one thread (a parallel region would cost
  * more than it saves; the results are the same either way). */
@@ -294,6 +297,254 @@ static void norm_scatter_f64(void *dst, tkb_dtype dt, const double *src, const n
 }
 
 /* ------------------------------------------------------------------------------ */
+/* Row kernels (axis last)                                                         */
+/* ------------------------------------------------------------------------------ */
+
+/* bfloat16 <-> float32 bit for bit as tkb_bf16_to_f32 / tkb_f32_to_bf16 (round to
+ * nearest even; a NaN stays a quiet NaN with its sign), inline so that the row kernels
+ * convert in their vectorized loops: a bfloat16 row is read and written in place, with
+ * no float32 copy of x or y. */
+static inline float norm_bf16_widen(uint16_t b) {
+  uint32_t u = (uint32_t)b << 16;
+  float f;
+  memcpy(&f, &u, sizeof f);
+  return f;
+}
+static inline uint16_t norm_bf16_round(float f) {
+  uint32_t u;
+  memcpy(&u, &f, sizeof u);
+  uint32_t r = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16; /* no wrap below NaN */
+  uint32_t nan = ((u >> 16) & 0x8000u) | 0x7fc0u;
+  return (uint16_t)((u & 0x7fffffffu) > 0x7f800000u ? nan : r);
+}
+#define NORM_LD(p, i) ((p)[i])
+#define NORM_ST(p, i, v) ((p)[i] = (v))
+#define NORM_LD_BF16(p, i) norm_bf16_widen((p)[i])
+#define NORM_ST_BF16(p, i, v) ((p)[i] = norm_bf16_round(v))
+
+/* Forward pass of nr rows (nr <= NORM_ROWS; a constant where it is inlined), row r's n
+ * contiguous elements at x + r * n and its y at y + r * n (y may be x). XT is the
+ * storage type (LD widens to the math type T, ST rounds from it); the arithmetic is
+ * the same for every XT, so a bfloat16 row's y is the float32 row's y rounded.
+ * The mean and variance come from one pass, shifted by the row's first element
+ * (shift = x[0], 0 for RMS norm), with d[j] = x[j] - shift:
+ *   s1 = sum_j d[j],  s2 = sum_j d[j]^2   (16 interleaved partial sums, added in a
+ *                                           fixed order, as norm_sum)
+ *   mean = shift + s1 / n   (0 for RMS norm: s1 is not used)
+ *   var  = (s2 - s1^2 / n) / n   (clamped at 0),  rstd = 1 / sqrt(var + eps)
+ * The shift keeps s2 - s1^2/n from cancelling when the mean is large next to the
+ * spread (x[0] is within a few standard deviations of the mean). The rows' chains of
+ * additions are interleaved in each loop so that they overlap. */
+#define NORM_DEFINE_ROWS(T, XT, NAME, SQRT, LD, ST)                                            \
+  static inline __attribute__((always_inline)) void NAME(                                      \
+      const XT *x, XT *y, int64_t n, const int nr, const T *scale, const T *offset, T eps,     \
+      bool subtract_mean, T *mean_out, T *rstd_out) {                                          \
+    T shift[NORM_ROWS], mean[NORM_ROWS], rstd[NORM_ROWS];                                      \
+    T s1[NORM_ROWS][16], s2[NORM_ROWS][16];                                                    \
+    for (int r = 0; r < nr; r++) {                                                             \
+      shift[r] = subtract_mean ? LD(x, r * n) : (T)0;                                          \
+      for (int q = 0; q < 16; q++) s1[r][q] = s2[r][q] = 0;                                    \
+    }                                                                                          \
+    /* s1 += d, s2 += d^2 with d = x[j] - shift */                                             \
+    int64_t j = 0;                                                                             \
+    for (; j + 16 <= n; j += 16)                                                               \
+      for (int r = 0; r < nr; r++)                                                             \
+        NORM_SIMD for (int q = 0; q < 16; q++) {                                               \
+          T d = LD(x, r * n + j + q) - shift[r];                                               \
+          s1[r][q] += d;                                                                       \
+          s2[r][q] += d * d;                                                                   \
+        }                                                                                      \
+    for (int r = 0; r < nr; r++) {                                                             \
+      for (int64_t t = j, q = 0; t < n; t++, q++) {                                            \
+        T d = LD(x, r * n + t) - shift[r];                                                     \
+        s1[r][q] += d;                                                                         \
+        s2[r][q] += d * d;                                                                     \
+      }                                                                                        \
+      for (int w = 8; w >= 1; w /= 2)                                                          \
+        for (int q = 0; q < w; q++) {                                                          \
+          s1[r][q] += s1[r][q + w];                                                            \
+          s2[r][q] += s2[r][q + w];                                                            \
+        }                                                                                      \
+      T sum = subtract_mean ? s1[r][0] : (T)0;                                                 \
+      T var = (s2[r][0] - sum * sum / (T)n) / (T)n;                                            \
+      rstd[r] = (T)1 / SQRT((var > 0 ? var : (T)0) + eps);                                     \
+      mean[r] = shift[r] + sum / (T)n;                                                         \
+    }                                                                                          \
+    /* y[j] = (x[j] - mean) * rstd * scale[j] + offset[j], row by row */                      \
+    for (int r = 0; r < nr; r++) {                                                             \
+      const XT *xr = x + r * n;                                                                \
+      XT *yr = y + r * n;                                                                      \
+      const T m = mean[r], rs = rstd[r];                                                       \
+      if (scale && offset)                                                                     \
+        NORM_SIMD for (int64_t k = 0; k < n; k++)                                              \
+          ST(yr, k, (LD(xr, k) - m) * rs * scale[k] + offset[k]);                              \
+      else if (scale)                                                                          \
+        NORM_SIMD for (int64_t k = 0; k < n; k++) ST(yr, k, (LD(xr, k) - m) * rs * scale[k]);  \
+      else if (offset)                                                                         \
+        NORM_SIMD for (int64_t k = 0; k < n; k++) ST(yr, k, (LD(xr, k) - m) * rs + offset[k]); \
+      else                                                                                     \
+        NORM_SIMD for (int64_t k = 0; k < n; k++) ST(yr, k, (LD(xr, k) - m) * rs);             \
+      mean_out[r] = mean[r];                                                                   \
+      rstd_out[r] = rstd[r];                                                                   \
+    }                                                                                          \
+  }
+
+NORM_DEFINE_ROWS(float, float, norm_rows_f32, sqrtf, NORM_LD, NORM_ST)
+NORM_DEFINE_ROWS(float, uint16_t, norm_rows_bf16, sqrtf, NORM_LD_BF16, NORM_ST_BF16)
+NORM_DEFINE_ROWS(double, double, norm_rows_f64, sqrt, NORM_LD, NORM_ST)
+
+/* Forward pass of item rows [lane0, lane0 + c) (axis last): NORM_ROWS rows at a time,
+ * then one at a time. float32 and bfloat16 rows are read and written in place; float16
+ * rows go through the scratch xs (widened and rounded by tkb_convert). */
+static void norm_forward_item_rows_f32(const norm_plan *p, const tkb_array *x, tkb_array *y,
+                                       float *xs, int64_t lane0, int64_t c, const float *scale,
+                                       const float *offset, float eps, float *mean,
+                                       float *rstd) {
+  const int64_t n = p->n;
+  const bool sm = p->subtract_mean;
+  for (int64_t r = 0; r < c;) {
+    const int nr = c - r >= NORM_ROWS ? NORM_ROWS : 1;
+    const int64_t e0 = (lane0 + r) * n;
+    if (x->spec.dtype == TKB_FLOAT32) {
+      const float *xr = (const float *)x->data + e0;
+      float *yr = (float *)y->data + e0;
+      if (nr == NORM_ROWS)
+        norm_rows_f32(xr, yr, n, NORM_ROWS, scale, offset, eps, sm, &mean[r], &rstd[r]);
+      else
+        norm_rows_f32(xr, yr, n, 1, scale, offset, eps, sm, &mean[r], &rstd[r]);
+    } else if (x->spec.dtype == TKB_BFLOAT16) {
+      const uint16_t *xr = (const uint16_t *)x->data + e0;
+      uint16_t *yr = (uint16_t *)y->data + e0;
+      if (nr == NORM_ROWS)
+        norm_rows_bf16(xr, yr, n, NORM_ROWS, scale, offset, eps, sm, &mean[r], &rstd[r]);
+      else
+        norm_rows_bf16(xr, yr, n, 1, scale, offset, eps, sm, &mean[r], &rstd[r]);
+    } else {
+      norm_block blk = norm_rows_block(p, lane0 + r, nr);
+      norm_gather_f32(xs, x->data, x->spec.dtype, &blk, 0, blk.runs);
+      if (nr == NORM_ROWS)
+        norm_rows_f32(xs, xs, n, NORM_ROWS, scale, offset, eps, sm, &mean[r], &rstd[r]);
+      else
+        norm_rows_f32(xs, xs, n, 1, scale, offset, eps, sm, &mean[r], &rstd[r]);
+      norm_scatter_f32(y->data, y->spec.dtype, xs, &blk, 0, blk.runs);
+    }
+    r += nr;
+  }
+}
+
+/* The float64 version: x is float64, read and written in place. */
+static void norm_forward_item_rows_f64(const norm_plan *p, const tkb_array *x, tkb_array *y,
+                                       double *xs, int64_t lane0, int64_t c,
+                                       const double *scale, const double *offset, double eps,
+                                       double *mean, double *rstd) {
+  (void)xs;
+  const int64_t n = p->n;
+  const bool sm = p->subtract_mean;
+  for (int64_t r = 0; r < c;) {
+    const int nr = c - r >= NORM_ROWS ? NORM_ROWS : 1;
+    const int64_t e0 = (lane0 + r) * n;
+    const double *xr = (const double *)x->data + e0;
+    double *yr = (double *)y->data + e0;
+    if (nr == NORM_ROWS)
+      norm_rows_f64(xr, yr, n, NORM_ROWS, scale, offset, eps, sm, &mean[r], &rstd[r]);
+    else
+      norm_rows_f64(xr, yr, n, 1, scale, offset, eps, sm, &mean[r], &rstd[r]);
+    r += nr;
+  }
+}
+
+/* Forward pass of one item of c lanes (axis not last): block b of x holds x[j][r] at
+ * base + j * stride + r (j < n rows, r < c lanes), and y likewise. XT, LD and ST as in
+ * the row kernels; the same one-pass statistics per lane, shifted by the lane's first
+ * element (row 0), then the output:
+ *   s1[r] = sum_j d,  s2[r] = sum_j d^2,  d = x[j][r] - shift[r]   (j in order)
+ *   mean[r] = shift[r] + s1[r] / n,  var[r] = (s2[r] - s1[r]^2 / n) / n
+ *   y[j][r] = (x[j][r] - mean[r]) * rstd[r] * scale[j] + offset[j]
+ * Both passes read x in place (the block is L2-sized; its runs are far apart, so the
+ * run NORM_PREFETCH_RUNS ahead is prefetched) and y is written in place. rstd holds
+ * s2 until the end of the first pass. */
+#define NORM_DEFINE_LANES(T, XT, NAME, SQRT, LD, ST)                                           \
+  static void NAME(const XT *x, XT *y, int64_t base, int64_t stride, int64_t n, int64_t c,     \
+                   const T *scale, const T *offset, T eps, bool subtract_mean, T *mean,        \
+                   T *rstd) {                                                                  \
+    T shift[NORM_MAX_LANES], s1[NORM_MAX_LANES];                                               \
+    const XT *x0 = x + base;                                                                   \
+    XT *y0 = y + base;                                                                         \
+    const size_t run_bytes = (size_t)c * sizeof(XT);                                           \
+    for (int64_t r = 0; r < c; r++) {                                                          \
+      shift[r] = subtract_mean ? LD(x0, r) : (T)0;                                             \
+      s1[r] = rstd[r] = 0;                                                                     \
+    }                                                                                          \
+    for (int64_t j = 0; j < n; j++) {                                                          \
+      const XT *xr = x0 + j * stride;                                                          \
+      if (j + NORM_PREFETCH_RUNS < n)                                                          \
+        norm_prefetch_read((const char *)(xr + NORM_PREFETCH_RUNS * stride), run_bytes);       \
+      NORM_SIMD for (int64_t r = 0; r < c; r++) {                                              \
+        T d = LD(xr, r) - shift[r];                                                            \
+        s1[r] += d;                                                                            \
+        rstd[r] += d * d;                                                                      \
+      }                                                                                        \
+    }                                                                                          \
+    for (int64_t r = 0; r < c; r++) {                                                          \
+      T sum = subtract_mean ? s1[r] : (T)0;                                                    \
+      T var = (rstd[r] - sum * sum / (T)n) / (T)n;                                             \
+      rstd[r] = (T)1 / SQRT((var > 0 ? var : (T)0) + eps);                                     \
+      mean[r] = shift[r] + sum / (T)n;                                                         \
+    }                                                                                          \
+    for (int64_t j = 0; j < n; j++) {                                                          \
+      const XT *xr = x0 + j * stride;                                                          \
+      XT *yr = y0 + j * stride;                                                                \
+      if (j + NORM_PREFETCH_RUNS < n)                                                          \
+        norm_prefetch_write((char *)(yr + NORM_PREFETCH_RUNS * stride), run_bytes);            \
+      const T s = scale ? scale[j] : (T)1, o = offset ? offset[j] : (T)0;                      \
+      if (scale && offset)                                                                     \
+        NORM_SIMD for (int64_t r = 0; r < c; r++)                                              \
+          ST(yr, r, (LD(xr, r) - mean[r]) * rstd[r] * s + o);                                  \
+      else if (scale)                                                                          \
+        NORM_SIMD for (int64_t r = 0; r < c; r++) ST(yr, r, (LD(xr, r) - mean[r]) * rstd[r] * s); \
+      else if (offset)                                                                         \
+        NORM_SIMD for (int64_t r = 0; r < c; r++) ST(yr, r, (LD(xr, r) - mean[r]) * rstd[r] + o); \
+      else                                                                                     \
+        NORM_SIMD for (int64_t r = 0; r < c; r++) ST(yr, r, (LD(xr, r) - mean[r]) * rstd[r]);  \
+    }                                                                                          \
+  }
+
+NORM_DEFINE_LANES(float, float, norm_lanes_f32, sqrtf, NORM_LD, NORM_ST)
+NORM_DEFINE_LANES(float, uint16_t, norm_lanes_bf16, sqrtf, NORM_LD_BF16, NORM_ST_BF16)
+NORM_DEFINE_LANES(double, double, norm_lanes_f64, sqrt, NORM_LD, NORM_ST)
+
+/* Forward pass of one item of c lanes (axis not last), block b: float32 and bfloat16 x
+ * in place; float16 x widened into the scratch xs (n runs of c: xs[j * c + r]),
+ * computed there and rounded back. */
+static void norm_forward_item_lanes_f32(const norm_plan *p, const norm_block *b,
+                                        const tkb_array *x, tkb_array *y, float *xs,
+                                        int64_t c, const float *scale, const float *offset,
+                                        float eps, float *mean, float *rstd) {
+  const bool sm = p->subtract_mean;
+  if (x->spec.dtype == TKB_FLOAT32)
+    norm_lanes_f32(x->data, y->data, b->base, b->stride, p->n, c, scale, offset, eps, sm,
+                   mean, rstd);
+  else if (x->spec.dtype == TKB_BFLOAT16)
+    norm_lanes_bf16(x->data, y->data, b->base, b->stride, p->n, c, scale, offset, eps, sm,
+                    mean, rstd);
+  else {
+    norm_gather_f32(xs, x->data, x->spec.dtype, b, 0, b->runs);
+    norm_lanes_f32(xs, xs, 0, c, p->n, c, scale, offset, eps, sm, mean, rstd);
+    norm_scatter_f32(y->data, y->spec.dtype, xs, b, 0, b->runs);
+  }
+}
+
+/* The float64 version: x is float64, read and written in place. */
+static void norm_forward_item_lanes_f64(const norm_plan *p, const norm_block *b,
+                                        const tkb_array *x, tkb_array *y, double *xs,
+                                        int64_t c, const double *scale, const double *offset,
+                                        double eps, double *mean, double *rstd) {
+  (void)xs;
+  norm_lanes_f64(x->data, y->data, b->base, b->stride, p->n, c, scale, offset, eps,
+                 p->subtract_mean, mean, rstd);
+}
+
+/* ------------------------------------------------------------------------------ */
 /* Kernels, once for float32 math (T = float) and once for float64 (T = double)     */
 /* ------------------------------------------------------------------------------ */
 
@@ -331,175 +582,6 @@ static void norm_scatter_f64(void *dst, tkb_dtype dt, const double *src, const n
     return t;                                                                                  \
   }                                                                                            \
                                                                                                \
-  /* Forward pass of one row of n contiguous elements (axis last), y in place of x. */         \
-  static void norm_forward_row_##SFX(T *x, int64_t n, const T *scale, const T *offset,         \
-                                     T eps, bool subtract_mean, T *mean_out, T *rstd_out) {    \
-    /* pass 1: mean = (1/n) sum_j x[j]   (0 for RMS norm) */                                   \
-    T mean = subtract_mean ? norm_sum_##SFX(x, n) / (T)n : (T)0;                               \
-    /* pass 2, with dev[j] = x[j] - mean (the corrected two-pass algorithm: sum_dev is         \
-     * pass 1's rounding error, n times over; it is not applied to RMS norm's exact 0):        \
-     *   var = (1/n) (sum_j dev[j]^2 - sum_dev^2 / n),  mean += sum_dev / n                    \
-     *   rstd = 1 / sqrt(var + eps) */                                                         \
-    T dev_acc[16] = {0}, sq_acc[16] = {0};                                                     \
-    int64_t j = 0;                                                                             \
-    for (; j + 16 <= n; j += 16)                                                               \
-      NORM_SIMD for (int q = 0; q < 16; q++) {                                                 \
-        T dev = x[j + q] - mean;                                                               \
-        dev_acc[q] += dev;                                                                     \
-        sq_acc[q] += dev * dev;                                                                \
-      }                                                                                        \
-    for (int q = 0; j < n; j++, q++) {                                                         \
-      T dev = x[j] - mean;                                                                     \
-      dev_acc[q] += dev;                                                                       \
-      sq_acc[q] += dev * dev;                                                                  \
-    }                                                                                          \
-    for (int w = 8; w >= 1; w /= 2)                                                            \
-      for (int q = 0; q < w; q++) {                                                            \
-        dev_acc[q] += dev_acc[q + w];                                                          \
-        sq_acc[q] += sq_acc[q + w];                                                            \
-      }                                                                                        \
-    T sum_dev = subtract_mean ? dev_acc[0] : (T)0;                                             \
-    T var = (sq_acc[0] - sum_dev * sum_dev / (T)n) / (T)n;                                     \
-    T rstd = (T)1 / SQRT((var > 0 ? var : (T)0) + eps);                                        \
-    mean += sum_dev / (T)n;                                                                    \
-    /* y[j] = (x[j] - mean) * rstd * scale[j] + offset[j] */                                   \
-    if (scale && offset)                                                                       \
-      NORM_SIMD for (int64_t k = 0; k < n; k++)                                                \
-        x[k] = (x[k] - mean) * rstd * scale[k] + offset[k];                                    \
-    else {                                                                                     \
-      NORM_SIMD for (int64_t k = 0; k < n; k++) x[k] = (x[k] - mean) * rstd;                   \
-      if (scale) NORM_SIMD for (int64_t k = 0; k < n; k++) x[k] *= scale[k];                   \
-      if (offset) NORM_SIMD for (int64_t k = 0; k < n; k++) x[k] += offset[k];                 \
-    }                                                                                          \
-    *mean_out = mean;                                                                          \
-    *rstd_out = rstd;                                                                          \
-  }                                                                                            \
-                                                                                               \
-  /* Forward pass of NORM_ROWS rows at once, row r's n contiguous elements at x + r * n,       \
-   * its y at y + r * n (y may be x): norm_forward_row's arithmetic, in the same order for     \
-   * every row (so the same bits), with the rows' dependency chains interleaved in each        \
-   * loop so that they overlap (one row's sums are a chain of additions that keeps the FPU     \
-   * mostly idle). */                                                                          \
-  static void norm_forward_rows_##SFX(const T *x, T *y, int64_t n, const T *scale,             \
-                                      const T *offset, T eps, bool subtract_mean,              \
-                                      T *mean_out, T *rstd_out) {                              \
-    T mean[NORM_ROWS], rstd[NORM_ROWS];                                                        \
-    /* pass 1: mean = (1/n) sum_j x[j]   (0 for RMS norm), as norm_sum */                      \
-    if (subtract_mean) {                                                                       \
-      T acc[NORM_ROWS][16] = {{0}};                                                            \
-      int64_t k = 0;                                                                           \
-      for (; k + 16 <= n; k += 16)                                                             \
-        for (int r = 0; r < NORM_ROWS; r++)                                                    \
-          NORM_SIMD for (int q = 0; q < 16; q++) acc[r][q] += x[r * n + k + q];                \
-      for (int r = 0; r < NORM_ROWS; r++) {                                                    \
-        for (int64_t t = k, q = 0; t < n; t++, q++) acc[r][q] += x[r * n + t];                 \
-        for (int w = 8; w >= 1; w /= 2)                                                        \
-          for (int q = 0; q < w; q++) acc[r][q] += acc[r][q + w];                              \
-        mean[r] = acc[r][0] / (T)n;                                                            \
-      }                                                                                        \
-    } else {                                                                                   \
-      for (int r = 0; r < NORM_ROWS; r++) mean[r] = 0;                                         \
-    }                                                                                          \
-    /* pass 2, as in norm_forward_row: with dev[j] = x[j] - mean,                              \
-     *   var = (1/n) (sum_j dev[j]^2 - sum_dev^2 / n),  mean += sum_dev / n                    \
-     *   rstd = 1 / sqrt(var + eps) */                                                         \
-    T dev_acc[NORM_ROWS][16] = {{0}}, sq_acc[NORM_ROWS][16] = {{0}};                           \
-    int64_t j = 0;                                                                             \
-    for (; j + 16 <= n; j += 16)                                                               \
-      for (int r = 0; r < NORM_ROWS; r++)                                                      \
-        NORM_SIMD for (int q = 0; q < 16; q++) {                                               \
-          T dev = x[r * n + j + q] - mean[r];                                                  \
-          dev_acc[r][q] += dev;                                                                \
-          sq_acc[r][q] += dev * dev;                                                           \
-        }                                                                                      \
-    for (int r = 0; r < NORM_ROWS; r++) {                                                      \
-      for (int64_t t = j, q = 0; t < n; t++, q++) {                                            \
-        T dev = x[r * n + t] - mean[r];                                                        \
-        dev_acc[r][q] += dev;                                                                  \
-        sq_acc[r][q] += dev * dev;                                                             \
-      }                                                                                        \
-      for (int w = 8; w >= 1; w /= 2)                                                          \
-        for (int q = 0; q < w; q++) {                                                          \
-          dev_acc[r][q] += dev_acc[r][q + w];                                                  \
-          sq_acc[r][q] += sq_acc[r][q + w];                                                    \
-        }                                                                                      \
-      T sum_dev = subtract_mean ? dev_acc[r][0] : (T)0;                                        \
-      T var = (sq_acc[r][0] - sum_dev * sum_dev / (T)n) / (T)n;                                \
-      rstd[r] = (T)1 / SQRT((var > 0 ? var : (T)0) + eps);                                     \
-      mean[r] += sum_dev / (T)n;                                                               \
-    }                                                                                          \
-    /* y[j] = (x[j] - mean) * rstd * scale[j] + offset[j], row by row (norm_forward_row's      \
-     * operations in the same order, in one loop) */                                           \
-    for (int r = 0; r < NORM_ROWS; r++) {                                                      \
-      const T *xr = x + r * n;                                                                 \
-      T *yr = y + r * n;                                                                       \
-      const T m = mean[r], rs = rstd[r];                                                       \
-      if (scale && offset)                                                                     \
-        NORM_SIMD for (int64_t k = 0; k < n; k++)                                              \
-          yr[k] = (xr[k] - m) * rs * scale[k] + offset[k];                                     \
-      else if (scale)                                                                          \
-        NORM_SIMD for (int64_t k = 0; k < n; k++) yr[k] = (xr[k] - m) * rs * scale[k];         \
-      else if (offset)                                                                         \
-        NORM_SIMD for (int64_t k = 0; k < n; k++) yr[k] = (xr[k] - m) * rs + offset[k];        \
-      else                                                                                     \
-        NORM_SIMD for (int64_t k = 0; k < n; k++) yr[k] = (xr[k] - m) * rs;                    \
-      mean_out[r] = mean[r];                                                                   \
-      rstd_out[r] = rstd[r];                                                                   \
-    }                                                                                          \
-  }                                                                                            \
-                                                                                               \
-  /* Forward pass of one item of c lanes (axis not last), block b of x: the scratch xs         \
-   * holds x[j][r] at j * c + r (j < n rows, r < c lanes), y in place. Moving row j in         \
-   * and out is fused with the passes that sweep the rows in order (pass 1 and the             \
-   * output): the n x c block is larger than the L1 cache, a row is not. */                    \
-  static void norm_forward_lanes_##SFX(const norm_block *b, const tkb_array *x, tkb_array *y,  \
-                                       T *xs, int64_t n, int64_t c, const T *scale,            \
-                                       const T *offset, T eps, bool subtract_mean, T *mean,    \
-                                       T *rstd) {                                              \
-    T sum_dev[NORM_MAX_LANES];                                                                 \
-    /* pass 1: mean[r] = (1/n) sum_j x[j][r]   (0 for RMS norm), row j as it arrives */        \
-    for (int64_t r = 0; r < c; r++) mean[r] = 0;                                               \
-    for (int64_t j = 0; j < n; j++) {                                                          \
-      norm_gather_##SFX(xs, x->data, x->spec.dtype, b, j, j + 1);                              \
-      const T *xr = xs + j * c;                                                                \
-      if (subtract_mean) NORM_SIMD for (int64_t r = 0; r < c; r++) mean[r] += xr[r];           \
-    }                                                                                          \
-    if (subtract_mean)                                                                         \
-      for (int64_t r = 0; r < c; r++) mean[r] /= (T)n;                                         \
-    /* pass 2, as in norm_forward_row: with dev = x[j][r] - mean[r],                           \
-     *   var[r] = (1/n) (sum_j dev^2 - sum_dev[r]^2 / n),  mean[r] += sum_dev[r] / n           \
-     *   rstd[r] = 1 / sqrt(var[r] + eps)   (rstd accumulates sum_j dev^2 first) */            \
-    for (int64_t r = 0; r < c; r++) rstd[r] = sum_dev[r] = 0;                                  \
-    for (int64_t j = 0; j < n; j++) {                                                          \
-      const T *xr = xs + j * c;                                                                \
-      NORM_SIMD for (int64_t r = 0; r < c; r++) {                                              \
-        T dev = xr[r] - mean[r];                                                               \
-        sum_dev[r] += dev;                                                                     \
-        rstd[r] += dev * dev;                                                                  \
-      }                                                                                        \
-    }                                                                                          \
-    for (int64_t r = 0; r < c; r++) {                                                          \
-      T sd = subtract_mean ? sum_dev[r] : (T)0;                                                \
-      T var = (rstd[r] - sd * sd / (T)n) / (T)n;                                               \
-      rstd[r] = (T)1 / SQRT((var > 0 ? var : (T)0) + eps);                                     \
-      mean[r] += sd / (T)n;                                                                    \
-    }                                                                                          \
-    /* y[j][r] = (x[j][r] - mean[r]) * rstd[r] * scale[j] + offset[j], then row j out */       \
-    for (int64_t j = 0; j < n; j++) {                                                          \
-      T *yr = xs + j * c;                                                                      \
-      const T s = scale ? scale[j] : (T)1, o = offset ? offset[j] : (T)0;                      \
-      if (scale && offset)                                                                     \
-        NORM_SIMD for (int64_t r = 0; r < c; r++) yr[r] = (yr[r] - mean[r]) * rstd[r] * s + o; \
-      else if (scale)                                                                          \
-        NORM_SIMD for (int64_t r = 0; r < c; r++) yr[r] = (yr[r] - mean[r]) * rstd[r] * s;     \
-      else if (offset)                                                                         \
-        NORM_SIMD for (int64_t r = 0; r < c; r++) yr[r] = (yr[r] - mean[r]) * rstd[r] + o;     \
-      else                                                                                     \
-        NORM_SIMD for (int64_t r = 0; r < c; r++) yr[r] = (yr[r] - mean[r]) * rstd[r];         \
-      norm_scatter_##SFX(y->data, y->spec.dtype, xs, b, j, j + 1);                             \
-    }                                                                                          \
-  }                                                                                            \
-                                                                                               \
   /* Forward pass over all items; mean_out/rstd_out may be NULL (no residuals). */             \
   static void norm_forward_##SFX(const norm_plan *p, const cpu_state *s, const norm_call *in,  \
                                  tkb_array *y, T *mean_out, T *rstd_out) {                     \
@@ -516,7 +598,6 @@ static void norm_scatter_f64(void *dst, tkb_dtype dt, const double *src, const n
     const tkb_array *x = in->x;                                                                \
     const T eps = (T)p->epsilon;                                                               \
     const bool rows = p->inner == 1;                                                           \
-    const bool direct = tkb_dtype_size(x->spec.dtype) == sizeof(T); /* x is float32/64 */      \
     _Pragma("omp parallel num_threads(cpu_threads(s)) if (s->parallel)")                       \
     {                                                                                          \
       T *xs = (T *)(s->scratch + (size_t)omp_get_thread_num() * s->thread_stride);             \
@@ -527,31 +608,11 @@ static void norm_scatter_f64(void *dst, tkb_dtype dt, const double *src, const n
         norm_block b;                                                                          \
         norm_item(p, s, k, &lane0, &c, &b);                                                    \
         if (rows) {                                                                            \
-          int64_t r = 0;                                                                       \
-          for (; r + NORM_ROWS <= c; r += NORM_ROWS) {                                         \
-            if (direct) { /* x in the math type: read in place, y written directly */          \
-              const int64_t e0 = (lane0 + r) * p->n;                                           \
-              norm_forward_rows_##SFX((const T *)x->data + e0, (T *)y->data + e0, p->n,        \
-                                      scale_v, offset_v, eps, p->subtract_mean, &mean[r],      \
-                                      &rstd[r]);                                               \
-              continue;                                                                        \
-            }                                                                                  \
-            norm_block blk = norm_rows_block(p, lane0 + r, NORM_ROWS);                         \
-            norm_gather_##SFX(xs, x->data, x->spec.dtype, &blk, 0, blk.runs);                  \
-            norm_forward_rows_##SFX(xs, xs, p->n, scale_v, offset_v, eps, p->subtract_mean,    \
-                                    &mean[r], &rstd[r]);                                       \
-            norm_scatter_##SFX(y->data, y->spec.dtype, xs, &blk, 0, blk.runs);                 \
-          }                                                                                    \
-          for (; r < c; r++) {                                                                 \
-            norm_block row = norm_row_block(p, lane0 + r);                                     \
-            norm_gather_##SFX(xs, x->data, x->spec.dtype, &row, 0, row.runs);                  \
-            norm_forward_row_##SFX(xs, p->n, scale_v, offset_v, eps, p->subtract_mean,         \
-                                   &mean[r], &rstd[r]);                                        \
-            norm_scatter_##SFX(y->data, y->spec.dtype, xs, &row, 0, row.runs);                 \
-          }                                                                                    \
+          norm_forward_item_rows_##SFX(p, x, y, xs, lane0, c, scale_v, offset_v, eps, mean,    \
+                                       rstd);                                                  \
         } else {                                                                               \
-          norm_forward_lanes_##SFX(&b, x, y, xs, p->n, c, scale_v, offset_v, eps,              \
-                                   p->subtract_mean, mean, rstd);                              \
+          norm_forward_item_lanes_##SFX(p, &b, x, y, xs, c, scale_v, offset_v, eps, mean,      \
+                                        rstd);                                                 \
         }                                                                                      \
         if (mean_out) memcpy(mean_out + lane0, mean, (size_t)c * sizeof(T));                   \
         if (rstd_out) memcpy(rstd_out + lane0, rstd, (size_t)c * sizeof(T));                   \
