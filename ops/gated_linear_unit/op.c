@@ -137,6 +137,16 @@ tkb_status tkb__glu_check_buffer(const tkb_array *arr, const tkb_spec *want, con
   return TKB_OK;
 }
 
+tkb_status tkb__glu_check_vjp_buffers(const glu_plan *p, const tkb_array *const *residuals,
+                                      const tkb_array *const *cotangents,
+                                      tkb_array *const *grads) {
+  tkb_status st = tkb__glu_check_buffer(residuals[0], &p->y, "residual y");
+  if (st == TKB_OK) st = tkb__glu_check_buffer(cotangents[0], &p->out, "cotangent dout");
+  if (st == TKB_OK && grads[0]) st = tkb__glu_check_buffer(grads[0], &p->x, "gradient dx");
+  if (st == TKB_OK && grads[1]) st = tkb__glu_check_buffer(grads[1], &p->w, "gradient dweights");
+  return st;
+}
+
 /*
  * Counts. Forward: the product y = x @ W is 2 R K 2N flops (the activation and gating,
  * a few flops per output element, are left out as Tokamax's roofline does); bytes are

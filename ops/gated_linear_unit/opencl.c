@@ -123,10 +123,7 @@ static tkb_status cl_vjp(const tkb_args *a, void *state, const tkb_array *const 
   const tkb_array *x, *w;
   tkb_status st = tkb__glu_bind(a, &p, &x, &w);
   if (!st) st = check_state(s, &p);
-  if (!st) st = tkb__glu_check_buffer(residuals[0], &p.y, "residual y");
-  if (!st) st = tkb__glu_check_buffer(cotangents[0], &p.out, "cotangent dout");
-  if (!st && grads[0]) st = tkb__glu_check_buffer(grads[0], &p.x, "gradient dx");
-  if (!st && grads[1]) st = tkb__glu_check_buffer(grads[1], &p.w, "gradient dweights");
+  if (!st) st = tkb__glu_check_vjp_buffers(&p, residuals, cotangents, grads);
   if (st) return st;
   void *xd = x->data, *wd = w->data, *yd = residuals[0]->data, *dout = cotangents[0]->data;
   int64_t r = p.rows, k = p.k, n2 = 2 * p.n;

@@ -136,10 +136,7 @@ static tkb_status ref_vjp(const tkb_args *a, void *state, const tkb_array *const
     st = tkb_set_error(TKB_ERR_INVALID_ARGUMENT,
                        "gated_linear_unit (reference): vjp called on a state prepared for a "
                        "mode without one (prepare in vjp or forward_and_vjp mode)");
-  if (st == TKB_OK) st = tkb__glu_check_buffer(residuals[0], &p.y, "residual y");
-  if (st == TKB_OK) st = tkb__glu_check_buffer(cotangents[0], &p.out, "cotangent dout");
-  if (st == TKB_OK && grads[0]) st = tkb__glu_check_buffer(grads[0], &p.x, "gradient dx");
-  if (st == TKB_OK && grads[1]) st = tkb__glu_check_buffer(grads[1], &p.w, "gradient dweights");
+  if (st == TKB_OK) st = tkb__glu_check_vjp_buffers(&p, residuals, cotangents, grads);
   if (st != TKB_OK) return st;
   const int64_t R = p.rows, K = p.k, N = p.n, N2 = 2 * N;
   tkb_convert(x->data, x->spec.dtype, ws->x, TKB_FLOAT64, (size_t)(R * K));
