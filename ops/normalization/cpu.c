@@ -7,7 +7,8 @@
  * tkb_f32_to_bf16), float16 through a float32 scratch copy (tkb_convert). The mean and
  * variance come from one pass, shifted by the lane's first element (see
  * NORM_DEFINE_ROWS), then a second pass writes y: x is read twice, the second time
- * from cache, and y written once.
+ * from cache, and y written once. Where the CPU has AVX512-BF16, bfloat16 y is rounded
+ * by vcvtneps2bf16 (norm_bf16_out_fast: the same bits, fewer instructions).
  *
  * Lanes (normalized rows) are processed in work items of up to c lanes:
  *   axis last (inner == 1): an item is c consecutive rows, computed NORM_ROWS rows at
@@ -317,6 +318,73 @@ static inline uint16_t norm_bf16_round(float f) {
   uint32_t nan = ((u >> 16) & 0x8000u) | 0x7fc0u;
   return (uint16_t)((u & 0x7fffffffu) > 0x7f800000u ? nan : r);
 }
+/* y[k] = round_bf16((widen(x[k]) - m) * rs * scale[k] + offset[k]) for k < n (scale,
+ * offset may be NULL: factor and term left out), with AVX512-BF16: the same float32
+ * operations, in the same order, 16 lanes at a time, rounded by vcvtneps2bf16, which
+ * equals norm_bf16_round except on NaN and denormal inputs (it keeps a NaN's payload
+ * and flushes denormals to zero): a vector holding either is rounded by
+ * norm_bf16_round instead. Returns the count of elements done (the rest: caller). */
+#if defined(__AVX512BF16__) && defined(__AVX512VL__) && defined(__AVX512BW__)
+#include <immintrin.h>
+static inline int64_t norm_bf16_out_fast(const uint16_t *x, uint16_t *y, int64_t n, float m,
+                                         float rs, const float *scale, const float *offset) {
+  const __m512 vm = _mm512_set1_ps(m), vr = _mm512_set1_ps(rs);
+  int64_t k = 0;
+  for (; k + 16 <= n; k += 16) {
+    __m512i xi = _mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)(x + k)));
+    __m512 v = _mm512_castsi512_ps(_mm512_slli_epi32(xi, 16));
+    v = _mm512_mul_ps(_mm512_sub_ps(v, vm), vr);
+    if (scale) v = _mm512_mul_ps(v, _mm512_loadu_ps(scale + k));
+    if (offset) v = _mm512_add_ps(v, _mm512_loadu_ps(offset + k));
+    /* QNaN 0x01, SNaN 0x80, denormal 0x20 */
+    if (_mm512_fpclass_ps_mask(v, 0xa1)) {
+      float t[16];
+      _mm512_storeu_ps(t, v);
+      for (int q = 0; q < 16; q++) y[k + q] = norm_bf16_round(t[q]);
+    } else {
+      _mm256_storeu_si256((__m256i *)(y + k), (__m256i)_mm512_cvtneps_pbh(v));
+    }
+  }
+  return k;
+}
+#define NORM_BF16_OUT_FAST(x, y, n, m, rs, scale, offset)                                      \
+  norm_bf16_out_fast(x, y, n, m, rs, scale, offset)
+
+/* The same for one row j of a lanes block (axis not last): y[r] = round_bf16((widen(x[r]) -
+ * mean[r]) * rstd[r] * s + o) for r < c (s when has_scale, o when has_offset). */
+static inline int64_t norm_bf16_lanes_out_fast(const uint16_t *x, uint16_t *y, int64_t c,
+                                               const float *mean, const float *rstd,
+                                               bool has_scale, float s, bool has_offset,
+                                               float o) {
+  const __m512 vs = _mm512_set1_ps(s), vo = _mm512_set1_ps(o);
+  int64_t k = 0;
+  for (; k + 16 <= c; k += 16) {
+    __m512i xi = _mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)(x + k)));
+    __m512 v = _mm512_castsi512_ps(_mm512_slli_epi32(xi, 16));
+    v = _mm512_mul_ps(_mm512_sub_ps(v, _mm512_loadu_ps(mean + k)), _mm512_loadu_ps(rstd + k));
+    if (has_scale) v = _mm512_mul_ps(v, vs);
+    if (has_offset) v = _mm512_add_ps(v, vo);
+    if (_mm512_fpclass_ps_mask(v, 0xa1)) {
+      float t[16];
+      _mm512_storeu_ps(t, v);
+      for (int q = 0; q < 16; q++) y[k + q] = norm_bf16_round(t[q]);
+    } else {
+      _mm256_storeu_si256((__m256i *)(y + k), (__m256i)_mm512_cvtneps_pbh(v));
+    }
+  }
+  return k;
+}
+#define NORM_BF16_LANES_OUT_FAST(x, y, c, mean, rstd, hs, s, ho, o)                            \
+  norm_bf16_lanes_out_fast(x, y, c, mean, rstd, hs, s, ho, o)
+#else
+#define NORM_BF16_OUT_FAST(x, y, n, m, rs, scale, offset) ((int64_t)0)
+#endif
+#define NORM_OUT_NONE(x, y, n, m, rs, scale, offset) ((int64_t)0)
+#ifndef NORM_BF16_LANES_OUT_FAST
+#define NORM_BF16_LANES_OUT_FAST(x, y, c, mean, rstd, hs, s, ho, o) ((int64_t)0)
+#endif
+#define NORM_LANES_OUT_NONE(x, y, c, mean, rstd, hs, s, ho, o) ((int64_t)0)
+
 #define NORM_LD(p, i) ((p)[i])
 #define NORM_ST(p, i, v) ((p)[i] = (v))
 #define NORM_LD_BF16(p, i) norm_bf16_widen((p)[i])
@@ -335,7 +403,7 @@ static inline uint16_t norm_bf16_round(float f) {
  * The shift keeps s2 - s1^2/n from cancelling when the mean is large next to the
  * spread (x[0] is within a few standard deviations of the mean). The rows' chains of
  * additions are interleaved in each loop so that they overlap. */
-#define NORM_DEFINE_ROWS(T, XT, NAME, SQRT, LD, ST)                                            \
+#define NORM_DEFINE_ROWS(T, XT, NAME, SQRT, LD, ST, OUT)                                       \
   static inline __attribute__((always_inline)) void NAME(                                      \
       const XT *x, XT *y, int64_t n, const int nr, const T *scale, const T *offset, T eps,     \
       bool subtract_mean, T *mean_out, T *rstd_out) {                                          \
@@ -375,23 +443,25 @@ static inline uint16_t norm_bf16_round(float f) {
       const XT *xr = x + r * n;                                                                \
       XT *yr = y + r * n;                                                                      \
       const T m = mean[r], rs = rstd[r];                                                       \
+      const int64_t k0 = OUT(xr, yr, n, m, rs, scale, offset); /* a fast path did [0, k0) */ \
       if (scale && offset)                                                                     \
-        NORM_SIMD for (int64_t k = 0; k < n; k++)                                              \
+        NORM_SIMD for (int64_t k = k0; k < n; k++)                                             \
           ST(yr, k, (LD(xr, k) - m) * rs * scale[k] + offset[k]);                              \
       else if (scale)                                                                          \
-        NORM_SIMD for (int64_t k = 0; k < n; k++) ST(yr, k, (LD(xr, k) - m) * rs * scale[k]);  \
+        NORM_SIMD for (int64_t k = k0; k < n; k++) ST(yr, k, (LD(xr, k) - m) * rs * scale[k]); \
       else if (offset)                                                                         \
-        NORM_SIMD for (int64_t k = 0; k < n; k++) ST(yr, k, (LD(xr, k) - m) * rs + offset[k]); \
+        NORM_SIMD for (int64_t k = k0; k < n; k++) ST(yr, k, (LD(xr, k) - m) * rs + offset[k]); \
       else                                                                                     \
-        NORM_SIMD for (int64_t k = 0; k < n; k++) ST(yr, k, (LD(xr, k) - m) * rs);             \
+        NORM_SIMD for (int64_t k = k0; k < n; k++) ST(yr, k, (LD(xr, k) - m) * rs);            \
       mean_out[r] = mean[r];                                                                   \
       rstd_out[r] = rstd[r];                                                                   \
     }                                                                                          \
   }
 
-NORM_DEFINE_ROWS(float, float, norm_rows_f32, sqrtf, NORM_LD, NORM_ST)
-NORM_DEFINE_ROWS(float, uint16_t, norm_rows_bf16, sqrtf, NORM_LD_BF16, NORM_ST_BF16)
-NORM_DEFINE_ROWS(double, double, norm_rows_f64, sqrt, NORM_LD, NORM_ST)
+NORM_DEFINE_ROWS(float, float, norm_rows_f32, sqrtf, NORM_LD, NORM_ST, NORM_OUT_NONE)
+NORM_DEFINE_ROWS(float, uint16_t, norm_rows_bf16, sqrtf, NORM_LD_BF16, NORM_ST_BF16,
+                 NORM_BF16_OUT_FAST)
+NORM_DEFINE_ROWS(double, double, norm_rows_f64, sqrt, NORM_LD, NORM_ST, NORM_OUT_NONE)
 
 /* Forward pass of item rows [lane0, lane0 + c) (axis last): NORM_ROWS rows at a time,
  * then one at a time. float32 and bfloat16 rows are read and written in place; float16
@@ -463,7 +533,7 @@ static void norm_forward_item_rows_f64(const norm_plan *p, const tkb_array *x, t
  * Both passes read x in place (the block is L2-sized; its runs are far apart, so the
  * run NORM_PREFETCH_RUNS ahead is prefetched) and y is written in place. rstd holds
  * s2 until the end of the first pass. */
-#define NORM_DEFINE_LANES(T, XT, NAME, SQRT, LD, ST)                                           \
+#define NORM_DEFINE_LANES(T, XT, NAME, SQRT, LD, ST, OUT)                                      \
   static void NAME(const XT *x, XT *y, int64_t base, int64_t stride, int64_t n, int64_t c,     \
                    const T *scale, const T *offset, T eps, bool subtract_mean, T *mean,        \
                    T *rstd) {                                                                  \
@@ -497,21 +567,23 @@ static void norm_forward_item_rows_f64(const norm_plan *p, const tkb_array *x, t
       if (j + NORM_PREFETCH_RUNS < n)                                                          \
         norm_prefetch_write((char *)(yr + NORM_PREFETCH_RUNS * stride), run_bytes);            \
       const T s = scale ? scale[j] : (T)1, o = offset ? offset[j] : (T)0;                      \
+      const int64_t r0 = OUT(xr, yr, c, mean, rstd, scale != NULL, s, offset != NULL, o);      \
       if (scale && offset)                                                                     \
-        NORM_SIMD for (int64_t r = 0; r < c; r++)                                              \
+        NORM_SIMD for (int64_t r = r0; r < c; r++)                                             \
           ST(yr, r, (LD(xr, r) - mean[r]) * rstd[r] * s + o);                                  \
       else if (scale)                                                                          \
-        NORM_SIMD for (int64_t r = 0; r < c; r++) ST(yr, r, (LD(xr, r) - mean[r]) * rstd[r] * s); \
+        NORM_SIMD for (int64_t r = r0; r < c; r++) ST(yr, r, (LD(xr, r) - mean[r]) * rstd[r] * s); \
       else if (offset)                                                                         \
-        NORM_SIMD for (int64_t r = 0; r < c; r++) ST(yr, r, (LD(xr, r) - mean[r]) * rstd[r] + o); \
+        NORM_SIMD for (int64_t r = r0; r < c; r++) ST(yr, r, (LD(xr, r) - mean[r]) * rstd[r] + o); \
       else                                                                                     \
-        NORM_SIMD for (int64_t r = 0; r < c; r++) ST(yr, r, (LD(xr, r) - mean[r]) * rstd[r]);  \
+        NORM_SIMD for (int64_t r = r0; r < c; r++) ST(yr, r, (LD(xr, r) - mean[r]) * rstd[r]); \
     }                                                                                          \
   }
 
-NORM_DEFINE_LANES(float, float, norm_lanes_f32, sqrtf, NORM_LD, NORM_ST)
-NORM_DEFINE_LANES(float, uint16_t, norm_lanes_bf16, sqrtf, NORM_LD_BF16, NORM_ST_BF16)
-NORM_DEFINE_LANES(double, double, norm_lanes_f64, sqrt, NORM_LD, NORM_ST)
+NORM_DEFINE_LANES(float, float, norm_lanes_f32, sqrtf, NORM_LD, NORM_ST, NORM_LANES_OUT_NONE)
+NORM_DEFINE_LANES(float, uint16_t, norm_lanes_bf16, sqrtf, NORM_LD_BF16, NORM_ST_BF16,
+                  NORM_BF16_LANES_OUT_FAST)
+NORM_DEFINE_LANES(double, double, norm_lanes_f64, sqrt, NORM_LD, NORM_ST, NORM_LANES_OUT_NONE)
 
 /* Forward pass of one item of c lanes (axis not last), block b: float32 and bfloat16 x
  * in place; float16 x widened into the scratch xs (n runs of c: xs[j * c + r]),
