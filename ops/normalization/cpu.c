@@ -19,7 +19,8 @@
  *     contiguous elements (row j, lane r), far apart; every loop runs over contiguous
  *     lanes with one accumulator per lane, reading x (and writing y) in place, and
  *     prefetching a few runs ahead (NORM_PREFETCH_RUNS). float16 items go through the
- *     scratch block as xs[j * c + r].
+ *     scratch block as xs[j * c + r]. bfloat16 items (with AVX512-BF16) are sized by
+ *     NORM_STREAM_BYTES and write y by non-temporal stores.
  * Determinism: each lane's reductions run in a fixed order inside one thread, so y,
  * mean, rstd and dx do not depend on the thread count. dscale/doffset (sums over all
  * lanes) are summed per group of items, with a group count fixed by the shape, and the
@@ -57,6 +58,18 @@ static inline int omp_get_thread_num(void) { return 0; }
 /* Elements of x below which a call runs on one thread (a parallel region would cost
  * more than it saves; the results are the same either way). */
 #define NORM_MIN_PARALLEL ((int64_t)32768)
+/* Forward pass, axis not last, bfloat16 x with AVX512-BF16 (NORM_LANES_NT): an item is
+ * as many lanes as keep its block (n runs) near NORM_STREAM_BYTES (in L2 for the output
+ * pass's reread of x), NORM_STREAM_MIN_LANES..NORM_STREAM_MAX_LANES, and y goes out by
+ * non-temporal stores (no read of y's lines before they are written, no eviction of x).
+ * Measured on the alphafold axis-0 shape (2 threads, medians of alternating runs):
+ * 4.58 -> 3.76 ms in the quiet VM state, 9.19 -> 4.74 ms in the slow one. Longer runs
+ * (1024 lanes = 2 KiB, 256 KiB blocks) were no better (about 3.7 and 5.2 ms): the
+ * non-temporal stores are the gain; long runs without them were slower than short ones
+ * in the quiet state (x and y's lines compete for L2). */
+#define NORM_STREAM_BYTES ((int64_t)64 * 1024)
+#define NORM_STREAM_MIN_LANES ((int64_t)16)
+#define NORM_STREAM_MAX_LANES ((int64_t)8192)
 /* Vectorize a loop whose iterations are independent (lanes or elements), whatever the
  * optimization level; each iteration's arithmetic, and so its result, is unchanged. */
 #define NORM_SIMD _Pragma("omp simd")
@@ -76,6 +89,8 @@ typedef struct cpu_state {
   int64_t items;  /* work items */
   int64_t groups; /* vjp: groups of items with their own dscale/doffset partial sums */
   bool parallel;  /* big enough for a parallel region */
+  int64_t fc;     /* forward, axis not last, x in place: lanes per item (0: axis last) */
+  int64_t fitems; /* its items */
   int threads;    /* scratch blocks: the most threads a call runs on */
   /* one device allocation, carved into: */
   tkb_device *dev;
@@ -83,7 +98,8 @@ typedef struct cpu_state {
   size_t bytes;
   char *scratch;         /* threads blocks, thread_stride bytes apart */
   size_t thread_stride;  /* elements of T: axis last max(NORM_ROWS, 2) * n (forward rows;
-                            vjp x and dy rows), else 2 * n * c (vjp); 64-byte rounded */
+                            vjp x and dy rows), else max(2 * n * c (vjp), 4 * fc
+                            (forward lane arrays)); 64-byte rounded */
   void *scale_v;         /* [n] of T: scale widened (NULL when None) */
   void *offset_v;        /* [n] of T: offset widened (NULL when None) */
   void *dscale_part;     /* [groups, n] of T (NULL when scale is None) */
@@ -105,6 +121,16 @@ static void cpu_split(const norm_plan *p, cpu_state *s) {
   s->groups = s->items < NORM_MAX_GROUPS ? s->items : NORM_MAX_GROUPS;
   /* forward splits over items, the vjp over groups: both > 1 when items > 1 */
   s->parallel = s->items > 1 && p->x_numel >= NORM_MIN_PARALLEL;
+  /* forward items of bfloat16 x, axis not last (NORM_STREAM_BYTES; not used by the vjp) */
+  s->fc = s->fitems = 0;
+  if (p->inner > 1 && c > 0 && p->x.dtype == TKB_BFLOAT16) {
+    int64_t fc = NORM_STREAM_BYTES / (p->n * 2);
+    if (fc > NORM_STREAM_MAX_LANES) fc = NORM_STREAM_MAX_LANES;
+    if (fc < NORM_STREAM_MIN_LANES) fc = NORM_STREAM_MIN_LANES;
+    if (fc > p->inner) fc = p->inner;
+    s->fc = fc;
+    s->fitems = p->outer * ((p->inner + fc - 1) / fc);
+  }
 }
 
 /* Threads for a call: the current OpenMP setting, at most the prepared count. */
@@ -140,7 +166,8 @@ static tkb_status cpu_prepare(const tkb_args *a, void **state) {
   /* Sizes in elements of the math type (in double: they cannot overflow there). */
   const double es = p.f64 ? 8.0 : 4.0, n = (double)p.n;
   const double rows = NORM_ROWS > 2 ? NORM_ROWS : 2; /* forward rows, vjp x and dy rows */
-  const double block = p.inner == 1 ? rows * n : 2.0 * n * (double)s->c;
+  double block = p.inner == 1 ? rows * n : 2.0 * n * (double)s->c;
+  if (4.0 * (double)s->fc > block) block = 4.0 * (double)s->fc; /* shift, s1, mean, rstd */
   const double vec = n, part = (double)s->groups * n;
   const double total = (double)s->threads * (block * es + 64) + 2 * (vec * es + 64) +
                        2 * (part * es + 64);
@@ -206,6 +233,18 @@ static void norm_item(const norm_plan *p, const cpu_state *s, int64_t k, int64_t
     *b = (norm_block){.base = o * p->n * p->inner + i0, .stride = p->inner, .runs = p->n,
                       .len = *c};
   }
+}
+
+/* Forward item k of fc lanes (axis not last, bfloat16: see NORM_STREAM_BYTES): lanes
+ * [*lane0, *lane0 + *c) of one outer index, block *b of n runs of *c elements. */
+static void norm_stream_item(const norm_plan *p, const cpu_state *s, int64_t k,
+                             int64_t *lane0, int64_t *c, norm_block *b) {
+  int64_t per_outer = (p->inner + s->fc - 1) / s->fc;
+  int64_t o = k / per_outer, i0 = (k % per_outer) * s->fc;
+  *lane0 = o * p->inner + i0;
+  *c = p->inner - i0 < s->fc ? p->inner - i0 : s->fc;
+  *b = (norm_block){.base = o * p->n * p->inner + i0, .stride = p->inner, .runs = p->n,
+                    .len = *c};
 }
 
 /* Row `lane` of x when the axis is last: one run of n elements. */
@@ -376,12 +415,49 @@ static inline int64_t norm_bf16_lanes_out_fast(const uint16_t *x, uint16_t *y, i
 }
 #define NORM_BF16_LANES_OUT_FAST(x, y, c, mean, rstd, hs, s, ho, o)                            \
   norm_bf16_lanes_out_fast(x, y, c, mean, rstd, hs, s, ho, o)
+/* The same, y written with non-temporal stores where y is 32-byte aligned (bfloat16
+ * forward items, axis not last: y bypasses the cache, so the item's x block stays there
+ * for the output pass, and y's lines are not read before they are written); the caller
+ * ends the item with NORM_SFENCE. */
+static inline int64_t norm_bf16_lanes_out_nt(const uint16_t *x, uint16_t *y, int64_t c,
+                                               const float *mean, const float *rstd,
+                                               bool has_scale, float s, bool has_offset,
+                                               float o) {
+  if ((uintptr_t)y % 32 != 0)
+    return norm_bf16_lanes_out_fast(x, y, c, mean, rstd, has_scale, s, has_offset, o);
+  const __m512 vs = _mm512_set1_ps(s), vo = _mm512_set1_ps(o);
+  int64_t k = 0;
+  for (; k + 16 <= c; k += 16) {
+    __m512i xi = _mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)(x + k)));
+    __m512 v = _mm512_castsi512_ps(_mm512_slli_epi32(xi, 16));
+    v = _mm512_mul_ps(_mm512_sub_ps(v, _mm512_loadu_ps(mean + k)), _mm512_loadu_ps(rstd + k));
+    if (has_scale) v = _mm512_mul_ps(v, vs);
+    if (has_offset) v = _mm512_add_ps(v, vo);
+    if (_mm512_fpclass_ps_mask(v, 0xa1)) {
+      float t[16];
+      uint16_t u[16];
+      _mm512_storeu_ps(t, v);
+      for (int q = 0; q < 16; q++) u[q] = norm_bf16_round(t[q]);
+      _mm256_stream_si256((__m256i *)(y + k), _mm256_loadu_si256((const __m256i *)u));
+    } else {
+      _mm256_stream_si256((__m256i *)(y + k), (__m256i)_mm512_cvtneps_pbh(v));
+    }
+  }
+  return k;
+}
+#define NORM_BF16_LANES_OUT_NT(x, y, c, mean, rstd, hs, s, ho, o)                              \
+  norm_bf16_lanes_out_nt(x, y, c, mean, rstd, hs, s, ho, o)
+#define NORM_SFENCE() _mm_sfence()
+#define NORM_LANES_NT 1
 #else
 #define NORM_BF16_OUT_FAST(x, y, n, m, rs, scale, offset) ((int64_t)0)
 #endif
 #define NORM_OUT_NONE(x, y, n, m, rs, scale, offset) ((int64_t)0)
 #ifndef NORM_BF16_LANES_OUT_FAST
 #define NORM_BF16_LANES_OUT_FAST(x, y, c, mean, rstd, hs, s, ho, o) ((int64_t)0)
+#define NORM_BF16_LANES_OUT_NT(x, y, c, mean, rstd, hs, s, ho, o) ((int64_t)0)
+#define NORM_SFENCE() ((void)0)
+#define NORM_LANES_NT 0
 #endif
 #define NORM_LANES_OUT_NONE(x, y, c, mean, rstd, hs, s, ho, o) ((int64_t)0)
 
@@ -532,12 +608,11 @@ static void norm_forward_item_rows_f64(const norm_plan *p, const tkb_array *x, t
  *   y[j][r] = (x[j][r] - mean[r]) * rstd[r] * scale[j] + offset[j]
  * Both passes read x in place (the block is L2-sized; its runs are far apart, so the
  * run NORM_PREFETCH_RUNS ahead is prefetched) and y is written in place. rstd holds
- * s2 until the end of the first pass. */
-#define NORM_DEFINE_LANES(T, XT, NAME, SQRT, LD, ST, OUT)                                      \
+ * s2 until the end of the first pass. shift and s1 are c-lane work arrays. */
+#define NORM_DEFINE_LANES(T, XT, NAME, SQRT, LD, ST, OUT, NT)                                   \
   static void NAME(const XT *x, XT *y, int64_t base, int64_t stride, int64_t n, int64_t c,     \
                    const T *scale, const T *offset, T eps, bool subtract_mean, T *mean,        \
-                   T *rstd) {                                                                  \
-    T shift[NORM_MAX_LANES], s1[NORM_MAX_LANES];                                               \
+                   T *rstd, T *shift, T *s1) {                                                 \
     const XT *x0 = x + base;                                                                   \
     XT *y0 = y + base;                                                                         \
     const size_t run_bytes = (size_t)c * sizeof(XT);                                           \
@@ -564,7 +639,7 @@ static void norm_forward_item_rows_f64(const norm_plan *p, const tkb_array *x, t
     for (int64_t j = 0; j < n; j++) {                                                          \
       const XT *xr = x0 + j * stride;                                                          \
       XT *yr = y0 + j * stride;                                                                \
-      if (j + NORM_PREFETCH_RUNS < n)                                                          \
+      if (!(NT) && j + NORM_PREFETCH_RUNS < n)                                                 \
         norm_prefetch_write((char *)(yr + NORM_PREFETCH_RUNS * stride), run_bytes);            \
       const T s = scale ? scale[j] : (T)1, o = offset ? offset[j] : (T)0;                      \
       const int64_t r0 = OUT(xr, yr, c, mean, rstd, scale != NULL, s, offset != NULL, o);      \
@@ -578,30 +653,38 @@ static void norm_forward_item_rows_f64(const norm_plan *p, const tkb_array *x, t
       else                                                                                     \
         NORM_SIMD for (int64_t r = r0; r < c; r++) ST(yr, r, (LD(xr, r) - mean[r]) * rstd[r]); \
     }                                                                                          \
+    if (NT) NORM_SFENCE(); /* order the non-temporal stores before the item ends */           \
   }
 
-NORM_DEFINE_LANES(float, float, norm_lanes_f32, sqrtf, NORM_LD, NORM_ST, NORM_LANES_OUT_NONE)
+NORM_DEFINE_LANES(float, float, norm_lanes_f32, sqrtf, NORM_LD, NORM_ST, NORM_LANES_OUT_NONE, 0)
 NORM_DEFINE_LANES(float, uint16_t, norm_lanes_bf16, sqrtf, NORM_LD_BF16, NORM_ST_BF16,
-                  NORM_BF16_LANES_OUT_FAST)
-NORM_DEFINE_LANES(double, double, norm_lanes_f64, sqrt, NORM_LD, NORM_ST, NORM_LANES_OUT_NONE)
+                  NORM_BF16_LANES_OUT_FAST, 0)
+NORM_DEFINE_LANES(float, uint16_t, norm_lanes_bf16_nt, sqrtf, NORM_LD_BF16, NORM_ST_BF16,
+                  NORM_BF16_LANES_OUT_NT, 1)
+NORM_DEFINE_LANES(double, double, norm_lanes_f64, sqrt, NORM_LD, NORM_ST, NORM_LANES_OUT_NONE, 0)
 
 /* Forward pass of one item of c lanes (axis not last), block b: float32 and bfloat16 x
- * in place; float16 x widened into the scratch xs (n runs of c: xs[j * c + r]),
- * computed there and rounded back. */
+ * in place (lw: 2 * c work lanes); float16 x widened into the scratch xs (n runs of c:
+ * xs[j * c + r], c <= NORM_MAX_LANES), computed there and rounded back. */
 static void norm_forward_item_lanes_f32(const norm_plan *p, const norm_block *b,
                                         const tkb_array *x, tkb_array *y, float *xs,
                                         int64_t c, const float *scale, const float *offset,
-                                        float eps, float *mean, float *rstd) {
+                                        float eps, float *mean, float *rstd, float *lw,
+                                        bool nt) {
   const bool sm = p->subtract_mean;
   if (x->spec.dtype == TKB_FLOAT32)
     norm_lanes_f32(x->data, y->data, b->base, b->stride, p->n, c, scale, offset, eps, sm,
-                   mean, rstd);
+                   mean, rstd, lw, lw + c);
+  else if (x->spec.dtype == TKB_BFLOAT16 && nt)
+    norm_lanes_bf16_nt(x->data, y->data, b->base, b->stride, p->n, c, scale, offset, eps, sm,
+                       mean, rstd, lw, lw + c);
   else if (x->spec.dtype == TKB_BFLOAT16)
     norm_lanes_bf16(x->data, y->data, b->base, b->stride, p->n, c, scale, offset, eps, sm,
-                    mean, rstd);
+                    mean, rstd, lw, lw + c);
   else {
+    float shift[NORM_MAX_LANES], s1[NORM_MAX_LANES];
     norm_gather_f32(xs, x->data, x->spec.dtype, b, 0, b->runs);
-    norm_lanes_f32(xs, xs, 0, c, p->n, c, scale, offset, eps, sm, mean, rstd);
+    norm_lanes_f32(xs, xs, 0, c, p->n, c, scale, offset, eps, sm, mean, rstd, shift, s1);
     norm_scatter_f32(y->data, y->spec.dtype, xs, b, 0, b->runs);
   }
 }
@@ -610,10 +693,11 @@ static void norm_forward_item_lanes_f32(const norm_plan *p, const norm_block *b,
 static void norm_forward_item_lanes_f64(const norm_plan *p, const norm_block *b,
                                         const tkb_array *x, tkb_array *y, double *xs,
                                         int64_t c, const double *scale, const double *offset,
-                                        double eps, double *mean, double *rstd) {
-  (void)xs;
+                                        double eps, double *mean, double *rstd, double *lw,
+                                        bool nt) {
+  (void)xs, (void)nt;
   norm_lanes_f64(x->data, y->data, b->base, b->stride, p->n, c, scale, offset, eps,
-                 p->subtract_mean, mean, rstd);
+                 p->subtract_mean, mean, rstd, lw, lw + c);
 }
 
 /* ------------------------------------------------------------------------------ */
@@ -670,21 +754,33 @@ static void norm_forward_item_lanes_f64(const norm_plan *p, const norm_block *b,
     const tkb_array *x = in->x;                                                                \
     const T eps = (T)p->epsilon;                                                               \
     const bool rows = p->inner == 1;                                                           \
+    /* axis not last, bfloat16 with NT stores: items of fc lanes (NORM_STREAM_BYTES) */        \
+    const bool stream = NORM_LANES_NT && !rows && s->fc > 0 && x->spec.dtype == TKB_BFLOAT16;  \
+    const int64_t items = stream ? s->fitems : s->items;                                       \
     _Pragma("omp parallel num_threads(cpu_threads(s)) if (s->parallel)")                       \
     {                                                                                          \
       T *xs = (T *)(s->scratch + (size_t)omp_get_thread_num() * s->thread_stride);             \
-      T mean[NORM_MAX_LANES], rstd[NORM_MAX_LANES];                                            \
+      T mean[NORM_MAX_LANES], rstd[NORM_MAX_LANES], lwork[2 * NORM_MAX_LANES];                 \
       _Pragma("omp for schedule(dynamic, 1)")                                                  \
-      for (int64_t k = 0; k < s->items; k++) {                                                 \
+      for (int64_t k = 0; k < items; k++) {                                                    \
         int64_t lane0, c;                                                                      \
         norm_block b;                                                                          \
+        if (stream) {                                                                          \
+          /* lane arrays in the scratch: shift, s1, then mean/rstd where not returned */       \
+          norm_stream_item(p, s, k, &lane0, &c, &b);                                           \
+          T *m = mean_out ? mean_out + lane0 : xs + 2 * c;                                     \
+          T *rs = rstd_out ? rstd_out + lane0 : xs + 3 * c;                                    \
+          norm_forward_item_lanes_##SFX(p, &b, x, y, xs, c, scale_v, offset_v, eps, m, rs,     \
+                                        xs, true);                                             \
+          continue;                                                                            \
+        }                                                                                      \
         norm_item(p, s, k, &lane0, &c, &b);                                                    \
         if (rows) {                                                                            \
           norm_forward_item_rows_##SFX(p, x, y, xs, lane0, c, scale_v, offset_v, eps, mean,    \
                                        rstd);                                                  \
         } else {                                                                               \
           norm_forward_item_lanes_##SFX(p, &b, x, y, xs, c, scale_v, offset_v, eps, mean,      \
-                                        rstd);                                                 \
+                                        rstd, lwork, false);                                   \
         }                                                                                      \
         if (mean_out) memcpy(mean_out + lane0, mean, (size_t)c * sizeof(T));                   \
         if (rstd_out) memcpy(rstd_out + lane0, rstd, (size_t)c * sizeof(T));                   \
