@@ -552,6 +552,9 @@ static void test_threads(void) {
 #ifdef _OPENMP
   test_threads_case(TKB_FLOAT32, TKB_SPEC(TKB_FLOAT32, 40, 64, 1000), 1, true); /* 160 items */
   test_threads_case(TKB_BFLOAT16, TKB_SPEC(TKB_FLOAT32, 3000, 96), -1, true);
+  test_threads_case(TKB_BFLOAT16, TKB_SPEC(TKB_FLOAT32, 128, 3001), 0, true);
+  test_threads_case(TKB_BFLOAT16, TKB_SPEC(TKB_FLOAT32, 3, 64, 2500), 1, false);
+  test_threads_case(TKB_BFLOAT16, TKB_SPEC(TKB_FLOAT32, 2, 64, 2500), 1, true);
   test_threads_case(TKB_FLOAT32, TKB_SPEC(TKB_FLOAT32, 128, 24, 24), 0, false);
   test_threads_case(TKB_FLOAT64, TKB_SPEC(TKB_FLOAT32, 7, 50, 300), -2, true);
 #else
@@ -731,6 +734,7 @@ static void test_narrow(void) {
       check_narrow_case(dts[d], TKB_SPEC(TKB_FLOAT32, 7, 33), -1, params);   /* and by 1 */
       check_narrow_case(dts[d], TKB_SPEC(TKB_FLOAT32, 24, 300), 0, params);  /* lanes */
       check_narrow_case(dts[d], TKB_SPEC(TKB_FLOAT32, 3, 20, 70), 1, params);
+      check_narrow_case(dts[d], TKB_SPEC(TKB_FLOAT32, 2, 64, 2501), 1, params);
     }
 }
 
