@@ -1,42 +1,77 @@
 #!/usr/bin/env bash
 # gpu-check.sh [OUTDIR] - the CUDA backend on a GPU machine (the H200: 16 cores, sm_90),
 # in one command, under 8 minutes: a fresh nvcc build for sm_90, the GPU tests, `tkbench
-# check --device cuda:0`, a short suite run with each timing method, then a summary table
-# (last). Logs and JSON go to OUTDIR (default results/gpu-check). Each step has its own
-# timeout; a failed step is recorded and the rest still run. Exit 0 only if all passed.
+# check --device cuda:0`, a short suite run with each timing method, the H200 targets
+# (bench_cuda), a compute-sanitizer pass, then a summary table (last).
+# OUTDIR (default results/gpu-check) receives three files, because the device tool brings
+# back at most 8: summary.txt, machine.txt and logs.tar.gz (every step's log and JSON,
+# repacked after each step so a run cut short still returns what finished). A failed
+# step prints its log's last lines and the rest still run. Exit 0 only if all passed.
 # Reads only: no clock, power or other GPU setting is changed.
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 OUT=$(mkdir -p "${1:-$ROOT/results/gpu-check}" && cd "${1:-$ROOT/results/gpu-check}" && pwd)
 BUILD=$(mktemp -d /tmp/tkb-gpu-build-XXXXXX)
+LOGS=$(mktemp -d /tmp/tkb-gpu-logs-XXXXXX)
 JOBS=$(nproc 2>/dev/null || echo 4)
 declare -a NAMES=() RESULTS=() SECS=()
 
-step() { # step NAME TIMEOUT_S CMD...: runs CMD, logs to OUT/NAME.log, records the result
+step() { # step NAME TIMEOUT_S CMD...: runs CMD, logs to LOGS/NAME.log, records the result
   local name=$1 limit=$2
   shift 2
   local t0=$SECONDS rc
   echo "== $name (limit ${limit}s)"
-  timeout --kill-after=10 "$limit" "$@" >"$OUT/$name.log" 2>&1
+  timeout --kill-after=10 "$limit" "$@" >"$LOGS/$name.log" 2>&1
   rc=$?
   local res=PASS
   if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then res="TIMEOUT"
   elif [ $rc -eq 77 ]; then res="SKIPPED"
   elif [ $rc -ne 0 ]; then res="FAIL($rc)"; fi
   NAMES+=("$name") RESULTS+=("$res") SECS+=($((SECONDS - t0)))
-  tail -n 3 "$OUT/$name.log"
+  case $res in
+    PASS | SKIPPED) tail -n 3 "$LOGS/$name.log" ;;
+    *) echo "-- $name: $res after $((SECONDS - t0)) s; last lines:"; tail -n 25 "$LOGS/$name.log" | cut -c1-300 ;;
+  esac
+  tar -czf "$OUT/logs.tar.gz.tmp" -C "$LOGS" . && mv "$OUT/logs.tar.gz.tmp" "$OUT/logs.tar.gz"
 }
 
 {
   echo "date: $(date -u +%FT%TZ)"
-  nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,temperature.gpu,power.draw --format=csv 2>&1
+  nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv 2>&1
   nvcc --version 2>&1 | tail -n 1
+  echo "cc: $(cc --version 2>&1 | head -n 1); cmake: $(cmake --version 2>&1 | head -n 1)"
+  echo "os: $(. /etc/os-release 2>/dev/null && echo "$PRETTY_NAME"); cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2)"
+  echo "pkg-config: $(command -v pkg-config || echo none); compute-sanitizer: $(command -v compute-sanitizer || echo none)"
+  echo "cupti: $(ls /usr/local/cuda/extras/CUPTI/lib64/libcupti.so* /usr/local/cuda/lib64/libcupti.so* 2>/dev/null | head -n 2 | tr '\n' ' ')"
+  echo "nvml: $(ldconfig -p 2>/dev/null | grep -m1 libnvidia-ml.so.1 || echo 'not in ldconfig')"
   git -C "$ROOT" rev-parse HEAD 2>/dev/null
-} >"$OUT/machine.txt"
+} >"$OUT/machine.txt" 2>&1
 cat "$OUT/machine.txt"
 
-step configure 120 cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DTKB_CUDA_ARCH=90
-step build 240 cmake --build "$BUILD" -j"$JOBS" --target tkbench tkbench-cuda test_cuda_gpu test_cuda_nogpu test_cuda_ops
+# OpenBLAS and cJSON: the GPU machine's image has neither, and no registry to install from.
+# scripts/gpu-deps.sh (run on the development machine) leaves their Debian packages in
+# .gpudeps/ (git-ignored; the device tool carries it); unpack them into a private prefix
+# that CMake searches first (CMakeLists.txt finds them without pkg-config).
+CMAKE_EXTRA=()
+# TKB_CARRIED_DEPS=1 uses them even where pkg-config finds the system's (to test this path).
+if { [ "${TKB_CARRIED_DEPS:-0}" = 1 ] ||
+     ! { command -v pkg-config >/dev/null && pkg-config --exists openblas libcjson; }; } &&
+   ls "$ROOT"/.gpudeps/*.deb >/dev/null 2>&1; then
+  DEPS=/tmp/tkb-gpu-deps
+  mkdir -p "$DEPS"
+  for deb in "$ROOT"/.gpudeps/*.deb; do
+    if command -v dpkg-deb >/dev/null; then dpkg-deb -x "$deb" "$DEPS"
+    else (t=$(mktemp -d) && cd "$t" && ar x "$deb" && tar -xf data.tar.* -C "$DEPS"; rm -rf "$t"); fi
+  done
+  LIBS="$DEPS/usr/lib/x86_64-linux-gnu"
+  export LD_LIBRARY_PATH="$LIBS/openblas-pthread:$LIBS${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  export LIBRARY_PATH="$LD_LIBRARY_PATH"
+  CMAKE_EXTRA+=(-DCMAKE_PREFIX_PATH="$DEPS/usr" -DPKG_CONFIG_EXECUTABLE=/nonexistent)
+  echo "dependencies: unpacked $(ls "$ROOT"/.gpudeps/*.deb | wc -l) carried packages into $DEPS"
+fi
+
+step configure 120 cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DTKB_CUDA_ARCH=90 "${CMAKE_EXTRA[@]}"
+step build 240 cmake --build "$BUILD" -j"$JOBS" --target tkbench tkbench-cuda test_cuda_gpu test_cuda_nogpu test_cuda_ops bench_cuda
 TKB="$BUILD/tkbench"
 step test_cuda_nogpu 60 "$BUILD/test_cuda_nogpu"
 step test_cuda_gpu 120 "$BUILD/test_cuda_gpu"
@@ -53,16 +88,29 @@ step check_ops 180 "$TKB" check --device cuda:0 --filter '^(cpu_|alphafold_384re
 # A short suite with each method (the ops' cuda implementations where registered, else
 # whatever the suite runs on cuda:0); JSON per method.
 for m in cupti cuda_events profiler hermetic_profiler wallclock; do
-  step "run_$m" 60 "$TKB" run --device cuda:0 --method "$m" --iterations 5 --out "$OUT/run_$m.json"
+  step "run_$m" 60 "$TKB" run --device cuda:0 --method "$m" --iterations 5 --out "$LOGS/run_$m.json"
 done
+# The H200 targets of issue 6 (cupti vs cuda_events, spread, fill/normalization against
+# copy bandwidth, GLU against cuBLAS): its table goes into the summary.
+step bench_cuda 120 "$BUILD/bench_cuda"
+# Out-of-bounds accesses and races in the ops' kernels, on the small specs' forward and vjp.
+if command -v compute-sanitizer >/dev/null; then
+  step sanitize 120 compute-sanitizer --tool memcheck --error-exitcode 9 \
+    "$TKB" check --device cuda:0 --filter '^cpu_.*_(forward|vjp)_cuda$'
+fi
 rm -rf "$BUILD"
 
 echo
-printf '%-22s %-12s %6s\n' step result seconds | tee "$OUT/summary.txt"
+: >"$OUT/summary.txt"
+if [ -s "$LOGS/bench_cuda.log" ]; then # bench_cuda ends with its table of targets
+  sed -n '/^== table/,$p' "$LOGS/bench_cuda.log" | tee -a "$OUT/summary.txt"
+fi
+printf '%-22s %-12s %6s\n' step result seconds | tee -a "$OUT/summary.txt"
 fails=0
 for i in "${!NAMES[@]}"; do
   printf '%-22s %-12s %6s\n' "${NAMES[$i]}" "${RESULTS[$i]}" "${SECS[$i]}" | tee -a "$OUT/summary.txt"
   case ${RESULTS[$i]} in PASS) ;; *) fails=$((fails + 1)) ;; esac
 done
-echo "logs and JSON: $OUT ($fails step(s) not passed)" | tee -a "$OUT/summary.txt"
+echo "logs and JSON: $OUT/logs.tar.gz ($fails step(s) not passed)" | tee -a "$OUT/summary.txt"
+rm -rf "$LOGS"
 [ $fails -eq 0 ]

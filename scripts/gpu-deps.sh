@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# gpu-deps.sh - run on the development machine (Debian 12, x86-64) before a device call:
+# downloads the Debian packages of OpenBLAS and cJSON (and OpenBLAS's Fortran runtime)
+# into .gpudeps/ (git-ignored), because the GPU machine's image has neither library and
+# reaches no package registry. Pass `carry: [".gpudeps"]` to the device tool;
+# scripts/gpu-check.sh unpacks them into a private prefix there. About 13 MB.
+set -eu
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+mkdir -p "$ROOT/.gpudeps"
+cd "$ROOT/.gpudeps"
+apt-get download libopenblas0-pthread libopenblas-pthread-dev libopenblas-dev libopenblas0 \
+  libcjson1 libcjson-dev libgfortran5 libquadmath0
+ls -l "$ROOT/.gpudeps"
