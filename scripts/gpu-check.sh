@@ -71,7 +71,8 @@ if { [ "${TKB_CARRIED_DEPS:-0}" = 1 ] ||
 fi
 
 step configure 120 cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DTKB_CUDA_ARCH=90 "${CMAKE_EXTRA[@]}"
-step build 240 cmake --build "$BUILD" -j"$JOBS" --target tkbench tkbench-cuda test_cuda_gpu test_cuda_nogpu test_cuda_ops bench_cuda
+step build 240 cmake --build "$BUILD" -j"$JOBS" --target tkbench tkbench-cuda test_cuda_gpu test_cuda_nogpu test_cuda_ops
+step build_bench 120 cmake --build "$BUILD" -j"$JOBS" --target bench_cuda
 TKB="$BUILD/tkbench"
 step test_cuda_nogpu 60 "$BUILD/test_cuda_nogpu"
 step test_cuda_gpu 120 "$BUILD/test_cuda_gpu"
@@ -95,7 +96,7 @@ done
 step bench_cuda 120 "$BUILD/bench_cuda"
 # Out-of-bounds accesses and races in the ops' kernels, on the small specs' forward and vjp.
 if command -v compute-sanitizer >/dev/null; then
-  step sanitize 120 compute-sanitizer --tool memcheck --error-exitcode 9 \
+  step sanitize 90 compute-sanitizer --tool memcheck --error-exitcode 9 \
     "$TKB" check --device cuda:0 --filter '^cpu_.*_(forward|vjp)_cuda$'
 fi
 rm -rf "$BUILD"
