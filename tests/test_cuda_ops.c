@@ -10,7 +10,9 @@
  *  - without a GPU (or driver, or plugin), standardizing and checking one on cuda:0 fail
  *    with the device's one-sentence reason.
  * Their numbers are checked on a GPU by `tkbench check --device cuda:0` (scripts/
- * gpu-check.sh); this test then only checks the registration.
+ * gpu-check.sh). With a GPU this test also checks, against the references, edge shapes
+ * the registered specs do not reach (test_edge_on_gpu); without one, that their
+ * arguments bind.
  */
 #include "check.h"
 #include "cuda_ops.h"
@@ -160,15 +162,215 @@ static void test_device_data_not_read(void) {
         sh.residuals[0].dtype == TKB_FLOAT32 && sh.residuals[0].shape[0] == 8);
 }
 
+/* ---- On a GPU: shapes the registered specs do not reach ----
+ * Each case is registered twice here (reference and cuda, every mode) under an "edge_"
+ * name and checked as `tkbench check` does. They cover what the cpu_ specs leave out:
+ * rows longer than a block and not a multiple of 32 (normalization), float16 and float64
+ * (every op), RMS norm and absent params, the activations gelu, relu and none, ragged
+ * groups that are empty at both ends, lsce's vocabulary split into several chunks (B
+ * 4096: chunks of 8192 columns), head dims of 256 (more than 48 KiB of shared memory, in
+ * float32 and float64), T != S, grouped-query heads with Dv != D, a bias broadcast over
+ * b and t, and a mask that keeps nothing (out 0, lse -inf, zero grads). */
+tkb_status tkb__rd_init_fixed_groups(tkb_array *a, const tkb_init_ctx *ctx); /* ops/ragged_dot */
+
+typedef struct edge_case {
+  const char *op, *name;
+  const tkb_fn *ref, *cuda;
+  tkb_value args[5];
+  size_t n_args;
+  tkb_kwarg kwargs[3];
+  size_t n_kwargs;
+} edge_case;
+
+static const int32_t edge_groups[6] = {0, 17, 0, 20, 13, 0}; /* M = 50 */
+static tkb_init edge_groups_init, edge_labels_init, edge_mask_none;
+
+static edge_case edge_cases[16];
+static size_t n_edge;
+
+static edge_case *edge_add(const char *op, const char *name, const tkb_fn *ref, const tkb_fn *cuda) {
+  edge_case *c = &edge_cases[n_edge++];
+  *c = (edge_case){.op = op, .name = name, .ref = ref, .cuda = cuda};
+  return c;
+}
+
+static void edge_register(void) {
+  if (n_edge) return; /* registered before */
+  edge_groups_init = TKB_INIT_CALLBACK_(tkb__rd_init_fixed_groups, (void *)edge_groups);
+  edge_labels_init = TKB_INIT_RANGE_(0, 8300);
+  edge_mask_none = TKB_INIT_CONSTANT_(0);
+  const tkb_fn *nr = &tkb_op_normalization_reference, *nc = &tkb__op_normalization_cuda;
+  edge_case *c = edge_add("normalization", "edge_norm_f16_7x300_rms", nr, nc);
+  c->args[0] = TKB_ABSTRACT(TKB_SPEC(TKB_FLOAT16, 7, 300));
+  c->args[1] = TKB_ABSTRACT(TKB_SPEC(TKB_FLOAT32, 300));
+  c->args[2] = TKB_ABSTRACT(TKB_SPEC(TKB_BFLOAT16, 300));
+  c->n_args = 3;
+  c->kwargs[0] = (tkb_kwarg){"subtract_mean", TKB_BOOL(false)};
+  c->n_kwargs = 1;
+  c = edge_add("normalization", "edge_norm_f64_5x33x6_axis1", nr, nc);
+  c->args[0] = TKB_ABSTRACT(TKB_SPEC(TKB_FLOAT64, 5, 33, 6));
+  c->args[1] = TKB_NONE;
+  c->args[2] = TKB_ABSTRACT(TKB_SPEC(TKB_FLOAT64, 33));
+  c->n_args = 3;
+  c->kwargs[0] = (tkb_kwarg){"axis", TKB_INT(1)};
+  c->n_kwargs = 1;
+  c = edge_add("normalization", "edge_norm_f32_600x40", nr, nc); /* 3 partial-sum blocks */
+  c->args[0] = TKB_ABSTRACT(TKB_SPEC(TKB_FLOAT32, 600, 40));
+  c->args[1] = TKB_ABSTRACT(TKB_SPEC(TKB_FLOAT32, 40));
+  c->args[2] = TKB_ABSTRACT(TKB_SPEC(TKB_FLOAT32, 40));
+  c->n_args = 3;
+
+  const tkb_fn *gr = &tkb_op_gated_linear_unit_reference, *gc = &tkb__op_gated_linear_unit_cuda;
+  const char *acts[3] = {"gelu", "relu", "none"};
+  const tkb_dtype gdt[3] = {TKB_FLOAT16, TKB_FLOAT64, TKB_FLOAT32};
+  const char *gnames[3] = {"edge_glu_f16_gelu", "edge_glu_f64_relu", "edge_glu_f32_none"};
+  for (int i = 0; i < 3; i++) {
+    c = edge_add("gated_linear_unit", gnames[i], gr, gc);
+    c->args[0] = TKB_ABSTRACT(TKB_SPEC(gdt[i], 3, 17, 40));
+    c->args[1] = TKB_ABSTRACT(TKB_SPEC(gdt[i], 40, 2, 24));
+    c->n_args = 2;
+    c->kwargs[0] = (tkb_kwarg){"activation", TKB_STRING(acts[i])};
+    c->n_kwargs = 1;
+  }
+
+  const tkb_fn *rr = &tkb_op_ragged_dot_reference, *rc = &tkb__op_ragged_dot_cuda;
+  const tkb_dtype rdt[2] = {TKB_FLOAT16, TKB_FLOAT64};
+  const char *rnames[2] = {"edge_rd_f16_empty_groups", "edge_rd_f64_empty_groups"};
+  for (int i = 0; i < 2; i++) {
+    c = edge_add("ragged_dot", rnames[i], rr, rc);
+    c->args[0] = TKB_ABSTRACT(TKB_SPEC(rdt[i], 50, 24));
+    c->args[1] = TKB_ABSTRACT(TKB_SPEC(rdt[i], 6, 24, 20));
+    c->args[2] = TKB_ABSTRACT_INIT(TKB_SPEC(TKB_INT32, 6), &edge_groups_init);
+    c->n_args = 3;
+  }
+
+  const tkb_fn *lr = &tkb_op_linear_softmax_cross_entropy_loss_reference,
+               *lc = &tkb__op_linear_softmax_cross_entropy_loss_cuda;
+  const tkb_dtype lx[2] = {TKB_BFLOAT16, TKB_FLOAT32};
+  const char *lnames[2] = {"edge_lsce_bf16_chunks", "edge_lsce_f32_bf16w_chunks"};
+  for (int i = 0; i < 2; i++) {
+    c = edge_add("linear_softmax_cross_entropy_loss", lnames[i], lr, lc);
+    c->args[0] = TKB_ABSTRACT(TKB_SPEC(lx[i], 4096, 8));
+    c->args[1] = TKB_ABSTRACT_INIT(TKB_SPEC(TKB_INT32, 4096), &edge_labels_init);
+    c->args[2] = TKB_ABSTRACT(TKB_SPEC(TKB_BFLOAT16, 8, 8300));
+    c->n_args = 3;
+    c->kwargs[0] = (tkb_kwarg){"reduction", TKB_STRING(i ? "sum" : "mean")};
+    c->n_kwargs = 1;
+  }
+
+  const tkb_fn *ar = &tkb_op_dot_product_attention_reference, *ac = &tkb__op_dot_product_attention_cuda;
+  const tkb_dtype adt[2] = {TKB_FLOAT32, TKB_FLOAT64};
+  const char *anames[2] = {"edge_attn_f32_d256_causal", "edge_attn_f64_d256_causal"};
+  for (int i = 0; i < 2; i++) {
+    c = edge_add("dot_product_attention", anames[i], ar, ac);
+    c->args[0] = TKB_ABSTRACT(TKB_SPEC(adt[i], 1, 40, 2, 256));
+    c->args[1] = TKB_ABSTRACT(TKB_SPEC(adt[i], 1, 37, 1, 256));
+    c->args[2] = TKB_ABSTRACT(TKB_SPEC(adt[i], 1, 37, 1, 256));
+    c->n_args = 3;
+    c->kwargs[0] = (tkb_kwarg){"is_causal", TKB_BOOL(true)};
+    c->n_kwargs = 1;
+  }
+  c = edge_add("dot_product_attention", "edge_attn_bf16_gqa_bias_mask", ar, ac);
+  c->args[0] = TKB_ABSTRACT(TKB_SPEC(TKB_BFLOAT16, 2, 24, 4, 48));
+  c->args[1] = TKB_ABSTRACT(TKB_SPEC(TKB_BFLOAT16, 2, 70, 2, 48));
+  c->args[2] = TKB_ABSTRACT(TKB_SPEC(TKB_BFLOAT16, 2, 70, 2, 80));
+  c->args[3] = TKB_ABSTRACT(TKB_SPEC(TKB_BFLOAT16, 4, 1, 70)); /* q's dtype, as Tokamax's */
+  c->args[4] = TKB_ABSTRACT(TKB_SPEC(TKB_BOOL, 2, 1, 24, 70));
+  c->n_args = 5;
+  c = edge_add("dot_product_attention", "edge_attn_f16_masked_out", ar, ac);
+  c->args[0] = TKB_ABSTRACT(TKB_SPEC(TKB_FLOAT16, 1, 9, 2, 32));
+  c->args[1] = TKB_ABSTRACT(TKB_SPEC(TKB_FLOAT16, 1, 11, 2, 32));
+  c->args[2] = TKB_ABSTRACT(TKB_SPEC(TKB_FLOAT16, 1, 11, 2, 32));
+  c->args[3] = TKB_ABSTRACT(TKB_SPEC(TKB_FLOAT16, 1, 2, 9, 11));
+  c->args[4] = TKB_ABSTRACT_INIT(TKB_SPEC(TKB_BOOL, 1, 1, 1, 11), &edge_mask_none);
+  c->n_args = 5;
+
+  static const tkb_mode modes[] = {TKB_MODE_FORWARD, TKB_MODE_FORWARD_RES, TKB_MODE_VJP,
+                                   TKB_MODE_FORWARD_AND_VJP};
+  for (size_t i = 0; i < n_edge; i++)
+    for (size_t m = 0; m < 4; m++)
+      for (int impl = 0; impl < 2; impl++) {
+        tkb_benchmark_def d = {.op = edge_cases[i].op,
+                               .name = edge_cases[i].name,
+                               .impl_name = impl ? "cuda" : "reference",
+                               .fn = impl ? edge_cases[i].cuda : edge_cases[i].ref,
+                               .args = edge_cases[i].args,
+                               .n_args = edge_cases[i].n_args,
+                               .kwargs = edge_cases[i].n_kwargs ? edge_cases[i].kwargs : NULL,
+                               .n_kwargs = edge_cases[i].n_kwargs,
+                               .mode = modes[m],
+                               .tags = "edge",
+                               .device_kind = impl ? "cuda" : "cpu"};
+        tkb_status st = tkb_register_benchmark(&d);
+        CHECK_MSG(st == TKB_OK || st == TKB_ERR_DUPLICATE_ARGUMENT, "registering %s: %s",
+                  edge_cases[i].name, tkb_last_error());
+      }
+}
+
+/* Without a GPU: the edge cases' arguments at least bind and infer (their reference
+ * entries standardize on the cpu; forward mode runs nothing). */
+static void test_edge_args(void) {
+  edge_register();
+  int n = 0;
+  for (size_t i = 0; i < tkb_registry_count(); i++) {
+    const tkb_benchmark_def *d = tkb_registry_get(i);
+    if (strncmp(d->name, "edge_", 5) != 0 || strcmp(d->impl_name, "reference") != 0 ||
+        d->mode != TKB_MODE_FORWARD)
+      continue;
+    tkb_std_fn *f = NULL;
+    tkb_arrays *args = NULL;
+    CHECK_MSG(tkb_registry_standardize(i, "cpu", 0, &f, &args) == TKB_OK, "%s: %s",
+              tkb_registry_full_name(i), tkb_last_error());
+    n++;
+    tkb_std_fn_free(f);
+    tkb_arrays_free(args);
+  }
+  CHECK(n == (int)n_edge);
+}
+
+static void test_edge_on_gpu(void) {
+  edge_register();
+  int passed = 0, total = 0;
+  for (size_t i = 0; i < tkb_registry_count(); i++) {
+    const tkb_benchmark_def *d = tkb_registry_get(i);
+    if (strncmp(d->name, "edge_", 5) != 0 || strcmp(d->impl_name, "cuda") != 0) continue;
+    total++;
+    tkb_check_result *r = NULL;
+    tkb_check_opts o = {.device = "cuda:0"};
+    tkb_status st = tkb_check_entry(i, &o, &r);
+    CHECK_MSG(st == TKB_OK, "%s: %s", tkb_registry_full_name(i), tkb_last_error());
+    if (st) continue;
+    CHECK_MSG(r->passed, "%s differs from its reference", r->name);
+    if (r->passed) passed++;
+    for (int k = 0; k < r->n_outputs; k++) {
+      const tkb_check_output *c = &r->outputs[k];
+      if (!c->passed)
+        printf("  FAIL %s output '%s': max|diff| %.3g at flat %lld (actual %.9g, expected "
+               "%.9g), %.2f%% close, NaN %lld/%lld, Inf %lld/%lld (rtol %.3g atol %.3g)\n",
+               r->name, c->name, c->diff.max_abs_diff, (long long)c->diff.max_abs_diff_index,
+               c->diff.max_diff_actual, c->diff.max_diff_expected, c->diff.percent_close,
+               (long long)c->diff.nan_actual, (long long)c->diff.nan_expected,
+               (long long)c->diff.inf_actual, (long long)c->diff.inf_expected, c->diff.rtol,
+               c->diff.atol);
+    }
+    tkb_check_result_free(r);
+  }
+  printf("edge cases on cuda:0: %d of %d passed\n", passed, total);
+  CHECK(total == (int)(4 * n_edge));
+}
+
 int main(void) {
   test_twins();
   test_cpu_refused();
   test_device_data_not_read();
   tkb_device *dev = NULL;
-  if (tkb_device_get("cuda:0", &dev) == TKB_OK)
-    printf("cuda:0 is present (%s): its numbers are checked by `tkbench check --device cuda:0`\n",
-           tkb_device_description(dev));
-  else
+  if (tkb_device_get("cuda:0", &dev) == TKB_OK) {
+    printf("cuda:0 is present (%s): the registered specs are checked by `tkbench check "
+           "--device cuda:0`; the edge cases here\n", tkb_device_description(dev));
+    test_edge_on_gpu();
+  } else {
     test_no_gpu();
+    test_edge_args();
+  }
   return CHECK_DONE();
 }
