@@ -1,16 +1,21 @@
 /*
  * test_cuda_gpu.c - the CUDA backend on cuda:0 (needs a GPU; scripts/gpu-check.sh runs
- * it on the H200): transfers, Philox fills bit-identical to the cpu for every dtype, and
- * every timing method (cupti, cuda_events, profiler + its trace, hermetic_profiler,
- * wallclock, the aliases, cold_cache) on a call whose device work is one fill kernel.
+ * it on the H200): transfers, Philox fills bit-identical to the cpu for every dtype and
+ * init, and every timing method (cupti, cuda_events, profiler + its trace,
+ * hermetic_profiler, wallclock, the aliases, cold_cache) on calls whose device work is
+ * known: one fill kernel, a kernel and a copy, nothing at all.
  *
- * Exit 77 (CTest: SKIPPED, with the reason printed) when cuda:0 cannot be opened here.
+ * GPU runs are scarce, so every failure prints what is needed to fix it without another
+ * run: statuses with tkb_last_error(), the differing elements of a fill (index, position
+ * in the Philox counter, bytes and values on both sides), each method's figures and
+ * metadata. Exit 77 (CTest: SKIPPED, with the reason printed) when cuda:0 cannot be
+ * opened here.
  */
 #include "tkbench.h"
 #include "check.h"
 
+#include <inttypes.h>
 #include <stdint.h>
-
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,78 +34,140 @@ static void test_transfers(void) {
   CHECK_OK(tkb_array_copy(a, NULL, &b));
   memset(back, 0, sizeof back);
   CHECK_OK(tkb_array_read(b, back, sizeof back));
-  CHECK(memcmp(back, host, sizeof host) == 0);
+  int first = -1;
+  for (int i = 0; i < N && first < 0; i++)
+    if (back[i] != host[i]) first = i;
+  CHECK_MSG(first < 0, "upload + device copy + download: element %d is %g, wrote %g", first,
+            first < 0 ? 0.0 : (double)back[first], first < 0 ? 0.0 : (double)host[first]);
   CHECK_OK(tkb_array_zeros(gpu, &s, &z));
   CHECK_OK(tkb_array_copy_into(a, z));
   CHECK_OK(tkb_array_read(a, back, sizeof back));
   int nonzero = 0;
   for (int i = 0; i < N; i++) nonzero += back[i] != 0.0f;
-  CHECK(nonzero == 0);
+  CHECK_MSG(nonzero == 0, "tkb_array_zeros + copy_into: %d of %d elements are not 0", nonzero, N);
   tkb_array_free(a);
   tkb_array_free(b);
   tkb_array_free(z);
 }
 
-static int fill_mismatches;
+/* ---- fills: the cuda kernel against the cpu, byte for byte ---- */
+
+static int fill_mismatches, fill_cases;
+
+/* The element's bytes as one hex number (little-endian: the last byte first). */
+static void hex(const unsigned char *p, size_t n, char *out) {
+  for (size_t i = 0; i < n; i++) sprintf(out + 2 * i, "%02x", p[n - 1 - i]);
+}
 
 static void same_fill(tkb_dtype dt, int64_t n, const tkb_init *init, uint64_t seed, uint64_t stream,
                       const char *what) {
   tkb_spec s = TKB_SPEC(dt, n);
-  tkb_array *h = NULL, *d = NULL;
+  tkb_array *h = NULL, *d = NULL, *back = NULL;
   CHECK_OK(tkb_array_new(NULL, &s, &h));
   CHECK_OK(tkb_array_new(gpu, &s, &d));
-  if (!h || !d) return;
-  tkb_status sh = tkb_fill(h, init, seed, stream), sd = tkb_fill(d, init, seed, stream);
-  CHECK_MSG(sh == sd, "%s %s: cpu %s, cuda %s (%s)", tkb_dtype_name(dt), what, tkb_status_name(sh),
-            tkb_status_name(sd), tkb_last_error());
+  CHECK_OK(tkb_array_new(NULL, &s, &back));
+  if (!h || !d || !back) goto done;
+  fill_cases++;
+  tkb_status sh = tkb_fill(h, init, seed, stream);
+  char eh[512];
+  snprintf(eh, sizeof eh, "%s", tkb_last_error());
+  tkb_status sd = tkb_fill(d, init, seed, stream);
+  CHECK_MSG(sh == sd, "%s %s n=%" PRId64 ": cpu %s (%s), cuda %s (%s)", tkb_dtype_name(dt), what, n,
+            tkb_status_name(sh), eh, tkb_status_name(sd), tkb_last_error());
   if (sh == TKB_OK && sd == TKB_OK) {
-    unsigned char *back = malloc(h->nbytes + 1);
-    CHECK_OK(tkb_array_read(d, back, h->nbytes));
-    size_t es = tkb_dtype_size(dt), first = SIZE_MAX, bad = 0;
+    tkb_status sy = tkb_device_synchronize(gpu);
+    CHECK_MSG(sy == TKB_OK, "%s %s: synchronize after the fill kernel: %s (%s)", tkb_dtype_name(dt),
+              what, tkb_status_name(sy), tkb_last_error());
+    CHECK_OK(tkb_array_read(d, back->data, h->nbytes));
+    size_t es = tkb_dtype_size(dt), bad = 0;
+    size_t by_pos[4] = {0}; /* mismatches by i % 4: a mapping error shows as whole positions */
+    const unsigned char *cb = h->data, *gb = back->data;
     for (size_t i = 0; i < (size_t)n; i++)
-      if (memcmp(back + i * es, (unsigned char *)h->data + i * es, es) != 0) {
-        if (first == SIZE_MAX) first = i;
+      if (memcmp(gb + i * es, cb + i * es, es) != 0) {
+        if (bad < 3) {
+          char hc[20], hg[20];
+          hex(cb + i * es, es, hc);
+          hex(gb + i * es, es, hg);
+          fprintf(stderr, "  %s %s seed %#" PRIx64 " stream %" PRIu64 " n %" PRId64 ": element %zu "
+                  "(counter %zu, word %zu of 4 / half %zu of 2): cpu 0x%s = %.9g, cuda 0x%s = %.9g\n",
+                  tkb_dtype_name(dt), what, seed, stream, n, i, i / 4, i % 4, i % 2, hc,
+                  tkb_array_get_f64(h, (int64_t)i), hg, tkb_array_get_f64(back, (int64_t)i));
+        }
         bad++;
+        by_pos[i % 4]++;
       }
-    CHECK_MSG(bad == 0, "%s %s seed %llu: %zu of %lld elements differ, first at %zu",
-              tkb_dtype_name(dt), what, (unsigned long long)seed, bad, (long long)n, first);
+    CHECK_MSG(bad == 0, "%s %s seed %#" PRIx64 " stream %" PRIu64 ": %zu of %" PRId64
+              " elements differ (by i %% 4: %zu %zu %zu %zu)", tkb_dtype_name(dt), what, seed,
+              stream, bad, n, by_pos[0], by_pos[1], by_pos[2], by_pos[3]);
     fill_mismatches += bad != 0;
-    free(back);
   }
+done:
   tkb_array_free(h);
   tkb_array_free(d);
+  tkb_array_free(back);
 }
 
 static void test_fills(void) {
   const uint64_t seeds[2] = {0, 0x9e3779b97f4a7c15ull};
-  const int64_t n = 65539; /* odd: the last counter is partly outside the array */
+  const uint64_t streams[2] = {3, 0xdeadbeef00000001ull}; /* the high counter words too */
+  const int64_t n = 65539;  /* odd: the last counter is partly outside the array */
+  const int64_t small[] = {1, 2, 3, 5, 7};
   for (int si = 0; si < 2; si++)
     for (int dt = 0; dt < TKB_DTYPE_COUNT; dt++) {
       tkb_dtype t = (tkb_dtype)dt;
       const tkb_init dflt = {0};
-      same_fill(t, n, &dflt, seeds[si], 3, "default");
-      same_fill(t, 5, &dflt, seeds[si], 11, "default (5 elements)");
+      same_fill(t, n, &dflt, seeds[si], streams[si], "default");
+      for (size_t k = 0; k < sizeof small / sizeof small[0]; k++)
+        same_fill(t, small[k], &dflt, seeds[si], 11, "default (few elements)");
       if (tkb_dtype_is_float(t)) {
         tkb_init nrm = TKB_INIT_NORMAL_(0.5, 3.0), uni = TKB_INIT_UNIFORM_(-2.0, 7.5);
-        tkb_init rng = TKB_INIT_RANGE_(-100, 101);
+        tkb_init rng = TKB_INIT_RANGE_(-100, 101), tiny = TKB_INIT_UNIFORM_(1.0, 1.001);
         same_fill(t, n, &nrm, seeds[si], 1, "normal(0.5, 3)");
         same_fill(t, n, &uni, seeds[si], 2, "uniform[-2, 7.5)");
+        same_fill(t, n, &tiny, seeds[si], 2, "uniform[1, 1.001)");
         same_fill(t, n, &rng, seeds[si], 4, "int range[-100, 101)");
+        if (t != TKB_FLOAT8_E4M3FN) { /* e4m3fn's finite range ends at 448 */
+          tkb_init big = TKB_INIT_RANGE_(-30000, 30000);
+          same_fill(t, n, &big, seeds[si], 8, "int range[-30000, 30000) (rounded)");
+        }
+        if (t == TKB_FLOAT32 || t == TKB_FLOAT64 || t == TKB_BFLOAT16) {
+          tkb_init wide = TKB_INIT_RANGE_(-1e15, 1e15); /* width > 2^32: 64-bit draws */
+          same_fill(t, n, &wide, seeds[si], 9, "int range width 2e15 (rounded)");
+        }
       } else {
         tkb_init rng = t == TKB_BOOL ? TKB_INIT_RANGE_(0, 2) : TKB_INIT_RANGE_(0, 100);
+        tkb_init uni = t == TKB_BOOL    ? TKB_INIT_UNIFORM_(0, 2)
+                       : t == TKB_UINT8 ? TKB_INIT_UNIFORM_(3, 250)
+                                        : TKB_INIT_UNIFORM_(-3, 120);
         same_fill(t, n, &rng, seeds[si], 5, "int range");
+        same_fill(t, n, &uni, seeds[si], 5, "uniform (integers)");
       }
       if (t == TKB_INT64) {
         tkb_init wide = TKB_INIT_RANGE_(-1e15, 1e15);
         same_fill(t, n, &wide, seeds[si], 6, "int range width 2e15");
+        tkb_init full = TKB_INIT_RANGE_(-9223372036854775808.0, 9223372036854775808.0);
+        same_fill(t, n, &full, seeds[si], 6, "int range all of int64 (width 2^64)");
+      }
+      if (t == TKB_INT32) {
+        tkb_init full = TKB_INIT_RANGE_(-2147483648.0, 2147483648.0); /* width 2^32 */
+        same_fill(t, n, &full, seeds[si], 6, "int range all of int32 (width 2^32)");
       }
       tkb_init c = TKB_INIT_CONSTANT_(1);
       same_fill(t, n, &c, seeds[si], 7, "constant 1");
+      tkb_init c0 = TKB_INIT_CONSTANT_(0);
+      same_fill(t, 3, &c0, seeds[si], 7, "constant 0 (3 elements)");
     }
-  printf("fills: %d (dtype, init, seed) combinations differ\n", fill_mismatches);
+  /* a multi-block grid with a partial last block */
+  const tkb_init dflt = {0};
+  same_fill(TKB_BFLOAT16, (1 << 20) + 3, &dflt, 42, 0, "default (1M + 3)");
+  same_fill(TKB_FLOAT64, (1 << 20) + 1, &dflt, 42, 0, "default (1M + 1)");
+  printf("fills: %d of %d (dtype, init, seed, size) cases differ from the cpu\n", fill_mismatches,
+         fill_cases);
 }
 
-/* ---- a call whose device work is one kernel: y = normal fill (the Philox kernel) ---- */
+/* ---- timed calls with known device work ---- */
+
+/* y = normal fill (one Philox kernel); y2 = copy of y when there are two outputs. */
 static const tkb_param gen_params[] = {{.name = "x", .kind = TKB_KIND_ARRAY}};
 
 static tkb_status gen_infer(const tkb_args *a, tkb_shapes *s) {
@@ -118,13 +185,59 @@ static tkb_status gen_forward(const tkb_args *a, void *state, tkb_array *const *
 static const tkb_fn gen_fn = {.name = "gen", .params = gen_params, .n_params = 1,
                               .infer = gen_infer, .forward = gen_forward};
 
+static tkb_status gen2_infer(const tkb_args *a, tkb_shapes *s) {
+  const tkb_spec *x = tkb_args_spec(a, "x");
+  *s = (tkb_shapes){.n_outputs = 2, .outputs = {*x, *x}, .output_names = {"y", "y2"}};
+  return TKB_OK;
+}
+
+static tkb_status gen2_forward(const tkb_args *a, void *state, tkb_array *const *out) {
+  tkb_status st = gen_forward(a, state, out);
+  return st ? st : tkb_array_copy_into(out[1], out[0]);
+}
+
+static const tkb_fn gen2_fn = {.name = "gen_and_copy", .params = gen_params, .n_params = 1,
+                               .infer = gen2_infer, .forward = gen2_forward};
+
+/* Enqueues nothing on the device. */
+static tkb_status idle_forward(const tkb_args *a, void *state, tkb_array *const *out) {
+  (void)a, (void)state, (void)out;
+  return TKB_OK;
+}
+
+static const tkb_fn idle_fn = {.name = "idle", .params = gen_params, .n_params = 1,
+                               .infer = gen_infer, .forward = idle_forward};
+
 static const char *meta(const tkb_benchmark_data *bd, const char *key) {
   const char *v = bd ? tkb_benchmark_data_meta(bd, key) : NULL;
   return v ? v : "";
 }
 
+static void print_bd(const char *label, const tkb_benchmark_data *bd) {
+  if (!bd) return;
+  printf("%-34s median %9.4f ms  min %9.4f  max %9.4f  spread %.4f  commands %s (kept %s)  "
+         "peak %.1f MB  SM %s MHz  %s C  %s W  reasons %s  throttled %s%s%s\n",
+         label, bd->median_evaluation_time_ms, bd->min_ms, bd->max_ms, bd->stddev_over_median,
+         meta(bd, "device_commands_per_call"), meta(bd, "device_commands_kept"), bd->peak_memory_mb,
+         meta(bd, "experiment0.sm_clock_mhz"), meta(bd, "experiment0.temperature_c"),
+         meta(bd, "experiment0.power_w"), meta(bd, "experiment0.clocks_event_reasons"),
+         meta(bd, "throttled_calls"), *meta(bd, "experiment0.clocks_unknown") ? "  clocks unknown: " : "",
+         meta(bd, "experiment0.clocks_unknown"));
+}
+
+/* One benchmark; *bd (caller frees) on success. Prints the figures or the error. */
+static tkb_status bench(tkb_std_fn *f, tkb_arrays *args, tkb_bench_opts o, const char *label,
+                        tkb_benchmark_data **bd) {
+  *bd = NULL;
+  tkb_status st = tkb_benchmark(f, args, &o, bd);
+  if (st) printf("%-34s %s: %s\n", label, tkb_status_name(st), tkb_last_error());
+  else print_bd(label, *bd);
+  return st;
+}
+
 static void test_methods(void) {
-  tkb_value pos[] = {TKB_ABSTRACT(TKB_SPEC(TKB_FLOAT32, 1 << 24))};
+  const int64_t n = (int64_t)1 << 26; /* a ~100 us fill: launch gaps stay small beside it */
+  tkb_value pos[] = {TKB_ABSTRACT(TKB_SPEC(TKB_FLOAT32, n))};
   tkb_std_opts so = {.device = "cuda:0", .seed = 1};
   tkb_std_fn *f = NULL;
   tkb_arrays *args = NULL;
@@ -139,18 +252,135 @@ static void test_methods(void) {
     tkb_benchmark_data *bd = NULL;
     tkb_bench_opts o = {.iterations = 10, .method = methods[i], .cold_cache = i == 1};
     if (strstr(canon[i], "profiler")) o.event_filter_regex = "tkb_fill";
-    CHECK_OK(tkb_benchmark(f, args, &o, &bd));
+    char label[64];
+    snprintf(label, sizeof label, "fill %s%s", methods[i], o.cold_cache ? " cold" : "");
+    tkb_status st = bench(f, args, o, label, &bd);
+    CHECK_MSG(st == TKB_OK, "method %s: %s: %s", methods[i], tkb_status_name(st), tkb_last_error());
+    if (!bd) continue;
     CHECK_MSG(strcmp(meta(bd, "method"), canon[i]) == 0, "%s -> %s", methods[i], meta(bd, "method"));
-    med[i] = bd ? bd->median_evaluation_time_ms : 0;
+    med[i] = bd->median_evaluation_time_ms;
     CHECK_MSG(med[i] > 0, "%s: median %g ms", methods[i], med[i]);
-    printf("%-18s median %.4f ms  spread %.4f  commands %s\n", methods[i], med[i],
-           bd ? bd->stddev_over_median : 0, meta(bd, "device_commands_per_call"));
-    if (strcmp(canon[i], "profiler") == 0 && *meta(bd, "trace")) unlink(meta(bd, "trace"));
+    if (strcmp(canon[i], "wallclock") && strcmp(canon[i], "cuda_events"))
+      CHECK_MSG(strcmp(meta(bd, "device_commands_per_call"), "1") == 0,
+                "%s: one fill kernel per call, CUPTI attributed %s records", methods[i],
+                meta(bd, "device_commands_per_call"));
+    /* args x and output y: 2 x 268 MB, no growth while timing */
+    double want_mb = 2.0 * (double)n * 4 / 1e6;
+    CHECK_MSG(bd->peak_memory_mb >= want_mb * 0.99 && bd->peak_memory_mb <= want_mb * 1.01 + 1,
+              "%s: peak_memory_mb %.3f, expected about %.3f (x and y)", methods[i],
+              bd->peak_memory_mb, want_mb);
+    if (strcmp(canon[i], "profiler") == 0) {
+      const char *tr = meta(bd, "trace");
+      CHECK_MSG(*tr && access(tr, R_OK) == 0, "%s: trace \"%s\" not written", methods[i], tr);
+      if (*tr) unlink(tr);
+    }
+    const char *sm = meta(bd, "experiment0.sm_clock_mhz");
+    CHECK_MSG(*sm || *meta(bd, "experiment0.clocks_unknown"),
+              "%s: neither clocks nor why they are unknown in the metadata", methods[i]);
     tkb_benchmark_data_free(bd);
   }
   /* one kernel: cupti and cuda_events agree within 20%, wallclock is not below */
-  CHECK_MSG(med[1] > 0.8 * med[2] && med[1] < 1.2 * med[2], "cupti %g vs cuda_events %g", med[1], med[2]);
-  CHECK_MSG(med[7] > 0.8 * med[2], "wallclock %g vs cuda_events %g", med[7], med[2]);
+  CHECK_MSG(med[1] > 0.8 * med[2] && med[1] < 1.2 * med[2], "cupti (cold) %g vs cuda_events %g ms",
+            med[1], med[2]);
+  CHECK_MSG(med[0] > 0.8 * med[2] && med[0] < 1.2 * med[2], "cupti %g vs cuda_events %g ms",
+            med[0], med[2]);
+  CHECK_MSG(med[3] > 0.8 * med[2] && med[3] < 1.2 * med[2], "profiler %g vs cuda_events %g ms",
+            med[3], med[2]);
+  CHECK_MSG(med[7] > 0.8 * med[2], "wallclock %g vs cuda_events %g ms", med[7], med[2]);
+
+  /* the CUPTI timer closes and reopens cleanly, also after another method */
+  for (int r = 0; r < 2; r++) {
+    tkb_benchmark_data *bd = NULL;
+    tkb_bench_opts o = {.iterations = 5, .method = r ? "cupti" : "cuda_events"};
+    CHECK_OK(bench(f, args, o, r ? "fill cupti (again)" : "fill cuda_events (again)", &bd));
+    tkb_benchmark_data_free(bd);
+  }
+  /* throttle retries run without error (whether any call is throttled is the GPU's) */
+  {
+    tkb_benchmark_data *bd = NULL;
+    tkb_bench_opts o = {.iterations = 5, .experiments = 2, .interval_ms = 10, .method = "cupti",
+                        .throttle_retries = 3};
+    CHECK_OK(bench(f, args, o, "fill cupti x2 retries", &bd));
+    if (bd) printf("  throttled %d, retries %d\n", bd->n_throttled, bd->n_throttle_retries);
+    tkb_benchmark_data_free(bd);
+  }
+  tkb_arrays_free(args);
+  tkb_std_fn_free(f);
+}
+
+/* A kernel and a device copy per call: cupti sums the kernel only, the profiler unites
+ * both (its filter keeps what it is told), and nothing from outside the call is taken. */
+static void test_kernel_and_copy(void) {
+  tkb_value pos[] = {TKB_ABSTRACT(TKB_SPEC(TKB_FLOAT32, (int64_t)1 << 24))};
+  tkb_std_opts so = {.device = "cuda:0", .seed = 1};
+  tkb_std_fn *f = NULL;
+  tkb_arrays *args = NULL;
+  CHECK_OK(tkb_standardize_function(&gen2_fn, pos, 1, NULL, 0, &so, &f, &args));
+  if (!f) return;
+  tkb_benchmark_data *bd = NULL;
+  double cupti = 0, prof = 0, events = 0;
+  tkb_bench_opts o = {.iterations = 10, .method = "cupti", .cold_cache = true};
+  if (!bench(f, args, o, "fill+copy cupti cold", &bd)) {
+    CHECK_MSG(strcmp(meta(bd, "device_commands_per_call"), "1") == 0,
+              "cupti keeps kernels only: %s records", meta(bd, "device_commands_per_call"));
+    cupti = bd->median_evaluation_time_ms;
+  } else {
+    CHECK_MSG(0, "fill+copy cupti: %s", tkb_last_error());
+  }
+  tkb_benchmark_data_free(bd);
+  o = (tkb_bench_opts){.iterations = 10, .method = "hermetic_profiler", .cold_cache = true};
+  if (!bench(f, args, o, "fill+copy hermetic_profiler cold", &bd)) {
+    /* the kernel and the copy; the flush's memset ran before the call and is not its */
+    CHECK_MSG(strcmp(meta(bd, "device_commands_per_call"), "2") == 0,
+              "hermetic_profiler: %s records, want 2 (kernel, memcpy DtoD)",
+              meta(bd, "device_commands_per_call"));
+    prof = bd->median_evaluation_time_ms;
+  } else {
+    CHECK_MSG(0, "fill+copy hermetic_profiler: %s", tkb_last_error());
+  }
+  tkb_benchmark_data_free(bd);
+  o = (tkb_bench_opts){.iterations = 10, .method = "hermetic_profiler", .event_filter_regex = "memcpy"};
+  if (!bench(f, args, o, "fill+copy hermetic_profiler memcpy", &bd))
+    CHECK_MSG(strcmp(meta(bd, "device_commands_kept"), "1") == 0, "filter memcpy kept %s",
+              meta(bd, "device_commands_kept"));
+  else
+    CHECK_MSG(0, "hermetic_profiler filter memcpy: %s", tkb_last_error());
+  tkb_benchmark_data_free(bd);
+  o = (tkb_bench_opts){.iterations = 10, .method = "cuda_events"};
+  if (!bench(f, args, o, "fill+copy cuda_events", &bd)) events = bd->median_evaluation_time_ms;
+  else CHECK_MSG(0, "fill+copy cuda_events: %s", tkb_last_error());
+  tkb_benchmark_data_free(bd);
+  CHECK_MSG(prof > cupti && prof <= events * 1.2, "fill+copy: cupti %g < profiler %g <~ cuda_events %g ms",
+            cupti, prof, events);
+  tkb_arrays_free(args);
+  tkb_std_fn_free(f);
+}
+
+/* No device work: the device methods must say so, not pick up the cold-cache memset or
+ * the warm-up call's kernels (attribution by correlation and window both fail here). */
+static void test_idle(void) {
+  tkb_value pos[] = {TKB_ABSTRACT(TKB_SPEC(TKB_FLOAT32, 1024))};
+  tkb_std_opts so = {.device = "cuda:0", .seed = 1};
+  tkb_std_fn *f = NULL;
+  tkb_arrays *args = NULL;
+  CHECK_OK(tkb_standardize_function(&idle_fn, pos, 1, NULL, 0, &so, &f, &args));
+  if (!f) return;
+  const char *methods[] = {"cupti", "profiler", "hermetic_profiler"};
+  for (int i = 0; i < 3; i++)
+    for (int cold = 0; cold < 2; cold++) {
+      tkb_benchmark_data *bd = NULL;
+      tkb_bench_opts o = {.iterations = 3, .method = methods[i], .cold_cache = cold};
+      tkb_status st = tkb_benchmark(f, args, &o, &bd);
+      CHECK_MSG(st == TKB_ERR_NOT_FOUND && strstr(tkb_last_error(), "no device command"),
+                "idle call, %s%s: want NOT_FOUND \"... enqueued no device command ...\", got %s "
+                "(%s), %s records", methods[i], cold ? " cold" : "", tkb_status_name(st),
+                tkb_last_error(), meta(bd, "device_commands_per_call"));
+      tkb_benchmark_data_free(bd);
+    }
+  tkb_benchmark_data *bd = NULL;
+  tkb_bench_opts o = {.iterations = 3, .method = "wallclock"};
+  CHECK_OK(bench(f, args, o, "idle wallclock", &bd));
+  tkb_benchmark_data_free(bd);
   tkb_arrays_free(args);
   tkb_std_fn_free(f);
 }
@@ -161,9 +391,16 @@ int main(void) {
     printf("SKIPPED: %s\n", tkb_last_error());
     return 77;
   }
-  printf("cuda:0: %s\n", tkb_device_description(gpu));
+  const char *vis = getenv("CUDA_VISIBLE_DEVICES");
+  printf("cuda:0: %s (CUDA_VISIBLE_DEVICES=%s)\n", tkb_device_description(gpu), vis ? vis : "unset");
+  const char *const *m = tkb_device_methods(gpu);
+  printf("methods:");
+  for (int i = 0; m && m[i]; i++) printf(" %s", m[i]);
+  printf("\n");
   test_transfers();
   test_fills();
   test_methods();
+  test_kernel_and_copy();
+  test_idle();
   return CHECK_DONE();
 }

@@ -21,9 +21,10 @@ static tkb_interval out[64];
 static size_t pick(tkb_cu_store *s, uint64_t call, uint64_t ws, uint64_t we, unsigned kinds,
                    bool *by_corr, tkb_cu_attr_result *res) {
   tkb_cu_select sel = {.call = call, .win_start = ws, .win_end = we, .kinds = kinds};
-  size_t n = 0;
-  *res = tkb_cu_attribute(s, &sel, out, 64, &n, by_corr);
-  return n;
+  tkb_cu_attr_info info;
+  *res = tkb_cu_attribute(s, &sel, out, 64, &info);
+  *by_corr = info.by_correlation;
+  return info.n;
 }
 
 /* Two calls whose records interleave in the buffers (CUPTI delivers per stream, out of
@@ -61,8 +62,54 @@ static void test_correlation(void) {
   CHECK(n == 1 && out[0].start_ns == 5000 && strcmp(out[0].name, "softmax") == 0);
   /* a call whose links all arrived but ran no kernel: nothing, still by correlation */
   tkb_cu_add_link(s, 9, 200);
-  n = pick(s, 9, 0, 1 << 30, TKB_CU_KIND_BIT(TKB_CU_KERNEL), &by, &r);
+  n = pick(s, 9, 6000, 7000, TKB_CU_KIND_BIT(TKB_CU_KERNEL), &by, &r);
   CHECK(n == 0 && by && r == TKB_CU_ATTR_OK);
+  tkb_cu_store_free(s);
+}
+
+/* Links present, but a record that started inside the call's window is not linked: a
+ * link went missing (or another thread used the GPU), so the sum would be short. */
+static void test_stray(void) {
+  tkb_cu_store *s = tkb_cu_store_new();
+  if (!s) return;
+  tkb_cu_add_link(s, 3, 50);
+  tkb_cu_add_record(s, TKB_CU_KERNEL, 100, 200, 50, "linked");
+  tkb_cu_add_record(s, TKB_CU_KERNEL, 200, 300, 51, "unlinked");
+  tkb_cu_add_record(s, TKB_CU_MEMSET, 210, 220, 52, "memset"); /* a kind cupti does not keep */
+  tkb_cu_add_record(s, TKB_CU_KERNEL, 10, 20, 49, "before");   /* outside the window: ignored */
+  tkb_cu_select sel = {.call = 3, .win_start = 90, .win_end = 400,
+                       .kinds = TKB_CU_KIND_BIT(TKB_CU_KERNEL)};
+  tkb_cu_attr_info info;
+  tkb_cu_attr_result r = tkb_cu_attribute(s, &sel, out, 64, &info);
+  CHECK(r == TKB_CU_ATTR_STRAY && info.strays == 1 && info.links == 1 && info.n == 1);
+  CHECK(info.stray_name && strcmp(info.stray_name, "unlinked") == 0);
+  sel.kinds = TKB_CU_ALL_KINDS;
+  r = tkb_cu_attribute(s, &sel, out, 64, &info);
+  CHECK(r == TKB_CU_ATTR_STRAY && info.strays == 2);
+  tkb_cu_store_free(s);
+}
+
+/* CUPTI writes 0 timestamps for a record it could not time: never a silent 0 ns. */
+static void test_bad_time(void) {
+  tkb_cu_store *s = tkb_cu_store_new();
+  if (!s) return;
+  tkb_cu_add_link(s, 4, 60);
+  tkb_cu_add_record(s, TKB_CU_KERNEL, 100, 200, 60, "ok");
+  tkb_cu_add_record(s, TKB_CU_KERNEL, 0, 0, 60, "untimed");
+  tkb_cu_add_record(s, TKB_CU_KERNEL, 0, 0, 61, "other call's"); /* not linked: not ours */
+  tkb_cu_select sel = {.call = 4, .win_start = 0, .win_end = 1000,
+                       .kinds = TKB_CU_KIND_BIT(TKB_CU_KERNEL)};
+  tkb_cu_attr_info info;
+  CHECK(tkb_cu_attribute(s, &sel, out, 64, &info) == TKB_CU_ATTR_BAD_TIME);
+  CHECK(info.bad_time == 1 && info.n == 1);
+  /* without links an untimed record cannot be placed: counted */
+  sel.call = 5;
+  CHECK(tkb_cu_attribute(s, &sel, out, 64, &info) == TKB_CU_ATTR_BAD_TIME);
+  CHECK(info.bad_time == 2 && !info.by_correlation && info.n == 1);
+  /* end before start is as bad */
+  tkb_cu_store_reset(s);
+  tkb_cu_add_record(s, TKB_CU_KERNEL, 500, 400, 1, "backwards");
+  CHECK(tkb_cu_attribute(s, &sel, out, 64, &info) == TKB_CU_ATTR_BAD_TIME && info.n == 0);
   tkb_cu_store_free(s);
 }
 
@@ -101,7 +148,7 @@ static void test_names(void) {
   char buf[300];
   snprintf(buf, sizeof buf, "void gemm_kernel<float>(int)");
   tkb_cu_add_link(s, 1, 10);
-  tkb_cu_add_record(s, TKB_CU_KERNEL, 0, 10, 10, buf);
+  tkb_cu_add_record(s, TKB_CU_KERNEL, 1, 10, 10, buf); /* (0 would read as untimed) */
   memset(buf, 'x', sizeof buf - 1);
   buf[sizeof buf - 1] = '\0'; /* a 299-character name: cut to TKB_CU_NAME_LEN - 1 */
   tkb_cu_add_record(s, TKB_CU_KERNEL, 10, 20, 10, buf);
@@ -137,7 +184,7 @@ static void test_overflow(void) {
   tkb_cu_store *s = tkb_cu_store_new();
   if (!s) return;
   tkb_cu_add_link(s, 1, 5);
-  for (int i = 0; i < 100; i++) tkb_cu_add_record(s, TKB_CU_KERNEL, (uint64_t)i, (uint64_t)i + 1, 5, "k");
+  for (int i = 1; i <= 100; i++) tkb_cu_add_record(s, TKB_CU_KERNEL, (uint64_t)i, (uint64_t)i + 1, 5, "k");
   bool by;
   tkb_cu_attr_result r;
   size_t n = pick(s, 1, 0, 0, TKB_CU_ALL_KINDS, &by, &r);
@@ -197,6 +244,8 @@ static void test_device(void) {
 
 int main(void) {
   test_correlation();
+  test_stray();
+  test_bad_time();
   test_window();
   test_names();
   test_overflow();

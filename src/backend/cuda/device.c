@@ -24,6 +24,10 @@ tkb_status tkb_cu_error(tkb_status status, const char *fmt, ...) {
 }
 
 tkb_status tkb_cu_fail(const tkb_device *dev, const char *what, cudaError_t err) {
+  /* A failed runtime call also sets the thread's last error; left there, the next
+   * kernel launch's cudaGetLastError (fill.cu, the ops' .cu) would report it as its own.
+   * Sticky errors (a faulted context) stay whatever this does. */
+  (void)cudaGetLastError();
   if (err == cudaErrorMemoryAllocation)
     return tkb_cu_error(TKB_ERR_OUT_OF_MEMORY, "%s on %s failed: %s (%s): the device ran out of "
                         "memory", what, dev->name, cudaGetErrorName(err), cudaGetErrorString(err));
@@ -70,6 +74,7 @@ static tkb_status no_devices(cudaError_t err) {
 static tkb_status cu_open(tkb_device *dev, int ordinal) {
   int count = 0;
   cudaError_t err = cudaGetDeviceCount(&count);
+  (void)cudaGetLastError();
   if (err != cudaSuccess || count == 0) return no_devices(err);
   if (ordinal >= count) {
     struct cudaDeviceProp p0;
@@ -101,7 +106,10 @@ static tkb_status cu_open(tkb_device *dev, int ordinal) {
   }
   d->l2_bytes = (size_t)l2;
   d->global_mem = p.totalGlobalMem;
-  if (cudaDeviceGetPCIBusId(d->pci, sizeof d->pci, ordinal) != cudaSuccess) d->pci[0] = '\0';
+  if (cudaDeviceGetPCIBusId(d->pci, sizeof d->pci, ordinal) != cudaSuccess) {
+    d->pci[0] = '\0'; /* NVML then says it knows no such GPU */
+    (void)cudaGetLastError();
+  }
   d->nvml = tkb_nvml_open(NULL, d->pci);
   int rt = 0, drv = 0;
   cudaRuntimeGetVersion(&rt);
@@ -142,17 +150,24 @@ static tkb_status cu_alloc(tkb_device *dev, size_t nbytes, void **ptr) {
 
 static void cu_free(tkb_device *dev, void *ptr, size_t nbytes) {
   (void)nbytes;
-  if (tkb_cu_use(dev) == TKB_OK) cudaFree(ptr);
+  /* free has no status to return: a failure must not linger as the last error */
+  if (tkb_cu_use(dev) == TKB_OK && cudaFree(ptr) != cudaSuccess) (void)cudaGetLastError();
 }
 
+/* Every entry makes dev current first (tkb_cu_use: a thread-local compare when it is):
+ * the legacy default stream and cudaDeviceSynchronize are the current device's. */
 static tkb_status cu_memset_zero(tkb_device *dev, void *ptr, size_t nbytes) {
   if (nbytes == 0) return TKB_OK;
+  tkb_status st = tkb_cu_use(dev);
+  if (st) return st;
   cudaError_t err = cudaMemsetAsync(ptr, 0, nbytes, 0);
   return err == cudaSuccess ? TKB_OK : tkb_cu_fail(dev, "cudaMemsetAsync", err);
 }
 
 static tkb_status cu_copy(tkb_device *dev, void *dst, const void *src, size_t nbytes) {
   if (nbytes == 0) return TKB_OK;
+  tkb_status st = tkb_cu_use(dev);
+  if (st) return st;
   cudaError_t err = cudaMemcpyAsync(dst, src, nbytes, cudaMemcpyDeviceToDevice, 0);
   return err == cudaSuccess ? TKB_OK : tkb_cu_fail(dev, "cudaMemcpyAsync (device to device)", err);
 }
@@ -177,6 +192,8 @@ static tkb_status cu_download(tkb_device *dev, void *host, const void *src, size
  * times the device work and not the host's synchronization. */
 static tkb_status cu_synchronize(tkb_device *dev) {
   tkb_cu_device *d = tkb_cu_dev(dev);
+  tkb_status st = tkb_cu_use(dev);
+  if (st) return st;
   cudaError_t err = cudaSuccess;
   if (d->events_armed) {
     d->events_armed = false;
@@ -203,8 +220,9 @@ static tkb_status cu_flush_cache(tkb_device *dev) {
     d->flush_bytes = bytes;
   }
   cudaError_t err = cudaMemsetAsync(d->flush_buf, (int)(++d->flush_stamp & 0xff), d->flush_bytes, 0);
-  if (err == cudaSuccess) err = cudaDeviceSynchronize();
-  return err == cudaSuccess ? TKB_OK : tkb_cu_fail(dev, "the L2 flush (cudaMemsetAsync)", err);
+  if (err != cudaSuccess) return tkb_cu_fail(dev, "the L2 flush (cudaMemsetAsync)", err);
+  err = cudaDeviceSynchronize();
+  return err == cudaSuccess ? TKB_OK : tkb_cu_fail(dev, "the L2 flush (cudaDeviceSynchronize)", err);
 }
 
 static tkb_status cu_device_state(tkb_device *dev, tkb_device_state *out) {

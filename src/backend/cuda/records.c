@@ -91,26 +91,38 @@ static bool has(const uint32_t *a, size_t n, uint32_t x) {
 }
 
 tkb_cu_attr_result tkb_cu_attribute(tkb_cu_store *s, const tkb_cu_select *sel, tkb_interval *out,
-                                    size_t cap, size_t *n, bool *by_correlation) {
+                                    size_t cap, tkb_cu_attr_info *info) {
   /* the call's correlation ids */
   size_t nc = 0;
   for (size_t i = 0; i < s->n_link; i++)
     if (s->link[i].external == sel->call) s->corr_scratch[nc++] = s->link[i].correlation;
   sort_u32(s->corr_scratch, nc);
-  *by_correlation = nc > 0;
+  *info = (tkb_cu_attr_info){.by_correlation = nc > 0, .links = nc};
   size_t k = 0;
   for (size_t i = 0; i < s->n_rec; i++) {
     const tkb_cu_record *r = &s->rec[i];
     if (!(sel->kinds & TKB_CU_KIND_BIT(r->kind))) continue;
-    bool mine = nc ? has(s->corr_scratch, nc, r->correlation)
-                   : r->start_ns >= sel->win_start && r->start_ns < sel->win_end;
-    if (!mine) continue;
+    bool linked = nc && has(s->corr_scratch, nc, r->correlation);
+    bool bad = r->start_ns == 0 || r->end_ns < r->start_ns;
+    bool in_window = !bad && r->start_ns >= sel->win_start && r->start_ns < sel->win_end;
+    if (bad) {
+      /* without links a record that cannot be placed in time may be the call's */
+      if (linked || nc == 0) info->bad_time++;
+      continue;
+    }
+    if (nc && !linked && in_window) {
+      if (!info->strays++) info->stray_name = r->name;
+      continue;
+    }
+    if (!(nc ? linked : in_window)) continue;
     if (k < cap)
       out[k] = (tkb_interval){.start_ns = (int64_t)r->start_ns, .end_ns = (int64_t)r->end_ns,
                               .name = r->name};
     k++;
   }
-  *n = k;
+  info->n = k;
   if (s->lost_rec || s->lost_link) return TKB_CU_ATTR_LOST;
+  if (info->bad_time) return TKB_CU_ATTR_BAD_TIME;
+  if (info->strays) return TKB_CU_ATTR_STRAY;
   return k > cap ? TKB_CU_ATTR_TOO_MANY : TKB_CU_ATTR_OK;
 }

@@ -10,6 +10,12 @@
  *     call when its correlation id is one of those;
  *   by time window: when the call has no links at all (external correlation not
  *     reported), a record belongs to it when it started inside [win_start, win_end).
+ * CUPTI emits those links only while an API activity kind is enabled too (timer.c
+ * enables RUNTIME and DRIVER for that and ignores their records). tkbench runs one
+ * call at a time, so with links present a record that started inside the window but
+ * is not linked (a "stray") means a link went missing or another thread used the GPU:
+ * attribution reports it rather than return a silently short time. So does a record
+ * of the call without valid timestamps (CUPTI writes 0 when it could not time it).
  *
  * Names are copied into the store's table (interned), never kept as CUPTI-owned pointers:
  * CUPTI frees its buffers, and a name must outlive them in the intervals and the trace.
@@ -81,16 +87,28 @@ typedef struct tkb_cu_select {
 
 typedef enum tkb_cu_attr_result {
   TKB_CU_ATTR_OK = 0,
-  TKB_CU_ATTR_LOST,    /* the store overflowed: records of the call may be missing */
-  TKB_CU_ATTR_TOO_MANY /* more than cap intervals for the call */
+  TKB_CU_ATTR_LOST,     /* the store overflowed: records of the call may be missing */
+  TKB_CU_ATTR_BAD_TIME, /* a record of the call has no valid timestamps (start 0 or end < start) */
+  TKB_CU_ATTR_STRAY,    /* links exist, yet records started in the window unlinked */
+  TKB_CU_ATTR_TOO_MANY  /* more than cap intervals for the call */
 } tkb_cu_attr_result;
+
+/* What attribution saw, for the messages of a failed call. */
+typedef struct tkb_cu_attr_info {
+  size_t n;              /* the call's intervals (on TOO_MANY, how many matched in all) */
+  bool by_correlation;   /* links chose them (else the window did) */
+  size_t links;          /* the call's links (CUDA API calls made during it) */
+  size_t bad_time;       /* the call's records without valid timestamps (never in out) */
+  size_t strays;         /* unlinked records of the selected kinds inside the window */
+  const char *stray_name;/* the first stray's name, or NULL */
+} tkb_cu_attr_info;
 
 /*
  * The call's records of the selected kinds as intervals (in the store's order), into
- * out[0..cap). *n: how many (on TOO_MANY, how many matched in all); *by_correlation:
- * whether links chose them (else the window did). Caller holds the lock.
+ * out[0..cap), and what attribution saw into *info. Results are checked in the order
+ * LOST, BAD_TIME, STRAY, TOO_MANY. Caller holds the lock.
  */
 tkb_cu_attr_result tkb_cu_attribute(tkb_cu_store *s, const tkb_cu_select *sel, tkb_interval *out,
-                                    size_t cap, size_t *n, bool *by_correlation);
+                                    size_t cap, tkb_cu_attr_info *info);
 
 #endif /* TKB_CU_RECORDS_H */

@@ -13,6 +13,8 @@
  * external correlation id (the call number), timer_stop pops it, and CUPTI links every
  * CUDA API call made in between to it (EXTERNAL_CORRELATION records); when no link
  * arrives, by time window on CUPTI's clock (records.c does both, host only). CUPTI
+ * writes those links only for API calls it records, so the RUNTIME and DRIVER kinds are
+ * enabled as well (their records are skipped; nvFuser's CUPTI timer does the same). CUPTI
  * delivers records in buffers from a pool allocated when the first CUPTI timer opens; a
  * request that finds the pool empty, a record past the store's end, or a record CUPTI
  * itself dropped makes timer_stop fail with a sentence, never a silently short time.
@@ -43,6 +45,8 @@ static struct {
   atomic_uint free_mask;      /* bit i: bufs[i] is free */
   atomic_size_t pool_empty;   /* requests that found no free buffer */
   atomic_size_t dropped;      /* records CUPTI reports dropped */
+  atomic_size_t bad_buffers;  /* buffers whose records ended in an incomplete one */
+  atomic_int bad_buffer_status;
   atomic_bool timer_open;     /* one CUPTI timer per process */
   uint64_t call;
 } g = {.once = PTHREAD_ONCE_INIT};
@@ -56,6 +60,7 @@ struct tkb_timer {
   tkb_interval iv[TKB_MAX_CALL_INTERVALS];
 };
 
+/* CUPTI's name for r ("CUPTI_ERROR_NOT_INITIALIZED"); messages add the number too. */
 static const char *cupti_str(CUptiResult r) {
   const char *s = NULL;
   if (cuptiGetResultString(r, &s) != CUPTI_SUCCESS || !s) s = "unknown CUPTI error";
@@ -96,7 +101,8 @@ static void CUPTIAPI buf_complete(CUcontext ctx, uint32_t stream, uint8_t *buffe
   tkb_cu_store *s = g.store;
   pthread_mutex_lock(&s->lock);
   CUpti_Activity *r = NULL;
-  while (cuptiActivityGetNextRecord(buffer, valid, &r) == CUPTI_SUCCESS) {
+  CUptiResult next;
+  while ((next = cuptiActivityGetNextRecord(buffer, valid, &r)) == CUPTI_SUCCESS) {
     switch (r->kind) {
       case CUPTI_ACTIVITY_KIND_KERNEL:
       case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
@@ -125,6 +131,12 @@ static void CUPTIAPI buf_complete(CUcontext ctx, uint32_t stream, uint8_t *buffe
     }
   }
   pthread_mutex_unlock(&s->lock);
+  /* MAX_LIMIT_REACHED is the normal end; anything else (INVALID_KIND: an incomplete
+   * record) leaves the rest of the buffer unread */
+  if (next != CUPTI_ERROR_MAX_LIMIT_REACHED) {
+    atomic_fetch_add(&g.bad_buffers, 1);
+    atomic_store(&g.bad_buffer_status, (int)next);
+  }
   size_t dropped = 0;
   if (cuptiActivityGetNumDroppedRecords(ctx, stream, &dropped) == CUPTI_SUCCESS && dropped)
     atomic_fetch_add(&g.dropped, dropped);
@@ -168,14 +180,20 @@ static void cupti_init(void) {
              "cuda_events", cupti_str(r));
   } else if (r != CUPTI_SUCCESS) {
     g.init_st = TKB_ERR_DEVICE;
-    snprintf(g.init_why, sizeof g.init_why, "cuptiActivityRegisterCallbacks failed: %s",
-             cupti_str(r));
+    snprintf(g.init_why, sizeof g.init_why, "cuptiActivityRegisterCallbacks failed: %s "
+             "(CUPTI status %d)", cupti_str(r), (int)r);
   }
 }
 
+/* RUNTIME and DRIVER: without an API kind enabled CUPTI writes no EXTERNAL_CORRELATION
+ * records at all (cupti_activity.h, cuptiActivityPushExternalCorrelationId: "the activity
+ * API record will be preceded by" one), and every call would fall back to the window. */
 static const CUpti_ActivityKind record_kinds[] = {
     CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMSET,
-    CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION};
+    CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION, CUPTI_ACTIVITY_KIND_RUNTIME,
+    CUPTI_ACTIVITY_KIND_DRIVER};
+static const char *const record_kind_names[] = {"CONCURRENT_KERNEL", "MEMCPY", "MEMSET",
+                                                "EXTERNAL_CORRELATION", "RUNTIME", "DRIVER"};
 
 static void cupti_disable(void) {
   for (size_t i = 0; i < sizeof record_kinds / sizeof record_kinds[0]; i++)
@@ -213,8 +231,8 @@ tkb_status tkb_cu_timer_open(tkb_device *dev, const char *method, tkb_timer **ou
   if (cupti) {
     size_t nk = sizeof record_kinds / sizeof record_kinds[0];
     for (size_t i = 0; i < nk; i++) {
-      bool needed = record_kinds[i] == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL ||
-                    record_kinds[i] == CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION ||
+      bool needed = (record_kinds[i] != CUPTI_ACTIVITY_KIND_MEMCPY &&
+                     record_kinds[i] != CUPTI_ACTIVITY_KIND_MEMSET) ||
                     t->kinds != TKB_CU_KIND_BIT(TKB_CU_KERNEL);
       if (!needed) continue;
       CUptiResult r = cuptiActivityEnable(record_kinds[i]);
@@ -226,8 +244,9 @@ tkb_status tkb_cu_timer_open(tkb_device *dev, const char *method, tkb_timer **ou
           return tkb_cu_error(TKB_ERR_UNSUPPORTED, "method %s on %s: CUPTI is already in use by "
                               "another profiler (%s); run without it, or time with cuda_events",
                               method, dev->name, cupti_str(r));
-        return tkb_cu_error(TKB_ERR_DEVICE, "method %s on %s: cuptiActivityEnable failed: %s",
-                            method, dev->name, cupti_str(r));
+        return tkb_cu_error(TKB_ERR_DEVICE, "method %s on %s: cuptiActivityEnable("
+                            "CUPTI_ACTIVITY_KIND_%s) failed: %s (CUPTI status %d)", method,
+                            dev->name, record_kind_names[i], cupti_str(r), (int)r);
       }
     }
   }
@@ -238,6 +257,8 @@ tkb_status tkb_cu_timer_open(tkb_device *dev, const char *method, tkb_timer **ou
 
 tkb_status tkb_cu_timer_start(tkb_timer *t) {
   tkb_cu_device *d = tkb_cu_dev(t->dev);
+  tkb_status st = tkb_cu_use(t->dev); /* a thread-local compare: free when current */
+  if (st) return st;
   if (!t->cupti) {
     cudaError_t err = cudaEventRecord(d->ev_start, 0);
     if (err != cudaSuccess) return tkb_cu_fail(t->dev, "cudaEventRecord (cuda_events start)", err);
@@ -246,12 +267,15 @@ tkb_status tkb_cu_timer_start(tkb_timer *t) {
   }
   t->call = ++g.call;
   uint64_t ts = 0;
-  cuptiGetTimestamp(&ts);
-  t->win_start = ts;
-  CUptiResult r = cuptiActivityPushExternalCorrelationId(CORR_KIND, t->call);
+  CUptiResult r = cuptiGetTimestamp(&ts);
   if (r != CUPTI_SUCCESS)
-    return tkb_cu_error(TKB_ERR_DEVICE, "cuptiActivityPushExternalCorrelationId on %s failed: %s",
-                        t->dev->name, cupti_str(r));
+    return tkb_cu_error(TKB_ERR_DEVICE, "cuptiGetTimestamp on %s failed: %s (CUPTI status %d)",
+                        t->dev->name, cupti_str(r), (int)r);
+  t->win_start = ts;
+  r = cuptiActivityPushExternalCorrelationId(CORR_KIND, t->call);
+  if (r != CUPTI_SUCCESS)
+    return tkb_cu_error(TKB_ERR_DEVICE, "cuptiActivityPushExternalCorrelationId on %s failed: %s "
+                        "(CUPTI status %d)", t->dev->name, cupti_str(r), (int)r);
   t->pushed = true;
   return TKB_OK;
 }
@@ -260,14 +284,22 @@ static tkb_status stop_events(tkb_timer *t, const tkb_interval **iv, size_t *n) 
   tkb_cu_device *d = tkb_cu_dev(t->dev);
   *iv = t->iv;
   *n = 0;
+  tkb_status st = tkb_cu_use(t->dev);
+  if (st) return st;
+  cudaError_t err = cudaSuccess;
   if (d->events_armed) { /* the core did not synchronize (an error in the call) */
     d->events_armed = false;
-    cudaEventRecord(d->ev_stop, 0);
+    err = cudaEventRecord(d->ev_stop, 0);
+    if (err != cudaSuccess) return tkb_cu_fail(t->dev, "cudaEventRecord (cuda_events stop)", err);
   }
-  cudaError_t err = cudaEventSynchronize(d->ev_stop);
+  err = cudaEventSynchronize(d->ev_stop);
+  if (err != cudaSuccess) return tkb_cu_fail(t->dev, "cudaEventSynchronize (cuda_events stop)", err);
   float ms = 0;
-  if (err == cudaSuccess) err = cudaEventElapsedTime(&ms, d->ev_start, d->ev_stop);
-  if (err != cudaSuccess) return tkb_cu_fail(t->dev, "reading the cuda_events times", err);
+  err = cudaEventElapsedTime(&ms, d->ev_start, d->ev_stop);
+  if (err != cudaSuccess) return tkb_cu_fail(t->dev, "cudaEventElapsedTime (cuda_events)", err);
+  if (!(ms >= 0))
+    return tkb_cu_error(TKB_ERR_DEVICE, "cuda_events on %s: cudaEventElapsedTime gave %g ms",
+                        t->dev->name, (double)ms);
   t->iv[0] = (tkb_interval){.start_ns = 0, .end_ns = (int64_t)((double)ms * 1e6 + 0.5),
                             .name = "cuda_events"};
   *n = 1;
@@ -281,26 +313,47 @@ tkb_status tkb_cu_timer_stop(tkb_timer *t, const tkb_interval **iv, size_t *n) {
   uint64_t last = 0, win_end = 0;
   CUptiResult r = cuptiActivityPopExternalCorrelationId(CORR_KIND, &last);
   t->pushed = false;
+  tkb_status st = tkb_cu_use(t->dev);
+  if (st) return st;
   cudaError_t err = cudaDeviceSynchronize(); /* a failed call may have left work queued */
-  cuptiGetTimestamp(&win_end);
+  CUptiResult ts = cuptiGetTimestamp(&win_end);
   CUptiResult f = cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
   const char *dev = t->dev->name;
   if (r != CUPTI_SUCCESS)
-    return tkb_cu_error(TKB_ERR_DEVICE, "cuptiActivityPopExternalCorrelationId on %s failed: %s",
-                        dev, cupti_str(r));
+    return tkb_cu_error(TKB_ERR_DEVICE, "cuptiActivityPopExternalCorrelationId on %s failed: %s "
+                        "(CUPTI status %d)", dev, cupti_str(r), (int)r);
+  if (r == CUPTI_SUCCESS && last != t->call)
+    return tkb_cu_error(TKB_ERR_DEVICE, "cuptiActivityPopExternalCorrelationId on %s popped id "
+                        "%llu, not the call's %llu: the timed code pushed or popped a CUSTOM0 "
+                        "external correlation id of its own", dev, (unsigned long long)last,
+                        (unsigned long long)t->call);
   if (err != cudaSuccess) return tkb_cu_fail(t->dev, "cudaDeviceSynchronize", err);
+  if (ts != CUPTI_SUCCESS)
+    return tkb_cu_error(TKB_ERR_DEVICE, "cuptiGetTimestamp on %s failed: %s (CUPTI status %d)",
+                        dev, cupti_str(ts), (int)ts);
   if (f != CUPTI_SUCCESS)
-    return tkb_cu_error(TKB_ERR_DEVICE, "cuptiActivityFlushAll on %s failed: %s", dev, cupti_str(f));
+    return tkb_cu_error(TKB_ERR_DEVICE, "cuptiActivityFlushAll on %s failed: %s (CUPTI status %d)",
+                        dev, cupti_str(f), (int)f);
   size_t empty = atomic_exchange(&g.pool_empty, 0), dropped = atomic_exchange(&g.dropped, 0);
+  size_t bad_buf = atomic_exchange(&g.bad_buffers, 0);
   tkb_cu_store *s = g.store;
   pthread_mutex_lock(&s->lock);
   tkb_cu_select sel = {.call = t->call, .win_start = t->win_start, .win_end = win_end, .kinds = t->kinds};
-  size_t k = 0;
-  bool by_corr = false;
-  tkb_cu_attr_result a = tkb_cu_attribute(s, &sel, t->iv, TKB_MAX_CALL_INTERVALS, &k, &by_corr);
+  tkb_cu_attr_info info;
+  tkb_cu_attr_result a = tkb_cu_attribute(s, &sel, t->iv, TKB_MAX_CALL_INTERVALS, &info);
+  size_t k = info.n;
   size_t lost = s->lost_rec + s->lost_link;
+  size_t n_rec = s->n_rec, n_link = s->n_link;
+  /* the stray's name is interned: it outlives the reset */
   tkb_cu_store_reset(s);
   pthread_mutex_unlock(&s->lock);
+  if (bad_buf) {
+    CUptiResult b = (CUptiResult)atomic_load(&g.bad_buffer_status);
+    return tkb_cu_error(TKB_ERR_DEVICE, "CUPTI delivered %zu record buffer%s on %s whose reading "
+                        "stopped early at %s (CUPTI status %d), an incomplete or unknown "
+                        "record: the call's device time could be short, so none is reported",
+                        bad_buf, bad_buf == 1 ? "" : "s", dev, cupti_str(b), (int)b);
+  }
   if (dropped || empty || a == TKB_CU_ATTR_LOST)
     return tkb_cu_error(TKB_ERR_DEVICE, "CUPTI dropped activity records on %s (%zu dropped by "
                         "CUPTI, %zu buffer requests with all %d buffers of %zu bytes in use, %zu "
@@ -308,6 +361,24 @@ tkb_status tkb_cu_timer_stop(tkb_timer *t, const tkb_interval **iv, size_t *n) {
                         "short, so none is reported; the call launches too much work per call "
                         "for cupti, time it with cuda_events",
                         dev, dropped, empty, NBUF, BUF_BYTES, lost, TKB_CU_MAX_RECORDS);
+  if (a == TKB_CU_ATTR_BAD_TIME)
+    return tkb_cu_error(TKB_ERR_DEVICE, "CUPTI gave %zu record%s of the call on %s without valid "
+                        "timestamps (start 0 or end before start; %zu valid record%s, %s): "
+                        "CUPTI could not time them (device memory for its timestamps?), so "
+                        "no device time is reported; time it with cuda_events",
+                        info.bad_time, info.bad_time == 1 ? "" : "s", dev, k, k == 1 ? "" : "s",
+                        info.by_correlation ? "attributed by correlation id" : "no correlation "
+                        "links, attributed by time window");
+  if (a == TKB_CU_ATTR_STRAY)
+    return tkb_cu_error(TKB_ERR_DEVICE, "%zu device record%s (first: %.100s) started during the "
+                        "call on %s but %s not linked to it by CUPTI's external correlation "
+                        "(%zu links, %zu linked records; %zu records and %zu links in the "
+                        "store): a CUDA API call was not linked, or another thread used the "
+                        "GPU, so the call's device time is uncertain and none is reported; "
+                        "time it with cuda_events",
+                        info.strays, info.strays == 1 ? "" : "s",
+                        info.stray_name ? info.stray_name : "?", dev,
+                        info.strays == 1 ? "is" : "are", info.links, k, n_rec, n_link);
   if (a == TKB_CU_ATTR_TOO_MANY)
     return tkb_cu_error(TKB_ERR_UNSUPPORTED, "the call ran %zu device commands on %s, more than "
                         "the %d tkbench records per timed call (TKB_MAX_CALL_INTERVALS); time it "
