@@ -178,6 +178,22 @@ static void test_names(void) {
   tkb_cu_store_free(s);
 }
 
+/* CUPTI's mangled kernel names are kept demangled (the test links libstdc++, as the plugin
+ * does), so event filters and traces read "tkb_fill<0, 10>"; equal mangled names share
+ * one entry; what is not a valid mangled name stays as given. */
+static void test_demangled_names(void) {
+  tkb_cu_store *s = tkb_cu_store_new();
+  if (!s) return;
+  const char *m = "_ZN12_GLOBAL__N_18tkb_fillILi0ELi10EEEv16tkb_cu_fill_argsb";
+  const char *d = tkb_cu_intern(s, m);
+  CHECK_MSG(strcmp(d, "void (anonymous namespace)::tkb_fill<0, 10>(tkb_cu_fill_args, bool)") == 0, "%s", d);
+  CHECK(tkb_cu_intern(s, m) == d);
+  CHECK(strcmp(tkb_cu_intern(s, "_Znot a name"), "_Znot a name") == 0);
+  CHECK(strcmp(tkb_cu_intern(s, "norm_fwd_row"), "norm_fwd_row") == 0);
+  CHECK(s->n_names == 3);
+  tkb_cu_store_free(s);
+}
+
 /* Overflow: records past the store are counted and make attribution fail (never a short
  * time); more matches than the caller's room are TOO_MANY with the full count. */
 static void test_overflow(void) {
@@ -248,6 +264,7 @@ int main(void) {
   test_bad_time();
   test_window();
   test_names();
+  test_demangled_names();
   test_overflow();
   test_nvml_absent();
   test_device();

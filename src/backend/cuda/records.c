@@ -4,6 +4,7 @@
  */
 #include "records.h"
 
+#include <dlfcn.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -24,17 +25,48 @@ void tkb_cu_store_reset(tkb_cu_store *s) {
   s->n_link = s->lost_link = 0;
 }
 
+/* The C++ ABI's demangler (libstdc++, which the plugin links through cuBLAS and the CUDA
+ * runtime); looked up once, under the store's lock. */
+typedef char *(*cxa_demangle_fn)(const char *mangled, char *buf, size_t *len, int *status);
+
+static void copy_cut(char *dst, const char *src) {
+  size_t len = strnlen(src, TKB_CU_NAME_LEN - 1);
+  memcpy(dst, src, len);
+  dst[len] = '\0';
+}
+
+static void demangled(const char *name, char *out) {
+  static cxa_demangle_fn demangle;
+  static int looked;
+  if (!looked) {
+    looked = 1;
+    void *sym = dlsym(RTLD_DEFAULT, "__cxa_demangle");
+    memcpy(&demangle, &sym, sizeof demangle); /* object to function pointer, as POSIX allows */
+  }
+  if (demangle && name[0] == '_' && name[1] == 'Z') {
+    int status = -1;
+    char *d = demangle(name, NULL, NULL, &status);
+    if (status == 0 && d) {
+      copy_cut(out, d);
+      free(d);
+      return;
+    }
+    free(d);
+  }
+  copy_cut(out, name);
+}
+
 const char *tkb_cu_intern(tkb_cu_store *s, const char *name) {
   if (!name) name = "?";
-  /* names are compared as stored: cut to TKB_CU_NAME_LEN - 1 bytes */
+  /* names are compared as CUPTI gives them, cut to TKB_CU_NAME_LEN - 1 bytes */
   size_t len = strnlen(name, TKB_CU_NAME_LEN - 1);
   for (int i = 0; i < s->n_names; i++)
-    if (strncmp(s->names[i], name, len) == 0 && s->names[i][len] == '\0') return s->names[i];
+    if (strncmp(s->keys[i], name, len) == 0 && s->keys[i][len] == '\0') return s->names[i];
   if (s->n_names == TKB_CU_MAX_NAMES) return "(name table full)";
-  char *slot = s->names[s->n_names++];
-  memcpy(slot, name, len);
-  slot[len] = '\0';
-  return slot;
+  int i = s->n_names++;
+  copy_cut(s->keys[i], name);
+  demangled(name, s->names[i]);
+  return s->names[i];
 }
 
 void tkb_cu_add_record(tkb_cu_store *s, tkb_cu_kind kind, uint64_t start_ns, uint64_t end_ns,

@@ -19,6 +19,9 @@
  *
  * Names are copied into the store's table (interned), never kept as CUPTI-owned pointers:
  * CUPTI frees its buffers, and a name must outlive them in the intervals and the trace.
+ * CUPTI gives C++ kernels' mangled names; the table keeps them demangled (as Nsight and
+ * XLA's profiler show them: "void (anonymous namespace)::tkb_fill<0, 10>(
+ * tkb_cu_fill_args, bool)"), which is what the profiler methods' event filter and the Chrome trace see.
  * The store is allocated once (tkb_cu_store_new) and then allocates nothing.
  */
 #ifndef TKB_CU_RECORDS_H
@@ -57,7 +60,8 @@ typedef struct tkb_cu_store {
   tkb_cu_link link[TKB_CU_MAX_LINKS];
   size_t n_link, lost_link;
   uint32_t corr_scratch[TKB_CU_MAX_LINKS]; /* a call's correlation ids, sorted */
-  char names[TKB_CU_MAX_NAMES][TKB_CU_NAME_LEN];
+  char keys[TKB_CU_MAX_NAMES][TKB_CU_NAME_LEN];  /* names as CUPTI gives them (cut) */
+  char names[TKB_CU_MAX_NAMES][TKB_CU_NAME_LEN]; /* the same, demangled (cut) */
   int n_names;
 } tkb_cu_store;
 
@@ -67,9 +71,11 @@ void tkb_cu_store_free(tkb_cu_store *s);
 /* Forgets the records and links (names stay interned for the life of the store). */
 void tkb_cu_store_reset(tkb_cu_store *s);
 
-/* A copy of name living as long as the store (equal names share one copy). Names longer
- * than TKB_CU_NAME_LEN - 1 are cut; "(name table full)" when the table is full; NULL
- * reads as "?". Caller holds the lock (or is the only user). */
+/* A copy of name living as long as the store (equal names share one copy), demangled
+ * when it is a mangled C++ name ("_Z...") and the C++ runtime's __cxa_demangle is in the
+ * process (found with dlsym; else kept as given). Names longer than TKB_CU_NAME_LEN - 1
+ * are cut; "(name table full)" when the table is full; NULL reads as "?". Caller holds the
+ * lock (or is the only user). */
 const char *tkb_cu_intern(tkb_cu_store *s, const char *name);
 
 /* Adds one record (name copied) / one link. Take the lock around them. A full store
