@@ -138,18 +138,26 @@ typedef struct tkb_px_f64x2 {
 #define TKB_PX_W0 0x9E3779B9u /* Weyl key increments: golden ratio, sqrt(3)-1 */
 #define TKB_PX_W1 0xBB67AE85u
 
+/* The high word of the 64-bit product a * b. On a CUDA device, __umulhi (one IMAD.HI):
+ * written as a 64-bit product, nvcc kept 64-bit multiplies and xors (PTX mul.lo.s64)
+ * in the fill kernel's ten rounds. */
+#if defined(__CUDA_ARCH__)
+#define TKB_PX_MULHI32(a, b) __umulhi((a), (b))
+#else
+#define TKB_PX_MULHI32(a, b) ((tkb_px_u32)(((tkb_px_u64)(a) * (b)) >> 32))
+#endif
+
 /*
  * One round. With (hi0, lo0) = M0 * x0 and (hi1, lo1) = M1 * x2 as 64-bit products,
  *   x' = { hi1 ^ x1 ^ k0,  lo1,  hi0 ^ x3 ^ k1,  lo0 }.
+ * (The low word is the 32-bit product: unsigned arithmetic wraps modulo 2^32.)
  */
 TKB_PX_FN tkb_px_u32x4 tkb_px_philox_round(tkb_px_u32x4 c, tkb_px_u32 k0, tkb_px_u32 k1) {
-  tkb_px_u64 p0 = (tkb_px_u64)TKB_PX_M0 * c.x0;
-  tkb_px_u64 p1 = (tkb_px_u64)TKB_PX_M1 * c.x2;
   tkb_px_u32x4 r;
-  r.x0 = (tkb_px_u32)(p1 >> 32) ^ c.x1 ^ k0;
-  r.x1 = (tkb_px_u32)p1;
-  r.x2 = (tkb_px_u32)(p0 >> 32) ^ c.x3 ^ k1;
-  r.x3 = (tkb_px_u32)p0;
+  r.x0 = TKB_PX_MULHI32(TKB_PX_M1, c.x2) ^ c.x1 ^ k0;
+  r.x1 = (tkb_px_u32)(TKB_PX_M1 * c.x2);
+  r.x2 = TKB_PX_MULHI32(TKB_PX_M0, c.x0) ^ c.x3 ^ k1;
+  r.x3 = (tkb_px_u32)(TKB_PX_M0 * c.x0);
   return r;
 }
 
