@@ -8,8 +8,9 @@
  *   prepare:      tkb__kernel_build(dev, "gated_linear_unit", "", "glu_forward" | "glu_vjp")
  *                 (a look-up in the plugin, which also makes the device's cuBLAS handle:
  *                 src/backend/cuda/ops.c); every workspace is allocated here
- *   forward, forward_res:  glu_forward (GEMM into yacc, then the gating; the residual y
- *                 rounded from yacc when asked)
+ *   forward, forward_res:  glu_forward (per chunk of rows: the GEMM into the product
+ *                 workspace, or straight into the residual y when asked, in x's
+ *                 dtype; then the gating)
  *   vjp:          glu_vjp (dy, then the dx and dW GEMMs)
  * one glu_cu_args (glu_cuda.h) per launch. On a machine without a GPU the device does
  * not open, so these never run there.
@@ -23,13 +24,21 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The workspaces in glu_cu_args' order after yacc: dy, xw, ww, dxacc, dwacc. */
-enum { WS_YACC, WS_DY, WS_XW, WS_WW, WS_DXACC, WS_DWACC, WS_COUNT };
+/* The workspaces in glu_cu_args' order: prod, dy, xw, ww, dxacc, dwacc. */
+enum { WS_PROD, WS_DY, WS_XW, WS_WW, WS_DXACC, WS_DWACC, WS_COUNT };
+
+/* Most bytes of the forward's product workspace: the forward runs over chunks of rows
+ * whose product [rows, 2N] (x's dtype) fits. 1 GiB keeps each chunk's GEMM large (at
+ * 2N = 1024 in bfloat16, half a million rows; every cpu_ spec and bench_cuda's shapes run
+ * in one chunk) and the memory small next to the whole product, which at the largest
+ * Tokamax specs (26M rows) would be ~54 GB in bfloat16, ~107 GB in float32. */
+#define GLU_CU_CHUNK_BYTES ((size_t)1 << 30)
 
 typedef struct glu_cu {
   tkb_device *dev;
   tkb_kernel *fwd, *vjp;
   glu_plan p;               /* the shapes prepared for */
+  int64_t chunk_rows;       /* rows of the product workspace (>= 1) */
   bool vjp_ready;           /* prepared in a mode with a vjp (its workspaces exist) */
   void *ws[WS_COUNT];
   size_t ws_bytes[WS_COUNT];
@@ -66,8 +75,13 @@ static tkb_status cu_prepare(const tkb_args *a, void **state) {
   const size_t acc = p.f64 ? sizeof(double) : sizeof(float);
   const bool narrow = p.x.dtype == TKB_BFLOAT16 || p.x.dtype == TKB_FLOAT16;
   const int64_t r = p.rows, k = p.k, n2 = 2 * p.n;
-  /* every mode runs the forward (vjp mode once, at standardization) */
-  s->ws_bytes[WS_YACC] = (size_t)(r * n2) * acc;
+  /* every mode runs the forward (vjp mode once, at standardization): the product of
+   * min(R, chunk_rows) rows, in x's dtype */
+  const size_t row_bytes = (size_t)n2 * tkb_dtype_size(p.x.dtype);
+  int64_t chunk = row_bytes ? (int64_t)(GLU_CU_CHUNK_BYTES / row_bytes) : r;
+  if (chunk < 1) chunk = 1; /* a row over 1 GiB: one row at a time */
+  s->chunk_rows = chunk;
+  s->ws_bytes[WS_PROD] = (size_t)(chunk < r ? chunk : r) * row_bytes;
   if (s->vjp_ready) {
     s->ws_bytes[WS_DY] = (size_t)(r * n2) * acc;
     if (narrow) { /* float32 operands and results of the vjp's GEMMs */
@@ -78,7 +92,7 @@ static tkb_status cu_prepare(const tkb_args *a, void **state) {
   st = tkb__kernel_build(dev, "gated_linear_unit", "", "glu_forward", &s->fwd);
   if (!st) st = tkb__kernel_build(dev, "gated_linear_unit", "", "glu_vjp", &s->vjp);
   for (int i = 0; i < WS_COUNT && !st; i++) {
-    if (i != WS_YACC && !s->vjp_ready) continue;
+    if (i != WS_PROD && !s->vjp_ready) continue;
     if (i >= WS_XW && !narrow) continue;
     st = tkb_device_alloc(dev, s->ws_bytes[i], &s->ws[i]);
   }
@@ -103,12 +117,13 @@ static glu_cu_args base_args(const glu_cu *s, const glu_plan *p, const tkb_array
   glu_cu_args g = {
       .x = x->data,
       .w = w->data,
-      .yacc = s->ws[WS_YACC],
+      .prod = s->ws[WS_PROD],
       .dy = s->ws[WS_DY],
       .xw = s->ws[WS_XW],
       .ww = s->ws[WS_WW],
       .dxacc = s->ws[WS_DXACC],
       .dwacc = s->ws[WS_DWACC],
+      .chunk_rows = s->chunk_rows,
       .rows = p->rows,
       .k = p->k,
       .n = p->n,

@@ -17,10 +17,15 @@ typedef struct glu_cu_args {
   void *out, *y_out;      /* forward; y_out NULL: no residual */
   const void *y_in, *dout; /* vjp */
   void *dx, *dw;          /* vjp; each NULL when not wanted */
-  /* workspaces from prepare, in the math type (float32; float64 for float64 x):
-   * yacc [R, 2N] (forward); dy [R, 2N] (vjp); for bfloat16/float16 x also the widened
-   * xw [R, K] and ww [K, 2N] and the unrounded dxacc [R, K], dwacc [K, 2N] (vjp) */
-  void *yacc, *dy, *xw, *ww, *dxacc, *dwacc;
+  /* workspaces from prepare. prod: the forward's product, in x's dtype (what x @ W
+   * returns in JAX: bfloat16 for bfloat16 operands, accumulated in float32), chunk_rows
+   * rows of 2N (one chunk of the R rows; unused when y_out is given: then each chunk's
+   * product goes straight into its rows of the residual). The vjp's, in the math type (float32; float64 for float64 x): dy [R, 2N];
+   * for bfloat16/float16 x also the widened xw [R, K] and ww [K, 2N] and the unrounded
+   * dxacc [R, K], dwacc [K, 2N] */
+  void *prod, *dy, *xw, *ww, *dxacc, *dwacc;
+  int64_t chunk_rows;     /* rows of prod, >= 1: the forward runs ceil(R / chunk_rows)
+                           * chunks (GEMM, then gating), one after the other */
   int64_t rows, k, n;     /* R, K, N (each <= INT_MAX / 2: cuBLAS takes int) */
   int32_t dtype;          /* x's tkb_dtype: bfloat16, float16, float32, float64 */
   int32_t act;            /* glu_activation */
