@@ -12,6 +12,8 @@
  *   out[r, n] = act(g) * p                      from the f32 product, rounded once to
  *                                               x's dtype (OPS.md: "product computed in
  *                                               f32, written in x's dtype")
+ * (The cuda implementation computes out from y already rounded to x's dtype, as XLA's
+ * bf16 dot returns it: one rounding more for bf16/f16, inside the check tolerances.)
  * The residual is y rounded to x's dtype (what Tokamax's einsum returns); the backward
  * reads g and p from it. Given dout[r, n] (widened):
  *   dg = dout * p * act'(g),  dp = dout * act(g)    dy[r, 0, n] = dg, dy[r, 1, n] = dp
