@@ -6,6 +6,8 @@
  * fixed order for a given shape (fixed block sizes, fixed tree reductions, no atomics),
  * so results are deterministic run to run.
  *
+ *   forward: cuda_fwd.cuh's kernels read x once (rows held in registers, or tiles of
+ *     lanes in shared memory); the three-pass kernels below serve rows too long for them:
  *   axis last (inner = 1): one block of NORM_ROW_THREADS per lane; the threads stride
  *     over the row (neighbours read neighbouring elements) and reduce through shuffles
  *   other axes (inner > 1): one thread per lane, looping over j; neighbouring threads
@@ -243,13 +245,99 @@ __global__ void norm_params(norm_cu_args a) {
   }
 }
 
+#include "cuda_fwd.cuh"
+
+/* Host side of the forward's choices. */
+static int pow2_ceil(int64_t v) {
+  int r = 1;
+  while (r < v) r <<= 1;
+  return r;
+}
+static int log2_of(int v) { /* v a power of two */
+  int l = 0;
+  while ((1 << l) < v) l++;
+  return l;
+}
+constexpr int clamp_c(int c, int cmax) { return c <= cmax ? c : cmax; }
+
+template <int XDT, int C, bool BLOCK>
+void go_rowreg(unsigned grid, int threads, const norm_cu_args &a, const norm_fwd_prm &p) {
+  if (p.aligned)
+    norm_fwd_rowreg<XDT, C, BLOCK, true><<<grid, threads>>>(a, p);
+  else
+    norm_fwd_rowreg<XDT, C, BLOCK, false><<<grid, threads>>>(a, p);
+}
+
+/* The rowreg kernel with C vectors per thread (a power of two <= CM, the register budget
+ * of 16 held values per thread; the clamp only keeps unused instantiations out). */
+template <int XDT, bool BLOCK>
+int launch_rowreg(const norm_cu_args &a, const norm_fwd_prm &p, int c, unsigned grid, int threads) {
+  constexpr int CM = 16 / (16 / (int)sizeof(typename tkb_cu_dt<XDT>::T));
+  if (c > CM) return (int)cudaErrorInvalidValue; /* forward() never asks */
+  switch (c) {
+    case 1: go_rowreg<XDT, 1, BLOCK>(grid, threads, a, p); break;
+    case 2: go_rowreg<XDT, clamp_c(2, CM), BLOCK>(grid, threads, a, p); break;
+    case 4: go_rowreg<XDT, clamp_c(4, CM), BLOCK>(grid, threads, a, p); break;
+    case 8: go_rowreg<XDT, clamp_c(8, CM), BLOCK>(grid, threads, a, p); break;
+    case 16: go_rowreg<XDT, clamp_c(16, CM), BLOCK>(grid, threads, a, p); break;
+    default: return (int)cudaErrorInvalidValue; /* forward() never asks */
+  }
+  return (int)cudaGetLastError();
+}
+
+/* Largest tile (bytes of the n rows: n x W) of norm_fwd_cols: with its static arrays
+ * (<= 5 KiB) it stays under the 48 KiB a launch may use without opting in. */
+constexpr int64_t NORM_TILE_BYTES = 40960;
+
+/*
+ * Kernel choice (VEC = 16 / sizeof(T) elements per vector, nvec = ceil(n / VEC)):
+ *   axis last, nvec <= 32 CM (n <= 512): rowreg, groups of G threads per row, G the
+ *     largest power of two <= 32 leaving each thread >= 2 vectors (more loads in
+ *     flight), C = vectors per thread
+ *   axis last, nvec <= 512 CM (n <= 8192): rowreg, one block (256 or 512) per row
+ *   other axes, n W <= NORM_TILE_BYTES: cols, tile rows of W = min(128,
+ *     pow2 >= inner sizeof(T)) bytes (>= 16), halved until the tile fits
+ *   otherwise the three-pass kernels above.
+ */
 template <int XDT>
 int forward(const norm_cu_args &a) {
+  typedef typename tkb_cu_dt<XDT>::T T;
+  constexpr int V = 16 / (int)sizeof(T), CM = 16 / V;
   if (a.lanes == 0) return (int)cudaSuccess;
-  if (a.inner == 1)
+  norm_fwd_prm p = {};
+  const bool xy16 = ((uintptr_t)a.x | (uintptr_t)a.y) % 16 == 0;
+  p.svec = !a.scale || (a.scale_dtype == TKB_CU_F32 && (uintptr_t)a.scale % 16 == 0);
+  p.ovec = !a.offset || (a.offset_dtype == TKB_CU_F32 && (uintptr_t)a.offset % 16 == 0);
+  if (a.inner == 1) {
+    const int64_t nvec = (a.n + V - 1) / V;
+    p.aligned = xy16 && a.n % V == 0;
+    if (nvec <= 32 * CM) {
+      /* grow G while it leaves >= 2 vectors per thread, or too many for CM */
+      while (p.lg < 5 && (((int64_t)2 << p.lg) * 2 <= nvec || ((int64_t)CM << p.lg) < nvec)) p.lg++;
+      const int g = 1 << p.lg;
+      return launch_rowreg<XDT, false>(a, p, pow2_ceil((nvec + g - 1) / g),
+                                       tkb_cu_blocks(a.lanes, 256 >> p.lg), 256);
+    }
+    if (nvec <= 512 * CM) {
+      const int threads = nvec <= 256 * CM ? 256 : 512;
+      return launch_rowreg<XDT, true>(a, p, pow2_ceil((nvec + threads - 1) / threads),
+                                      tkb_cu_blocks(a.lanes, 1), threads);
+    }
     norm_fwd_row<XDT><<<tkb_cu_blocks(a.lanes, 1), NORM_ROW_THREADS>>>(a);
-  else
-    norm_fwd_lane<XDT><<<tkb_cu_blocks(a.lanes, NORM_LANE_THREADS), NORM_LANE_THREADS>>>(a);
+    return (int)cudaGetLastError();
+  }
+  int64_t w = 16;
+  while (w < 128 && w < a.inner * (int64_t)sizeof(T)) w <<= 1;
+  while (w > 16 && a.n * w > NORM_TILE_BYTES) w >>= 1;
+  if (a.n * w <= NORM_TILE_BYTES) {
+    p.lg = log2_of((int)w / (int)sizeof(T));
+    p.lg_vpr = log2_of((int)w / 16);
+    p.aligned = xy16 && a.inner % V == 0;
+    const int64_t tiles = a.lanes / a.inner * ((a.inner + (1 << p.lg) - 1) >> p.lg);
+    norm_fwd_cols<XDT><<<tkb_cu_blocks(tiles, 1), 256, (size_t)(a.n * w)>>>(a, p);
+    return (int)cudaGetLastError();
+  }
+  norm_fwd_lane<XDT><<<tkb_cu_blocks(a.lanes, NORM_LANE_THREADS), NORM_LANE_THREADS>>>(a);
   return (int)cudaGetLastError();
 }
 

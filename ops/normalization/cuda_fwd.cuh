@@ -1,0 +1,311 @@
+/*
+ * cuda_fwd.cuh - normalization's fast forward kernels (included by cuda.cu only, inside
+ * its anonymous namespace). Each reads x from global memory ONCE: a row is held on chip
+ * (registers, or a shared-memory tile), its statistics are computed from the held values
+ * with the exact two-pass math, then y is written:
+ *
+ *   mean = (1/n) sum_j x[j]            (0 for RMS norm)
+ *   var  = (1/n) sum_j (x[j] - mean)^2 (from the held values: no second read of x)
+ *   rstd = 1 / sqrt(var + epsilon)
+ *   y[j] = (x[j] - mean) * rstd * scale[j] + offset[j]
+ *
+ *   norm_fwd_rowreg<XDT, C, BLOCK>  axis last (inner = 1). A row is cut into vectors of
+ *     VEC = 16 / sizeof(T) elements; a group of G threads holds it in registers, thread t
+ *     vectors t, t + G, ..., C of them (C VEC <= 16 values, C a template constant, so the
+ *     register array is indexed by constants only: no local memory; ptxas: no spills). BLOCK = false: G <= 32 (a power of two,
+ *     part of a warp; 256 / G rows per block, sums by xor shuffles within the group);
+ *     BLOCK = true: G = the block (256 or 512 threads, one row per block, sums through
+ *     shared memory). 16-byte loads/stores when rows and pointers are 16-byte aligned
+ *     (ALIGNED = p.aligned), else the same layout element by element (so the sums' order
+ *     depends on the shape only).
+ *   norm_fwd_cols<XDT>  other axes (inner > 1). A block holds a tile of L = W / sizeof(T)
+ *     neighbouring lanes (W <= 128 bytes of each of the n rows j) in shared memory, loaded
+ *     with 16-byte vectors along inner; 256 / L threads per lane sum the tile's columns.
+ *
+ * Determinism: every sum has a fixed order for a given shape. Per thread in index order,
+ * then a butterfly (xor shuffles: both partners add the same two values, a + b = b + a
+ * exactly, so every thread of a group ends with the same bits) or partials summed in
+ * index order from shared memory by every thread.
+ */
+
+/* The host's choices for one launch (cuda.cu: forward()). */
+struct norm_fwd_prm {
+  int lg;      /* rowreg: log2 of G (threads per row, BLOCK = false); cols: log2 of L */
+  int lg_vpr;  /* cols: log2 of the vectors per tile row (W / 16) */
+  int aligned; /* x, y (and rows / tile rows) 16-byte aligned: vector loads and stores */
+  int svec, ovec; /* scale / offset float32 and 16-byte aligned: float4 loads (rowreg) */
+};
+
+/* VEC elements of T, moved as one 16-byte load or store when aligned. */
+template <typename T, int V> struct alignas(sizeof(T) * V) norm_pack {
+  T e[V];
+};
+
+/* Sum over a group of g threads (a power of two <= 32, aligned within the warp); every
+ * thread of the warp must call it. */
+template <typename Acc>
+__device__ __forceinline__ Acc group_allsum(Acc v, int g) {
+  for (int o = g >> 1; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+  return v;
+}
+
+/* Sum over the block (every thread gets the same bits); sh holds blockDim.x / 32 values
+ * and may be reused only after a later __syncthreads. */
+template <typename Acc>
+__device__ __forceinline__ Acc block_allsum(Acc v, Acc *sh) {
+  v = group_allsum(v, 32);
+  if ((threadIdx.x & 31) == 0) sh[threadIdx.x >> 5] = v;
+  __syncthreads();
+  Acc r = sh[0];
+  const int w = (int)(blockDim.x >> 5);
+  for (int i = 1; i < w; i++) r += sh[i];
+  return r;
+}
+
+/* One value of any floating dtype, out of line: keeps the generic conversions (a switch
+ * over six dtypes) from crowding the registers of the kernels' float32 fast path. */
+template <typename Acc>
+__device__ __noinline__ Acc ld_param_any(const void *p, int dt, int64_t j) {
+  return tkb_cu_ld<Acc>(p, dt, j);
+}
+
+/* V scale (or offset) values from element j on: float4 loads when vec (float32, 16-byte
+ * aligned, V a multiple of 4, j a multiple of V), else one by one (any floating dtype).
+ * Elements past n are not read: m = how many of the V are in the row. */
+template <typename Acc, int V>
+__device__ __forceinline__ void ld_params(const void *p, int dt, bool vec, int64_t j, int m,
+                                          Acc (&o)[V]) {
+  if (V % 4 == 0 && vec && m == V) {
+#pragma unroll
+    for (int q = 0; q < V / 4; q++) {
+      const float4 f = reinterpret_cast<const float4 *>(static_cast<const float *>(p) + j)[q];
+      o[4 * q] = (Acc)f.x;
+      o[4 * q + 1] = (Acc)f.y;
+      o[4 * q + 2] = (Acc)f.z;
+      o[4 * q + 3] = (Acc)f.w;
+    }
+  } else {
+#pragma unroll
+    for (int k = 0; k < V; k++) o[k] = k < m ? ld_param_any<Acc>(p, dt, j + k) : (Acc)0;
+  }
+}
+
+/*
+ * Axis last, row held in registers: thread t of its row's group holds the vectors
+ * vi = c G + t (c < C), elements vi VEC .. vi VEC + VEC - 1 (those < n).
+ */
+/* 2 blocks of 512 per SM (<= 64 registers) where ptxas fits that without spills */
+template <int XDT, int C, bool BLOCK, bool ALIGNED>
+__global__ void __launch_bounds__(BLOCK ? 512 : 256,
+                                  BLOCK && ALIGNED && (XDT == TKB_CU_BF16 || XDT == TKB_CU_F32) ? 2 : 1)
+    norm_fwd_rowreg(norm_cu_args a, norm_fwd_prm p) {
+  typedef tkb_cu_dt<XDT> D;
+  typedef typename D::T T;
+  typedef typename D::Acc Acc;
+  constexpr int V = 16 / sizeof(T);
+  typedef norm_pack<T, V> P;
+  __shared__ Acc sh[2][16]; /* BLOCK: the warps' partial sums (<= 512 threads) */
+  const T *x = static_cast<const T *>(a.x);
+  T *y = static_cast<T *>(a.y);
+  const int64_t n = a.n;
+  const int G = BLOCK ? (int)blockDim.x : 1 << p.lg;
+  const int t = BLOCK ? (int)threadIdx.x : (int)threadIdx.x & (G - 1);
+  const int rpb = BLOCK ? 1 : (int)blockDim.x >> p.lg; /* rows per block per step */
+  constexpr bool aligned = ALIGNED;
+  for (int64_t row0 = (int64_t)blockIdx.x * rpb; row0 < a.lanes; row0 += (int64_t)gridDim.x * rpb) {
+    const int64_t row = BLOCK ? row0 : row0 + ((int)threadIdx.x >> p.lg);
+    const bool live = row < a.lanes; /* every thread stays for the shuffles */
+    const T *xr = x + (live ? row : 0) * n;
+    T *yr = y + (live ? row : 0) * n;
+
+    /* load: h[c].e[k] = x[(c G + t) VEC + k], 0 past the row; held as T (16 bytes per
+     * vector, whatever the dtype), widened to Acc where used */
+    P h[C];
+#pragma unroll
+    for (int c = 0; c < C; c++) {
+      const int64_t e0 = (int64_t)(c * G + t) * V;
+      if (aligned && live && e0 < n) {
+        h[c] = *reinterpret_cast<const P *>(xr + e0);
+      } else {
+#pragma unroll
+        for (int k = 0; k < V; k++) h[c].e[k] = live && e0 + k < n ? xr[e0 + k] : (T)0;
+      }
+    }
+
+    /* mean = (1/n) sum_j x[j]   (0 for RMS norm; NaN for n = 0) */
+    Acc mean = 0;
+    if (a.subtract_mean) {
+      Acc s = 0;
+#pragma unroll
+      for (int c = 0; c < C; c++)
+#pragma unroll
+        for (int k = 0; k < V; k++) s += D::ld(h[c].e[k]);
+      s = BLOCK ? block_allsum(s, sh[0]) : group_allsum(s, G);
+      mean = s / (Acc)n;
+    }
+    /* var = (1/n) sum_j (x[j] - mean)^2 over the held values of the row only */
+    Acc ss = 0;
+#pragma unroll
+    for (int c = 0; c < C; c++) {
+      const int64_t e0 = (int64_t)(c * G + t) * V;
+#pragma unroll
+      for (int k = 0; k < V; k++) {
+        const Acc d = D::ld(h[c].e[k]) - mean;
+        if (aligned ? e0 < n : e0 + k < n) ss += d * d;
+      }
+    }
+    ss = BLOCK ? block_allsum(ss, sh[1]) : group_allsum(ss, G);
+    const Acc rstd = rsqrt_exact(ss / (Acc)n + (Acc)a.epsilon);
+
+    /* y[j] = (x[j] - mean) * rstd * scale[j] + offset[j] */
+    if (live) {
+#pragma unroll
+      for (int c = 0; c < C; c++) {
+        const int64_t e0 = (int64_t)(c * G + t) * V;
+        if (e0 >= n) continue;
+        const int m = n - e0 < V ? (int)(n - e0) : V;
+        Acc sc[V], of[V];
+        if (a.scale) ld_params<Acc, V>(a.scale, a.scale_dtype, p.svec != 0, e0, m, sc);
+        if (a.offset) ld_params<Acc, V>(a.offset, a.offset_dtype, p.ovec != 0, e0, m, of);
+        P q;
+#pragma unroll
+        for (int k = 0; k < V; k++) {
+          Acc r = (D::ld(h[c].e[k]) - mean) * rstd;
+          if (a.scale) r *= sc[k];
+          if (a.offset) r += of[k];
+          q.e[k] = D::st(r);
+        }
+        if (aligned) {
+          *reinterpret_cast<P *>(yr + e0) = q;
+        } else {
+#pragma unroll
+          for (int k = 0; k < V; k++)
+            if (k < m) yr[e0 + k] = q.e[k];
+        }
+      }
+      if (a.mean_out && t == 0) {
+        static_cast<Acc *>(a.mean_out)[row] = mean;
+        static_cast<Acc *>(a.rstd_out)[row] = rstd;
+      }
+    }
+    if (BLOCK) __syncthreads(); /* sh is rewritten by the next row */
+  }
+}
+
+/*
+ * Other axes: block = 256 threads, one tile of L lanes (i0 .. i0 + L - 1 of one outer
+ * index o) at a time; tile[j][c] = x[(o n + j) inner + i0 + c] in shared memory (n L
+ * values of T, dynamic; 0 past the lanes). Thread (c = tid % L, part = tid / L) sums
+ * rows j = part, part + 256 / L, ... of column c; the 256 / L partials are then summed in
+ * order by each thread of the column.
+ */
+template <int XDT>
+__global__ void __launch_bounds__(256) norm_fwd_cols(norm_cu_args a, norm_fwd_prm p) {
+  typedef tkb_cu_dt<XDT> D;
+  typedef typename D::T T;
+  typedef typename D::Acc Acc;
+  constexpr int V = 16 / sizeof(T);
+  constexpr int U = 4; /* loads in flight per thread */
+  typedef norm_pack<T, V> P;
+  extern __shared__ __align__(16) unsigned char norm_smem[];
+  T *tile = reinterpret_cast<T *>(norm_smem);
+  __shared__ Acc red[2][256]; /* per-thread partial sums */
+  __shared__ Acc stat[2][64]; /* per column: mean, rstd (L <= 128 bytes / 2) */
+  const T *x = static_cast<const T *>(a.x);
+  T *y = static_cast<T *>(a.y);
+  const int n = (int)a.n; /* <= 2560 (the host's limit) */
+  const int64_t inner = a.inner, outer = a.lanes / inner;
+  const int lgl = p.lg, L = 1 << lgl, lgv = p.lg_vpr, vpr = 1 << lgv;
+  const int col = (int)threadIdx.x & (L - 1), part = (int)threadIdx.x >> lgl;
+  const int parts = (int)blockDim.x >> lgl, total = n << lgv;
+  const bool aligned = p.aligned != 0;
+  const int64_t tpo = (inner + L - 1) >> lgl, tiles = outer * tpo;
+  for (int64_t tl = blockIdx.x; tl < tiles; tl += gridDim.x) {
+    const int64_t o = tl / tpo, i0 = (tl - o * tpo) << lgl;
+    const int lw = inner - i0 < L ? (int)(inner - i0) : L; /* lanes in this tile */
+    const T *xs = x + o * n * inner + i0;
+    T *ys = y + o * n * inner + i0;
+
+    /* load: vector idx = j vpr + w covers tile[j][w VEC .. w VEC + VEC - 1] */
+    for (int b = (int)threadIdx.x; b < total; b += U * (int)blockDim.x) {
+      P q[U];
+#pragma unroll
+      for (int u = 0; u < U; u++) {
+        const int idx = b + u * (int)blockDim.x, j = idx >> lgv, c = (idx & (vpr - 1)) * V;
+        if (idx >= total) continue;
+        const T *src = xs + (int64_t)j * inner + c;
+        if (aligned && c < lw) {
+          q[u] = *reinterpret_cast<const P *>(src);
+        } else {
+#pragma unroll
+          for (int k = 0; k < V; k++) q[u].e[k] = c + k < lw ? src[k] : (T)0;
+        }
+      }
+#pragma unroll
+      for (int u = 0; u < U; u++) {
+        const int idx = b + u * (int)blockDim.x, j = idx >> lgv, c = (idx & (vpr - 1)) * V;
+        if (idx < total) *reinterpret_cast<P *>(tile + j * L + c) = q[u];
+      }
+    }
+    __syncthreads();
+
+    /* mean = (1/n) sum_j x[j]   (0 for RMS norm; NaN for n = 0) */
+    Acc mean = 0;
+    if (a.subtract_mean) {
+      Acc s = 0;
+      for (int j = part; j < n; j += parts) s += D::ld(tile[j * L + col]);
+      red[0][threadIdx.x] = s;
+      __syncthreads();
+      s = red[0][col];
+      for (int q = 1; q < parts; q++) s += red[0][q * L + col];
+      mean = s / (Acc)n;
+    }
+    /* var = (1/n) sum_j (x[j] - mean)^2 */
+    Acc ss = 0;
+    for (int j = part; j < n; j += parts) {
+      const Acc d = D::ld(tile[j * L + col]) - mean;
+      ss += d * d;
+    }
+    red[1][threadIdx.x] = ss;
+    __syncthreads();
+    ss = red[1][col];
+    for (int q = 1; q < parts; q++) ss += red[1][q * L + col];
+    const Acc rstd = rsqrt_exact(ss / (Acc)n + (Acc)a.epsilon);
+    if (part == 0) {
+      stat[0][col] = mean;
+      stat[1][col] = rstd;
+      if (a.mean_out && col < lw) {
+        const int64_t lane = o * inner + i0 + col;
+        static_cast<Acc *>(a.mean_out)[lane] = mean;
+        static_cast<Acc *>(a.rstd_out)[lane] = rstd;
+      }
+    }
+    __syncthreads();
+
+    /* y[j] = (x[j] - mean) * rstd * scale[j] + offset[j] */
+    for (int idx = (int)threadIdx.x; idx < total; idx += (int)blockDim.x) {
+      const int j = idx >> lgv, c = (idx & (vpr - 1)) * V;
+      if (c >= lw) continue;
+      const Acc sc = a.scale ? tkb_cu_ld<Acc>(a.scale, a.scale_dtype, j) : (Acc)1;
+      const Acc of = a.offset ? tkb_cu_ld<Acc>(a.offset, a.offset_dtype, j) : (Acc)0;
+      const P in = *reinterpret_cast<const P *>(tile + j * L + c);
+      P q;
+#pragma unroll
+      for (int k = 0; k < V; k++) {
+        Acc r = (D::ld(in.e[k]) - stat[0][c + k]) * stat[1][c + k];
+        if (a.scale) r *= sc;
+        if (a.offset) r += of;
+        q.e[k] = D::st(r);
+      }
+      T *dst = ys + (int64_t)j * inner + c;
+      if (aligned) {
+        *reinterpret_cast<P *>(dst) = q;
+      } else {
+#pragma unroll
+        for (int k = 0; k < V; k++)
+          if (c + k < lw) dst[k] = q.e[k];
+      }
+    }
+    __syncthreads(); /* tile, red and stat are rewritten by the next tile */
+  }
+}
