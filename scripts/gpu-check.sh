@@ -93,7 +93,7 @@ for m in cupti cuda_events profiler hermetic_profiler wallclock; do
 done
 # Every registered cuda entry at Tokamax's sizes (all specs, all modes), one timed call
 # each: launch limits, memory and NaN/Inf at real sizes (run reports an entry that fails).
-step run_all_specs 150 "$TKB" run --device cuda:0 --filter '_cuda$' --iterations 1 --experiments 1 \
+step run_all_specs 120 "$TKB" run --device cuda:0 --filter '_cuda$' --iterations 1 --experiments 1 \
   --warmup once --method cuda_events --out "$LOGS/run_all_specs.json"
 # The H200 targets of issue 6 (cupti vs cuda_events, spread, fill/normalization against
 # copy bandwidth, GLU against cuBLAS): its table goes into the summary.
