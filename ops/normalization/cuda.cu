@@ -268,11 +268,20 @@ void go_rowreg(unsigned grid, int threads, const norm_cu_args &a, const norm_fwd
     norm_fwd_rowreg<XDT, C, BLOCK, false><<<grid, threads>>>(a, p);
 }
 
-/* The rowreg kernel with C vectors per thread (a power of two <= CM, the register budget
- * of 16 held values per thread; the clamp only keeps unused instantiations out). */
+/* Most vectors a rowreg thread holds: 16 values, 32 for 2-byte types in block mode (a
+ * whole 8192-element bfloat16 row in 256 threads, 64 bytes in flight per thread; with 2
+ * vectors in 512 threads it ran at 0.47 of copy bandwidth on the H200, float32's 4
+ * vectors at 0.87). */
+template <int XDT, bool BLOCK>
+constexpr int rowreg_cmax() {
+  return BLOCK && sizeof(typename tkb_cu_dt<XDT>::T) == 2 ? 4 : 16 / (16 / (int)sizeof(typename tkb_cu_dt<XDT>::T));
+}
+
+/* The rowreg kernel with C vectors per thread (a power of two <= CM, the register budget;
+ * the clamp only keeps unused instantiations out). */
 template <int XDT, bool BLOCK>
 int launch_rowreg(const norm_cu_args &a, const norm_fwd_prm &p, int c, unsigned grid, int threads) {
-  constexpr int CM = 16 / (16 / (int)sizeof(typename tkb_cu_dt<XDT>::T));
+  constexpr int CM = rowreg_cmax<XDT, BLOCK>();
   if (c > CM) return (int)cudaErrorInvalidValue; /* forward() never asks */
   switch (c) {
     case 1: go_rowreg<XDT, 1, BLOCK>(grid, threads, a, p); break;
@@ -294,7 +303,8 @@ constexpr int64_t NORM_TILE_BYTES = 40960;
  *   axis last, nvec <= 32 CM (n <= 512): rowreg, groups of G threads per row, G the
  *     largest power of two <= 32 leaving each thread >= 2 vectors (more loads in
  *     flight), C = vectors per thread
- *   axis last, nvec <= 512 CM (n <= 8192): rowreg, one block (256 or 512) per row
+ *   axis last, nvec <= 512 CM (n <= 8192): rowreg, one block per row (256 threads for
+ *     2-byte types, holding up to 4 vectors each; else 256 or 512)
  *   other axes, n W <= NORM_TILE_BYTES: cols, tile rows of W = min(128,
  *     pow2 >= inner sizeof(T)) bytes (>= 16), halved until the tile fits
  *   otherwise the three-pass kernels above.
@@ -318,8 +328,10 @@ int forward(const norm_cu_args &a) {
       return launch_rowreg<XDT, false>(a, p, pow2_ceil((nvec + g - 1) / g),
                                        tkb_cu_blocks(a.lanes, 256 >> p.lg), 256);
     }
+    constexpr int CMB = rowreg_cmax<XDT, true>();
     if (nvec <= 512 * CM) {
-      const int threads = nvec <= 256 * CM ? 256 : 512;
+      /* 2-byte types: 256 threads, up to 4 vectors each (the kernel's bound says 256) */
+      const int threads = sizeof(T) == 2 || nvec <= 256 * CMB ? 256 : 512;
       return launch_rowreg<XDT, true>(a, p, pow2_ceil((nvec + threads - 1) / threads),
                                       tkb_cu_blocks(a.lanes, 1), threads);
     }

@@ -11,7 +11,7 @@
  *
  *   norm_fwd_rowreg<XDT, C, BLOCK>  axis last (inner = 1). A row is cut into vectors of
  *     VEC = 16 / sizeof(T) elements; a group of G threads holds it in registers, thread t
- *     vectors t, t + G, ..., C of them (C VEC <= 16 values, C a template constant, so the
+ *     vectors t, t + G, ..., C of them (C VEC <= 16 values, 32 for 2-byte types in block mode, C a template constant, so the
  *     register array is indexed by constants only: no local memory; ptxas: no spills). BLOCK = false: G <= 32 (a power of two,
  *     part of a warp; 256 / G rows per block, sums by xor shuffles within the group);
  *     BLOCK = true: G = the block (256 or 512 threads, one row per block, sums through
@@ -94,10 +94,16 @@ __device__ __forceinline__ void ld_params(const void *p, int dt, bool vec, int64
  * Axis last, row held in registers: thread t of its row's group holds the vectors
  * vi = c G + t (c < C), elements vi VEC .. vi VEC + VEC - 1 (those < n).
  */
-/* 2 blocks of 512 per SM (<= 64 registers) where ptxas fits that without spills */
 template <int XDT, int C, bool BLOCK, bool ALIGNED>
-__global__ void __launch_bounds__(BLOCK ? 512 : 256,
-                                  BLOCK && ALIGNED && (XDT == TKB_CU_BF16 || XDT == TKB_CU_F32) ? 2 : 1)
+/* Register caps for more loads in flight per SM: float32 block rows 2 x 512 threads;
+ * bfloat16 block rows (always 256 threads) 4 blocks, 3 at C = 4 (80 registers, ptxas
+ * spills 24 bytes: cheaper than the 2 blocks that 96 registers allow); bfloat16 groups
+ * (n <= 512) 4 blocks (71 registers gave 3); no spills elsewhere. */
+__global__ void __launch_bounds__(BLOCK && sizeof(typename tkb_cu_dt<XDT>::T) != 2 ? 512 : 256,
+                                  !ALIGNED ? 1
+                                  : BLOCK && XDT == TKB_CU_F32 ? 2
+                                  : BLOCK && XDT == TKB_CU_BF16 ? (C == 4 ? 3 : 4)
+                                  : !BLOCK && XDT == TKB_CU_BF16 && C <= 2 ? 4 : 1)
     norm_fwd_rowreg(norm_cu_args a, norm_fwd_prm p) {
   typedef tkb_cu_dt<XDT> D;
   typedef typename D::T T;

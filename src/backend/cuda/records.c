@@ -4,7 +4,6 @@
  */
 #include "records.h"
 
-#include <dlfcn.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -25,9 +24,8 @@ void tkb_cu_store_reset(tkb_cu_store *s) {
   s->n_link = s->lost_link = 0;
 }
 
-/* The C++ ABI's demangler (libstdc++, which the plugin links through cuBLAS and the CUDA
- * runtime); looked up once, under the store's lock. */
-typedef char *(*cxa_demangle_fn)(const char *mangled, char *buf, size_t *len, int *status);
+/* The C++ ABI's demangler (libstdc++; the plugin and test_cuda_nogpu link it). */
+char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
 
 static void copy_cut(char *dst, const char *src) {
   size_t len = strnlen(src, TKB_CU_NAME_LEN - 1);
@@ -36,16 +34,9 @@ static void copy_cut(char *dst, const char *src) {
 }
 
 static void demangled(const char *name, char *out) {
-  static cxa_demangle_fn demangle;
-  static int looked;
-  if (!looked) {
-    looked = 1;
-    void *sym = dlsym(RTLD_DEFAULT, "__cxa_demangle");
-    memcpy(&demangle, &sym, sizeof demangle); /* object to function pointer, as POSIX allows */
-  }
-  if (demangle && name[0] == '_' && name[1] == 'Z') {
+  if (name[0] == '_' && name[1] == 'Z') {
     int status = -1;
-    char *d = demangle(name, NULL, NULL, &status);
+    char *d = __cxa_demangle(name, NULL, NULL, &status);
     if (status == 0 && d) {
       copy_cut(out, d);
       free(d);

@@ -72,8 +72,8 @@ void tkb_cu_store_free(tkb_cu_store *s);
 void tkb_cu_store_reset(tkb_cu_store *s);
 
 /* A copy of name living as long as the store (equal names share one copy), demangled
- * when it is a mangled C++ name ("_Z...") and the C++ runtime's __cxa_demangle is in the
- * process (found with dlsym; else kept as given). Names longer than TKB_CU_NAME_LEN - 1
+ * by the C++ runtime's __cxa_demangle when it is a mangled C++ name ("_Z..."; one that
+ * does not demangle is kept as given). Names longer than TKB_CU_NAME_LEN - 1
  * are cut; "(name table full)" when the table is full; NULL reads as "?". Caller holds the
  * lock (or is the only user). */
 const char *tkb_cu_intern(tkb_cu_store *s, const char *name);
