@@ -100,6 +100,12 @@ step run_primary 150 "$TKB" run --device cuda:0 --tag primary --iterations 1 --e
 # The H200 targets of issue 6 (cupti vs cuda_events, spread, fill/normalization against
 # copy bandwidth, GLU against cuBLAS): its table goes into the summary.
 step bench_cuda 120 "$BUILD/bench_cuda"
+# the same program again: run-to-run spread of every figure (a difference between two
+# versions smaller than this is noise)
+step bench_cuda_again 120 "$BUILD/bench_cuda"
+# one profiler trace (Chrome JSON, demangled kernel names) of a small normalization entry
+step trace 30 "$TKB" run --device cuda:0 --method profiler --filter '^cpu_.*_forward_cuda$' \
+  --iterations 2 --trace-dir "$LOGS"
 # Out-of-bounds accesses and races in the ops' kernels, on the small specs' forward and vjp.
 if command -v compute-sanitizer >/dev/null; then
   step sanitize 90 compute-sanitizer --tool memcheck --error-exitcode 9 \
