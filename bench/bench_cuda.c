@@ -293,6 +293,39 @@ static void section_cupti_vs_events(void) {
   meas_close(&m);
 }
 
+/* ---- 6. cupti against cuda_events and wallclock by size: differences of medians
+ * between sizes (slopes) cancel each method's fixed per-call cost, so a cupti slope
+ * above the events' and wallclock's means CUPTI's kernel durations run long (or the
+ * kernel runs slower while CUPTI records), not that events miss a fixed overhead. ---- */
+
+static void section_cupti_by_size(void) {
+  static const char *const methods[3] = {"cupti", "cuda_events", "wallclock"};
+  for (int uniform = 0; uniform < 2; uniform++) {
+    double med[4][3];
+    for (int s = 0; s < 4; s++) {
+      const int64_t n = (int64_t)1 << (25 + s);
+      meas m;
+      meas_fill_init(&m, TKB_FLOAT32, n, uniform);
+      double t[3][16];
+      for (int r = 0; r < repeats; r++)
+        for (int k = 0; k < 3; k++) t[k][r] = meas_median(&m, methods[k], 20);
+      for (int k = 0; k < 3; k++) med[s][k] = median(t[k], repeats);
+      printf("  fill float32[2^%d] %-7s cupti %.4f  cuda_events %.4f  wallclock %.4f ms  "
+             "cupti/events - 1 = %+.2f%%\n",
+             25 + s, uniform ? "uniform" : "normal", med[s][0], med[s][1], med[s][2],
+             100 * (med[s][0] / med[s][1] - 1));
+      meas_close(&m);
+    }
+    for (int s = 1; s < 4; s++) {
+      const double dc = med[s][0] - med[s - 1][0], de = med[s][1] - med[s - 1][1],
+                   dw = med[s][2] - med[s - 1][2];
+      printf("  slope 2^%d -> 2^%d: cupti %.4f  cuda_events %.4f  wallclock %.4f ms  "
+             "cupti/events %+.2f%%  wallclock/events %+.2f%%\n",
+             24 + s, 25 + s, dc, de, dw, 100 * (dc / de - 1), 100 * (dw / de - 1));
+    }
+  }
+}
+
 /* ---- 2. spread of cupti vs wallclock on a ~10 us kernel ---- */
 
 static void section_spread(void) {
@@ -516,11 +549,15 @@ static void print_load(const char *what) {
 }
 
 int main(int argc, char **argv) {
+  int only = 0; /* 0: every section */
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--repeats") == 0 && i + 1 < argc) {
       repeats = atoi(argv[++i]);
+    } else if (strcmp(argv[i], "--section") == 0 && i + 1 < argc) {
+      only = atoi(argv[++i]);
     } else {
-      fprintf(stderr, "usage: bench_cuda [--repeats N]   (N: 3..16, default 5)\n");
+      fprintf(stderr, "usage: bench_cuda [--repeats N] [--section S]   (N: 3..16, default 5; "
+                      "S: 1..6, default all)\n");
       return 2;
     }
   }
@@ -547,8 +584,10 @@ int main(int argc, char **argv) {
       {"3. initialization bandwidth vs device-to-device copy", section_init},
       {"4. normalization forward (cuda) bandwidth vs copy", section_norm},
       {"5. gated_linear_unit forward (cuda) vs cuBLAS bf16 GEMM", section_glu},
+      {"6. cupti vs cuda_events and wallclock by size (slopes)", section_cupti_by_size},
   };
   for (size_t s = 0; s < sizeof sections / sizeof sections[0]; s++) {
+    if (only && (size_t)only != s + 1) continue;
     printf("\n%s\n", sections[s].title);
     const double t0 = now_s();
     const int throttled0 = n_throttled;
