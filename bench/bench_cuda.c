@@ -541,13 +541,6 @@ static void section_glu(void) {
 
 /* ---- main ---- */
 
-static void print_load(const char *what) {
-  FILE *f = fopen("/proc/loadavg", "r");
-  char line[128];
-  if (f && fgets(line, sizeof line, f)) printf("%s: %s", what, line);
-  if (f) fclose(f);
-}
-
 int main(int argc, char **argv) {
   int only = 0; /* 0: every section */
   for (int i = 1; i < argc; i++) {

@@ -140,16 +140,6 @@ static void vs_copy(const char *name, tkb_spec x, int64_t axis, int rounds) {
   timed_close(&cp);
 }
 
-/* Other work on the machine slows the op (CPU bound on 2 cores) more than the copy
- * (memory bound), so the figures mean little unless the machine is otherwise idle: the
- * load average is printed next to them. */
-static void print_load(const char *what) {
-  FILE *f = fopen("/proc/loadavg", "r");
-  char line[128];
-  if (f && fgets(line, sizeof line, f)) printf("%s: %s", what, line);
-  if (f) fclose(f);
-}
-
 int main(int argc, char **argv) {
   int rounds = 5;
   bool reference = true, bandwidth = true;

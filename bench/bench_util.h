@@ -77,6 +77,16 @@ static inline void timed_close(timed *t) {
   free(t->times);
 }
 
+/* Other work on the machine slows the measured code more than its baseline, so figures
+ * mean little unless the machine is otherwise idle: benches print the load average
+ * (/proc/loadavg) next to them. */
+static inline void print_load(const char *what) {
+  FILE *f = fopen("/proc/loadavg", "r");
+  char line[128];
+  if (f && fgets(line, sizeof line, f)) printf("%s: %s", what, line);
+  if (f) fclose(f);
+}
+
 /* ---- the suite's entries ---- */
 
 /* The registry entry of op `op`, spec `name`, `mode` and implementation `impl`; -1 when
