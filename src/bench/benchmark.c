@@ -130,7 +130,7 @@ static tkb_status timed_loop(tkb_std_fn *f, tkb__meter *m, const tkb_bench_opts 
   return TKB_OK;
 }
 
-/* Counts NaN/Inf in a floating array (bf16/f16/f8 through float32). */
+/* Counts NaN/Inf in a floating array (a device one read back first): nonfinite.c. */
 static int64_t count_nonfinite(const tkb_array *a) {
   if (!tkb_dtype_is_float(a->spec.dtype) || !a->data) return 0;
   const tkb_array *h = a;
@@ -139,8 +139,7 @@ static int64_t count_nonfinite(const tkb_array *a) {
     if (tkb_array_copy(a, tkb__cpu_device(), &copy) != TKB_OK) return 0;
     h = copy;
   }
-  int64_t bad = 0;
-  for (int64_t i = 0; i < h->numel; i++) bad += !isfinite(tkb_array_get_f64(h, i));
+  int64_t bad = tkb__count_nonfinite(h->data, h->numel, h->spec.dtype);
   tkb_array_free(copy);
   return bad;
 }

@@ -50,6 +50,10 @@ extern const tkb_backend tkb__cpu_backend;
 /* The cpu device singleton. */
 tkb_device *tkb__cpu_device(void);
 
+/* The NaN and Inf elements among n of `dtype` at host address data (0 for integer
+ * dtypes), tested on the bits across the OpenMP threads (src/bench/nonfinite.c). */
+int64_t tkb__count_nonfinite(const void *data, int64_t n, tkb_dtype dtype);
+
 /* ---- random fill on the CPU (random.c) ---- */
 /* Fills a host array; init already validated by tkb_fill. */
 tkb_status tkb__fill_cpu(tkb_array *a, const tkb_init *init, uint64_t seed,
