@@ -44,7 +44,9 @@ step() { # step NAME TIMEOUT_S CMD...: runs CMD, logs to LOGS/NAME.log, records 
   echo "pkg-config: $(command -v pkg-config || echo none); compute-sanitizer: $(command -v compute-sanitizer || echo none)"
   echo "cupti: $(ls /usr/local/cuda/extras/CUPTI/lib64/libcupti.so* /usr/local/cuda/lib64/libcupti.so* 2>/dev/null | head -n 2 | tr '\n' ' ')"
   echo "nvml: $(ldconfig -p 2>/dev/null | grep -m1 libnvidia-ml.so.1 || echo 'not in ldconfig')"
-  git -C "$ROOT" rev-parse HEAD 2>/dev/null
+  # the sources' content (the device tool sends the working tree, with a .git that may be
+  # older): compare with the same line run on the development machine
+  echo "sources: $(cd "$ROOT" && find CMakeLists.txt src ops include tests bench scripts -type f | LC_ALL=C sort | xargs cat | sha1sum | cut -c1-12)"
 } >"$OUT/machine.txt" 2>&1
 cat "$OUT/machine.txt"
 
@@ -103,7 +105,7 @@ step bench_cuda 120 "$BUILD/bench_cuda"
 # the same program again: run-to-run spread of every figure (a difference between two
 # versions smaller than this is noise)
 step bench_cuda_again 120 "$BUILD/bench_cuda"
-# one profiler trace (Chrome JSON, demangled kernel names) of a small normalization entry
+# profiler traces (Chrome JSON, demangled kernel names) of the small specs' forward entries
 step trace 30 "$TKB" run --device cuda:0 --method profiler --filter '^cpu_.*_forward_cuda$' \
   --iterations 2 --trace-dir "$LOGS"
 # Out-of-bounds accesses and races in the ops' kernels, on the small specs' forward and vjp.
@@ -116,7 +118,7 @@ rm -rf "$BUILD"
 echo
 : >"$OUT/summary.txt"
 if [ -s "$LOGS/bench_cuda.log" ]; then # bench_cuda ends with its table of targets
-  sed -n '/^== table/,$p' "$LOGS/bench_cuda.log" | tee -a "$OUT/summary.txt"
+  sed -n '/^what  *measured/,$p' "$LOGS/bench_cuda.log" | tee -a "$OUT/summary.txt"
 fi
 printf '%-22s %-12s %6s\n' step result seconds | tee -a "$OUT/summary.txt"
 fails=0
