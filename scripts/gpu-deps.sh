@@ -8,6 +8,9 @@ set -eu
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 mkdir -p "$ROOT/.gpudeps"
 cd "$ROOT/.gpudeps"
-apt-get download libopenblas0-pthread libopenblas-pthread-dev libopenblas-dev libopenblas0 \
-  libcjson1 libcjson-dev libgfortran5 libquadmath0
+PKGS="libopenblas0-pthread libopenblas-pthread-dev libopenblas-dev libopenblas0 libcjson1
+  libcjson-dev libgfortran5 libquadmath0"
+# a fresh machine may have no package lists yet: update once, then try again
+# shellcheck disable=SC2086
+apt-get download $PKGS || { apt-get update -qq && apt-get download $PKGS; }
 ls -l "$ROOT/.gpudeps"
