@@ -21,11 +21,6 @@ static double now_ms(void) {
   return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
 }
 
-static int cmp(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
 static volatile int64_t sink;
 
 static double median_ms(int which, const tkb_array *a) {
@@ -48,8 +43,8 @@ static double median_ms(int which, const tkb_array *a) {
     t[r] = now_ms() - t0;
     sink = v;
   }
-  qsort(t, 7, sizeof t[0], cmp);
-  return t[3];
+  tkb_stats st;
+  return tkb_stats_compute(t, 7, &st) ? NAN : st.median;
 }
 
 int main(int argc, char **argv) {

@@ -191,20 +191,13 @@ static void meas_fill(meas *m, tkb_dtype dt, int64_t n) {
 
 static const tkb_param copy_params[] = {{.name = "src", .kind = TKB_KIND_ARRAY}};
 
-static tkb_status copy_infer(const tkb_args *a, tkb_shapes *s) {
-  memset(s, 0, sizeof *s);
-  s->n_outputs = 1;
-  s->outputs[0] = *tkb_args_spec(a, "src");
-  return TKB_OK;
-}
-
 static tkb_status copy_forward(const tkb_args *a, void *state, tkb_array *const *out) {
   (void)state;
   return tkb_array_copy_into(out[0], tkb_args_array(a, "src"));
 }
 
 static const tkb_fn copy_fn = {.name = "copy", .params = copy_params, .n_params = 1,
-                               .infer = copy_infer, .forward = copy_forward};
+                               .infer = bench_copy_infer, .forward = copy_forward};
 
 /* ---- raw baselines: one call between two events, a synchronize between calls ---- */
 

@@ -32,13 +32,6 @@
 
 static const tkb_param copy_params[] = {{.name = "src", .kind = TKB_KIND_ARRAY}};
 
-static tkb_status copy_infer(const tkb_args *a, tkb_shapes *s) {
-  memset(s, 0, sizeof *s);
-  s->n_outputs = 1;
-  s->outputs[0] = *tkb_args_spec(a, "src");
-  return TKB_OK;
-}
-
 /* dst[i] = src[i] over 8-byte words (and the tail bytes), split statically over the
  * threads. The loop stays a loop: no rewriting into a memcpy call (see above). */
 #if defined(__GNUC__) && !defined(__clang__)
@@ -62,7 +55,7 @@ static tkb_status copy_forward(const tkb_args *a, void *state, tkb_array *const 
 }
 
 static const tkb_fn copy_fn = {.name = "copy", .params = copy_params, .n_params = 1,
-                               .infer = copy_infer, .forward = copy_forward};
+                               .infer = bench_copy_infer, .forward = copy_forward};
 
 /* ---- 1. cpu vs reference on the registry's cpu-tagged specs ---- */
 

@@ -87,6 +87,14 @@ static inline void print_load(const char *what) {
   if (f) fclose(f);
 }
 
+/* infer hook of a copy baseline: one output shaped as the argument "src". */
+static inline tkb_status bench_copy_infer(const tkb_args *a, tkb_shapes *s) {
+  memset(s, 0, sizeof *s);
+  s->n_outputs = 1;
+  s->outputs[0] = *tkb_args_spec(a, "src");
+  return TKB_OK;
+}
+
 /* ---- the suite's entries ---- */
 
 /* The registry entry of op `op`, spec `name`, `mode` and implementation `impl`; -1 when

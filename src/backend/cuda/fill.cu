@@ -101,11 +101,11 @@ __device__ __forceinline__ uint64_t int_bits(int64_t v) {
   else return f32_bits<DT>(__ll2float_rn(v));
 }
 
-template <int DT>
-__host__ __device__ constexpr int dt_size() {
-  return DT == DT_INT64 || DT == DT_FLOAT64 ? 8
-         : DT == DT_INT32 || DT == DT_FLOAT32 ? 4
-         : DT == DT_INT16 || DT == DT_FLOAT16 || DT == DT_BFLOAT16 ? 2 : 1;
+/* Bytes of one element of dtype dt (the kernel's stores and the launch's alignment). */
+__host__ __device__ constexpr int dt_size(int dt) {
+  return dt == DT_INT64 || dt == DT_FLOAT64 ? 8
+         : dt == DT_INT32 || dt == DT_FLOAT32 ? 4
+         : dt == DT_INT16 || dt == DT_FLOAT16 || dt == DT_BFLOAT16 ? 2 : 1;
 }
 
 /*
@@ -118,7 +118,7 @@ __host__ __device__ constexpr int dt_size() {
 template <int DT, int E>
 __device__ __forceinline__ void store_elems(unsigned char *out, uint64_t i0, const uint64_t (&b)[E], int m,
                                             bool vec) {
-  constexpr int S = dt_size<DT>(), T = S * E;
+  constexpr int S = dt_size(DT), T = S * E;
   unsigned char *p = out + i0 * S;
   if (vec) {
     constexpr int NW = T < 4 ? 1 : T / 4;
@@ -246,15 +246,6 @@ fill_kernel pick_kernel(int draw, int dt) {
   }
 }
 
-size_t dtype_size(int dt) {
-  switch (dt) {
-    case DT_INT64: case DT_FLOAT64: return 8;
-    case DT_INT32: case DT_FLOAT32: return 4;
-    case DT_INT16: case DT_FLOAT16: case DT_BFLOAT16: return 2;
-    default: return 1;
-  }
-}
-
 } // namespace
 
 extern "C" int tkb_cu_fill_launch(const tkb_cu_fill_args *a) {
@@ -267,7 +258,7 @@ extern "C" int tkb_cu_fill_launch(const tkb_cu_fill_args *a) {
   if (blocks == 0) return (int)cudaSuccess;
   if (blocks > 0x7fffffffu) return (int)cudaErrorInvalidConfiguration;
   /* one store per counter needs its E elements' bytes aligned to their size (16 at most) */
-  const size_t run = per * dtype_size(a->dtype), align = run < 16 ? run : 16;
+  const size_t run = per * (size_t)dt_size(a->dtype), align = run < 16 ? run : 16;
   const bool aligned = (reinterpret_cast<uintptr_t>(a->out) % align) == 0;
   /* a stale error of an earlier runtime call is not this launch's (a sticky one, from a
    * faulted context, comes back from the launch check anyway) */
