@@ -185,7 +185,7 @@ typedef struct edge_case {
 static const int32_t edge_groups[6] = {0, 17, 0, 20, 13, 0}; /* M = 50 */
 static tkb_init edge_groups_init, edge_labels_init, edge_mask_none;
 
-static edge_case edge_cases[16];
+static edge_case edge_cases[32];
 static size_t n_edge;
 
 static edge_case *edge_add(const char *op, const char *name, const tkb_fn *ref, const tkb_fn *cuda) {
@@ -219,6 +219,43 @@ static void edge_register(void) {
   c->args[1] = TKB_ABSTRACT(TKB_SPEC(TKB_FLOAT32, 40));
   c->args[2] = TKB_ABSTRACT(TKB_SPEC(TKB_FLOAT32, 40));
   c->n_args = 3;
+  /* sm_90 bulk-copy rows (2-byte dtypes): groups of 32 threads with a partial last tile
+   * of 5 rows and a bfloat16 offset (the held params' generic loads); a block per row
+   * with RMS norm and no offset; one thread per row (n = 8), 300 rows in tiles of 256 */
+  c = edge_add("normalization", "edge_norm_bf16_37x1000_bulk_groups", nr, nc);
+  c->args[0] = TKB_ABSTRACT(TKB_SPEC(TKB_BFLOAT16, 37, 1000));
+  c->args[1] = TKB_ABSTRACT(TKB_SPEC(TKB_FLOAT32, 1000));
+  c->args[2] = TKB_ABSTRACT(TKB_SPEC(TKB_BFLOAT16, 1000));
+  c->n_args = 3;
+  c = edge_add("normalization", "edge_norm_bf16_5x4096_bulk_block_rms", nr, nc);
+  c->args[0] = TKB_ABSTRACT(TKB_SPEC(TKB_BFLOAT16, 5, 4096));
+  c->args[1] = TKB_ABSTRACT(TKB_SPEC(TKB_FLOAT32, 4096));
+  c->args[2] = TKB_NONE;
+  c->n_args = 3;
+  c->kwargs[0] = (tkb_kwarg){"subtract_mean", TKB_BOOL(false)};
+  c->n_kwargs = 1;
+  c = edge_add("normalization", "edge_norm_f16_300x8_bulk_thread_rows", nr, nc);
+  c->args[0] = TKB_ABSTRACT(TKB_SPEC(TKB_FLOAT16, 300, 8));
+  c->args[1] = TKB_ABSTRACT(TKB_SPEC(TKB_FLOAT32, 8));
+  c->args[2] = TKB_ABSTRACT(TKB_SPEC(TKB_FLOAT32, 8));
+  c->n_args = 3;
+  /* colreg (other axes, n <= 128): 16 rows per thread with n = 100 (past n in the last
+   * ones) and a partial second segment of 8 lanes; float32 RMS with n = 7 */
+  c = edge_add("normalization", "edge_norm_bf16_3x100x264_axis1_colreg", nr, nc);
+  c->args[0] = TKB_ABSTRACT(TKB_SPEC(TKB_BFLOAT16, 3, 100, 264));
+  c->args[1] = TKB_ABSTRACT(TKB_SPEC(TKB_FLOAT32, 100));
+  c->args[2] = TKB_ABSTRACT(TKB_SPEC(TKB_FLOAT32, 100));
+  c->n_args = 3;
+  c->kwargs[0] = (tkb_kwarg){"axis", TKB_INT(1)};
+  c->n_kwargs = 1;
+  c = edge_add("normalization", "edge_norm_f32_2x7x36_axis1_colreg_rms", nr, nc);
+  c->args[0] = TKB_ABSTRACT(TKB_SPEC(TKB_FLOAT32, 2, 7, 36));
+  c->args[1] = TKB_NONE;
+  c->args[2] = TKB_ABSTRACT(TKB_SPEC(TKB_BFLOAT16, 7));
+  c->n_args = 3;
+  c->kwargs[0] = (tkb_kwarg){"axis", TKB_INT(1)};
+  c->kwargs[1] = (tkb_kwarg){"subtract_mean", TKB_BOOL(false)};
+  c->n_kwargs = 2;
 
   const tkb_fn *gr = &tkb_op_gated_linear_unit_reference, *gc = &tkb__op_gated_linear_unit_cuda;
   const char *acts[3] = {"gelu", "relu", "none"};

@@ -18,7 +18,11 @@
  * All on the legacy default stream (stream 0), which the backend's timers bracket.
  */
 #include <cuda_runtime.h>
+#include <string.h>
 
+#include <atomic>
+
+#include "bulk_copy.cuh"
 #include "cu_dtype.cuh"
 #include "norm_cuda.h"
 
@@ -294,17 +298,126 @@ int launch_rowreg(const norm_cu_args &a, const norm_fwd_prm &p, int c, unsigned 
   return (int)cudaGetLastError();
 }
 
+/* Blocks of `kernel` (256 threads, smem dynamic bytes) that fit on the device at once,
+ * at most `work`, at least 1: the grid of a persistent kernel. Sets the kernel's dynamic
+ * shared memory limit to smem first (needed above 48 KiB). */
+template <typename K>
+int persistent_grid(K *kernel, size_t smem, int64_t work, unsigned *grid) {
+  /* (device, smem, blocks per SM) of the last query for this kernel: the attribute and
+   * the occupancy query cost host microseconds, which the wallclock and cuda_events
+   * methods see (2.7 us of a 20 us call on an H200) */
+  static std::atomic<uint64_t> memo{0};
+  int dev = 0, sms = 0, per = 0;
+  cudaError_t e = cudaGetDevice(&dev);
+  if (e == cudaSuccess) e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
+  if (e != cudaSuccess) return (int)e;
+  const uint64_t key = (uint64_t)dev << 48 | (uint64_t)smem << 16;
+  const uint64_t m = memo.load(std::memory_order_relaxed);
+  if (m != 0 && (m & ~(uint64_t)0xffff) == key) {
+    per = (int)(m & 0xffff);
+  } else {
+    e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
+    if (e == cudaSuccess) e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per, kernel, 256, smem);
+    if (e != cudaSuccess) return (int)e;
+    memo.store(key | (uint64_t)(per & 0xffff), std::memory_order_relaxed);
+  }
+  int64_t g = (int64_t)(per > 0 ? per : 1) * sms;
+  *grid = (unsigned)(g < work ? g : work < 1 ? 1 : work);
+  return (int)cudaSuccess;
+}
+
+/* Stages in flight per block of the bulk-copy row kernel (measured on an H200, with 16
+ * KiB stages: 4 for thread groups, 2 for a block per row: more was slower for 8192-wide
+ * bfloat16 rows, 0.61 with 3 and 0.58 with 4 stages of 0.65). */
+constexpr int NORM_BULK_STAGES_GROUP = 4, NORM_BULK_STAGES_BLOCK = 2;
+
+template <int XDT, int C, bool BLOCK>
+int go_rowbulk(const norm_cu_args &a, norm_fwd_prm p) {
+  constexpr int S = BLOCK ? NORM_BULK_STAGES_BLOCK : NORM_BULK_STAGES_GROUP;
+  auto kernel = norm_fwd_rowbulk<XDT, C, BLOCK, S, true>;
+  const int rpb = BLOCK ? 1 : 256 >> p.lg;
+  p.stage = (int64_t)rpb * a.n * (int64_t)sizeof(typename tkb_cu_dt<XDT>::T);
+  unsigned grid = 0;
+  const int e = persistent_grid(kernel, (size_t)(S * p.stage), (a.lanes + rpb - 1) / rpb, &grid);
+  if (e != (int)cudaSuccess) return e;
+  kernel<<<grid, 256, (size_t)(S * p.stage)>>>(a, p);
+  return (int)cudaGetLastError();
+}
+
+/* Whether the bulk-copy row kernels run here: compiled for sm_90+ (checked once, on the
+ * instantiation all of them share the architecture with). */
+static bool rowbulk_available() {
+  static const bool ok = tkb_bulk_compiled(norm_fwd_rowbulk<TKB_CU_BF16, 1, true, NORM_BULK_STAGES_BLOCK, true>);
+  return ok;
+}
+
+/*
+ * 2-byte dtypes, axis last, aligned rows of n = nvec VEC elements, nvec <= 1024 (n <=
+ * 8192): rowbulk, C vectors per thread held in registers, scale and offset held too.
+ *   nvec <= 128: groups of G = pow2 >= nvec / 4 threads (<= 32), C = 4 (fewer for
+ *     nvec < 4): 16 KiB stages of 256 / G rows. On an H200 alphafold_768res_128chan
+ *     (n = 128) ran at 0.76 of copy bandwidth (G = 4) against 0.69 with G = 8, C = 2 and
+ *     0.58 with rowreg.
+ *   else: a block per row, C = pow2 >= nvec / 256 (<= 4); 8192-wide bfloat16 rows ran
+ *     at 0.65, rowreg at 0.50.
+ * Returns -1 when the shape is not one of these (the caller goes on to rowreg).
+ */
+template <int XDT>
+int forward_rowbulk(const norm_cu_args &a, norm_fwd_prm p, int64_t nvec) {
+  if (nvec <= 128) {
+    const int g = nvec <= 4 ? 1 : pow2_ceil((nvec + 3) / 4);
+    p.lg = log2_of(g);
+    switch (pow2_ceil((nvec + g - 1) / g)) {
+      case 1: return go_rowbulk<XDT, 1, false>(a, p);
+      case 2: return go_rowbulk<XDT, 2, false>(a, p);
+      default: return go_rowbulk<XDT, 4, false>(a, p);
+    }
+  }
+  if (nvec <= 1024) {
+    switch (pow2_ceil((nvec + 255) / 256)) {
+      case 1: return go_rowbulk<XDT, 1, true>(a, p);
+      case 2: return go_rowbulk<XDT, 2, true>(a, p);
+      default: return go_rowbulk<XDT, 4, true>(a, p);
+    }
+  }
+  return -1;
+}
+
+/* Other axes, n <= 128, aligned: colreg with TPS = 32 (512-byte runs per row) and J =
+ * pow2 >= n / 8 rows per thread. On an H200, alphafold_768res_128chan_axis0 (bfloat16)
+ * ran at 0.60 of copy bandwidth, the shared-memory tile kernel (cols) at 0.38; the same
+ * shape in float32 at 0.89 against 0.69. Streaming the tiles through shared memory with
+ * bulk copies (as rowbulk, one copy per row run) was slower: 0.35 and 0.65 at best. */
+constexpr int NORM_COLREG_TPS = 32, NORM_COLREG_PARTS = 256 / NORM_COLREG_TPS;
+
+template <int XDT>
+int forward_colreg(const norm_cu_args &a) {
+  constexpr int V = 16 / (int)sizeof(typename tkb_cu_dt<XDT>::T);
+  const int64_t segs = a.lanes / a.inner * ((a.inner + NORM_COLREG_TPS * V - 1) / (NORM_COLREG_TPS * V));
+  const unsigned grid = tkb_cu_blocks(segs, 1);
+  switch (pow2_ceil((a.n + NORM_COLREG_PARTS - 1) / NORM_COLREG_PARTS)) {
+    case 1:
+    case 2: norm_fwd_colreg<XDT, NORM_COLREG_TPS, 2><<<grid, 256>>>(a); break;
+    case 4: norm_fwd_colreg<XDT, NORM_COLREG_TPS, 4><<<grid, 256>>>(a); break;
+    case 8: norm_fwd_colreg<XDT, NORM_COLREG_TPS, 8><<<grid, 256>>>(a); break;
+    default: norm_fwd_colreg<XDT, NORM_COLREG_TPS, 16><<<grid, 256>>>(a); break;
+  }
+  return (int)cudaGetLastError();
+}
+
 /* Largest tile (bytes of the n rows: n x W) of norm_fwd_cols: with its static arrays
  * (<= 5 KiB) it stays under the 48 KiB a launch may use without opting in. */
 constexpr int64_t NORM_TILE_BYTES = 40960;
 
 /*
  * Kernel choice (VEC = 16 / sizeof(T) elements per vector, nvec = ceil(n / VEC)):
+ *   2-byte dtypes, axis last, aligned, n <= 8192, sm_90: rowbulk (forward_rowbulk)
  *   axis last, nvec <= 32 CM (n <= 512): rowreg, groups of G threads per row, G the
  *     largest power of two <= 32 leaving each thread >= 2 vectors (more loads in
  *     flight), C = vectors per thread
  *   axis last, nvec <= 512 CM (n <= 8192): rowreg, one block per row (256 threads for
  *     2-byte types, holding up to 4 vectors each; else 256 or 512)
+ *   other axes, 2- and 4-byte dtypes, aligned, n <= 128: colreg (forward_colreg)
  *   other axes, n W <= NORM_TILE_BYTES: cols, tile rows of W = min(128,
  *     pow2 >= inner sizeof(T)) bytes (>= 16), halved until the tile fits
  *   otherwise the three-pass kernels above.
@@ -321,6 +434,12 @@ int forward(const norm_cu_args &a) {
   if (a.inner == 1) {
     const int64_t nvec = (a.n + V - 1) / V;
     p.aligned = xy16 && a.n % V == 0;
+    if constexpr (sizeof(T) == 2) {
+      if (p.aligned && rowbulk_available()) {
+        const int e = forward_rowbulk<XDT>(a, p, nvec);
+        if (e >= 0) return e;
+      }
+    }
     if (nvec <= 32 * CM) {
       /* grow G while it leaves >= 2 vectors per thread, or too many for CM */
       while (p.lg < 5 && (((int64_t)2 << p.lg) * 2 <= nvec || ((int64_t)CM << p.lg) < nvec)) p.lg++;
@@ -337,6 +456,9 @@ int forward(const norm_cu_args &a) {
     }
     norm_fwd_row<XDT><<<tkb_cu_blocks(a.lanes, 1), NORM_ROW_THREADS>>>(a);
     return (int)cudaGetLastError();
+  }
+  if constexpr (sizeof(T) <= 4) {
+    if (xy16 && a.inner % V == 0 && a.n <= NORM_COLREG_PARTS * 16) return forward_colreg<XDT>(a);
   }
   int64_t w = 16;
   while (w < 128 && w < a.inner * (int64_t)sizeof(T)) w <<= 1;

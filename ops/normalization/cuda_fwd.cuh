@@ -30,16 +30,48 @@
 
 /* The host's choices for one launch (cuda.cu: forward()). */
 struct norm_fwd_prm {
-  int lg;      /* rowreg: log2 of G (threads per row, BLOCK = false); cols: log2 of L */
+  int lg;      /* rowreg, rowbulk: log2 of G (threads per row, BLOCK = false); cols: log2 of L */
   int lg_vpr;  /* cols: log2 of the vectors per tile row (W / 16) */
   int aligned; /* x, y (and rows / tile rows) 16-byte aligned: vector loads and stores */
   int svec, ovec; /* scale / offset float32 and 16-byte aligned: float4 loads (rowreg) */
+  int64_t stage;  /* rowbulk: bytes of one shared-memory stage (one tile of rows) */
 };
 
 /* VEC elements of T, moved as one 16-byte load or store when aligned. */
 template <typename T, int V> struct alignas(sizeof(T) * V) norm_pack {
   T e[V];
 };
+
+/* Hides a held vector's bits from the compiler between two passes over it, so that it
+ * widens the 2-byte values again where they are used instead of keeping every widened
+ * float32 of the first pass live (twice the registers: for 16 held vectors of bfloat16,
+ * 226 registers instead of ~100). Costs nothing: no instruction is emitted. */
+template <typename P>
+__device__ __forceinline__ void norm_opaque(P &h) {
+  static_assert(sizeof(P) == 16, "a 16-byte vector");
+  uint4 u;
+  memcpy(&u, &h, 16);
+  asm volatile("" : "+r"(u.x), "+r"(u.y), "+r"(u.z), "+r"(u.w));
+  memcpy(&h, &u, 16);
+}
+
+/* One 16-byte store of a vector to global memory (dst 16-byte aligned), spelled in PTX:
+ * nvcc split colreg's vector stores into four or eight scalar ones (it lost their
+ * alignment), which halved the kernel's speed on an H200. */
+template <typename T, typename P>
+__device__ __forceinline__ void norm_store16(T *dst, const P &v) {
+  static_assert(sizeof(P) == 16, "a 16-byte vector");
+  uint4 u;
+  memcpy(&u, &v, 16);
+  asm volatile("st.global.v4.b32 [%0], {%1, %2, %3, %4};" ::"l"(__cvta_generic_to_global(dst)), "r"(u.x),
+               "r"(u.y), "r"(u.z), "r"(u.w)
+               : "memory");
+}
+
+/* Scale or offset element j: a plain load for float32 (the common case), the generic
+ * out-of-line conversion for the other dtypes. */
+template <typename Acc>
+__device__ __forceinline__ Acc ld_param_at(const void *p, int dt, int64_t j);
 
 /* Sum over a group of g threads (a power of two <= 32, aligned within the warp); every
  * thread of the warp must call it. */
@@ -67,6 +99,11 @@ __device__ __forceinline__ Acc block_allsum(Acc v, Acc *sh) {
 template <typename Acc>
 __device__ __noinline__ Acc ld_param_any(const void *p, int dt, int64_t j) {
   return tkb_cu_ld<Acc>(p, dt, j);
+}
+
+template <typename Acc>
+__device__ __forceinline__ Acc ld_param_at(const void *p, int dt, int64_t j) {
+  return dt == TKB_CU_F32 ? (Acc) static_cast<const float *>(p)[j] : ld_param_any<Acc>(p, dt, j);
 }
 
 /* V scale (or offset) values from element j on: float4 loads when vec (float32, 16-byte
@@ -213,7 +250,7 @@ __global__ void __launch_bounds__(256) norm_fwd_cols(norm_cu_args a, norm_fwd_pr
   constexpr int V = 16 / sizeof(T);
   constexpr int U = 4; /* loads in flight per thread */
   typedef norm_pack<T, V> P;
-  extern __shared__ __align__(16) unsigned char norm_smem[];
+  extern __shared__ __align__(128) unsigned char norm_smem[];
   T *tile = reinterpret_cast<T *>(norm_smem);
   __shared__ Acc red[2][256]; /* per-thread partial sums */
   __shared__ Acc stat[2][64]; /* per column: mean, rstd (L <= 128 bytes / 2) */
@@ -315,3 +352,306 @@ __global__ void __launch_bounds__(256) norm_fwd_cols(norm_cu_args a, norm_fwd_pr
     __syncthreads(); /* tile, red and stat are rewritten by the next tile */
   }
 }
+
+/* ---- sm_90: rows streamed through shared memory by bulk copies ---------------------- */
+
+/* The producer's load of tile `tile` (rows tile rpb .. + rpb - 1, those < lanes: one
+ * contiguous run of bytes, axis last) into stage buffer dst. */
+__device__ __forceinline__ void norm_bulk_issue(uint64_t *bar, unsigned char *dst, const unsigned char *xb,
+                                                int64_t tile, int rpb, int64_t lanes, int64_t row_bytes) {
+  const int64_t r0 = tile * rpb;
+  const int64_t rows = lanes - r0 < rpb ? lanes - r0 : rpb;
+  const uint32_t bytes = (uint32_t)(rows * row_bytes);
+  tkb_bulk_expect(bar, bytes);
+  tkb_bulk_load(dst, xb + r0 * row_bytes, bytes, bar);
+}
+
+/*
+ * Axis last, x 16-byte aligned rows (n VEC-divisible): the rowreg kernel's layout and
+ * math (thread t of a row's group holds vectors c G + t, c < C), but x arrives through S
+ * shared-memory stages filled by bulk copies (bulk_copy.cuh): a tile is the block's rpb
+ * rows (256 / G in groups, 1 in BLOCK mode: G = 256), and while the block reduces and
+ * writes tile k the copies of tiles k + 1 .. k + S - 1 are in flight, with no registers
+ * held by them. The grid is persistent (the host sizes it to the SMs' capacity), so
+ * the pipeline runs through all of a block's tiles. HOLD: each thread's scale and offset
+ * values (the same columns in every row) are loaded once, into registers.
+ */
+template <int XDT, int C, bool BLOCK, int S, bool HOLD>
+__global__ void __launch_bounds__(256) norm_fwd_rowbulk(norm_cu_args a, norm_fwd_prm p) {
+  typedef tkb_cu_dt<XDT> D;
+  typedef typename D::T T;
+  typedef typename D::Acc Acc;
+  constexpr int V = 16 / sizeof(T);
+  typedef norm_pack<T, V> P;
+  extern __shared__ __align__(128) unsigned char norm_smem[];
+  __shared__ uint64_t full[S];
+  __shared__ Acc sh[2][8]; /* BLOCK: the 8 warps' partial sums */
+  T *y = static_cast<T *>(a.y);
+  const unsigned char *xb = static_cast<const unsigned char *>(a.x);
+  const int64_t n = a.n, row_bytes = n * (int64_t)sizeof(T);
+  const int G = BLOCK ? 256 : 1 << p.lg;
+  const int t = BLOCK ? (int)threadIdx.x : (int)threadIdx.x & (G - 1);
+  const int r = BLOCK ? 0 : (int)threadIdx.x >> p.lg; /* this thread's row in a tile */
+  const int rpb = BLOCK ? 1 : 256 >> p.lg;
+  const int64_t tiles = (a.lanes + rpb - 1) / rpb;
+
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < S; s++) tkb_bulk_init(&full[s], 1);
+    for (int s = 0; s < S; s++) {
+      const int64_t tile = blockIdx.x + (int64_t)s * gridDim.x;
+      if (tile < tiles) norm_bulk_issue(&full[s], norm_smem + s * p.stage, xb, tile, rpb, a.lanes, row_bytes);
+    }
+  }
+  __syncthreads();
+
+  Acc hsc[HOLD ? C : 1][V], hof[HOLD ? C : 1][V];
+  if (HOLD) {
+#pragma unroll
+    for (int c = 0; c < (HOLD ? C : 1); c++) {
+      const int64_t e0 = (int64_t)(c * G + t) * V;
+      const int m = e0 >= n ? 0 : n - e0 < V ? (int)(n - e0) : V;
+      if (a.scale) ld_params<Acc, V>(a.scale, a.scale_dtype, p.svec != 0, e0, m, hsc[c]);
+      if (a.offset) ld_params<Acc, V>(a.offset, a.offset_dtype, p.ovec != 0, e0, m, hof[c]);
+    }
+  }
+
+  uint32_t k = 0;
+  for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x, k++) {
+    const int s = (int)(k % S);
+    tkb_bulk_wait(&full[s], (k / S) & 1u);
+    const int64_t row = tile * rpb + r;
+    const bool live = row < a.lanes;
+    const T *xs = reinterpret_cast<const T *>(norm_smem + s * p.stage) + (int64_t)r * n;
+    P h[C];
+#pragma unroll
+    for (int c = 0; c < C; c++) {
+      const int64_t e0 = (int64_t)(c * G + t) * V;
+      if (live && e0 < n) {
+        h[c] = *reinterpret_cast<const P *>(xs + e0);
+      } else {
+#pragma unroll
+        for (int q = 0; q < V; q++) h[c].e[q] = (T)0;
+      }
+    }
+    __syncthreads(); /* stage s is read: refill it with tile + S grid */
+    if (threadIdx.x == 0) {
+      const int64_t next = tile + (int64_t)S * gridDim.x;
+      if (next < tiles) {
+        tkb_bulk_fence();
+        norm_bulk_issue(&full[s], norm_smem + s * p.stage, xb, next, rpb, a.lanes, row_bytes);
+      }
+    }
+
+    /* mean = (1/n) sum_j x[j]   (0 for RMS norm; NaN for n = 0) */
+    Acc mean = 0;
+    if (a.subtract_mean) {
+      Acc sum = 0;
+#pragma unroll
+      for (int c = 0; c < C; c++)
+#pragma unroll
+        for (int q = 0; q < V; q++) sum += D::ld(h[c].e[q]);
+      sum = BLOCK ? block_allsum(sum, sh[0]) : group_allsum(sum, G);
+      mean = sum / (Acc)n;
+    }
+#pragma unroll
+    for (int c = 0; c < C; c++) norm_opaque(h[c]);
+    /* var = (1/n) sum_j (x[j] - mean)^2 */
+    Acc ss = 0;
+#pragma unroll
+    for (int c = 0; c < C; c++) {
+      const int64_t e0 = (int64_t)(c * G + t) * V;
+#pragma unroll
+      for (int q = 0; q < V; q++) {
+        const Acc d = D::ld(h[c].e[q]) - mean;
+        if (e0 < n) ss += d * d;
+      }
+    }
+#pragma unroll
+    for (int c = 0; c < C; c++) norm_opaque(h[c]);
+    ss = BLOCK ? block_allsum(ss, sh[1]) : group_allsum(ss, G);
+    const Acc rstd = rsqrt_exact(ss / (Acc)n + (Acc)a.epsilon);
+
+    /* y[j] = (x[j] - mean) * rstd * scale[j] + offset[j] */
+    if (live) {
+      T *yr = y + row * n;
+#pragma unroll
+      for (int c = 0; c < C; c++) {
+        const int64_t e0 = (int64_t)(c * G + t) * V;
+        if (e0 >= n) continue;
+        Acc sc[V], of[V];
+        if (HOLD) {
+#pragma unroll
+          for (int q = 0; q < V; q++) {
+            sc[q] = hsc[HOLD ? c : 0][q];
+            of[q] = hof[HOLD ? c : 0][q];
+          }
+        } else {
+          if (a.scale) ld_params<Acc, V>(a.scale, a.scale_dtype, p.svec != 0, e0, V, sc);
+          if (a.offset) ld_params<Acc, V>(a.offset, a.offset_dtype, p.ovec != 0, e0, V, of);
+        }
+        P q;
+#pragma unroll
+        for (int e = 0; e < V; e++) {
+          Acc v = (D::ld(h[c].e[e]) - mean) * rstd;
+          if (a.scale) v *= sc[e];
+          if (a.offset) v += of[e];
+          q.e[e] = D::st(v);
+        }
+        norm_store16(yr + e0, q);
+      }
+      if (a.mean_out && t == 0) {
+        static_cast<Acc *>(a.mean_out)[row] = mean;
+        static_cast<Acc *>(a.rstd_out)[row] = rstd;
+      }
+    }
+    /* no barrier needed here: sh and stage s are next written after the next
+     * iteration's __syncthreads, which every thread reaches only after this one */
+  }
+}
+
+/* ---- other axes, short n: the lanes' columns held in registers ---------------------- */
+
+/*
+ * Other axes (inner > 1, inner VEC-divisible, 16-byte aligned), n <= PARTS J with
+ * PARTS = 256 / TPS: a block covers TPS vectors (TPS VEC neighbouring lanes, TPS 16 bytes
+ * contiguous in each row j) of one outer index; thread (part, v) = (tid / TPS, tid % TPS)
+ * holds rows j = part + PARTS q (q < J) of vector v in registers: J 16-byte loads in
+ * flight per thread, each warp load a contiguous run. Sums per lane: the thread's rows in
+ * order, then the PARTS partials in order from shared memory (every thread of a column
+ * adds them the same way).
+ */
+/*
+ * The math of one column tile of colreg (after its loads): thread (part, v) holds h[q]
+ * = rows j = part + PARTS q of its vector (lanes i0 .. i0 + VEC - 1 of outer index o;
+ * zeros past n or past the lanes, in = false). Writes y (and the residuals) of those
+ * lanes. Barriers: two (one for RMS norm); red[0] is written before the first, red[1]
+ * before the last, so the caller's next write of either must follow a barrier that
+ * every thread reaches after this returns.
+ */
+template <int XDT> constexpr int norm_vec = 16 / (int)sizeof(typename tkb_cu_dt<XDT>::T);
+template <int XDT> using norm_vpack = norm_pack<typename tkb_cu_dt<XDT>::T, norm_vec<XDT>>;
+template <int XDT, int TPS> using colreg_red = typename tkb_cu_dt<XDT>::Acc[2][256 / TPS][TPS * norm_vec<XDT>];
+
+template <int XDT, int TPS, int J>
+__device__ __forceinline__ void colreg_tile(const norm_cu_args &a, norm_vpack<XDT> (&h)[J], int part, int v,
+                                            int64_t o, int64_t i0, bool in, colreg_red<XDT, TPS> &red) {
+  typedef tkb_cu_dt<XDT> D;
+  typedef typename D::T T;
+  typedef typename D::Acc Acc;
+  constexpr int V = 16 / sizeof(T), PARTS = 256 / TPS;
+  typedef norm_pack<T, V> P;
+  const int n = (int)a.n;
+  const int64_t inner = a.inner;
+  T *ys = static_cast<T *>(a.y) + o * n * inner + i0;
+  /* mean = (1/n) sum_j x[j] per lane   (0 for RMS norm) */
+  Acc mean[V];
+#pragma unroll
+  for (int e = 0; e < V; e++) mean[e] = 0;
+  if (a.subtract_mean) {
+#pragma unroll
+    for (int e = 0; e < V; e++) {
+      Acc s = 0;
+#pragma unroll
+      for (int q = 0; q < J; q++) s += D::ld(h[q].e[e]);
+      red[0][part][v * V + e] = s;
+    }
+    __syncthreads();
+#pragma unroll
+    for (int e = 0; e < V; e++) mean[e] = red[0][0][v * V + e];
+#pragma unroll 2
+    for (int pp = 1; pp < PARTS; pp++)
+#pragma unroll
+      for (int e = 0; e < V; e++) mean[e] += red[0][pp][v * V + e];
+#pragma unroll
+    for (int e = 0; e < V; e++) mean[e] = mean[e] / (Acc)n;
+  }
+#pragma unroll
+  for (int q = 0; q < J; q++) norm_opaque(h[q]);
+  /* var = (1/n) sum_j (x[j] - mean)^2 per lane */
+  Acc rstd[V];
+#pragma unroll
+  for (int e = 0; e < V; e++) {
+    Acc s = 0;
+#pragma unroll
+    for (int q = 0; q < J; q++) {
+      const Acc d = D::ld(h[q].e[e]) - mean[e];
+      if (part + PARTS * q < n) s += d * d;
+    }
+    red[1][part][v * V + e] = s;
+  }
+  __syncthreads();
+#pragma unroll
+  for (int e = 0; e < V; e++) rstd[e] = red[1][0][v * V + e];
+#pragma unroll 2
+  for (int pp = 1; pp < PARTS; pp++)
+#pragma unroll
+    for (int e = 0; e < V; e++) rstd[e] += red[1][pp][v * V + e];
+#pragma unroll
+  for (int e = 0; e < V; e++) rstd[e] = rsqrt_exact(rstd[e] / (Acc)n + (Acc)a.epsilon);
+#pragma unroll
+  for (int q = 0; q < J; q++) norm_opaque(h[q]);
+  if (in && part == 0 && a.mean_out) {
+#pragma unroll
+    for (int e = 0; e < V; e++) {
+      static_cast<Acc *>(a.mean_out)[o * inner + i0 + e] = mean[e];
+      static_cast<Acc *>(a.rstd_out)[o * inner + i0 + e] = rstd[e];
+    }
+  }
+
+  /* y[j] = (x[j] - mean) * rstd * scale[j] + offset[j] */
+  if (in) {
+#pragma unroll
+    for (int q = 0; q < J; q++) {
+      const int j = part + PARTS * q;
+      if (j >= n) break;
+      const Acc sc = a.scale ? ld_param_at<Acc>(a.scale, a.scale_dtype, j) : (Acc)1;
+      const Acc of = a.offset ? ld_param_at<Acc>(a.offset, a.offset_dtype, j) : (Acc)0;
+      P out;
+#pragma unroll
+      for (int e = 0; e < V; e++) {
+        Acc r = (D::ld(h[q].e[e]) - mean[e]) * rstd[e];
+        if (a.scale) r *= sc;
+        if (a.offset) r += of;
+        out.e[e] = D::st(r);
+      }
+      norm_store16(ys + (int64_t)j * inner, out);
+    }
+  }
+}
+
+template <int XDT, int TPS, int J>
+__global__ void __launch_bounds__(256, 2) norm_fwd_colreg(norm_cu_args a) {
+  typedef tkb_cu_dt<XDT> D;
+  typedef typename D::T T;
+  constexpr int V = 16 / sizeof(T), PARTS = 256 / TPS;
+  typedef norm_pack<T, V> P;
+  __shared__ __align__(16) colreg_red<XDT, TPS> red;
+  const T *x = static_cast<const T *>(a.x);
+  const int n = (int)a.n;
+  const int64_t inner = a.inner, outer = a.lanes / inner;
+  const int v = (int)threadIdx.x % TPS, part = (int)threadIdx.x / TPS;
+  const int64_t spo = (inner + TPS * V - 1) / (TPS * V), segs = outer * spo;
+  for (int64_t seg = blockIdx.x; seg < segs; seg += gridDim.x) {
+    const int64_t o = seg / spo, i0 = (seg - o * spo) * (TPS * V) + (int64_t)v * V;
+    const bool in = i0 < inner; /* inner % V == 0: the whole vector or none of it */
+    const T *xs = x + o * n * inner + i0;
+    P h[J];
+#pragma unroll
+    for (int q = 0; q < J; q++) {
+      const int j = part + PARTS * q;
+      if (in && j < n) {
+        h[q] = *reinterpret_cast<const P *>(xs + (int64_t)j * inner);
+      } else {
+#pragma unroll
+        for (int e = 0; e < V; e++) h[q].e[e] = (T)0;
+      }
+    }
+
+    colreg_tile<XDT, TPS, J>(a, h, part, v, o, i0, in, red);
+    /* red[0] is next written after this iteration's second barrier, which every thread
+     * passed after reading it; red[1] after the next iteration's first barrier (RMS norm
+     * has no first barrier: one here instead) */
+    if (!a.subtract_mean) __syncthreads();
+  }
+}
+
