@@ -1013,7 +1013,10 @@ tkb_status tkb_registry_find_reference(size_t entry, size_t *ref);
  * cpu), checks they received the same arguments (vjp mode: the same specs, and the entry
  * is then given the reference's cotangents), calls each once and compares every output
  * pairwise with tkb_array_diff_summary at the coarser dtype's tkb_default_tolerance
- * (atol scaled by the expected output's magnitude) or opts' fixed tolerances. A
+ * (atol scaled by the expected output's magnitude) or opts' fixed tolerances. In
+ * forward_and_vjp mode each side's cotangents are its own forward outputs, so the grads
+ * are compared at the tolerance of the coarsest floating forward output when that is
+ * coarser (vjp mode, with shared cotangents, holds them to their own dtype's). A
  * reference checked against itself passes trivially. *out is written on success, passed
  * or not. Errors: TKB_ERR_NOT_FOUND (no reference), TKB_ERR_BAD_SHAPE (argument or
  * output specs, or output counts, that differ), TKB_ERR_INVALID_ARGUMENT (different

@@ -316,6 +316,88 @@ static void test_check_entry(void) {
   CHECK_ERR(tkb_check_entry(9999, NULL, &r), TKB_ERR_INVALID_ARGUMENT, "no such entry");
 }
 
+/* ---- forward_and_vjp: grads against cotangents of a coarser dtype ----
+ * round(x) -> y = x rounded to bfloat16; vjp dx = dy (float32). The "tie" implementation
+ * rounds element 0 one bfloat16 ulp the other way, as a float32 kernel may at a tie: y
+ * passes at bfloat16's tolerance; in forward_and_vjp its dx, computed from its OWN y,
+ * is off by that ulp (relative 2^-8) and must be judged at bfloat16's tolerance too,
+ * while vjp mode (shared cotangents) still holds dx to float32's. */
+static const tkb_param round_params[] = {{.name = "x", .kind = TKB_KIND_ARRAY}};
+static tkb_status round_infer(const tkb_args *a, tkb_shapes *s) {
+  const tkb_spec *x = tkb_args_spec(a, "x");
+  s->n_outputs = 1;
+  s->outputs[0] = *x;
+  s->outputs[0].dtype = TKB_BFLOAT16;
+  s->output_names[0] = "y";
+  s->n_residuals = 0;
+  return TKB_OK;
+}
+static tkb_status round_forward(const tkb_args *a, void *state, tkb_array *const *out) {
+  (void)state;
+  const tkb_array *x = tkb_args_array(a, "x");
+  for (int64_t i = 0; i < x->numel; i++) tkb_array_set_f64(out[0], i, ((const float *)x->data)[i]);
+  return TKB_OK;
+}
+static tkb_status round_forward_tie(const tkb_args *a, void *state, tkb_array *const *out) {
+  tkb_status st = round_forward(a, state, out);
+  ((uint16_t *)out[0]->data)[0] += 1; /* the neighbouring bfloat16 (x is finite, not max) */
+  return st;
+}
+static tkb_status round_forward_res(const tkb_args *a, void *state, tkb_array *const *out,
+                                    tkb_array *const *res) {
+  (void)res;
+  return round_forward(a, state, out);
+}
+static tkb_status round_forward_res_tie(const tkb_args *a, void *state, tkb_array *const *out,
+                                        tkb_array *const *res) {
+  (void)res;
+  return round_forward_tie(a, state, out);
+}
+static tkb_status round_vjp(const tkb_args *a, void *state, const tkb_array *const *res,
+                            const tkb_array *const *ct, tkb_array *const *grads) {
+  (void)a, (void)state, (void)res;
+  for (int64_t i = 0; i < ct[0]->numel; i++) ((float *)grads[0]->data)[i] = (float)tkb_array_get_f64(ct[0], i);
+  return TKB_OK;
+}
+static const tkb_fn round_fn = {.name = "round", .params = round_params, .n_params = 1,
+                                .infer = round_infer, .forward = round_forward,
+                                .forward_res = round_forward_res, .vjp = round_vjp};
+static const tkb_fn round_tie_fn = {.name = "round", .params = round_params, .n_params = 1,
+                                    .infer = round_infer, .forward = round_forward_tie,
+                                    .forward_res = round_forward_res_tie, .vjp = round_vjp};
+
+static void test_forward_and_vjp_cotangent_precision(void) {
+  tkb_registry_clear();
+  static tkb_value args[1];
+  args[0] = TKB_ABSTRACT(TKB_SPEC(TKB_FLOAT32, 16));
+  const tkb_fn *fns[2] = {&round_fn, &round_tie_fn};
+  const char *impls[2] = {"reference", "tie"};
+  const tkb_mode modes[3] = {TKB_MODE_FORWARD, TKB_MODE_VJP, TKB_MODE_FORWARD_AND_VJP};
+  for (int k = 0; k < 2; k++)
+    for (int m = 0; m < 3; m++) {
+      tkb_benchmark_def d = {.op = "round", .name = "r16", .impl_name = impls[k], .fn = fns[k],
+                             .args = args, .n_args = 1, .mode = modes[m], .tags = "cpu",
+                             .device_kind = "cpu"};
+      CHECK_OK(tkb_register_benchmark(&d));
+    }
+  const char *names[3] = {"r16_forward_tie", "r16_vjp_tie", "r16_forward_and_vjp_tie"};
+  for (int m = 0; m < 3; m++) {
+    tkb_check_result *r = NULL;
+    CHECK_OK(tkb_check_entry(find(names[m]), &(tkb_check_opts){.seed = 5}, &r));
+    if (!r) continue;
+    CHECK_MSG(r->passed, "%s should pass", names[m]);
+    if (m == 0) CHECK(r->n_outputs == 1 && r->outputs[0].diff.max_abs_diff > 0);
+    if (m == 1) /* the same cotangents: dx exact, at float32's tolerance */
+      CHECK(r->n_outputs == 1 && r->outputs[0].diff.max_abs_diff == 0 && r->outputs[0].diff.rtol == 1e-4);
+    if (m == 2) { /* y, then dx = its own y: off by the ulp, judged at bfloat16's tolerance */
+      CHECK(r->n_outputs == 2 && r->outputs[1].diff.max_abs_diff > 0);
+      CHECK(r->outputs[1].diff.rtol == 1.6e-2 && r->outputs[1].passed);
+    }
+    tkb_check_result_free(r);
+  }
+  tkb_registry_clear();
+}
+
 /* `tkbench check` through its entry point (output goes to stdout). */
 static int cli(const char *a1, const char *a2, const char *a3, const char *a4) {
   char *argv[6] = {"check", (char *)a1, (char *)a2, (char *)a3, (char *)a4, NULL};
@@ -352,6 +434,7 @@ int main(void) {
   test_many_blocks();
   test_default_tolerance();
   test_check_entry();
+  test_forward_and_vjp_cotangent_precision();
   test_cli();
   return CHECK_DONE();
 }

@@ -6,6 +6,7 @@
  * tolerances of its dtype (or the caller's).
  */
 #include "internal.h"
+#include "std_fn.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -174,6 +175,18 @@ tkb_status tkb_check_entry(size_t entry, const tkb_check_opts *opts, tkb_check_r
     if (!o.fixed_tolerance) {
       tkb_dtype coarser = precision_rank(a->spec.dtype) <= precision_rank(e->spec.dtype)
                               ? a->spec.dtype : e->spec.dtype;
+      /* forward_and_vjp: the grads (the outputs after the forward's) are linear in the
+       * cotangents, which are each side's OWN forward outputs: those differ in their
+       * last bits (a bfloat16 y rounds a tie the other way), and the grads carry that
+       * relative error, whatever their own dtype. So they are held to the coarsest
+       * floating forward output's tolerance (a float32 dscale against bfloat16 y:
+       * bfloat16's). vjp mode gives both sides the same cotangents and keeps the
+       * grads' own tolerance: it checks their precision. */
+      if (d->mode == TKB_MODE_FORWARD_AND_VJP && k >= (size_t)fr->shapes.n_outputs)
+        for (int f = 0; f < fr->shapes.n_outputs; f++) {
+          const tkb_dtype cot = tkb_arrays_get(outr, (size_t)f)->spec.dtype;
+          if (precision_rank(cot) > 0 && precision_rank(cot) < precision_rank(coarser)) coarser = cot;
+        }
       st = tkb_default_tolerance(coarser, &rtol, &atol);
       c->scale = magnitude(e);
       atol *= c->scale;
