@@ -168,13 +168,34 @@ __device__ __forceinline__ void fill_counter(const tkb_cu_fill_args &a, const ui
   store_elems<DT, E>(static_cast<unsigned char *>(a.out), i0, b, m, VEC && m == E);
 }
 
+/* The launch's arguments copied field by field into values at the kernel's start: with
+ * the parameter itself passed by reference, nvcc reloaded the fields for every counter
+ * (loads through the parameter's address) and did not hoist the draws' invariant parts
+ * (the key schedule, the stream words' products) out of the FILL_K counters. */
+__device__ __forceinline__ tkb_cu_fill_args fill_args_values(const tkb_cu_fill_args &p) {
+  tkb_cu_fill_args a;
+  a.out = p.out;
+  a.n = p.n;
+  a.seed = p.seed;
+  a.stream = p.stream;
+  a.draw = p.draw;
+  a.dtype = p.dtype;
+  a.affine = p.affine;
+  a.mean_f = p.mean_f, a.std_f = p.std_f, a.lo_f = p.lo_f, a.hi_f = p.hi_f, a.mn_f = p.mn_f, a.mx_f = p.mx_f;
+  a.mean_d = p.mean_d, a.std_d = p.std_d, a.lo_d = p.lo_d, a.hi_d = p.hi_d, a.mn_d = p.mn_d, a.mx_d = p.mx_d;
+  a.ilo = p.ilo;
+  a.width = p.width;
+  return a;
+}
+
 /*
  * FILL_K Philox counters c per thread: each draw's E values, converted to dtype DT,
  * stored at [c E, c E + E). Specialized per (draw, dtype), so no thread branches on
  * either.
  */
 template <int DRAW, int DT>
-__global__ void __launch_bounds__(FILL_THREADS) tkb_fill(const tkb_cu_fill_args a, const bool aligned) {
+__global__ void __launch_bounds__(FILL_THREADS) tkb_fill(const tkb_cu_fill_args args, const bool aligned) {
+  const tkb_cu_fill_args a = fill_args_values(args);
   const uint64_t base = (uint64_t)blockIdx.x * (FILL_THREADS * FILL_K) + threadIdx.x;
   if (aligned) {
 #pragma unroll
