@@ -83,7 +83,7 @@ fi
 
 step configure 120 cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DTKB_CUDA_ARCH=90 "${CMAKE_EXTRA[@]}"
 step build 240 cmake --build "$BUILD" -j"$JOBS" --target tkbench tkbench-cuda test_cuda_gpu test_cuda_nogpu test_cuda_ops
-step build_bench 120 cmake --build "$BUILD" -j"$JOBS" --target bench_cuda
+step build_bench 120 cmake --build "$BUILD" -j"$JOBS" --target bench_cuda bench_cuda_kernels
 TKB="$BUILD/tkbench"
 step test_cuda_nogpu 60 "$BUILD/test_cuda_nogpu"
 step test_cuda_gpu 120 "$BUILD/test_cuda_gpu"
@@ -114,6 +114,8 @@ step bench_cuda 120 "$BUILD/bench_cuda"
 # the same program again: run-to-run spread of every figure (a difference between two
 # versions smaller than this is noise)
 step bench_cuda_again 120 "$BUILD/bench_cuda"
+# the fill and normalization kernels against their alternatives (bench_cuda_kernels.cu)
+step bench_kernels 90 "$BUILD/bench_cuda_kernels"
 # profiler traces (Chrome JSON, demangled kernel names) of the small specs' forward entries
 step trace 30 "$TKB" run --device cuda:0 --method profiler --filter '^cpu_.*_forward_cuda$' \
   --iterations 2 --trace-dir "$LOGS"

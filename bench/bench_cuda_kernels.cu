@@ -1,0 +1,295 @@
+/*
+ * bench_cuda_kernels.cu - the CUDA backend's kernels against their alternatives, in one
+ * process on a GPU: the figures behind the kernel choices in src/backend/cuda/fill.cu and
+ * ops/normalization/cuda.cu (docs/PERFORMANCE.md, "CUDA on an NVIDIA H200").
+ *
+ *   fill   tkb_fill (through tkb_cu_fill_launch, FILL_K counters per thread) against
+ *          fill_plain<K>: the same Philox and Box-Muller math in the smallest kernel (K
+ *          counters per thread, an aligned array of whole counters, no tail logic).
+ *          Every output is compared bit for bit with the production kernel's; ratio =
+ *          bytes written / time over a device-to-device copy's bytes read + written.
+ *   norm   the normalization forward as selected before the sm_90 kernels (rowreg for
+ *          rows, the shared-memory tile kernel cols for other axes) against the current
+ *          selection (tkb_cu_norm_forward): time, ratio = copy time of x / op time (both
+ *          move x's bytes in and as many out), and how many outputs differ (their sums go
+ *          in other orders: 1 ulp).
+ *
+ * Timing: CUDA events around one launch (the legacy stream), 3 warm-up calls, median of
+ * 15-25; the kernels are compiled into this program from their sources (#include), with
+ * the library's flags (-fmad=false). Not a test: it prints and exits 0 (1 on a CUDA
+ * error, 77 without a GPU).
+ *
+ *   bench_cuda_kernels [fill] [norm]     (both by default)
+ * Build: cmake --build build --target bench_cuda_kernels (not in `all`: it compiles the
+ * kernels a second time); scripts/gpu-check.sh builds and runs it.
+ */
+#include "../src/backend/cuda/fill.cu"
+#include "../ops/normalization/cuda.cu"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <vector>
+
+#define CK(...)                                                                                    \
+  do {                                                                                             \
+    cudaError_t e_ = (__VA_ARGS__);                                                                \
+    if (e_ != cudaSuccess) {                                                                       \
+      printf("bench_cuda_kernels: CUDA error %s at %s:%d\n", cudaGetErrorString(e_), __FILE__,     \
+             __LINE__);                                                                            \
+      exit(1);                                                                                     \
+    }                                                                                              \
+  } while (0)
+
+static float median_of(std::vector<float> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+/* Median milliseconds of f() between two events, after 3 warm-up calls. */
+static float time_ms(const std::function<void()> &f, int reps) {
+  cudaEvent_t e0, e1;
+  CK(cudaEventCreate(&e0));
+  CK(cudaEventCreate(&e1));
+  for (int i = 0; i < 3; i++) f();
+  CK(cudaDeviceSynchronize());
+  std::vector<float> t;
+  for (int i = 0; i < reps; i++) {
+    CK(cudaEventRecord(e0));
+    f();
+    CK(cudaEventRecord(e1));
+    CK(cudaEventSynchronize(e1));
+    float ms = 0;
+    CK(cudaEventElapsedTime(&ms, e0, e1));
+    t.push_back(ms);
+  }
+  CK(cudaGetLastError());
+  CK(cudaEventDestroy(e0));
+  CK(cudaEventDestroy(e1));
+  return median_of(t);
+}
+
+static std::vector<unsigned char> to_host(const void *p, size_t bytes) {
+  std::vector<unsigned char> h(bytes);
+  CK(cudaMemcpy(h.data(), p, bytes, cudaMemcpyDeviceToHost));
+  return h;
+}
+
+/* ---- fill ---- */
+
+/* K counters per thread, c = block 256 K + k 256 + thread; n a multiple of 4 and the
+ * output 16-byte aligned (float32: one float4 store per counter; bfloat16: one uint2). */
+template <int DT, int K>
+__global__ void __launch_bounds__(256) fill_plain(const tkb_cu_fill_args a) {
+  const uint64_t base = (uint64_t)blockIdx.x * 256 * K + threadIdx.x;
+#pragma unroll
+  for (int k = 0; k < K; k++) {
+    const uint64_t c = base + (uint64_t)k * 256;
+    if (c * 4 >= a.n) return;
+    const tkb_px_u32x4 r = tkb_px_draw(a.seed, a.stream, c);
+    const tkb_px_f32x2 z01 = tkb_px_box_mullerf(r.x0, r.x1), z23 = tkb_px_box_mullerf(r.x2, r.x3);
+    const float v[4] = {z01.a, z01.b, z23.a, z23.b};
+    uint32_t b[4];
+#pragma unroll
+    for (int q = 0; q < 4; q++) b[q] = (uint32_t)f32_bits<DT>(a.affine ? fmaf(v[q], a.std_f, a.mean_f) : v[q]);
+    if (DT == DT_FLOAT32) reinterpret_cast<uint4 *>(a.out)[c] = make_uint4(b[0], b[1], b[2], b[3]);
+    else reinterpret_cast<uint2 *>(a.out)[c] = make_uint2(b[0] | b[1] << 16, b[2] | b[3] << 16);
+  }
+}
+
+static void bench_fill(void) {
+  const size_t bytes = (size_t)1 << 30;
+  void *out, *alt, *copy;
+  CK(cudaMalloc(&out, bytes));
+  CK(cudaMalloc(&alt, bytes));
+  CK(cudaMalloc(&copy, bytes));
+  const float copy_ms = time_ms([&] { CK(cudaMemcpyAsync(copy, out, bytes, cudaMemcpyDeviceToDevice)); }, 15);
+  const double copy_bw = 2.0 * bytes / (copy_ms * 1e-3);
+  printf("fill: 1 GiB normal(0, 1) outputs; copy of 1 GiB %.4f ms, %.0f GB/s read + written\n", copy_ms,
+         copy_bw / 1e9);
+  for (int dt : {DT_FLOAT32, DT_BFLOAT16}) {
+    tkb_cu_fill_args a = {};
+    a.out = out;
+    a.n = bytes / (dt == DT_FLOAT32 ? 4 : 2);
+    a.seed = 42;
+    a.stream = 3;
+    a.draw = NORMAL32;
+    a.dtype = dt;
+    a.std_f = 1.0f;
+    const char *name = dt == DT_FLOAT32 ? "float32" : "bfloat16";
+    const float prod_ms = time_ms([&] { CK((cudaError_t)tkb_cu_fill_launch(&a)); }, 15);
+    printf("  %-8s tkb_fill (FILL_K %u)   %.4f ms  ratio %.3f\n", name, FILL_K, prod_ms,
+           bytes / (prod_ms * 1e-3) / copy_bw);
+    const std::vector<unsigned char> want = to_host(out, bytes);
+    tkb_cu_fill_args b = a;
+    b.out = alt;
+    auto plain = [&](int k, void (*kernel)(tkb_cu_fill_args)) {
+      CK(cudaMemset(alt, 0, bytes));
+      const unsigned grid = (unsigned)((a.n / 4 + 256 * k - 1) / (256 * k));
+      const float ms = time_ms([&] { kernel<<<grid, 256>>>(b); }, 15);
+      const bool same = to_host(alt, bytes) == want;
+      printf("  %-8s fill_plain K %d        %.4f ms  ratio %.3f  %s\n", name, k, ms,
+             bytes / (ms * 1e-3) / copy_bw, same ? "bit-identical" : "DIFFERENT BITS");
+    };
+    if (dt == DT_FLOAT32) {
+      plain(1, fill_plain<DT_FLOAT32, 1>);
+      plain(2, fill_plain<DT_FLOAT32, 2>);
+      plain(4, fill_plain<DT_FLOAT32, 4>);
+      plain(8, fill_plain<DT_FLOAT32, 8>);
+    } else {
+      plain(1, fill_plain<DT_BFLOAT16, 1>);
+      plain(4, fill_plain<DT_BFLOAT16, 4>);
+    }
+  }
+  CK(cudaFree(out));
+  CK(cudaFree(alt));
+  CK(cudaFree(copy));
+}
+
+/* ---- normalization forward ---- */
+
+__global__ void norm_bench_x(void *x, int dt, int64_t count, int64_t n, int64_t inner) {
+  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < count; i += (int64_t)gridDim.x * blockDim.x) {
+    uint32_t h = (uint32_t)i * 2654435761u ^ (uint32_t)(i >> 13) * 40503u;
+    h ^= h >> 15;
+    h *= 0x2c1b3c6du;
+    h ^= h >> 12;
+    /* values in [-2, 2) around a mean that varies between lanes */
+    const float v = ((float)(h & 0xffff) / 65536.0f - 0.5f) * 4.0f + (float)((i / inner / n) % 7) * 0.25f;
+    if (dt == TKB_CU_BF16) static_cast<uint16_t *>(x)[i] = tkb_cu_f32_to_bf16(v);
+    else static_cast<float *>(x)[i] = v;
+  }
+}
+
+__global__ void norm_bench_param(float *p, int64_t n, float base) {
+  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x)
+    p[i] = base + 0.001f * (float)(i % 97);
+}
+
+/* The selection before the sm_90 kernels (rowreg, cols), for aligned float32 params. */
+template <int XDT>
+static void norm_forward_before(norm_cu_args a) {
+  typedef typename tkb_cu_dt<XDT>::T T;
+  constexpr int V = 16 / (int)sizeof(T), CM = 16 / V;
+  norm_fwd_prm p = {};
+  p.svec = p.ovec = p.aligned = 1;
+  if (a.inner == 1) {
+    const int64_t nvec = (a.n + V - 1) / V;
+    if (nvec <= 32 * CM) {
+      while (p.lg < 5 && (((int64_t)2 << p.lg) * 2 <= nvec || ((int64_t)CM << p.lg) < nvec)) p.lg++;
+      const int g = 1 << p.lg;
+      CK((cudaError_t)launch_rowreg<XDT, false>(a, p, pow2_ceil((nvec + g - 1) / g),
+                                                 tkb_cu_blocks(a.lanes, 256 >> p.lg), 256));
+    } else {
+      const int threads = sizeof(T) == 2 ? 256 : 512;
+      CK((cudaError_t)launch_rowreg<XDT, true>(a, p, pow2_ceil((nvec + threads - 1) / threads),
+                                                tkb_cu_blocks(a.lanes, 1), threads));
+    }
+    return;
+  }
+  int64_t w = 16;
+  while (w < 128 && w < a.inner * (int64_t)sizeof(T)) w <<= 1;
+  while (w > 16 && a.n * w > NORM_TILE_BYTES) w >>= 1;
+  p.lg = log2_of((int)w / (int)sizeof(T));
+  p.lg_vpr = log2_of((int)w / 16);
+  const int64_t tiles = a.lanes / a.inner * ((a.inner + (1 << p.lg) - 1) >> p.lg);
+  norm_fwd_cols<XDT><<<tkb_cu_blocks(tiles, 1), 256, (size_t)(a.n * w)>>>(a, p);
+  CK(cudaGetLastError());
+}
+
+struct norm_case {
+  const char *name;
+  int dt;
+  int64_t outer, n, inner;
+};
+
+static void bench_norm(void) {
+  const norm_case cases[] = {
+      {"8192x8192 bfloat16 axis -1", TKB_CU_BF16, 8192, 8192, 1},
+      {"8192x8192 float32 axis -1", TKB_CU_F32, 8192, 8192, 1},
+      {"8192x1024 bfloat16 axis -1", TKB_CU_BF16, 8192, 1024, 1},
+      {"alphafold_768res_128chan", TKB_CU_BF16, 768 * 768, 128, 1},
+      {"alphafold_384res_64chan", TKB_CU_BF16, 384 * 384, 64, 1},
+      {"alphafold_768res_128chan_axis0", TKB_CU_BF16, 1, 128, 768 * 768},
+      {"alphafold_384res_128chan_axis0", TKB_CU_BF16, 1, 128, 384 * 384},
+      {"float32 [128, 768, 768] axis 0", TKB_CU_F32, 1, 128, 768 * 768},
+  };
+  printf("normalization forward (float32 scale and offset): before (rowreg / cols) -> now\n");
+  for (const norm_case &cs : cases) {
+    const int64_t count = cs.outer * cs.n * cs.inner;
+    const int es = cs.dt == TKB_CU_BF16 ? 2 : 4;
+    const size_t xb = (size_t)count * es;
+    void *x, *y0, *y1, *copy;
+    float *sc, *of;
+    CK(cudaMalloc(&x, xb));
+    CK(cudaMalloc(&y0, xb));
+    CK(cudaMalloc(&y1, xb));
+    CK(cudaMalloc(&copy, xb));
+    CK(cudaMalloc(&sc, cs.n * 4));
+    CK(cudaMalloc(&of, cs.n * 4));
+    norm_bench_x<<<2048, 256>>>(x, cs.dt, count, cs.n, cs.inner);
+    norm_bench_param<<<64, 256>>>(sc, cs.n, 0.9f);
+    norm_bench_param<<<64, 256>>>(of, cs.n, -0.1f);
+    CK(cudaDeviceSynchronize());
+    norm_cu_args a = {};
+    a.x = x;
+    a.scale = sc;
+    a.offset = of;
+    a.y = y0;
+    a.lanes = cs.outer * cs.inner;
+    a.n = cs.n;
+    a.inner = cs.inner;
+    a.epsilon = 1e-6;
+    a.x_dtype = cs.dt;
+    a.scale_dtype = a.offset_dtype = TKB_CU_F32;
+    a.subtract_mean = 1;
+    norm_cu_args b = a;
+    b.y = y1;
+    const float copy_ms = time_ms([&] { CK(cudaMemcpyAsync(copy, x, xb, cudaMemcpyDeviceToDevice)); }, 25);
+    const float before_ms = time_ms([&] {
+      if (cs.dt == TKB_CU_BF16) norm_forward_before<TKB_CU_BF16>(a);
+      else norm_forward_before<TKB_CU_F32>(a);
+    }, 25);
+    const float now_ms = time_ms([&] { CK((cudaError_t)tkb_cu_norm_forward(&b)); }, 25);
+    const std::vector<unsigned char> h0 = to_host(y0, xb), h1 = to_host(y1, xb);
+    size_t differ = 0;
+    for (size_t i = 0; i < xb; i += es) differ += memcmp(&h0[i], &h1[i], es) != 0;
+    /* the op moves x's bytes in and y's out, as the copy does (scale and offset: 8 n more
+     * bytes, left out): the ratio of bandwidths is the ratio of times */
+    printf("  %-32s copy %.4f ms | before %.4f ms ratio %.3f | now %.4f ms ratio %.3f | %zu of %lld "
+           "outputs differ\n",
+           cs.name, copy_ms, before_ms, copy_ms / before_ms, now_ms, copy_ms / now_ms, differ, (long long)count);
+    CK(cudaFree(x));
+    CK(cudaFree(y0));
+    CK(cudaFree(y1));
+    CK(cudaFree(copy));
+    CK(cudaFree(sc));
+    CK(cudaFree(of));
+  }
+}
+
+int main(int argc, char **argv) {
+  int devices = 0;
+  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
+    printf("bench_cuda_kernels: no CUDA device (%s)\n", cudaGetErrorString(cudaGetLastError()));
+    return 77;
+  }
+  cudaDeviceProp prop;
+  CK(cudaGetDeviceProperties(&prop, 0));
+  printf("bench_cuda_kernels: %s (sm_%d%d, %d SMs)\n", prop.name, prop.major, prop.minor,
+         prop.multiProcessorCount);
+  bool fill = argc == 1, norm = argc == 1;
+  for (int i = 1; i < argc; i++) {
+    if (strcmp(argv[i], "fill") == 0) fill = true;
+    else if (strcmp(argv[i], "norm") == 0) norm = true;
+    else {
+      fprintf(stderr, "bench_cuda_kernels: unknown section '%s'; expected fill or norm\n", argv[i]);
+      return 2;
+    }
+  }
+  if (fill) bench_fill();
+  if (norm) bench_norm();
+  return 0;
+}
