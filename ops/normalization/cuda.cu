@@ -6,8 +6,9 @@
  * fixed order for a given shape (fixed block sizes, fixed tree reductions, no atomics),
  * so results are deterministic run to run.
  *
- *   forward: cuda_fwd.cuh's kernels read x once (rows held in registers, or tiles of
- *     lanes in shared memory); the three-pass kernels below serve rows too long for them:
+ *   forward: cuda_fwd.cuh's kernels read x once (rows held in registers, streamed
+ *     through shared memory by bulk copies on sm_90, or tiles of lanes in shared memory
+ *     or registers); the three-pass kernels below serve rows too long for them:
  *   axis last (inner = 1): one block of NORM_ROW_THREADS per lane; the threads stride
  *     over the row (neighbours read neighbouring elements) and reduce through shuffles
  *   other axes (inner > 1): one thread per lane, looping over j; neighbouring threads

@@ -11,21 +11,29 @@
  *
  *   norm_fwd_rowreg<XDT, C, BLOCK>  axis last (inner = 1). A row is cut into vectors of
  *     VEC = 16 / sizeof(T) elements; a group of G threads holds it in registers, thread t
- *     vectors t, t + G, ..., C of them (C VEC <= 16 values, 32 for 2-byte types in block mode, C a template constant, so the
- *     register array is indexed by constants only: no local memory; ptxas: no spills). BLOCK = false: G <= 32 (a power of two,
- *     part of a warp; 256 / G rows per block, sums by xor shuffles within the group);
+ *     vectors t, t + G, ..., C of them (C VEC <= 16 values, 32 for 2-byte types in block
+ *     mode; C a template constant, so the register array is indexed by constants only: no
+ *     local memory; ptxas: no spills). BLOCK = false: G <= 32 (a power of two, part of a
+ *     warp; 256 / G rows per block, sums by xor shuffles within the group);
  *     BLOCK = true: G = the block (256 or 512 threads, one row per block, sums through
  *     shared memory). 16-byte loads/stores when rows and pointers are 16-byte aligned
  *     (ALIGNED = p.aligned), else the same layout element by element (so the sums' order
  *     depends on the shape only).
+ *   norm_fwd_rowbulk<XDT, C, BLOCK, S, HOLD>  axis last, 2-byte dtypes, sm_90: rowreg's
+ *     layout and math, with x streamed through S shared-memory stages by bulk copies
+ *     (bulk_copy.cuh) so that the next tiles of rows are in flight while a block reduces
+ *     and writes one; persistent grid; HOLD keeps scale and offset in registers.
  *   norm_fwd_cols<XDT>  other axes (inner > 1). A block holds a tile of L = W / sizeof(T)
  *     neighbouring lanes (W <= 128 bytes of each of the n rows j) in shared memory, loaded
  *     with 16-byte vectors along inner; 256 / L threads per lane sum the tile's columns.
+ *   norm_fwd_colreg<XDT, TPS, J>  other axes, n <= 128: thread (part, v) holds J rows of
+ *     one 16-byte vector of lanes in registers (runs of 16 TPS bytes per row).
  *
- * Determinism: every sum has a fixed order for a given shape. Per thread in index order,
- * then a butterfly (xor shuffles: both partners add the same two values, a + b = b + a
- * exactly, so every thread of a group ends with the same bits) or partials summed in
- * index order from shared memory by every thread.
+ * Determinism: every sum has a fixed order for a given shape (and device architecture:
+ * rowbulk replaces rowreg on sm_90 only). Per thread in index order, then a butterfly
+ * (xor shuffles: both partners add the same two values, a + b = b + a exactly, so every
+ * thread of a group ends with the same bits) or partials summed in index order from
+ * shared memory by every thread. Grid sizes never change an order.
  */
 
 /* The host's choices for one launch (cuda.cu: forward()). */
