@@ -115,23 +115,18 @@ __device__ __forceinline__ void store_elems(unsigned char *out, uint64_t i0, con
 __host__ __device__ constexpr bool wide_draw(int draw) { return draw == NORMAL64 || draw == UNIFORM64 || draw == RANGE64; }
 
 /* Threads per block, and Philox counters per thread: FILL_K counters a thread apart by
- * FILL_THREADS (so each of a warp's stores is still one contiguous run). Two counters
- * per thread filled float32 normal 7% faster than one on an H200 (0.50 of copy
- * bandwidth instead of 0.48: the index math and the launch's per-thread cost are
- * shared, and the two draws interleave), bit for bit the same values. */
+ * FILL_THREADS (so each of a warp's stores is still one contiguous run). On an H200 the
+ * float32 normal fill's math in a minimal kernel (bench_cuda_kernels' fill_plain) ran at
+ * 0.48, 0.51, 0.53 and 0.54 of copy bandwidth with 1, 2, 4 and 8 counters per thread,
+ * bit for bit the same values: the index math and the per-thread launch cost are
+ * shared. 4 keeps small fills spread over the SMs (2^20 elements: 256 blocks). */
 constexpr unsigned FILL_THREADS = 256;
 constexpr unsigned FILL_K = 4;
 
-/* The E elements of counter c (those < n); VEC: the output is aligned for one vector
- * store per counter (a compile-time fact in the common path, so it has no tail logic). */
-template <int DRAW, int DT, bool VEC>
-__device__ __forceinline__ void fill_counter(const tkb_cu_fill_args &a, const uint64_t c) {
-  constexpr int E = wide_draw(DRAW) ? 2 : 4;
-  const uint64_t i0 = c * E;
-  if (i0 >= a.n) return;
-  const int m = a.n - i0 < (uint64_t)E ? (int)(a.n - i0) : E;
+/* The bits of the E elements of counter c, as dtype DT. */
+template <int DRAW, int DT, int E>
+__device__ __forceinline__ void fill_values(const tkb_cu_fill_args &a, const uint64_t c, uint64_t (&b)[E]) {
   const tkb_px_u32x4 r = tkb_px_draw(a.seed, a.stream, c);
-  uint64_t b[E];
   if constexpr (DRAW == NORMAL32) {
     const tkb_px_f32x2 z01 = tkb_px_box_mullerf(r.x0, r.x1);
     const tkb_px_f32x2 z23 = tkb_px_box_mullerf(r.x2, r.x3);
@@ -165,44 +160,36 @@ __device__ __forceinline__ void fill_counter(const tkb_cu_fill_args &a, const ui
             tkb_px_lerp_clamp(tkb_px_u01(W[k]), a.lo_d, a.hi_d, a.mn_d, a.mx_d));
     }
   }
-  store_elems<DT, E>(static_cast<unsigned char *>(a.out), i0, b, m, VEC && m == E);
-}
-
-/* The launch's arguments copied field by field into values at the kernel's start: with
- * the parameter itself passed by reference, nvcc reloaded the fields for every counter
- * (loads through the parameter's address) and did not hoist the draws' invariant parts
- * (the key schedule, the stream words' products) out of the FILL_K counters. */
-__device__ __forceinline__ tkb_cu_fill_args fill_args_values(const tkb_cu_fill_args &p) {
-  tkb_cu_fill_args a;
-  a.out = p.out;
-  a.n = p.n;
-  a.seed = p.seed;
-  a.stream = p.stream;
-  a.draw = p.draw;
-  a.dtype = p.dtype;
-  a.affine = p.affine;
-  a.mean_f = p.mean_f, a.std_f = p.std_f, a.lo_f = p.lo_f, a.hi_f = p.hi_f, a.mn_f = p.mn_f, a.mx_f = p.mx_f;
-  a.mean_d = p.mean_d, a.std_d = p.std_d, a.lo_d = p.lo_d, a.hi_d = p.hi_d, a.mn_d = p.mn_d, a.mx_d = p.mx_d;
-  a.ilo = p.ilo;
-  a.width = p.width;
-  return a;
 }
 
 /*
  * FILL_K Philox counters c per thread: each draw's E values, converted to dtype DT,
  * stored at [c E, c E + E). Specialized per (draw, dtype), so no thread branches on
- * either.
+ * either. A thread leaves the kernel at its first counter past the end (later ones are
+ * further) and after the array's last, partial counter: no path rejoins another, so
+ * ptxas keeps the key schedule, the same for every thread, in the uniform datapath. (The
+ * first two-counter version skipped out-of-range counters inside a helper; the paths
+ * rejoined, and ptxas computed the keys per thread: 213 SASS instructions per float32
+ * normal counter instead of 178, 0.44 of copy bandwidth where the same math without
+ * that reached 0.53.)
  */
 template <int DRAW, int DT>
-__global__ void __launch_bounds__(FILL_THREADS) tkb_fill(const tkb_cu_fill_args args, const bool aligned) {
-  const tkb_cu_fill_args a = fill_args_values(args);
+__global__ void __launch_bounds__(FILL_THREADS) tkb_fill(const tkb_cu_fill_args a, const bool aligned) {
+  constexpr int E = wide_draw(DRAW) ? 2 : 4;
+  unsigned char *out = static_cast<unsigned char *>(a.out);
   const uint64_t base = (uint64_t)blockIdx.x * (FILL_THREADS * FILL_K) + threadIdx.x;
-  if (aligned) {
 #pragma unroll
-    for (unsigned k = 0; k < FILL_K; k++) fill_counter<DRAW, DT, true>(a, base + (uint64_t)k * FILL_THREADS);
-  } else {
-#pragma unroll
-    for (unsigned k = 0; k < FILL_K; k++) fill_counter<DRAW, DT, false>(a, base + (uint64_t)k * FILL_THREADS);
+  for (unsigned k = 0; k < FILL_K; k++) {
+    const uint64_t c = base + (uint64_t)k * FILL_THREADS, i0 = c * E;
+    if (i0 >= a.n) return;
+    uint64_t b[E];
+    fill_values<DRAW, DT, E>(a, c, b);
+    if (a.n - i0 < (uint64_t)E) { /* the last counter: its first n - i0 elements */
+      store_elems<DT, E>(out, i0, b, (int)(a.n - i0), false);
+      return;
+    }
+    if (aligned) store_elems<DT, E>(out, i0, b, E, true);
+    else store_elems<DT, E>(out, i0, b, E, false);
   }
 }
 
