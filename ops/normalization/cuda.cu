@@ -436,7 +436,7 @@ int forward(const norm_cu_args &a) {
     const int64_t nvec = (a.n + V - 1) / V;
     p.aligned = xy16 && a.n % V == 0;
     if constexpr (sizeof(T) == 2) {
-      if (p.aligned && rowbulk_available()) {
+      if (p.aligned && a.n > 0 && rowbulk_available()) { /* (a bulk copy of 0 bytes: none) */
         const int e = forward_rowbulk<XDT>(a, p, nvec);
         if (e >= 0) return e;
       }
