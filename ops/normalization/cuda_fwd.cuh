@@ -136,6 +136,76 @@ __device__ __forceinline__ void ld_params(const void *p, int dt, bool vec, int64
 }
 
 /*
+ * mean and rstd of a row held by the thread group in registers (thread t of G holds the
+ * vectors c G + t, c < C; rowreg's and rowbulk's layout), the sums in their fixed order:
+ *   mean = (1/n) sum_j x[j]            (0 for RMS norm; NaN for n = 0)
+ *   var  = (1/n) sum_j (x[j] - mean)^2 over the held values of the row only
+ *   rstd = 1 / sqrt(var + epsilon)
+ * n = a.n (the kernel's copy). WHOLE: every held vector is whole or past n (n
+ * VEC-divisible). OPAQUE: norm_opaque between the passes. BLOCK: G is the block; sh0,
+ * sh1 hold a value per warp.
+ */
+template <int XDT, int C, bool BLOCK, bool WHOLE, bool OPAQUE>
+__device__ __forceinline__ void row_stats(const norm_cu_args &a, norm_pack<typename tkb_cu_dt<XDT>::T, 16 / sizeof(typename tkb_cu_dt<XDT>::T)> (&h)[C],
+                                          int64_t n, int G, int t, typename tkb_cu_dt<XDT>::Acc *sh0,
+                                          typename tkb_cu_dt<XDT>::Acc *sh1, typename tkb_cu_dt<XDT>::Acc &mean,
+                                          typename tkb_cu_dt<XDT>::Acc &rstd) {
+  typedef tkb_cu_dt<XDT> D;
+  typedef typename D::Acc Acc;
+  constexpr int V = 16 / sizeof(typename D::T);
+  mean = 0;
+  if (a.subtract_mean) {
+    Acc s = 0;
+#pragma unroll
+    for (int c = 0; c < C; c++)
+#pragma unroll
+      for (int k = 0; k < V; k++) s += D::ld(h[c].e[k]);
+    s = BLOCK ? block_allsum(s, sh0) : group_allsum(s, G);
+    mean = s / (Acc)n;
+  }
+  if (OPAQUE)
+#pragma unroll
+    for (int c = 0; c < C; c++) norm_opaque(h[c]);
+  Acc ss = 0;
+#pragma unroll
+  for (int c = 0; c < C; c++) {
+    const int64_t e0 = (int64_t)(c * G + t) * V;
+#pragma unroll
+    for (int k = 0; k < V; k++) {
+      const Acc d = D::ld(h[c].e[k]) - mean;
+      if (WHOLE ? e0 < n : e0 + k < n) ss += d * d;
+    }
+  }
+  if (OPAQUE)
+#pragma unroll
+    for (int c = 0; c < C; c++) norm_opaque(h[c]);
+  ss = BLOCK ? block_allsum(ss, sh1) : group_allsum(ss, G);
+  rstd = rsqrt_exact(ss / (Acc)n + (Acc)a.epsilon);
+}
+
+/* y = (x - mean) * rstd * scale + offset for one held vector (sc, of: its scale and
+ * offset values, read only when a.scale / a.offset are given). */
+template <int XDT>
+__device__ __forceinline__ norm_pack<typename tkb_cu_dt<XDT>::T, 16 / sizeof(typename tkb_cu_dt<XDT>::T)>
+row_out(const norm_cu_args &a, const norm_pack<typename tkb_cu_dt<XDT>::T, 16 / sizeof(typename tkb_cu_dt<XDT>::T)> &h,
+        typename tkb_cu_dt<XDT>::Acc mean, typename tkb_cu_dt<XDT>::Acc rstd,
+        const typename tkb_cu_dt<XDT>::Acc (&sc)[16 / sizeof(typename tkb_cu_dt<XDT>::T)],
+        const typename tkb_cu_dt<XDT>::Acc (&of)[16 / sizeof(typename tkb_cu_dt<XDT>::T)]) {
+  typedef tkb_cu_dt<XDT> D;
+  typedef typename D::Acc Acc;
+  constexpr int V = 16 / sizeof(typename D::T);
+  norm_pack<typename D::T, V> q;
+#pragma unroll
+  for (int k = 0; k < V; k++) {
+    Acc r = (D::ld(h.e[k]) - mean) * rstd;
+    if (a.scale) r *= sc[k];
+    if (a.offset) r += of[k];
+    q.e[k] = D::st(r);
+  }
+  return q;
+}
+
+/*
  * Axis last, row held in registers: thread t of its row's group holds the vectors
  * vi = c G + t (c < C), elements vi VEC .. vi VEC + VEC - 1 (those < n).
  */
@@ -183,30 +253,8 @@ __global__ void __launch_bounds__(BLOCK && sizeof(typename tkb_cu_dt<XDT>::T) !=
       }
     }
 
-    /* mean = (1/n) sum_j x[j]   (0 for RMS norm; NaN for n = 0) */
-    Acc mean = 0;
-    if (a.subtract_mean) {
-      Acc s = 0;
-#pragma unroll
-      for (int c = 0; c < C; c++)
-#pragma unroll
-        for (int k = 0; k < V; k++) s += D::ld(h[c].e[k]);
-      s = BLOCK ? block_allsum(s, sh[0]) : group_allsum(s, G);
-      mean = s / (Acc)n;
-    }
-    /* var = (1/n) sum_j (x[j] - mean)^2 over the held values of the row only */
-    Acc ss = 0;
-#pragma unroll
-    for (int c = 0; c < C; c++) {
-      const int64_t e0 = (int64_t)(c * G + t) * V;
-#pragma unroll
-      for (int k = 0; k < V; k++) {
-        const Acc d = D::ld(h[c].e[k]) - mean;
-        if (aligned ? e0 < n : e0 + k < n) ss += d * d;
-      }
-    }
-    ss = BLOCK ? block_allsum(ss, sh[1]) : group_allsum(ss, G);
-    const Acc rstd = rsqrt_exact(ss / (Acc)n + (Acc)a.epsilon);
+    Acc mean, rstd;
+    row_stats<XDT, C, BLOCK, ALIGNED, false>(a, h, n, G, t, sh[0], sh[1], mean, rstd);
 
     /* y[j] = (x[j] - mean) * rstd * scale[j] + offset[j] */
     if (live) {
@@ -218,14 +266,7 @@ __global__ void __launch_bounds__(BLOCK && sizeof(typename tkb_cu_dt<XDT>::T) !=
         Acc sc[V], of[V];
         if (a.scale) ld_params<Acc, V>(a.scale, a.scale_dtype, p.svec != 0, e0, m, sc);
         if (a.offset) ld_params<Acc, V>(a.offset, a.offset_dtype, p.ovec != 0, e0, m, of);
-        P q;
-#pragma unroll
-        for (int k = 0; k < V; k++) {
-          Acc r = (D::ld(h[c].e[k]) - mean) * rstd;
-          if (a.scale) r *= sc[k];
-          if (a.offset) r += of[k];
-          q.e[k] = D::st(r);
-        }
+        const P q = row_out<XDT>(a, h[c], mean, rstd, sc, of);
         if (aligned) {
           *reinterpret_cast<P *>(yr + e0) = q;
         } else {
@@ -450,34 +491,8 @@ __global__ void __launch_bounds__(256) norm_fwd_rowbulk(norm_cu_args a, norm_fwd
       }
     }
 
-    /* mean = (1/n) sum_j x[j]   (0 for RMS norm; NaN for n = 0) */
-    Acc mean = 0;
-    if (a.subtract_mean) {
-      Acc sum = 0;
-#pragma unroll
-      for (int c = 0; c < C; c++)
-#pragma unroll
-        for (int q = 0; q < V; q++) sum += D::ld(h[c].e[q]);
-      sum = BLOCK ? block_allsum(sum, sh[0]) : group_allsum(sum, G);
-      mean = sum / (Acc)n;
-    }
-#pragma unroll
-    for (int c = 0; c < C; c++) norm_opaque(h[c]);
-    /* var = (1/n) sum_j (x[j] - mean)^2 */
-    Acc ss = 0;
-#pragma unroll
-    for (int c = 0; c < C; c++) {
-      const int64_t e0 = (int64_t)(c * G + t) * V;
-#pragma unroll
-      for (int q = 0; q < V; q++) {
-        const Acc d = D::ld(h[c].e[q]) - mean;
-        if (e0 < n) ss += d * d;
-      }
-    }
-#pragma unroll
-    for (int c = 0; c < C; c++) norm_opaque(h[c]);
-    ss = BLOCK ? block_allsum(ss, sh[1]) : group_allsum(ss, G);
-    const Acc rstd = rsqrt_exact(ss / (Acc)n + (Acc)a.epsilon);
+    Acc mean, rstd;
+    row_stats<XDT, C, BLOCK, true, true>(a, h, n, G, t, sh[0], sh[1], mean, rstd);
 
     /* y[j] = (x[j] - mean) * rstd * scale[j] + offset[j] */
     if (live) {
@@ -497,15 +512,7 @@ __global__ void __launch_bounds__(256) norm_fwd_rowbulk(norm_cu_args a, norm_fwd
           if (a.scale) ld_params<Acc, V>(a.scale, a.scale_dtype, p.svec != 0, e0, V, sc);
           if (a.offset) ld_params<Acc, V>(a.offset, a.offset_dtype, p.ovec != 0, e0, V, of);
         }
-        P q;
-#pragma unroll
-        for (int e = 0; e < V; e++) {
-          Acc v = (D::ld(h[c].e[e]) - mean) * rstd;
-          if (a.scale) v *= sc[e];
-          if (a.offset) v += of[e];
-          q.e[e] = D::st(v);
-        }
-        norm_store16(yr + e0, q);
+        norm_store16(yr + e0, row_out<XDT>(a, h[c], mean, rstd, sc, of));
       }
       if (a.mean_out && t == 0) {
         static_cast<Acc *>(a.mean_out)[row] = mean;
