@@ -240,7 +240,8 @@ static void edge_register(void) {
   c->args[2] = TKB_ABSTRACT(TKB_SPEC(TKB_FLOAT32, 8));
   c->n_args = 3;
   /* colreg (other axes, n <= 128): 16 rows per thread with n = 100 (past n in the last
-   * ones) and a partial second segment of 8 lanes; float32 RMS with n = 7 */
+   * ones) and a partial second segment of 8 lanes; float32 RMS with n = 7 and a partial
+   * segment of 4 lanes (inner 132: colreg needs a whole segment, 128 float32 lanes) */
   c = edge_add("normalization", "edge_norm_bf16_3x100x264_axis1_colreg", nr, nc);
   c->args[0] = TKB_ABSTRACT(TKB_SPEC(TKB_BFLOAT16, 3, 100, 264));
   c->args[1] = TKB_ABSTRACT(TKB_SPEC(TKB_FLOAT32, 100));
@@ -248,8 +249,8 @@ static void edge_register(void) {
   c->n_args = 3;
   c->kwargs[0] = (tkb_kwarg){"axis", TKB_INT(1)};
   c->n_kwargs = 1;
-  c = edge_add("normalization", "edge_norm_f32_2x7x36_axis1_colreg_rms", nr, nc);
-  c->args[0] = TKB_ABSTRACT(TKB_SPEC(TKB_FLOAT32, 2, 7, 36));
+  c = edge_add("normalization", "edge_norm_f32_2x7x132_axis1_colreg_rms", nr, nc);
+  c->args[0] = TKB_ABSTRACT(TKB_SPEC(TKB_FLOAT32, 2, 7, 132));
   c->args[1] = TKB_NONE;
   c->args[2] = TKB_ABSTRACT(TKB_SPEC(TKB_BFLOAT16, 7));
   c->n_args = 3;

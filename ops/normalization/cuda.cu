@@ -384,8 +384,8 @@ int forward_rowbulk(const norm_cu_args &a, norm_fwd_prm p, int64_t nvec) {
   return -1;
 }
 
-/* Other axes, n <= 128, aligned: colreg with TPS = 32 (512-byte runs per row) and J =
- * pow2 >= n / 8 rows per thread. On an H200, alphafold_768res_128chan_axis0 (bfloat16)
+/* Other axes, n <= 128, aligned, inner >= 32 VEC: colreg with TPS = 32 (512-byte runs
+ * per row) and J = pow2 >= n / 8 rows per thread. On an H200, alphafold_768res_128chan_axis0 (bfloat16)
  * ran at 0.60 of copy bandwidth, the shared-memory tile kernel (cols) at 0.38; the same
  * shape in float32 at 0.89 against 0.69. Streaming the tiles through shared memory with
  * bulk copies (as rowbulk, one copy per row run) was slower: 0.35 and 0.65 at best. */
@@ -418,7 +418,8 @@ constexpr int64_t NORM_TILE_BYTES = 40960;
  *     flight), C = vectors per thread
  *   axis last, nvec <= 512 CM (n <= 8192): rowreg, one block per row (256 threads for
  *     2-byte types, holding up to 4 vectors each; else 256 or 512)
- *   other axes, 2- and 4-byte dtypes, aligned, n <= 128: colreg (forward_colreg)
+ *   other axes, 2- and 4-byte dtypes, aligned, n <= 128, inner >= 32 VEC: colreg
+ *     (forward_colreg)
  *   other axes, n W <= NORM_TILE_BYTES: cols, tile rows of W = min(128,
  *     pow2 >= inner sizeof(T)) bytes (>= 16), halved until the tile fits
  *   otherwise the three-pass kernels above.
@@ -459,7 +460,9 @@ int forward(const norm_cu_args &a) {
     return (int)cudaGetLastError();
   }
   if constexpr (sizeof(T) <= 4) {
-    if (xy16 && a.inner % V == 0 && a.n <= NORM_COLREG_PARTS * 16) return forward_colreg<XDT>(a);
+    /* (inner >= one segment: with fewer lanes most of colreg's threads would idle) */
+    if (xy16 && a.inner % V == 0 && a.inner >= NORM_COLREG_TPS * V && a.n <= NORM_COLREG_PARTS * 16)
+      return forward_colreg<XDT>(a);
   }
   int64_t w = 16;
   while (w < 128 && w < a.inner * (int64_t)sizeof(T)) w <<= 1;
