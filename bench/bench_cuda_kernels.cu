@@ -12,14 +12,19 @@
  *          rows, the shared-memory tile kernel cols for other axes) against the current
  *          selection (tkb_cu_norm_forward): time, ratio = copy time of x / op time (both
  *          move x's bytes in and as many out), and how many outputs differ (their sums go
- *          in other orders: 1 ulp).
+ *          in other orders: 1 ulp); for short axis-0 bfloat16 shapes also colreg with
+ *          fused multiply-adds (a candidate: forward() runs it without).
  *
  * Timing: CUDA events around one launch (the legacy stream), 3 warm-up calls, median of
  * 15-25; the kernels are compiled into this program from their sources (#include), with
  * the library's flags (-fmad=false). Not a test: it prints and exits 0 (1 on a CUDA
  * error, 77 without a GPU).
  *
- *   bench_cuda_kernels [fill] [norm]     (both by default)
+ *   vjp    normalization's dx (axis last, bfloat16 rows) as run now (norm_dx_row) against
+ *          a candidate with rowreg's layout (cand_dx_rowreg, here only: not yet used by
+ *          the op), and the whole vjp (dx, dscale, doffset) as run now.
+ *
+ *   bench_cuda_kernels [fill] [norm] [vjp]     (all by default)
  * Build: cmake --build build --target bench_cuda_kernels (not in `all`: it compiles the
  * kernels a second time); scripts/gpu-check.sh builds and runs it.
  */
@@ -75,6 +80,14 @@ static std::vector<unsigned char> to_host(const void *p, size_t bytes) {
   std::vector<unsigned char> h(bytes);
   CK(cudaMemcpy(h.data(), p, bytes, cudaMemcpyDeviceToHost));
   return h;
+}
+
+/* Elements (of es bytes) that differ between two device arrays of bytes bytes. */
+static size_t count_differing(const void *p, const void *q, size_t bytes, int es) {
+  const std::vector<unsigned char> a = to_host(p, bytes), b = to_host(q, bytes);
+  size_t differ = 0;
+  for (size_t i = 0; i < bytes; i += (size_t)es) differ += memcmp(&a[i], &b[i], (size_t)es) != 0;
+  return differ;
 }
 
 /* ---- fill ---- */
@@ -150,9 +163,9 @@ static void bench_fill(void) {
 
 /* ---- normalization forward ---- */
 
-__global__ void norm_bench_x(void *x, int dt, int64_t count, int64_t n, int64_t inner) {
+__global__ void norm_bench_x(void *x, int dt, int64_t count, int64_t n, int64_t inner, uint32_t salt) {
   for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < count; i += (int64_t)gridDim.x * blockDim.x) {
-    uint32_t h = (uint32_t)i * 2654435761u ^ (uint32_t)(i >> 13) * 40503u;
+    uint32_t h = ((uint32_t)i ^ salt) * 2654435761u ^ (uint32_t)(i >> 13) * 40503u;
     h ^= h >> 15;
     h *= 0x2c1b3c6du;
     h ^= h >> 12;
@@ -229,7 +242,7 @@ static void bench_norm(void) {
     CK(cudaMalloc(&copy, xb));
     CK(cudaMalloc(&sc, cs.n * 4));
     CK(cudaMalloc(&of, cs.n * 4));
-    norm_bench_x<<<2048, 256>>>(x, cs.dt, count, cs.n, cs.inner);
+    norm_bench_x<<<2048, 256>>>(x, cs.dt, count, cs.n, cs.inner, 0);
     norm_bench_param<<<64, 256>>>(sc, cs.n, 0.9f);
     norm_bench_param<<<64, 256>>>(of, cs.n, -0.1f);
     CK(cudaDeviceSynchronize());
@@ -253,20 +266,185 @@ static void bench_norm(void) {
       else norm_forward_before<TKB_CU_F32>(a);
     }, 25);
     const float now_ms = time_ms([&] { CK((cudaError_t)tkb_cu_norm_forward(&b)); }, 25);
-    const std::vector<unsigned char> h0 = to_host(y0, xb), h1 = to_host(y1, xb);
-    size_t differ = 0;
-    for (size_t i = 0; i < xb; i += es) differ += memcmp(&h0[i], &h1[i], es) != 0;
+    const size_t differ = count_differing(y0, y1, xb, es);
     /* the op moves x's bytes in and y's out, as the copy does (scale and offset: 8 n more
      * bytes, left out): the ratio of bandwidths is the ratio of times */
     printf("  %-32s copy %.4f ms | before %.4f ms ratio %.3f | now %.4f ms ratio %.3f | %zu of %lld "
            "outputs differ\n",
            cs.name, copy_ms, before_ms, copy_ms / before_ms, now_ms, copy_ms / now_ms, differ, (long long)count);
+    if (cs.inner > 1 && cs.dt == TKB_CU_BF16 && cs.n <= 128) {
+      /* candidate: colreg with fused multiply-adds (production runs it without) */
+      const int64_t segs = a.lanes / a.inner * ((a.inner + 32 * 8 - 1) / (32 * 8));
+      CK(cudaMemset(y1, 0xff, xb));
+      const float fma_ms = time_ms([&] {
+        norm_fwd_colreg<TKB_CU_BF16, 32, 16, true><<<tkb_cu_blocks(segs, 1), 256>>>(b);
+      }, 25);
+      printf("  %-32s candidate colreg with FMA: %.4f ms ratio %.3f | %zu outputs differ from before\n", "",
+             fma_ms, copy_ms / fma_ms, count_differing(y0, y1, xb, es));
+    }
     CK(cudaFree(x));
     CK(cudaFree(y0));
     CK(cudaFree(y1));
     CK(cudaFree(copy));
     CK(cudaFree(sc));
     CK(cudaFree(of));
+  }
+}
+
+/* ---- normalization vjp: dx ---- */
+
+/*
+ * Candidate for dx, axis last, aligned rows: rowreg's layout (groups of G threads per
+ * row, C 16-byte vectors each, x and dy held in registers, float32 scale held across the
+ * rows a thread visits), so x and dy are read once:
+ *   g = dy scale, xhat = (x - mean) rstd
+ *   dx = rstd (g - mean_j g - xhat mean_j(g xhat))     (mean_j g: 0 for RMS norm)
+ * Production (norm_dx_row) runs a 256-thread block per row and reads x and dy twice.
+ */
+template <int XDT, int C>
+__global__ void __launch_bounds__(256) cand_dx_rowreg(norm_cu_args a, int lg) {
+  typedef tkb_cu_dt<XDT> D;
+  typedef typename D::T T;
+  typedef typename D::Acc Acc;
+  constexpr int V = 16 / sizeof(T);
+  typedef norm_pack<T, V> P;
+  const int G = 1 << lg, t = (int)threadIdx.x & (G - 1), rpb = 256 >> lg;
+  const int64_t n = a.n;
+  const T *x = static_cast<const T *>(a.x), *dy = static_cast<const T *>(a.dy);
+  T *dx = static_cast<T *>(a.dx);
+  const Acc *mean_in = static_cast<const Acc *>(a.mean_in), *rstd_in = static_cast<const Acc *>(a.rstd_in);
+  Acc sc[C][V];
+#pragma unroll
+  for (int c = 0; c < C; c++) {
+    const int64_t e0 = (int64_t)(c * G + t) * V;
+#pragma unroll
+    for (int k = 0; k < V; k++) sc[c][k] = a.scale && e0 < n ? static_cast<const float *>(a.scale)[e0 + k] : (Acc)1;
+  }
+  for (int64_t row0 = (int64_t)blockIdx.x * rpb; row0 < a.lanes; row0 += (int64_t)gridDim.x * rpb) {
+    const int64_t row = row0 + ((int)threadIdx.x >> lg);
+    const bool live = row < a.lanes;
+    const int64_t r = live ? row : 0;
+    P hx[C], hd[C];
+#pragma unroll
+    for (int c = 0; c < C; c++) {
+      const int64_t e0 = (int64_t)(c * G + t) * V;
+      if (live && e0 < n) {
+        hx[c] = *reinterpret_cast<const P *>(x + r * n + e0);
+        hd[c] = *reinterpret_cast<const P *>(dy + r * n + e0);
+      } else {
+#pragma unroll
+        for (int k = 0; k < V; k++) hx[c].e[k] = hd[c].e[k] = (T)0;
+      }
+    }
+    const Acc mean = mean_in[r], rstd = rstd_in[r];
+    Acc sg = 0, sgx = 0;
+#pragma unroll
+    for (int c = 0; c < C; c++)
+#pragma unroll
+      for (int k = 0; k < V; k++) {
+        const Acc g = D::ld(hd[c].e[k]) * sc[c][k];
+        sg += g;
+        sgx += g * ((D::ld(hx[c].e[k]) - mean) * rstd);
+      }
+    sg = group_allsum(sg, G);
+    sgx = group_allsum(sgx, G);
+    const Acc mg = a.subtract_mean ? sg / (Acc)n : (Acc)0, mgx = sgx / (Acc)n;
+    if (!live) continue;
+#pragma unroll
+    for (int c = 0; c < C; c++) {
+      const int64_t e0 = (int64_t)(c * G + t) * V;
+      if (e0 >= n) continue;
+      P out;
+#pragma unroll
+      for (int k = 0; k < V; k++) {
+        const Acc g = D::ld(hd[c].e[k]) * sc[c][k];
+        const Acc xhat = (D::ld(hx[c].e[k]) - mean) * rstd;
+        out.e[k] = D::st(rstd * (g - mg - xhat * mgx));
+      }
+      norm_store16(dx + r * n + e0, out);
+    }
+  }
+}
+
+static void bench_vjp(void) {
+  const norm_case cases[] = {
+      {"alphafold_768res_128chan", TKB_CU_BF16, 768 * 768, 128, 1},
+      {"alphafold_384res_64chan", TKB_CU_BF16, 384 * 384, 64, 1},
+      {"8192x1024 bfloat16 axis -1", TKB_CU_BF16, 8192, 1024, 1},
+  };
+  int sms = 0;
+  CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+  printf("normalization vjp, dx only (x, dy read, dx written: 3/2 of a copy's bytes) and the whole vjp\n");
+  for (const norm_case &cs : cases) {
+    const int64_t count = cs.outer * cs.n, lanes = cs.outer;
+    const size_t xb = (size_t)count * 2;
+    const int64_t blocks = (lanes + NORM_CU_BLOCK_LANES - 1) / NORM_CU_BLOCK_LANES;
+    void *x, *dy, *y, *dx0, *dx1, *copy, *part;
+    float *sc, *of, *mean, *rstd, *dsc, *dof;
+    CK(cudaMalloc(&x, xb));
+    CK(cudaMalloc(&dy, xb));
+    CK(cudaMalloc(&y, xb));
+    CK(cudaMalloc(&dx0, xb));
+    CK(cudaMalloc(&dx1, xb));
+    CK(cudaMalloc(&copy, xb));
+    CK(cudaMalloc(&part, (size_t)(2 * blocks * cs.n) * sizeof(float)));
+    CK(cudaMalloc(&sc, cs.n * 4));
+    CK(cudaMalloc(&of, cs.n * 4));
+    CK(cudaMalloc(&dsc, cs.n * 4));
+    CK(cudaMalloc(&dof, cs.n * 4));
+    CK(cudaMalloc(&mean, lanes * 4));
+    CK(cudaMalloc(&rstd, lanes * 4));
+    norm_bench_x<<<2048, 256>>>(x, cs.dt, count, cs.n, 1, 0);
+    norm_bench_x<<<2048, 256>>>(dy, cs.dt, count, cs.n, 1, 0x9e3779b9u);
+    norm_bench_param<<<64, 256>>>(sc, cs.n, 0.9f);
+    norm_bench_param<<<64, 256>>>(of, cs.n, -0.1f);
+    norm_cu_args a = {};
+    a.x = x;
+    a.scale = sc;
+    a.offset = of;
+    a.y = y;
+    a.mean_out = mean;
+    a.rstd_out = rstd;
+    a.lanes = lanes;
+    a.n = cs.n;
+    a.inner = 1;
+    a.blocks = blocks;
+    a.epsilon = 1e-6;
+    a.x_dtype = cs.dt;
+    a.scale_dtype = a.offset_dtype = TKB_CU_F32;
+    a.subtract_mean = 1;
+    CK((cudaError_t)tkb_cu_norm_forward(&a)); /* the residuals */
+    a.y = a.mean_out = a.rstd_out = NULL;
+    a.mean_in = mean;
+    a.rstd_in = rstd;
+    a.dy = dy;
+    a.dx = dx0;
+    a.part = part;
+    const float copy_ms = time_ms([&] { CK(cudaMemcpyAsync(copy, x, xb, cudaMemcpyDeviceToDevice)); }, 25);
+    const float now_ms = time_ms([&] { CK((cudaError_t)tkb_cu_norm_vjp(&a)); }, 25);
+    norm_cu_args b = a;
+    b.dx = dx1;
+    const int64_t nvec = cs.n / 8;
+    const int g = nvec <= 4 ? 1 : pow2_ceil((nvec + 3) / 4), lg = log2_of(g), c = pow2_ceil((nvec + g - 1) / g);
+    const int64_t rows_per_block = 256 >> lg, want = (lanes + rows_per_block - 1) / rows_per_block;
+    const unsigned grid = (unsigned)(want < 8LL * sms ? want : 8LL * sms);
+    auto cand = [&] {
+      if (c == 1) cand_dx_rowreg<TKB_CU_BF16, 1><<<grid, 256>>>(b, lg);
+      else if (c == 2) cand_dx_rowreg<TKB_CU_BF16, 2><<<grid, 256>>>(b, lg);
+      else cand_dx_rowreg<TKB_CU_BF16, 4><<<grid, 256>>>(b, lg);
+    };
+    const float cand_ms = time_ms(cand, 25);
+    const size_t differ = count_differing(dx0, dx1, xb, 2);
+    norm_cu_args w = a; /* the whole vjp: dx, dscale, doffset */
+    w.dscale = dsc;
+    w.doffset = dof;
+    const float whole_ms = time_ms([&] { CK((cudaError_t)tkb_cu_norm_vjp(&w)); }, 25);
+    printf("  %-28s copy %.4f ms | dx now %.4f ms ratio %.3f | candidate (G %d, C %d) %.4f ms ratio %.3f, "
+           "%zu of %lld differ | whole vjp now %.4f ms\n",
+           cs.name, copy_ms, now_ms, 1.5 * copy_ms / now_ms, g, c, cand_ms, 1.5 * copy_ms / cand_ms, differ,
+           (long long)count, whole_ms);
+    for (void *p : {x, dy, y, dx0, dx1, copy, part}) CK(cudaFree(p));
+    for (float *p : {sc, of, dsc, dof, mean, rstd}) CK(cudaFree(p));
   }
 }
 
@@ -280,16 +458,18 @@ int main(int argc, char **argv) {
   CK(cudaGetDeviceProperties(&prop, 0));
   printf("bench_cuda_kernels: %s (sm_%d%d, %d SMs)\n", prop.name, prop.major, prop.minor,
          prop.multiProcessorCount);
-  bool fill = argc == 1, norm = argc == 1;
+  bool fill = argc == 1, norm = argc == 1, vjp = argc == 1;
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "fill") == 0) fill = true;
     else if (strcmp(argv[i], "norm") == 0) norm = true;
+    else if (strcmp(argv[i], "vjp") == 0) vjp = true;
     else {
-      fprintf(stderr, "bench_cuda_kernels: unknown section '%s'; expected fill or norm\n", argv[i]);
+      fprintf(stderr, "bench_cuda_kernels: unknown section '%s'; expected fill, norm or vjp\n", argv[i]);
       return 2;
     }
   }
   if (fill) bench_fill();
   if (norm) bench_norm();
+  if (vjp) bench_vjp();
   return 0;
 }

@@ -539,7 +539,11 @@ __global__ void __launch_bounds__(256) norm_fwd_rowbulk(norm_cu_args a, norm_fwd
  * The math of one column tile of colreg (after its loads): thread (part, v) holds h[q]
  * = rows j = part + PARTS q of its vector (lanes i0 .. i0 + VEC - 1 of outer index o;
  * zeros past n or past the lanes, in = false). Writes y (and the residuals) of those
- * lanes. Barriers: two (one for RMS norm); red[0] is written before the first, red[1]
+ * lanes. FMA: the variance and the affine output as fused multiply-adds (the build's
+ * -fmad=false keeps them apart otherwise); off in forward(): it is a candidate that
+ * bench_cuda_kernels measures (bfloat16 colreg runs ~4100 SASS instructions per tile of
+ * 128 elements per thread, float32 ~2400, and sits at 0.60 of copy bandwidth).
+ * Barriers: two (one for RMS norm); red[0] is written before the first, red[1]
  * before the last, so the caller's next write of either must follow a barrier that
  * every thread reaches after this returns.
  */
@@ -547,12 +551,13 @@ template <int XDT> constexpr int norm_vec = 16 / (int)sizeof(typename tkb_cu_dt<
 template <int XDT> using norm_vpack = norm_pack<typename tkb_cu_dt<XDT>::T, norm_vec<XDT>>;
 template <int XDT, int TPS> using colreg_red = typename tkb_cu_dt<XDT>::Acc[2][256 / TPS][TPS * norm_vec<XDT>];
 
-template <int XDT, int TPS, int J>
+template <int XDT, int TPS, int J, bool FMA>
 __device__ __forceinline__ void colreg_tile(const norm_cu_args &a, norm_vpack<XDT> (&h)[J], int part, int v,
                                             int64_t o, int64_t i0, bool in, colreg_red<XDT, TPS> &red) {
   typedef tkb_cu_dt<XDT> D;
   typedef typename D::T T;
   typedef typename D::Acc Acc;
+  static_assert(!FMA || sizeof(Acc) == 4, "FMA: float32 math");
   constexpr int V = 16 / sizeof(T), PARTS = 256 / TPS;
   typedef norm_pack<T, V> P;
   const int n = (int)a.n;
@@ -590,7 +595,7 @@ __device__ __forceinline__ void colreg_tile(const norm_cu_args &a, norm_vpack<XD
 #pragma unroll
     for (int q = 0; q < J; q++) {
       const Acc d = D::ld(h[q].e[e]) - mean[e];
-      if (part + PARTS * q < n) s += d * d;
+      if (part + PARTS * q < n) s = FMA ? fmaf(d, d, s) : s + d * d;
     }
     red[1][part][v * V + e] = s;
   }
@@ -625,8 +630,12 @@ __device__ __forceinline__ void colreg_tile(const norm_cu_args &a, norm_vpack<XD
 #pragma unroll
       for (int e = 0; e < V; e++) {
         Acc r = (D::ld(h[q].e[e]) - mean[e]) * rstd[e];
-        if (a.scale) r *= sc;
-        if (a.offset) r += of;
+        if (FMA) { /* sc = 1 and of = 0 when absent: r exactly (a -0 becomes +0) */
+          r = fmaf(r, sc, of);
+        } else {
+          if (a.scale) r *= sc;
+          if (a.offset) r += of;
+        }
         out.e[e] = D::st(r);
       }
       norm_store16(ys + (int64_t)j * inner, out);
@@ -634,7 +643,7 @@ __device__ __forceinline__ void colreg_tile(const norm_cu_args &a, norm_vpack<XD
   }
 }
 
-template <int XDT, int TPS, int J>
+template <int XDT, int TPS, int J, bool FMA = false>
 __global__ void __launch_bounds__(256, 2) norm_fwd_colreg(norm_cu_args a) {
   typedef tkb_cu_dt<XDT> D;
   typedef typename D::T T;
@@ -662,7 +671,7 @@ __global__ void __launch_bounds__(256, 2) norm_fwd_colreg(norm_cu_args a) {
       }
     }
 
-    colreg_tile<XDT, TPS, J>(a, h, part, v, o, i0, in, red);
+    colreg_tile<XDT, TPS, J, FMA>(a, h, part, v, o, i0, in, red);
     /* red[0] is next written after this iteration's second barrier, which every thread
      * passed after reading it; red[1] after the next iteration's first barrier (RMS norm
      * has no first barrier: one here instead) */
