@@ -305,8 +305,8 @@ int launch_rowreg(const norm_cu_args &a, const norm_fwd_prm &p, int c, unsigned 
 template <typename K>
 int persistent_grid(K *kernel, size_t smem, int64_t work, unsigned *grid) {
   /* (device, smem, blocks per SM) of the last query for this kernel: the attribute and
-   * the occupancy query cost host microseconds, which the wallclock and cuda_events
-   * methods see (2.7 us of a 20 us call on an H200) */
+   * the occupancy query cost host microseconds on every call otherwise, which the
+   * wallclock and cuda_events methods see */
   static std::atomic<uint64_t> memo{0};
   int dev = 0, sms = 0, per = 0;
   cudaError_t e = cudaGetDevice(&dev);
@@ -329,13 +329,14 @@ int persistent_grid(K *kernel, size_t smem, int64_t work, unsigned *grid) {
 
 /* Stages in flight per block of the bulk-copy row kernel (measured on an H200, with 16
  * KiB stages: 4 for thread groups, 2 for a block per row: more was slower for 8192-wide
- * bfloat16 rows, 0.61 with 3 and 0.58 with 4 stages of 0.65). */
+ * bfloat16 rows, 0.61 with 3 and 0.58 with 4 stages of 0.65; these variant figures come
+ * from session 2's throwaway runs, not from a program in the repository). */
 constexpr int NORM_BULK_STAGES_GROUP = 4, NORM_BULK_STAGES_BLOCK = 2;
 
 template <int XDT, int C, bool BLOCK>
 int go_rowbulk(const norm_cu_args &a, norm_fwd_prm p) {
   constexpr int S = BLOCK ? NORM_BULK_STAGES_BLOCK : NORM_BULK_STAGES_GROUP;
-  auto kernel = norm_fwd_rowbulk<XDT, C, BLOCK, S, true>;
+  auto kernel = norm_fwd_rowbulk<XDT, C, BLOCK, S>;
   const int rpb = BLOCK ? 1 : 256 >> p.lg;
   p.stage = (int64_t)rpb * a.n * (int64_t)sizeof(typename tkb_cu_dt<XDT>::T);
   unsigned grid = 0;
@@ -348,7 +349,7 @@ int go_rowbulk(const norm_cu_args &a, norm_fwd_prm p) {
 /* Whether the bulk-copy row kernels run here: compiled for sm_90+ (checked once, on the
  * instantiation all of them share the architecture with). */
 static bool rowbulk_available() {
-  static const bool ok = tkb_bulk_compiled(norm_fwd_rowbulk<TKB_CU_BF16, 1, true, NORM_BULK_STAGES_BLOCK, true>);
+  static const bool ok = tkb_bulk_compiled(norm_fwd_rowbulk<TKB_CU_BF16, 1, true, NORM_BULK_STAGES_BLOCK>);
   return ok;
 }
 
@@ -357,8 +358,8 @@ static bool rowbulk_available() {
  * 8192): rowbulk, C vectors per thread held in registers, scale and offset held too.
  *   nvec <= 128: groups of G = pow2 >= nvec / 4 threads (<= 32), C = 4 (fewer for
  *     nvec < 4): 16 KiB stages of 256 / G rows. On an H200 alphafold_768res_128chan
- *     (n = 128) ran at 0.76 of copy bandwidth (G = 4) against 0.69 with G = 8, C = 2 and
- *     0.58 with rowreg.
+ *     (n = 128) ran at 0.76 of copy bandwidth (G = 4) against 0.69 with G = 8, C = 2 (a
+ *     throwaway variant) and 0.58 with rowreg (bench_cuda_kernels norm's "before").
  *   else: a block per row, C = pow2 >= nvec / 256 (<= 4); 8192-wide bfloat16 rows ran
  *     at 0.65, rowreg at 0.50.
  * Returns -1 when the shape is not one of these (the caller goes on to rowreg).
@@ -388,7 +389,8 @@ int forward_rowbulk(const norm_cu_args &a, norm_fwd_prm p, int64_t nvec) {
  * per row) and J = pow2 >= n / 8 rows per thread. On an H200, alphafold_768res_128chan_axis0 (bfloat16)
  * ran at 0.60 of copy bandwidth, the shared-memory tile kernel (cols) at 0.38; the same
  * shape in float32 at 0.89 against 0.69. Streaming the tiles through shared memory with
- * bulk copies (as rowbulk, one copy per row run) was slower: 0.35 and 0.65 at best. */
+ * bulk copies (as rowbulk, one copy per row run) was slower: 0.35 and 0.65 at best (a
+ * throwaway variant, since removed). */
 constexpr int NORM_COLREG_TPS = 32, NORM_COLREG_PARTS = 256 / NORM_COLREG_TPS;
 
 template <int XDT>

@@ -34,9 +34,8 @@ enum { DT_BOOL, DT_INT8, DT_INT16, DT_INT32, DT_INT64, DT_UINT8, DT_E4M3FN, DT_E
        DT_FLOAT16, DT_BFLOAT16, DT_FLOAT32, DT_FLOAT64 };
 enum { NORMAL32, NORMAL64, UNIFORM32, UNIFORM64, RANGE32, RANGE64 };
 
-/* float32 -> narrow floats: cu_dtype.cuh's conversions (the ops' stores use the same). */
 /* The bits of a float draw v stored as float dtype DT (float32 or narrower), as
- * tkb_convert stores them. */
+ * tkb_convert stores them (cu_dtype.cuh's conversions, which the ops' stores use too). */
 template <int DT>
 __device__ __forceinline__ uint64_t f32_bits(float v) {
   if constexpr (DT == DT_FLOAT32) return __float_as_uint(v);
@@ -188,8 +187,7 @@ __global__ void __launch_bounds__(FILL_THREADS) tkb_fill(const tkb_cu_fill_args 
       store_elems<DT, E>(out, i0, b, (int)(a.n - i0), false);
       return;
     }
-    if (aligned) store_elems<DT, E>(out, i0, b, E, true);
-    else store_elems<DT, E>(out, i0, b, E, false);
+    store_elems<DT, E>(out, i0, b, E, aligned);
   }
 }
 
