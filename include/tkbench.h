@@ -660,6 +660,12 @@ typedef struct tkb_bench_opts {
                                 reason was active is discarded and retried after a pause
                                 (50 ms, doubling), at most this many times per call, as
                                 nvbench does; 0 keeps such calls and flags them */
+  bool no_blocking_kernel;   /* cuda_events only: start the events as soon as they are
+                                queued, so each call's time includes the host's gaps
+                                between its launches. By default (false) a one-thread
+                                kernel holds the stream until the call has queued all its
+                                work, as nvbench does, and the events time the device
+                                alone; metadata "blocking_kernel" says how that went */
 } tkb_bench_opts;
 
 #define TKB_BENCH_OPTS_DEFAULT ((tkb_bench_opts){.iterations = 5, .experiments = 1})

@@ -105,6 +105,12 @@ static void test_errors(void) {
   o = (tkb_bench_opts){.event_filter_regex = "gemm.*"};
   CHECK_ERR(tkb_benchmark(f, sa, &o, &bd), TKB_ERR_UNSUPPORTED, "gemm.*");
   CHECK(bd == NULL);
+  /* cuda_events' switch on another method: says which method it needs and which ran */
+  o = (tkb_bench_opts){.no_blocking_kernel = true};
+  CHECK_ERR(tkb_benchmark(f, sa, &o, &bd), TKB_ERR_UNSUPPORTED,
+            "no_blocking_kernel applies to method cuda_events");
+  CHECK(strstr(tkb_last_error(), "method wallclock on cpu") != NULL);
+  CHECK(bd == NULL);
   /* args that do not match f_std */
   tkb_arrays *other;
   tkb_array *a;

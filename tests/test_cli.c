@@ -38,7 +38,7 @@ static void test_help_and_version(void) {
   r = CLI("help", "run");
   const char *flags[] = {"--filter", "--tag", "--mode", "--impl", "--load", "--device", "--method",
                          "--iterations", "--experiments", "--warmup", "--interval-ms", "--seed",
-                         "--cold-cache", "--event-filter", "--trace-dir", "--format", "--out", "--quiet", "--benchmark_filter=",
+                         "--cold-cache", "--event-filter", "--trace-dir", "--no-blocking-kernel", "--format", "--out", "--quiet", "--benchmark_filter=",
                          "--benchmark_out=", "--benchmark_out_format=", "--benchmark_format=",
                          "--benchmark_repetitions=", "--benchmark_list_tests"};
   for (size_t k = 0; k < sizeof flags / sizeof flags[0]; k++)
@@ -167,6 +167,11 @@ static void test_bad_input(void) {
       "--method wallclock on device cpu", "run", "--trace-dir", cli_tmp, "--out", out);
   BAD("--cold-cache takes no value or true/false, not 'maybe'", "run", "--cold-cache=maybe",
       "--out", out);
+  BAD("--no-blocking-kernel applies to --method cuda_events, the only method that holds the "
+      "stream with a blocking kernel, and this run uses --method wallclock on device cpu", "run",
+      "--no-blocking-kernel", "--out", out);
+  BAD("--no-blocking-kernel takes no value or true/false, not '2'", "run",
+      "--no-blocking-kernel=2", "--out", out);
   BAD("mode \"sideways\" is not a mode", "run", "--mode", "sideways", "--out", out);
   BAD("format \"xml\" is not an output format", "run", "--format", "xml", "--out", out);
   BAD("--benchmark_format: format \"xml\"", "run", "--benchmark_format=xml");

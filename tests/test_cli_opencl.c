@@ -188,6 +188,10 @@ static void test_bench_flags(void) {
   CHECK_MSG(r.rc == 2 && strstr(r.err, "--method opencl_events on device opencl:0 has no device "
                                        "events to filter"), "%s", r.err);
   cli_free(&r);
+  r = CLI("run", "--device", "opencl:0", "--no-blocking-kernel");
+  CHECK_MSG(r.rc == 2 && strstr(r.err, "--no-blocking-kernel applies to --method cuda_events") &&
+                strstr(r.err, "--method opencl_events on device opencl:0"), "%s", r.err);
+  cli_free(&r);
   r = CLI("run", "--device", "opencl:0", "--method", "hermetic_xprof", "--trace-dir", dir);
   CHECK(r.rc == 2 && strstr(r.err, "only --method profiler (alias xprof) writes a trace"));
   cli_free(&r);

@@ -3,7 +3,9 @@
  * it on the H200): transfers, Philox fills bit-identical to the cpu for every dtype and
  * init, and every timing method (cupti, cuda_events, profiler + its trace,
  * hermetic_profiler, wallclock, the aliases, cold_cache) on calls whose device work is
- * known: one fill kernel, a kernel and a copy, nothing at all.
+ * known: one fill kernel, a kernel and a copy, nothing at all; cuda_events' blocking
+ * kernel on calls with a host gap between two launches, a synchronize or a download
+ * inside, and a wait for the device behind tkbench's back.
  *
  * GPU runs are scarce, so every failure prints what is needed to fix it without another
  * run: statuses with tkb_last_error(), the differing elements of a fill (index, position
@@ -19,7 +21,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
+
+#ifdef TKB_TEST_CUDART
+#include <cuda_runtime_api.h>
+#endif
 
 static tkb_device *gpu;
 
@@ -385,6 +392,143 @@ static void test_idle(void) {
   tkb_std_fn_free(f);
 }
 
+/* ---- cuda_events' blocking kernel ---- */
+
+/* What the call does between its two fills (y, then y2). */
+typedef enum { GAP_SLEEP, GAP_SYNCHRONIZE, GAP_DOWNLOAD, GAP_CUDART_SYNC } gap_kind;
+static gap_kind gap;
+static float *gap_host; /* GAP_DOWNLOAD's buffer: y's size */
+
+static tkb_status gap_forward(const tkb_args *a, void *state, tkb_array *const *out) {
+  (void)a, (void)state;
+  const tkb_init nrm = TKB_INIT_NORMAL_(0.0, 1.0);
+  tkb_status st = tkb_fill(out[0], &nrm, 5, 0);
+  if (st) return st;
+  switch (gap) {
+    case GAP_SLEEP: { /* the host busy elsewhere for 300 us */
+      struct timespec ts = {.tv_sec = 0, .tv_nsec = 300000};
+      nanosleep(&ts, NULL);
+      break;
+    }
+    case GAP_SYNCHRONIZE: st = tkb_device_synchronize(gpu); break;
+    case GAP_DOWNLOAD: st = tkb_array_read(out[0], gap_host, out[0]->nbytes); break;
+    case GAP_CUDART_SYNC:
+#ifdef TKB_TEST_CUDART
+      if (cudaDeviceSynchronize() != cudaSuccess) st = TKB_ERR_DEVICE;
+#endif
+      break;
+  }
+  return st ? st : tkb_fill(out[1], &nrm, 6, 0);
+}
+
+static const tkb_fn gap_fn = {.name = "fill_gap_fill", .params = gen_params, .n_params = 1,
+                              .infer = gen2_infer, .forward = gap_forward};
+
+static double seconds(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void test_blocking_kernel(void) {
+  /* small fills (~3 us each): a 300 us host gap between them dwarfs them */
+  const int64_t n = (int64_t)1 << 20;
+  tkb_value pos[] = {TKB_ABSTRACT(TKB_SPEC(TKB_FLOAT32, n))};
+  tkb_std_opts so = {.device = "cuda:0", .seed = 1};
+  tkb_std_fn *f = NULL;
+  tkb_arrays *args = NULL;
+  CHECK_OK(tkb_standardize_function(&gap_fn, pos, 1, NULL, 0, &so, &f, &args));
+  if (!f) return;
+  gap_host = malloc((size_t)n * sizeof(float));
+  CHECK(gap_host != NULL);
+  tkb_benchmark_data *bd = NULL;
+  double held = 0, open = 0, cupti = 0;
+
+  /* 1. a host gap of 300 us between two launches: hidden with the kernel, timed without */
+  gap = GAP_SLEEP;
+  tkb_bench_opts o = {.iterations = 10, .method = "cuda_events"};
+  if (!bench(f, args, o, "gap cuda_events", &bd)) {
+    held = bd->median_evaluation_time_ms;
+    CHECK_MSG(strncmp(meta(bd, "blocking_kernel"), "on (", 4) == 0, "blocking_kernel: \"%s\"",
+              meta(bd, "blocking_kernel"));
+  } else {
+    CHECK_MSG(0, "gap cuda_events: %s", tkb_last_error());
+  }
+  tkb_benchmark_data_free(bd);
+  o.no_blocking_kernel = true;
+  if (!bench(f, args, o, "gap cuda_events no_blocking_kernel", &bd)) {
+    open = bd->median_evaluation_time_ms;
+    CHECK_MSG(strncmp(meta(bd, "blocking_kernel"), "off (no_blocking_kernel", 23) == 0,
+              "blocking_kernel: \"%s\"", meta(bd, "blocking_kernel"));
+  } else {
+    CHECK_MSG(0, "gap cuda_events no_blocking_kernel: %s", tkb_last_error());
+  }
+  tkb_benchmark_data_free(bd);
+  o = (tkb_bench_opts){.iterations = 10, .method = "cupti"};
+  if (!bench(f, args, o, "gap cupti", &bd)) {
+    cupti = bd->median_evaluation_time_ms;
+    CHECK_MSG(*meta(bd, "blocking_kernel") == '\0', "cupti has no blocking kernel: \"%s\"",
+              meta(bd, "blocking_kernel"));
+  } else {
+    CHECK_MSG(0, "gap cupti: %s", tkb_last_error());
+  }
+  tkb_benchmark_data_free(bd);
+  printf("gap of 300 us: cuda_events %.4f ms, no_blocking_kernel %.4f ms, cupti %.4f ms\n", held,
+         open, cupti);
+  CHECK_MSG(open > 0.28, "no_blocking_kernel times the 300 us gap: %g ms", open);
+  CHECK_MSG(held < 0.1 && held < open / 3, "the blocking kernel hides the gap: %g ms (without: %g)",
+            held, open);
+  CHECK_MSG(held >= 0.9 * cupti, "cuda_events %g ms spans both kernels (cupti's sum %g ms)", held,
+            cupti);
+
+  /* 2. a synchronize inside: the stop event still ends behind the second fill, and the
+   * metadata says the kernel was released early */
+  gap = GAP_SYNCHRONIZE;
+  o = (tkb_bench_opts){.iterations = 10, .method = "cuda_events"};
+  if (!bench(f, args, o, "sync inside cuda_events", &bd)) {
+    CHECK_MSG(strstr(meta(bd, "blocking_kernel"), "released early in 10 of 10 timed calls"),
+              "blocking_kernel: \"%s\"", meta(bd, "blocking_kernel"));
+    CHECK_MSG(bd->median_evaluation_time_ms >= 0.9 * cupti,
+              "sync inside: cuda_events %g ms must span both fills (cupti's sum %g ms)",
+              bd->median_evaluation_time_ms, cupti);
+  } else {
+    CHECK_MSG(0, "sync inside cuda_events: %s", tkb_last_error());
+  }
+  tkb_benchmark_data_free(bd);
+
+  /* 3. a download inside: released early, as 2 */
+  gap = GAP_DOWNLOAD;
+  if (!bench(f, args, o, "download inside cuda_events", &bd))
+    CHECK_MSG(strstr(meta(bd, "blocking_kernel"), "released early in 10 of 10 timed calls"),
+              "blocking_kernel: \"%s\"", meta(bd, "blocking_kernel"));
+  else
+    CHECK_MSG(0, "download inside cuda_events: %s", tkb_last_error());
+  tkb_benchmark_data_free(bd);
+
+#ifdef TKB_TEST_CUDART
+  /* 4. cudaDeviceSynchronize behind tkbench's back: the kernel times out once (50 ms),
+   * then stays off; the benchmark still completes */
+  gap = GAP_CUDART_SYNC;
+  double t0 = seconds();
+  tkb_status st = bench(f, args, o, "cudart sync inside cuda_events", &bd);
+  double took = seconds() - t0;
+  if (!st) {
+    CHECK_MSG(strstr(meta(bd, "blocking_kernel"), "timed out after 50 ms in timed call 1 of 10"),
+              "blocking_kernel: \"%s\"", meta(bd, "blocking_kernel"));
+    CHECK_MSG(took < 2.0, "one timeout of 50 ms, then none: the benchmark took %.3f s", took);
+  } else {
+    CHECK_MSG(0, "cudart sync inside cuda_events: %s", tkb_last_error());
+  }
+  tkb_benchmark_data_free(bd);
+#else
+  (void)seconds;
+  printf("cudart sync inside: not tested (test_cuda_gpu built without the CUDA runtime)\n");
+#endif
+  free(gap_host);
+  tkb_arrays_free(args);
+  tkb_std_fn_free(f);
+}
+
 int main(void) {
   tkb_status st = tkb_device_get("cuda:0", &gpu);
   if (st) {
@@ -402,5 +546,6 @@ int main(void) {
   test_methods();
   test_kernel_and_copy();
   test_idle();
+  test_blocking_kernel();
   return CHECK_DONE();
 }

@@ -244,6 +244,15 @@ tkb_status tkb_compiled_run(tkb_compiled *c, const tkb_bench_opts *opts, tkb_ben
   if (!st && method->trace)
     st = tkb__meter_write_trace(&meter, o.trace_dir, tkb_std_fn_name(f), trace, sizeof trace);
   size_t commands = meter.n_last, kept = meter.n_kept_last;
+  /* the timer's notes, copied before it closes */
+  enum { MAX_NOTES = 4 };
+  tkb_meta notes_kv[MAX_NOTES];
+  char notes[MAX_NOTES][2][400];
+  int n_notes = st ? 0 : tkb__meter_notes(&meter, notes_kv, MAX_NOTES);
+  for (int i = 0; i < n_notes; i++) {
+    snprintf(notes[i][0], sizeof notes[i][0], "%s", notes_kv[i].key ? notes_kv[i].key : "timer");
+    snprintf(notes[i][1], sizeof notes[i][1], "%s", notes_kv[i].value ? notes_kv[i].value : "");
+  }
   tkb__meter_close(&meter);
   if (st) {
     tkb_benchmark_data_free(bd);
@@ -313,6 +322,7 @@ tkb_status tkb_compiled_run(tkb_compiled *c, const tkb_bench_opts *opts, tkb_ben
       meta_add(&m, "device_commands_kept", "%zu", kept);
     }
   }
+  for (int i = 0; i < n_notes; i++) meta_add(&m, notes[i][0], "%s", notes[i][1]);
   if (trace[0]) meta_add(&m, "trace", "%s", trace);
   if (o.cold_cache) meta_add(&m, "cold_cache", "true");
   if (watch.read) {

@@ -108,6 +108,11 @@ tkb_status tkb__meter_open(tkb__meter *m, tkb_device *dev, const tkb__method *me
   if (m->cold_cache && !dev->backend->flush_cache)
     return tkb_set_error(TKB_ERR_UNSUPPORTED, "cold_cache: device %s cannot flush its caches",
                          tkb_device_name(dev));
+  if (o->no_blocking_kernel && strcmp(method->name, "cuda_events") != 0)
+    return tkb_set_error(TKB_ERR_UNSUPPORTED,
+                         "no_blocking_kernel applies to method cuda_events, the only one that "
+                         "holds the stream with a blocking kernel; method %s on %s has none",
+                         method->name, tkb_device_name(dev));
   tkb_status st = TKB_OK;
   if (filters) st = tkb__event_filter_init(&m->filter, o->event_filter_regex);
   if (!st && device) {
@@ -123,7 +128,7 @@ tkb_status tkb__meter_open(tkb__meter *m, tkb_device *dev, const tkb__method *me
       st = tkb_set_error(TKB_ERR_INTERNAL, "device %s lists method %s but has no device timer",
                          tkb_device_name(dev), method->name);
     else
-      st = dev->backend->timer_open(dev, method->name, &m->timer);
+      st = dev->backend->timer_open(dev, method->name, o, &m->timer);
   }
   /* the first flush allocates its buffer: here, not before a timed call */
   if (!st && m->cold_cache) st = dev->backend->flush_cache(dev);
@@ -201,6 +206,12 @@ tkb_status tkb__meter_after(tkb__meter *m, int64_t host_ns, double *ms) {
   }
   *ms = m->last_ms = (double)ns / 1e6;
   return TKB_OK;
+}
+
+int tkb__meter_notes(tkb__meter *m, tkb_meta *kv, int cap) {
+  if (!m->timer || !m->dev->backend->timer_metadata) return 0;
+  int n = m->dev->backend->timer_metadata(m->timer, kv, cap);
+  return n < 0 ? 0 : n > cap ? cap : n;
 }
 
 tkb_status tkb__meter_write_trace(tkb__meter *m, const char *dir, const char *function,

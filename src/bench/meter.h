@@ -63,6 +63,9 @@ tkb_status tkb__meter_after(tkb__meter *m, int64_t host_ns, double *ms);
  * tkbench-trace-<function>-XXXXXX.json; path receives its name. */
 tkb_status tkb__meter_write_trace(tkb__meter *m, const char *dir, const char *function,
                                   char *path, size_t cap);
+/* What the device timer says about how it timed (cuda_events: "blocking_kernel"): at
+ * most cap pairs into kv, valid until close; returns how many (0 without a timer). */
+int tkb__meter_notes(tkb__meter *m, tkb_meta *kv, int cap);
 void tkb__meter_close(tkb__meter *m);
 
 #endif /* TKB_METER_H */

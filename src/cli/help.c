@@ -80,6 +80,11 @@ static void help_run(FILE *f) {
           "                      timed call) into DIR, an existing writable folder; the\n"
           "                      metadata's \"trace\" names the file. Default: $TMPDIR, else\n"
           "                      /tmp\n"
+          "  --no-blocking-kernel  cuda_events only: start the events as soon as they are\n"
+          "                      queued, so each call's time includes the host's gaps\n"
+          "                      between its launches. Default: a blocking kernel holds\n"
+          "                      the stream until the call is queued (nvbench's), and the\n"
+          "                      metadata's \"blocking_kernel\" says how that went\n"
           "\n",
           tkb__prog, TKB__DEFAULT_ITERATIONS, TKB__DEFAULT_EXPERIMENTS);
   fprintf(f,

@@ -28,6 +28,7 @@ typedef struct run_args {
   const char *warmup; /* "each" or "once" */
   const char *event_filter, *trace_dir; /* tkb_bench_opts' event_filter_regex, trace_dir */
   bool cold_cache;
+  bool no_blocking_kernel;
 } run_args;
 
 /* The Google Benchmark flags tkbench honours, for the message about the others. */
@@ -114,6 +115,11 @@ static int parse(int argc, char **argv, run_args *a) {
       a->cold_cache = on;
       continue;
     }
+    if ((m = tkb__switch(CMD, argv, i, "--no-blocking-kernel", &on)) != 0) {
+      if (m < 0) return TKB_EXIT_USAGE;
+      a->no_blocking_kernel = on;
+      continue;
+    }
     if ((m = tkb__switch(CMD, argv, i, "--benchmark_list_tests", &on)) != 0) {
       if (m < 0) return TKB_EXIT_USAGE;
       a->list_tests = on;
@@ -147,6 +153,10 @@ static int check_method(tkb_device *dev, const run_args *a, const char **resolve
   if (a->cold_cache && !dev->backend->flush_cache)
     return tkb__usage(CMD, "--cold-cache: device %s cannot flush its caches",
                       tkb_device_name(dev));
+  if (a->no_blocking_kernel && strcmp(*resolved, "cuda_events") != 0)
+    return tkb__usage(CMD, "--no-blocking-kernel applies to --method cuda_events, the only "
+                      "method that holds the stream with a blocking kernel, and this run uses "
+                      "--method %s on device %s", *resolved, tkb_device_name(dev));
   return 0;
 }
 
@@ -320,7 +330,8 @@ static int run(run_args *a) {
                                   .event_filter_regex = a->event_filter,
                                   .warmup_once = strcmp(a->warmup, "once") == 0,
                                   .cold_cache = a->cold_cache,
-                                  .trace_dir = a->trace_dir},
+                                  .trace_dir = a->trace_dir,
+                                  .no_blocking_kernel = a->no_blocking_kernel},
                         .stop_on_sigint = true,
                         .on_start = on_start,
                         .on_done = on_done,

@@ -34,7 +34,7 @@
 #include <stdatomic.h>
 
 /* Bumped whenever a struct below changes; a plugin built for another value is refused. */
-#define TKB_BACKEND_ABI 2 /* 2: device_state */
+#define TKB_BACKEND_ABI 3 /* 2: device_state; 3: timer_open takes the options, timer_metadata */
 
 /* Intervals one timed call may record; a call that enqueues more commands fails with a
  * message naming this limit (the buffers are allocated before the timed loop). */
@@ -158,11 +158,17 @@ struct tkb_backend {
   /* Optional: device timing for the methods in `methods` other than wallclock and
    * cpu_time. timer_open allocates everything; start/stop bracket one call (stop after
    * the core synchronized) and neither allocates, logs nor locks; the intervals stop
-   * returns stay valid until the next start or close. */
-  tkb_status (*timer_open)(tkb_device *dev, const char *method, tkb_timer **out);
+   * returns stay valid until the next start or close. opts are the benchmark's (the
+   * method's own switches, such as no_blocking_kernel; the core has validated them). */
+  tkb_status (*timer_open)(tkb_device *dev, const char *method, const tkb_bench_opts *opts,
+                           tkb_timer **out);
   tkb_status (*timer_start)(tkb_timer *t);
   tkb_status (*timer_stop)(tkb_timer *t, const tkb_interval **iv, size_t *n);
   void (*timer_close)(tkb_timer *t);
+  /* Optional (ABI 3): after the timed loop, before close, what the timer has to say about
+   * how it timed (cuda_events: "blocking_kernel"): at most cap key/value pairs into kv,
+   * their strings the timer's until close; returns how many. */
+  int (*timer_metadata)(tkb_timer *t, tkb_meta *kv, int cap);
 
   /* Optional: kernels compiled from source at prepare time (OpenCL C for opencl).
    * kernel_build compiles `source` with `options` (cached per device by their text) and

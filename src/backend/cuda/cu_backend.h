@@ -2,12 +2,18 @@
  * cu_backend.h - internals of the CUDA backend plugin (libtkbench-cuda.so), shared by its
  * files: device.c (entry point, devices, memory, cold cache, NVML state), timer.c
  * (cuda_events and CUPTI timing), records.c (host-only record attribution), nvml.c
- * (NVML through dlopen), fill.cu (the Philox fill kernel, the one nvcc-compiled file).
+ * (NVML through dlopen), fill.cu (the Philox fill kernel), blocking_kernel.cu
+ * (cuda_events' blocking kernel).
  *
  * Everything runs on the legacy default stream (stream 0), so user code and cuBLAS calls
  * made without a stream are ordered with tkbench's fills and copies, and cuda_events'
  * events bracket all of it. synchronize is cudaDeviceSynchronize. A device serves one
  * thread at a time.
+ *
+ * While cuda_events' blocking kernel holds the stream (timer_start to synchronize), any
+ * backend call that makes the host wait for the device (a download, an upload, a free, a
+ * host copy inside an op) first releases it with tkb_cu_unblock: otherwise the host would
+ * wait for a kernel that waits for the host, until the kernel's timeout.
  */
 #ifndef TKB_CU_BACKEND_H
 #define TKB_CU_BACKEND_H
@@ -35,7 +41,14 @@ typedef struct tkb_cu_device {
   size_t flush_bytes;
   unsigned flush_stamp;
   cudaEvent_t ev_start, ev_stop; /* cuda_events */
-  bool events_armed;             /* timer_start recorded ev_start; synchronize records ev_stop */
+  bool events_armed;             /* timer_start recorded ev_start, timer_stop not yet run */
+  int stop_records;              /* synchronizes since timer_start: each one records ev_stop
+                                    behind the work queued so far, so the last (the core's,
+                                    after the call) ends the interval */
+  unsigned *block_flags;         /* the blocking kernel's host-mapped flags (blocking_kernel.h),
+                                    allocated by the first cuda_events timer, or NULL */
+  unsigned *block_flags_dev;     /* the same memory as the device sees it */
+  bool blocking;                 /* a blocking kernel waits for its release */
   struct tkb_timer *rec;         /* the timer recording now, or NULL */
   tkb_nvml *nvml;
 } tkb_cu_device;
@@ -46,10 +59,16 @@ static inline tkb_cu_device *tkb_cu_dev(const tkb_device *dev) { return dev->imp
 tkb_status tkb_cu_use(const tkb_device *dev);
 
 /* timer.c */
-tkb_status tkb_cu_timer_open(tkb_device *dev, const char *method, tkb_timer **out);
+tkb_status tkb_cu_timer_open(tkb_device *dev, const char *method, const tkb_bench_opts *opts,
+                             tkb_timer **out);
 tkb_status tkb_cu_timer_start(tkb_timer *t);
 tkb_status tkb_cu_timer_stop(tkb_timer *t, const tkb_interval **iv, size_t *n);
 void tkb_cu_timer_close(tkb_timer *t);
+int tkb_cu_timer_metadata(tkb_timer *t, tkb_meta *kv, int cap);
+/* Releases the blocking kernel if one waits (nothing otherwise; no allocation, no lock).
+ * host_wait: the host is about to wait for the device inside the timed call, so the
+ * rest of the call is timed with its launch gaps (the timer counts such calls). */
+void tkb_cu_unblock(tkb_cu_device *d, bool host_wait);
 
 /* fill.c: tkb_fill on a CUDA device (plans on the host, launches fill.cu's kernel). */
 tkb_status tkb_cu_fill(tkb_array *a, const tkb_init *init, uint64_t seed, uint64_t stream);

@@ -150,6 +150,8 @@ static tkb_status cu_alloc(tkb_device *dev, size_t nbytes, void **ptr) {
 
 static void cu_free(tkb_device *dev, void *ptr, size_t nbytes) {
   (void)nbytes;
+  /* cudaFree waits for the device */
+  tkb_cu_unblock(tkb_cu_dev(dev), true);
   /* free has no status to return: a failure must not linger as the last error */
   if (tkb_cu_use(dev) == TKB_OK && cudaFree(ptr) != cudaSuccess) (void)cudaGetLastError();
 }
@@ -176,6 +178,7 @@ static tkb_status cu_upload(tkb_device *dev, void *dst, const void *host, size_t
   if (nbytes == 0) return TKB_OK;
   tkb_status st = tkb_cu_use(dev);
   if (st) return st;
+  tkb_cu_unblock(tkb_cu_dev(dev), true); /* cudaMemcpy from pageable memory waits */
   cudaError_t err = cudaMemcpy(dst, host, nbytes, cudaMemcpyHostToDevice);
   return err == cudaSuccess ? TKB_OK : tkb_cu_fail(dev, "cudaMemcpy (host to device)", err);
 }
@@ -184,22 +187,30 @@ static tkb_status cu_download(tkb_device *dev, void *host, const void *src, size
   if (nbytes == 0) return TKB_OK;
   tkb_status st = tkb_cu_use(dev);
   if (st) return st;
+  tkb_cu_unblock(tkb_cu_dev(dev), true); /* waits for the stream's work */
   cudaError_t err = cudaMemcpy(host, src, nbytes, cudaMemcpyDeviceToHost);
   return err == cudaSuccess ? TKB_OK : tkb_cu_fail(dev, "cudaMemcpy (device to host)", err);
 }
 
 /* cuda_events: the stop event goes right behind the call's work, before the wait, so it
- * times the device work and not the host's synchronization. */
+ * times the device work and not the host's synchronization; only then is the blocking
+ * kernel released, so the whole call is queued behind it. A synchronize inside the call
+ * records it too, and the core's, after the call, records it again: the interval ends
+ * behind the call's last work. */
 static tkb_status cu_synchronize(tkb_device *dev) {
   tkb_cu_device *d = tkb_cu_dev(dev);
   tkb_status st = tkb_cu_use(dev);
   if (st) return st;
   cudaError_t err = cudaSuccess;
   if (d->events_armed) {
-    d->events_armed = false;
     err = cudaEventRecord(d->ev_stop, 0);
-    if (err != cudaSuccess) return tkb_cu_fail(dev, "cudaEventRecord (cuda_events stop)", err);
+    d->stop_records++;
+    if (err != cudaSuccess) {
+      tkb_cu_unblock(d, false);
+      return tkb_cu_fail(dev, "cudaEventRecord (cuda_events stop)", err);
+    }
   }
+  tkb_cu_unblock(d, false); /* the timer counts a synchronize inside the call */
   err = cudaDeviceSynchronize();
   return err == cudaSuccess ? TKB_OK : tkb_cu_fail(dev, "cudaDeviceSynchronize", err);
 }
@@ -263,6 +274,7 @@ static const tkb_backend cu_backend = {
     .timer_start = tkb_cu_timer_start,
     .timer_stop = tkb_cu_timer_stop,
     .timer_close = tkb_cu_timer_close,
+    .timer_metadata = tkb_cu_timer_metadata,
     .kernel_build = tkb_cu_kernel_build,
     .kernel_launch = tkb_cu_kernel_launch,
     .kernel_free = tkb_cu_kernel_free,

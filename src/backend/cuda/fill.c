@@ -28,6 +28,7 @@ static tkb_status fill_constant(tkb_array *a, const tkb_fill_plan *p) {
     err = cudaMemsetAsync(d, p->cbytes[0], a->nbytes, 0);
     return err == cudaSuccess ? TKB_OK : tkb_cu_fail(dev, "cudaMemsetAsync (constant fill)", err);
   }
+  tkb_cu_unblock(tkb_cu_dev(dev), true); /* cudaMemcpy from pageable memory waits */
   err = cudaMemcpy(d, p->cbytes, p->esize, cudaMemcpyHostToDevice);
   for (size_t done = p->esize; err == cudaSuccess && done < a->nbytes; done *= 2) {
     size_t n = done <= a->nbytes - done ? done : a->nbytes - done;

@@ -152,7 +152,10 @@ tkb_status tkb_cu_kernel_launch(tkb_device *dev, tkb_kernel *k, int dims, const 
     case K_NORM_VJP: rc = tkb_cu_norm_vjp(args[0].value); break;
     case K_GLU_FWD: rc = tkb_cu_glu_forward(k->blas, args[0].value); break;
     case K_GLU_VJP: rc = tkb_cu_glu_vjp(k->blas, args[0].value); break;
-    case K_RD_SIZES: rc = tkb_cu_rd_sizes(args[0].value); break;
+    case K_RD_SIZES: /* a copy to the host: it waits for the device */
+      tkb_cu_unblock(tkb_cu_dev(dev), true);
+      rc = tkb_cu_rd_sizes(args[0].value);
+      break;
     case K_RD_FWD: rc = tkb_cu_rd_forward(k->blas, args[0].value); break;
     case K_RD_VJP: rc = tkb_cu_rd_vjp(k->blas, args[0].value); break;
     case K_LSCE_FWD: rc = tkb_cu_lsce_forward(k->blas, args[0].value); break;

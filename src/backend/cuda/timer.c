@@ -3,7 +3,13 @@
  *
  *   cuda_events        an event before the call (timer_start) and one right behind its
  *                      work (synchronize records it, device.c); one interval of
- *                      cudaEventElapsedTime.
+ *                      cudaEventElapsedTime. Unless no_blocking_kernel, timer_start
+ *                      first launches the blocking kernel (blocking_kernel.h), which
+ *                      synchronize releases after the stop event: the events then time
+ *                      the call's work queued back to back, without the host's launch
+ *                      gaps. A kernel that timed out (the call waited for the device
+ *                      itself) turns it off for the rest of the benchmark; metadata
+ *                      "blocking_kernel" reports it.
  *   cupti              CUPTI activity API, CONCURRENT_KERNEL records: the call's kernels
  *                      (the core sums them: Tokamax's cupti).
  *   profiler,          CONCURRENT_KERNEL + MEMCPY + MEMSET records: the call's kernels,
@@ -21,6 +27,7 @@
  * CUPTI is per process: one CUPTI timer at a time, and another profiler (Nsight Systems
  * or Compute, another CUPTI user) already attached is reported as such.
  */
+#include "blocking_kernel.h"
 #include "cu_backend.h"
 #include "records.h"
 
@@ -57,6 +64,14 @@ struct tkb_timer {
   unsigned kinds;             /* TKB_CU_KIND_BIT mask of the records kept */
   uint64_t call, win_start;
   bool pushed;                /* an external correlation id is pushed (start without stop) */
+  /* cuda_events' blocking kernel */
+  bool block;                 /* launched before each call (turned off by a timeout) */
+  bool block_asked;           /* not no_blocking_kernel */
+  bool host_waited;           /* this call released it early (tkb_cu_unblock) */
+  int calls;                  /* calls timed so far */
+  int timeout_call;           /* the call (from 1) whose kernel timed out, or 0 */
+  int waited_calls, first_waited_call;
+  char note[400];
   tkb_interval iv[TKB_MAX_CALL_INTERVALS];
 };
 
@@ -203,7 +218,30 @@ static void cupti_disable(void) {
 
 /* ---- the timer ---- */
 
-tkb_status tkb_cu_timer_open(tkb_device *dev, const char *method, tkb_timer **out) {
+/* The blocking kernel's flags: two words of pinned host memory the device reads and
+ * writes over the bus (allocated once per device, kept like the device's other state). */
+static tkb_status block_flags(tkb_device *dev) {
+  tkb_cu_device *d = tkb_cu_dev(dev);
+  if (d->block_flags) return TKB_OK;
+  void *host = NULL, *mapped = NULL;
+  cudaError_t err = cudaHostAlloc(&host, TKB_CU_BLOCK_WORDS * sizeof(unsigned), cudaHostAllocMapped);
+  if (err != cudaSuccess)
+    return tkb_cu_fail(dev, "allocating the blocking kernel's flags (cudaHostAlloc, mapped; "
+                       "no_blocking_kernel times without it)", err);
+  err = cudaHostGetDevicePointer(&mapped, host, 0);
+  if (err != cudaSuccess) {
+    cudaFreeHost(host);
+    return tkb_cu_fail(dev, "mapping the blocking kernel's flags (cudaHostGetDevicePointer; "
+                       "no_blocking_kernel times without it)", err);
+  }
+  memset(host, 0, TKB_CU_BLOCK_WORDS * sizeof(unsigned));
+  d->block_flags = host;
+  d->block_flags_dev = mapped;
+  return TKB_OK;
+}
+
+tkb_status tkb_cu_timer_open(tkb_device *dev, const char *method, const tkb_bench_opts *opts,
+                             tkb_timer **out) {
   tkb_cu_device *d = tkb_cu_dev(dev);
   if (d->rec)
     return tkb_cu_error(TKB_ERR_DEVICE, "%s is already timing another benchmark: one timed "
@@ -211,6 +249,8 @@ tkb_status tkb_cu_timer_open(tkb_device *dev, const char *method, tkb_timer **ou
   tkb_status st = tkb_cu_use(dev);
   if (st) return st;
   bool cupti = strcmp(method, "cuda_events") != 0;
+  bool block = !cupti && !(opts && opts->no_blocking_kernel);
+  if (block && (st = block_flags(dev)) != TKB_OK) return st;
   if (cupti) {
     pthread_once(&g.once, cupti_init);
     if (g.init_st) return tkb_cu_error(g.init_st, "method %s on %s: %s", method, dev->name, g.init_why);
@@ -227,6 +267,7 @@ tkb_status tkb_cu_timer_open(tkb_device *dev, const char *method, tkb_timer **ou
   }
   t->dev = dev;
   t->cupti = cupti;
+  t->block = t->block_asked = block;
   t->kinds = strcmp(method, "cupti") == 0 ? TKB_CU_KIND_BIT(TKB_CU_KERNEL) : TKB_CU_ALL_KINDS;
   if (cupti) {
     size_t nk = sizeof record_kinds / sizeof record_kinds[0];
@@ -260,9 +301,26 @@ tkb_status tkb_cu_timer_start(tkb_timer *t) {
   tkb_status st = tkb_cu_use(t->dev); /* a thread-local compare: free when current */
   if (st) return st;
   if (!t->cupti) {
+    t->host_waited = false;
+    if (t->block) {
+      /* the last call's kernel has returned (its synchronize waited for it) */
+      volatile unsigned *f = d->block_flags;
+      f[TKB_CU_BLOCK_RELEASE] = 0;
+      f[TKB_CU_BLOCK_TIMED_OUT] = 0;
+      __atomic_thread_fence(__ATOMIC_SEQ_CST);
+      cudaError_t err = (cudaError_t)tkb_cu_block_launch(d->block_flags_dev, TKB_CU_BLOCK_TIMEOUT_NS);
+      if (err != cudaSuccess)
+        return tkb_cu_fail(t->dev, "launching the blocking kernel (cuda_events; no_blocking_kernel "
+                           "times without it)", err);
+      d->blocking = true;
+    }
     cudaError_t err = cudaEventRecord(d->ev_start, 0);
-    if (err != cudaSuccess) return tkb_cu_fail(t->dev, "cudaEventRecord (cuda_events start)", err);
+    if (err != cudaSuccess) {
+      tkb_cu_unblock(d, false);
+      return tkb_cu_fail(t->dev, "cudaEventRecord (cuda_events start)", err);
+    }
     d->events_armed = true;
+    d->stop_records = 0;
     return TKB_OK;
   }
   t->call = ++g.call;
@@ -287,13 +345,29 @@ static tkb_status stop_events(tkb_timer *t, const tkb_interval **iv, size_t *n) 
   tkb_status st = tkb_cu_use(t->dev);
   if (st) return st;
   cudaError_t err = cudaSuccess;
-  if (d->events_armed) { /* the core did not synchronize (an error in the call) */
-    d->events_armed = false;
+  bool armed = d->events_armed;
+  d->events_armed = false;
+  if (armed && d->stop_records == 0) { /* no synchronize since the start (never, from the core) */
     err = cudaEventRecord(d->ev_stop, 0);
+    d->stop_records = 1;
+    tkb_cu_unblock(d, false);
     if (err != cudaSuccess) return tkb_cu_fail(t->dev, "cudaEventRecord (cuda_events stop)", err);
   }
+  if (!armed)
+    return tkb_cu_error(TKB_ERR_INTERNAL, "cuda_events on %s: timer_stop without timer_start",
+                        t->dev->name);
   err = cudaEventSynchronize(d->ev_stop);
   if (err != cudaSuccess) return tkb_cu_fail(t->dev, "cudaEventSynchronize (cuda_events stop)", err);
+  t->calls++;
+  /* more than the core's one synchronize: the call synchronized inside */
+  if (d->stop_records > 1) t->host_waited = true;
+  if (t->block && t->host_waited && t->waited_calls++ == 0) t->first_waited_call = t->calls;
+  /* the kernel stopped waiting before the call was queued: the call waited for the
+   * device itself, and every later call would wait out the timeout the same way */
+  if (t->block && ((volatile unsigned *)d->block_flags)[TKB_CU_BLOCK_TIMED_OUT]) {
+    t->block = false;
+    t->timeout_call = t->calls;
+  }
   float ms = 0;
   err = cudaEventElapsedTime(&ms, d->ev_start, d->ev_stop);
   if (err != cudaSuccess) return tkb_cu_fail(t->dev, "cudaEventElapsedTime (cuda_events)", err);
@@ -387,9 +461,40 @@ tkb_status tkb_cu_timer_stop(tkb_timer *t, const tkb_interval **iv, size_t *n) {
   return TKB_OK;
 }
 
+void tkb_cu_unblock(tkb_cu_device *d, bool host_wait) {
+  if (!d->blocking) return;
+  d->blocking = false;
+  __atomic_store_n(&d->block_flags[TKB_CU_BLOCK_RELEASE], 1u, __ATOMIC_SEQ_CST);
+  if (host_wait && d->rec) d->rec->host_waited = true;
+}
+
+int tkb_cu_timer_metadata(tkb_timer *t, tkb_meta *kv, int cap) {
+  if (t->cupti || cap < 1) return 0;
+  if (!t->block_asked)
+    snprintf(t->note, sizeof t->note, "off (no_blocking_kernel: each call's time includes the "
+             "host's launch gaps)");
+  else if (t->timeout_call)
+    snprintf(t->note, sizeof t->note, "timed out after %llu ms in timed call %d of %d and was off "
+             "from then on: the call waits for the device itself (a synchronize or a copy to "
+             "the host outside tkbench) or queues more launches than the stream holds, so calls "
+             "%d on include the host's launch gaps", TKB_CU_BLOCK_TIMEOUT_NS / 1000000ull,
+             t->timeout_call, t->calls, t->timeout_call);
+  else if (t->waited_calls)
+    snprintf(t->note, sizeof t->note, "on, released early in %d of %d timed calls (first: %d), "
+             "where the call waited for the device (a synchronize, a download or a host copy): "
+             "their work after that wait is timed with the host's launch gaps",
+             t->waited_calls, t->calls, t->first_waited_call);
+  else
+    snprintf(t->note, sizeof t->note, "on (each call's work queued behind it, then timed "
+             "without the host's launch gaps)");
+  kv[0] = (tkb_meta){"blocking_kernel", t->note};
+  return 1;
+}
+
 void tkb_cu_timer_close(tkb_timer *t) {
   if (!t) return;
   tkb_cu_device *d = tkb_cu_dev(t->dev);
+  tkb_cu_unblock(d, false); /* a call that failed before its synchronize */
   if (d->rec == t) d->rec = NULL;
   d->events_armed = false;
   if (t->cupti) {

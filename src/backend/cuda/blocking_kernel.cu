@@ -1,0 +1,41 @@
+/*
+ * blocking_kernel.cu - the kernel that holds the stream for cuda_events until the host
+ * has queued a call's work (blocking_kernel.h says why and when it gives up).
+ */
+#include "blocking_kernel.h"
+
+#include <cuda_runtime.h>
+
+namespace {
+
+/* Nanoseconds of the GPU's global timer: a clock that, unlike clock64(), does not
+ * follow the SM clock, so the timeout is time whatever the clocks do. */
+__device__ __forceinline__ uint64_t global_ns() {
+  uint64_t t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+
+/* flags live in host memory: every volatile load crosses the bus and sees the host's
+ * latest store (PTX: a volatile load is a relaxed load at system scope). The sleep
+ * keeps the polling to about one read per microsecond. */
+__global__ void tkb_block_stream(volatile unsigned *flags, uint64_t timeout_ns) {
+  const uint64_t t0 = global_ns();
+  while (flags[TKB_CU_BLOCK_RELEASE] == 0) {
+    if (global_ns() - t0 > timeout_ns) {
+      flags[TKB_CU_BLOCK_TIMED_OUT] = 1;
+      return;
+    }
+#if __CUDA_ARCH__ >= 700
+    __nanosleep(1000);
+#endif
+  }
+}
+
+} // namespace
+
+extern "C" int tkb_cu_block_launch(unsigned *flags, uint64_t timeout_ns) {
+  (void)cudaGetLastError(); /* a stale error is not this launch's (fill.cu does the same) */
+  tkb_block_stream<<<1, 1, 0, 0>>>(flags, timeout_ns);
+  return (int)cudaGetLastError();
+}
