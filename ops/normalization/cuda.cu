@@ -18,6 +18,7 @@
  *
  * All on the legacy default stream (stream 0), which the backend's timers bracket.
  */
+#include <cuda_fp16.h>
 #include <cuda_runtime.h>
 #include <string.h>
 

@@ -80,6 +80,38 @@ __device__ __forceinline__ void norm_store16(T *dst, const P &v) {
                : "memory");
 }
 
+/* A vector of results stored as XDT. bfloat16 and float16 convert in pairs, one
+ * instruction per two elements (cvt.rn.bf16x2.f32, cvt.rn.f16x2.f32), where D::st's
+ * conversions (cu_dtype.cuh) take 4 and about 12 per element. Same values: nearest even,
+ * subnormals kept, float16 overflow to infinity. Only a NaN's bits differ: the canonical
+ * 0x7fff instead of dtype.c's quiet NaN with the input's sign. The op's outputs are judged
+ * by value (check: NaN where the reference has NaN), so the op takes the cheap one; fills,
+ * whose bits are the contract, keep D::st's. */
+template <int XDT>
+__device__ __forceinline__ norm_vpack<XDT> norm_pack_out(const norm_acc<XDT> (&r)[norm_vec<XDT>]) {
+  constexpr int V = norm_vec<XDT>;
+  norm_vpack<XDT> q;
+  if constexpr (XDT == TKB_CU_BF16 || XDT == TKB_CU_F16) {
+#pragma unroll
+    for (int k = 0; k < V; k += 2) {
+      uint32_t u;
+      if constexpr (XDT == TKB_CU_BF16) {
+        const __nv_bfloat162 p = __floats2bfloat162_rn(r[k], r[k + 1]); /* .x = r[k]: low half */
+        memcpy(&u, &p, 4);
+      } else {
+        const __half2 p = __floats2half2_rn(r[k], r[k + 1]);
+        memcpy(&u, &p, 4);
+      }
+      q.e[k] = (uint16_t)(u & 0xffffu);
+      q.e[k + 1] = (uint16_t)(u >> 16);
+    }
+  } else {
+#pragma unroll
+    for (int k = 0; k < V; k++) q.e[k] = tkb_cu_dt<XDT>::st(r[k]);
+  }
+  return q;
+}
+
 /* Sum over a group of g threads (a power of two <= 32, aligned within the warp); every
  * thread of the warp must call it. */
 template <typename Acc>
@@ -192,15 +224,14 @@ __device__ __forceinline__ norm_vpack<XDT> row_out(const norm_cu_args &a, const 
   typedef tkb_cu_dt<XDT> D;
   typedef typename D::Acc Acc;
   constexpr int V = 16 / sizeof(typename D::T);
-  norm_pack<typename D::T, V> q;
+  Acc r[V];
 #pragma unroll
   for (int k = 0; k < V; k++) {
-    Acc r = (D::ld(h.e[k]) - mean) * rstd;
-    if (a.scale) r *= sc[k];
-    if (a.offset) r += of[k];
-    q.e[k] = D::st(r);
+    r[k] = (D::ld(h.e[k]) - mean) * rstd;
+    if (a.scale) r[k] *= sc[k];
+    if (a.offset) r[k] += of[k];
   }
-  return q;
+  return norm_pack_out<XDT>(r);
 }
 
 /*
@@ -379,14 +410,14 @@ __global__ void __launch_bounds__(256) norm_fwd_cols(norm_cu_args a, norm_fwd_pr
       const Acc sc = a.scale ? tkb_cu_ld<Acc>(a.scale, a.scale_dtype, j) : (Acc)1;
       const Acc of = a.offset ? tkb_cu_ld<Acc>(a.offset, a.offset_dtype, j) : (Acc)0;
       const P in = *reinterpret_cast<const P *>(tile + j * L + c);
-      P q;
+      Acc r[V];
 #pragma unroll
       for (int k = 0; k < V; k++) {
-        Acc r = (D::ld(in.e[k]) - stat[0][c + k]) * stat[1][c + k];
-        if (a.scale) r *= sc;
-        if (a.offset) r += of;
-        q.e[k] = D::st(r);
+        r[k] = (D::ld(in.e[k]) - stat[0][c + k]) * stat[1][c + k];
+        if (a.scale) r[k] *= sc;
+        if (a.offset) r[k] += of;
       }
+      const P q = norm_pack_out<XDT>(r);
       T *dst = ys + (int64_t)j * inner + c;
       if (aligned) {
         *reinterpret_cast<P *>(dst) = q;
@@ -611,19 +642,18 @@ __device__ __forceinline__ void colreg_tile(const norm_cu_args &a, norm_vpack<XD
       if (j >= n) break;
       const Acc sc = a.scale ? ld_param_at<Acc>(a.scale, a.scale_dtype, j) : (Acc)1;
       const Acc of = a.offset ? ld_param_at<Acc>(a.offset, a.offset_dtype, j) : (Acc)0;
-      P out;
+      Acc r[V];
 #pragma unroll
       for (int e = 0; e < V; e++) {
-        Acc r = (D::ld(h[q].e[e]) - mean[e]) * rstd[e];
+        r[e] = (D::ld(h[q].e[e]) - mean[e]) * rstd[e];
         if (FMA) { /* sc = 1 and of = 0 when absent: r exactly (a -0 becomes +0) */
-          r = fmaf(r, sc, of);
+          r[e] = fmaf(r[e], sc, of);
         } else {
-          if (a.scale) r *= sc;
-          if (a.offset) r += of;
+          if (a.scale) r[e] *= sc;
+          if (a.offset) r[e] += of;
         }
-        out.e[e] = D::st(r);
       }
-      norm_store16(ys + (int64_t)j * inner, out);
+      norm_store16(ys + (int64_t)j * inner, norm_pack_out<XDT>(r));
     }
   }
 }
