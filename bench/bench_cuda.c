@@ -379,8 +379,10 @@ static void section_init(void) {
   const size_t bytes = (size_t)1 << 30;
   printf("  fill counts bytes written only (it reads nothing); copy counts read + written\n");
   const double bw_copy = copy_bw(bytes, "  ");
-  /* normal: Philox plus the Box-Muller transform (polynomial log, sqrt, sincos: ~80
-   * instructions per float32 element in PTX); uniform: Philox plus one fma per element */
+  /* float32 normal: Philox plus the Box-Muller transform (polynomial log, sqrt, sincos:
+   * ~80 instructions per element in PTX); bfloat16 normal: the 16-bit draws (a quantile
+   * table in shared memory, 8 elements per Philox counter); uniform: Philox plus one fma
+   * per element */
   const tkb_dtype dts[3] = {TKB_FLOAT32, TKB_BFLOAT16, TKB_FLOAT32};
   const bool uniform[3] = {false, false, true};
   for (int k = 0; k < 3; k++) {

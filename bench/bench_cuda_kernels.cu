@@ -8,6 +8,8 @@
  *          counters per thread, an aligned array of whole counters, no tail logic).
  *          Every output is compared bit for bit with the production kernel's; ratio =
  *          bytes written / time over a device-to-device copy's bytes read + written.
+ *          For bfloat16 also the 16-bit draws (NORMAL16: tkb_fill's default for the
+ *          dtypes of 16 bits or fewer; the Box-Muller rows are its predecessor).
  *   norm   the normalization forward as selected before the sm_90 kernels (rowreg for
  *          rows, the shared-memory tile kernel cols for other axes) against the current
  *          selection (tkb_cu_norm_forward): time, ratio = copy time of x / op time (both
@@ -154,6 +156,14 @@ static void bench_fill(void) {
     } else {
       plain(1, fill_plain<DT_BFLOAT16, 1>);
       plain(4, fill_plain<DT_BFLOAT16, 4>);
+      tkb_cu_fill_args c = a;
+      c.draw = NORMAL16; /* the default now: shared-memory table kernel */
+      const float n16_ms = time_ms([&] { CK((cudaError_t)tkb_cu_fill_launch(&c)); }, 15);
+      c.affine = 1; /* NORMAL(0, 1) spelled as an affine map: the global-memory table */
+      const float n16g_ms = time_ms([&] { CK((cudaError_t)tkb_cu_fill_launch(&c)); }, 15);
+      printf("  %-8s 16-bit draws (tkb_fill_n16)   %.4f ms  ratio %.3f | global-table kernel "
+             "(affine) %.4f ms  ratio %.3f\n", name, n16_ms, bytes / (n16_ms * 1e-3) / copy_bw,
+             n16g_ms, bytes / (n16g_ms * 1e-3) / copy_bw);
     }
   }
   CK(cudaFree(out));

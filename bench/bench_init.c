@@ -2,13 +2,14 @@
  * bench_init.c - how fast tkb_fill draws standard normals, against the memory
  * bandwidth of a plain store loop over the same buffer in the same run.
  *
- *   bench_init [--size-mib N] [--threads N] [--runs N] [--json]
+ *   bench_init [--size-mib N] [--threads N] [--runs N] [--dtype float32|bfloat16] [--json]
  *
  * Allocates one buffer (default 1 GiB, 64-byte aligned), touches it, then runs,
  * interleaved, `runs` times each (default 7):
  *   (a) store: an OpenMP static-schedule loop writing (float)(i & 1023) to every
  *       element (i-dependent so the compiler cannot make it a memset),
- *   (b) fill:  tkb_fill(float32 array, TKB_INIT_DEFAULT) = standard normals,
+ *   (b) fill:  tkb_fill(array of the same bytes, TKB_INIT_DEFAULT) = standard normals
+ *       (float32 by default; bfloat16 draws 16-bit normals, philox.h),
  * both on `threads` threads (default 2), and prints the medians as GB/s and the ratio
  * fill/store with PASS when it is >= 0.25. --json prints one JSON object instead
  * (read by bench/init_vs_numpy.py).
@@ -44,16 +45,25 @@ __attribute__((noinline)) static void store_loop(float *p, int64_t n, int thread
 }
 
 static void usage(void) {
-  fprintf(stderr, "usage: bench_init [--size-mib N] [--threads N] [--runs N] [--json]\n");
+  fprintf(stderr, "usage: bench_init [--size-mib N] [--threads N] [--runs N] "
+                  "[--dtype float32|bfloat16] [--json]\n");
 }
 
 int main(int argc, char **argv) {
   long size_mib = 1024, runs = 7;
   int threads = 2;
   int json = 0;
+  tkb_dtype dt = TKB_FLOAT32;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--json")) {
       json = 1;
+    } else if (!strcmp(argv[i], "--dtype") && i + 1 < argc) {
+      const char *d = argv[++i];
+      if (!strcmp(d, "bfloat16")) dt = TKB_BFLOAT16;
+      else if (strcmp(d, "float32") != 0) {
+        usage();
+        return 2;
+      }
     } else if (!strcmp(argv[i], "--size-mib") && i + 1 < argc) {
       size_mib = strtol(argv[++i], NULL, 10);
     } else if (!strcmp(argv[i], "--threads") && i + 1 < argc) {
@@ -78,7 +88,7 @@ int main(int argc, char **argv) {
   }
   store_loop(buf, n, threads); /* touch every page once */
 
-  tkb_spec spec = TKB_SPEC(TKB_FLOAT32, n);
+  tkb_spec spec = TKB_SPEC(dt, (int64_t)(nbytes / tkb_dtype_size(dt)));
   tkb_array *a = NULL;
   if (tkb_array_wrap(&spec, buf, &a) != TKB_OK) {
     fprintf(stderr, "bench_init: %s\n", tkb_last_error());
@@ -110,18 +120,19 @@ int main(int argc, char **argv) {
   double ratio = gbs_fill / gbs_store;
   const double target = 0.25;
   if (json) {
-    printf("{\"bytes\": %zu, \"elements\": %lld, \"threads\": %d, \"runs\": %ld, "
+    printf("{\"dtype\": \"%s\", \"bytes\": %zu, \"elements\": %lld, \"threads\": %d, \"runs\": %ld, "
            "\"store_ms\": %.4f, \"fill_ms\": %.4f, \"store_gbs\": %.4f, \"fill_gbs\": %.4f, "
            "\"ratio\": %.4f, \"target\": %.2f, \"pass\": %s}\n",
-           nbytes, (long long)n, threads, runs, ms_store, ms_fill, gbs_store, gbs_fill, ratio,
+           tkb_dtype_name(dt), nbytes, (long long)a->numel, threads, runs, ms_store, ms_fill, gbs_store, gbs_fill, ratio,
            target, ratio >= target ? "true" : "false");
   } else {
-    printf("buffer %zu MiB float32 (%lld elements), %d threads, median of %ld interleaved "
+    printf("buffer %zu MiB %s (%lld elements), %d threads, median of %ld interleaved "
            "runs\n",
-           nbytes >> 20, (long long)n, threads, runs);
+           nbytes >> 20, tkb_dtype_name(dt), (long long)a->numel, threads, runs);
     printf("  store loop            %8.2f ms  %7.2f GB/s\n", ms_store, gbs_store);
-    printf("  tkb_fill N(0,1) f32   %8.2f ms  %7.2f GB/s  (%.2f ns/element/thread)\n",
-           ms_fill, gbs_fill, ms_fill * 1e6 * threads / (double)n);
+    printf("  tkb_fill N(0,1) %-5.5s %8.2f ms  %7.2f GB/s  (%.2f ns/element/thread)\n",
+           dt == TKB_FLOAT32 ? "f32" : "bf16", ms_fill, gbs_fill,
+           ms_fill * 1e6 * threads / (double)a->numel);
     printf("  fill / store = %.3f  (target >= %.2f): %s\n", ratio, target,
            ratio >= target ? "PASS" : "FAIL");
   }

@@ -323,7 +323,10 @@ tkb_status tkb_method_resolve(const tkb_device *dev, const char *method, const c
 typedef enum tkb_init_kind {
   TKB_INIT_DEFAULT = 0, /* Tokamax's rule per dtype: floats N(0,1), bool fair coin,
                            ints uniform in [max(min,-m), m), m = min(max+1, 128) */
-  TKB_INIT_NORMAL,      /* normal(a = mean, b = stddev) */
+  TKB_INIT_NORMAL,      /* normal(a = mean, b = stddev); for the dtypes of 16 bits or
+                           fewer from 16-bit draws: the N(0,1) quantile of one of 65536
+                           equiprobable bins (|z| <= 4.32), about as fine as those dtypes
+                           hold it (philox.h) */
   TKB_INIT_UNIFORM,     /* uniform [a = lo, b = hi) (floats); ints: integer range */
   TKB_INIT_INT_RANGE,   /* integers uniform in [a, b) (also valid for floats) */
   TKB_INIT_CONSTANT,    /* every element = a (0 for zeros, 1 for ones) */

@@ -167,6 +167,9 @@ static void test_fills(void) {
   /* a multi-block grid with a partial last block */
   const tkb_init dflt = {0};
   same_fill(TKB_BFLOAT16, (1 << 20) + 3, &dflt, 42, 0, "default (1M + 3)");
+  /* the 16-bit normal draws' persistent grid: several passes of each thread */
+  same_fill(TKB_BFLOAT16, (1 << 25) + 5, &dflt, 43, 0, "default (32M + 5)");
+  same_fill(TKB_FLOAT8_E5M2, (1 << 24) + 3, &dflt, 44, 0, "default (16M + 3)");
   same_fill(TKB_FLOAT64, (1 << 20) + 1, &dflt, 42, 0, "default (1M + 1)");
   printf("fills: %d of %d (dtype, init, seed, size) cases differ from the cpu\n", fill_mismatches,
          fill_cases);

@@ -280,6 +280,57 @@ static double ref_normal64(uint64_t seed, uint64_t stream, int64_t i) {
 static tkb_px_u32 word32_of(uint64_t seed, uint64_t stream, int64_t i) {
   return word_of(tkb_px_draw(seed, stream, (uint64_t)i / 4), (int)(i % 4));
 }
+/* The 16-bit draw of element i: half i % 2 of word (i % 8) / 2 of counter i / 8. */
+static float ref_normal16(uint64_t seed, uint64_t stream, int64_t i) {
+  tkb_px_u32 w = word_of(tkb_px_draw(seed, stream, (uint64_t)i / 8), (int)(i % 8) / 2);
+  return tkb_px_normal16((w >> (16 * (i % 2))) & 0xffffu, tkb__normal16_table);
+}
+/* v rounded to dtype dt as tkb_convert does, as the dtype's bits (1 or 2 bytes). */
+static unsigned narrow_bits_of(tkb_dtype dt, float v) {
+  unsigned char b[2] = {0, 0};
+  tkb_convert(&v, TKB_FLOAT32, b, dt, 1);
+  return tkb_dtype_size(dt) == 1 ? b[0] : (unsigned)(b[0] | b[1] << 8);
+}
+static unsigned narrow_element(const tkb_array *a, int64_t i) {
+  const size_t es = tkb_dtype_size(a->spec.dtype);
+  const unsigned char *p = (const unsigned char *)a->data + (size_t)i * es;
+  return es == 1 ? p[0] : (unsigned)(p[0] | p[1] << 8);
+}
+
+/* The 16-bit draws' table: increasing positive floats, each within an ulp of its
+ * quantile Phi^-1(0.5 + (k + 0.5) / 65536) (checked through the upper tail, erfc in
+ * double); and the narrow dtypes round -T[k] to T[k]'s bits with the sign bit set, which
+ * the CUDA fill relies on (it keeps a table of rounded magnitudes and ORs the sign in). */
+static void test_normal16_table(void) {
+  const uint32_t *t = tkb__normal16_table;
+  int order = 0, far = 0, asym = 0;
+  double worst = 0;
+  const tkb_dtype narrow[] = {TKB_BFLOAT16, TKB_FLOAT16, TKB_FLOAT8_E4M3FN, TKB_FLOAT8_E5M2};
+  for (int k = 0; k < TKB_NORMAL16_ENTRIES; k++) {
+    float z;
+    memcpy(&z, &t[k], 4);
+    if (!(z > 0) || (k > 0 && t[k] <= t[k - 1])) order++;
+    const double q = (32767.5 - k) / 65536.0; /* the upper tail Q(T[k]) should be */
+    const double dens = exp(-0.5 * (double)z * z) / sqrt(2 * 3.14159265358979323846);
+    const double err = fabs(0.5 * erfc((double)z / sqrt(2.0)) - q) / dens; /* in z */
+    const double ulps = err / (double)(nextafterf(z, INFINITY) - z);
+    if (ulps > worst) worst = ulps;
+    if (ulps > 1.0) far++;
+    for (size_t d = 0; d < TKB_ARRAY_LEN(narrow); d++) {
+      const unsigned sign = tkb_dtype_size(narrow[d]) == 1 ? 0x80u : 0x8000u;
+      if (narrow_bits_of(narrow[d], -z) != (narrow_bits_of(narrow[d], z) | sign)) asym++;
+    }
+  }
+  float lo, hi;
+  memcpy(&lo, &t[0], 4);
+  memcpy(&hi, &t[TKB_NORMAL16_ENTRIES - 1], 4);
+  printf("  normal16 table: T[0] %.6g, T[32767] %.6f, worst %.3f ulp from the quantile\n", lo,
+         hi, worst);
+  CHECK_MSG(order == 0, "normal16 table: %d entries not positive and increasing", order);
+  CHECK_MSG(far == 0, "normal16 table: %d entries more than an ulp from their quantile", far);
+  CHECK_MSG(asym == 0, "normal16 table: %d (entry, dtype) pairs round -z other than z", asym);
+  CHECK(fabsf(hi - 4.3249192f) < 1e-6f && fabsf(lo - 1.9124056e-5f) < 1e-11f);
+}
 
 static void test_reference_mapping(void) {
   const int64_t sizes[] = {1, 3, 255, 256, 257, 845, 100003};
@@ -305,13 +356,23 @@ static void test_reference_mapping(void) {
     }
     CHECK_MSG(bad == 0, "float32 NORMAL n=%lld: %ld differ", (long long)n, bad);
     tkb_array_free(a);
-    /* bfloat16 normal: float32 draw rounded */
-    a = filled(TKB_BFLOAT16, n, (tkb_init){0}, seed, stream);
-    bad = 0;
-    for (int64_t i = 0; i < n; i++)
-      if (((uint16_t *)a->data)[i] != tkb_f32_to_bf16(ref_normal32(seed, stream, i))) bad++;
-    CHECK_MSG(bad == 0, "bfloat16 normal n=%lld: %ld differ", (long long)n, bad);
-    tkb_array_free(a);
+    /* the dtypes of 16 bits or fewer: the 16-bit draw rounded; NORMAL(mean, std):
+     * fma(z, std, mean) in float32, then rounded */
+    const tkb_dtype narrow[] = {TKB_BFLOAT16, TKB_FLOAT16, TKB_FLOAT8_E4M3FN, TKB_FLOAT8_E5M2};
+    for (size_t d = 0; d < TKB_ARRAY_LEN(narrow); d++)
+      for (int affine = 0; affine < 2; affine++) {
+        const tkb_dtype dt = narrow[d];
+        a = filled(dt, n, affine ? TKB_INIT_NORMAL_(0.25, 3.0) : (tkb_init){0}, seed, stream);
+        bad = 0;
+        for (int64_t i = 0; i < n; i++) {
+          float z = ref_normal16(seed, stream, i);
+          if (affine) z = fmaf(z, 3.0f, 0.25f);
+          if (narrow_element(a, i) != narrow_bits_of(dt, z)) bad++;
+        }
+        CHECK_MSG(bad == 0, "%s %s n=%lld: %ld differ", tkb_dtype_name(dt),
+                  affine ? "NORMAL(0.25, 3)" : "normal", (long long)n, bad);
+        tkb_array_free(a);
+      }
     /* float64 normal */
     a = filled(TKB_FLOAT64, n, (tkb_init){0}, seed, stream);
     bad = 0;
@@ -385,12 +446,15 @@ static uint64_t fnv1a(const void *p, size_t n) {
 
 /* Hashes of 1000003-element fills with seed 0x5eed, stream 3. A change here changes
  * every benchmark's input data and breaks the match with device kernels: only on
- * purpose, with the CUDA/OpenCL fills changed alike. */
+ * purpose, with the CUDA/OpenCL fills changed alike. (The narrow float dtypes changed
+ * once, from rounded Box-Muller float32 draws to the 16-bit draws.) */
 static void test_golden(void) {
   struct { tkb_dtype dt; tkb_init init; uint64_t hash; double first; } g[] = {
       {TKB_FLOAT32, {0}, 0xb9f26d844810f0a8ull, -1.7480137348175049},
       {TKB_FLOAT64, {0}, 0x64cef1c406cd137eull, 0.70801634186449913},
-      {TKB_BFLOAT16, {0}, 0x57665c81fce6ccdbull, -1.75},
+      {TKB_BFLOAT16, {0}, 0xf257e9fb3d7cf222ull, -0.400390625},
+      {TKB_FLOAT16, {0}, 0x1fdf935b2ee76997ull, -0.399658203125},
+      {TKB_FLOAT8_E4M3FN, TKB_INIT_NORMAL_(1.0, 2.0), 0xc845e046d54a75f4ull, 0.203125},
       {TKB_FLOAT32, TKB_INIT_UNIFORM_(-1, 1), 0xfeb3a96a373d3436ull, -0.60111534595489502},
       {TKB_FLOAT64, TKB_INIT_UNIFORM_(-1, 1), 0xd508d08efb0cca08ull, -0.0735042476097858},
       {TKB_INT32, {0}, 0x243dac5aafa18f7full, -77},
@@ -734,6 +798,7 @@ int main(void) {
       {"math_f32", test_math_f32},
       {"math_f64", test_math_f64},
       {"int_helpers", test_int_helpers},
+      {"normal16_table", test_normal16_table},
       {"reference_mapping", test_reference_mapping},
       {"golden", test_golden},
       {"normal_moments", test_normal_moments},

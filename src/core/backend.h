@@ -34,7 +34,8 @@
 #include <stdatomic.h>
 
 /* Bumped whenever a struct below changes; a plugin built for another value is refused. */
-#define TKB_BACKEND_ABI 3 /* 2: device_state; 3: timer_open takes the options, timer_metadata */
+#define TKB_BACKEND_ABI 3 /* 2: device_state; 3: timer_open takes the options,
+                             timer_metadata, TKB_FILL_NORMAL16 */
 
 /* Intervals one timed call may record; a call that enqueues more commands fails with a
  * message naming this limit (the buffers are allocated before the timed loop). */
@@ -96,7 +97,9 @@ typedef enum tkb_fill_draw {
   TKB_FILL_RANGE32,      /* ilo + tkb_px_range32(w, width), 4 per counter */
   TKB_FILL_RANGE64,      /* ilo + tkb_px_range64(W, width), 2 per counter */
   TKB_FILL_CONSTANT,     /* every element = cbytes */
-  TKB_FILL_CALLBACK      /* a user callback: only the host can run it */
+  TKB_FILL_CALLBACK,     /* a user callback: only the host can run it */
+  TKB_FILL_NORMAL16      /* tkb_px_normal16 of each 16-bit half, 8 per counter (the float
+                            dtypes of 16 bits or fewer; ABI 3) */
 } tkb_fill_draw;
 
 typedef struct tkb_fill_plan {

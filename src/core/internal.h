@@ -55,6 +55,10 @@ tkb_device *tkb__cpu_device(void);
 int64_t tkb__count_nonfinite(const void *data, int64_t n, tkb_dtype dtype);
 
 /* ---- random fill on the CPU (random.c) ---- */
+/* The float32 bits of the 16-bit normal draws' quantiles (philox.h, tkb_px_normal16;
+ * normal16_table.c). */
+#define TKB_NORMAL16_ENTRIES 32768
+extern const uint32_t tkb__normal16_table[TKB_NORMAL16_ENTRIES];
 /* Fills a host array; init already validated by tkb_fill. */
 tkb_status tkb__fill_cpu(tkb_array *a, const tkb_init *init, uint64_t seed,
                          uint64_t stream);

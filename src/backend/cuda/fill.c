@@ -10,7 +10,8 @@
 
 /* fill.cu spells these numbers (fill_kernel.h) */
 _Static_assert(TKB_FILL_NORMAL32 == 0 && TKB_FILL_NORMAL64 == 1 && TKB_FILL_UNIFORM32 == 2 &&
-                   TKB_FILL_UNIFORM64 == 3 && TKB_FILL_RANGE32 == 4 && TKB_FILL_RANGE64 == 5,
+                   TKB_FILL_UNIFORM64 == 3 && TKB_FILL_RANGE32 == 4 && TKB_FILL_RANGE64 == 5 &&
+                   TKB_FILL_NORMAL16 == 8,
                "fill.cu's draw codes");
 _Static_assert(TKB_BOOL == 0 && TKB_UINT8 == 5 && TKB_FLOAT8_E4M3FN == 6 && TKB_FLOAT16 == 8 &&
                    TKB_BFLOAT16 == 9 && TKB_FLOAT32 == 10 && TKB_FLOAT64 == 11,

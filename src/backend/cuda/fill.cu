@@ -5,12 +5,15 @@
  * conversions of src/core/dtype.c, as src/backend/opencl/prelude.cl spells them.
  *
  * Per Philox counter c (philox.h's contract; FILL_K of them per thread): its draw w0..w3
- * under key seed and counter (c, stream) gives elements [c E, c E + E), E = 4 for the
- * 32-bit draws and 2 for the 64-bit ones, stored with one vector store (a warp writes a
- * contiguous run);
+ * under key seed and counter (c, stream) gives elements [c E, c E + E), E = 8 for the
+ * 16-bit draws, 4 for the 32-bit ones and 2 for the 64-bit ones, stored with one vector
+ * store (a warp writes a contiguous run);
  * the kernel is specialized per (draw, dtype), so no thread branches on either and the
  * per-element values stay in registers (the first version's runtime switch and loops put
  * them in a 64-byte stack frame; it filled float32 normal at 590 GB/s on an H200):
+ *   NORMAL16   element 8c+k = normal16(half k % 2 of w[k / 2]): the float32 quantile
+ *              table (normal16_table.inc) in global memory, v = fma(z, std, mean) when
+ *              affine; without affine, tkb_fill_n16 instead (below)
  *   NORMAL32   (z0, z1) = box_mullerf(w0, w1) -> 4c, 4c+1; (w2, w3) -> 4c+2, 4c+3
  *              v = fma(z, std, mean) when affine
  *   UNIFORM32  element 4c+k = lerp_clampf(u01f(wk), lo, hi, mn, mx)
@@ -24,6 +27,9 @@
  */
 #include <cuda_runtime.h>
 
+#include <atomic>
+#include <type_traits>
+
 #include "cu_dtype.cuh"
 #include "fill_kernel.h"
 #include "philox.h"
@@ -32,7 +38,13 @@ namespace {
 
 enum { DT_BOOL, DT_INT8, DT_INT16, DT_INT32, DT_INT64, DT_UINT8, DT_E4M3FN, DT_E5M2,
        DT_FLOAT16, DT_BFLOAT16, DT_FLOAT32, DT_FLOAT64 };
-enum { NORMAL32, NORMAL64, UNIFORM32, UNIFORM64, RANGE32, RANGE64 };
+enum { NORMAL32, NORMAL64, UNIFORM32, UNIFORM64, RANGE32, RANGE64, NORMAL16 = 8 };
+
+/* The 16-bit normal draws' quantiles (philox.h, tkb_px_normal16): the core's table,
+ * compiled in (the plugin links nothing of libtkbench), 128 KiB of global memory. */
+__device__ const uint32_t normal16_table[32768] = {
+#include "normal16_table.inc"
+};
 
 /* The bits of a float draw v stored as float dtype DT (float32 or narrower), as
  * tkb_convert stores them (cu_dtype.cuh's conversions, which the ops' stores use too). */
@@ -112,6 +124,8 @@ __device__ __forceinline__ void store_elems(unsigned char *out, uint64_t i0, con
 }
 
 __host__ __device__ constexpr bool wide_draw(int draw) { return draw == NORMAL64 || draw == UNIFORM64 || draw == RANGE64; }
+/* E: elements per counter */
+__host__ __device__ constexpr int per_counter(int draw) { return draw == NORMAL16 ? 8 : wide_draw(draw) ? 2 : 4; }
 
 /* Threads per block, and Philox counters per thread: FILL_K counters a thread apart by
  * FILL_THREADS (so each of a warp's stores is still one contiguous run). On an H200 the
@@ -126,7 +140,14 @@ constexpr unsigned FILL_K = 4;
 template <int DRAW, int DT, int E>
 __device__ __forceinline__ void fill_values(const tkb_cu_fill_args &a, const uint64_t c, uint64_t (&b)[E]) {
   const tkb_px_u32x4 r = tkb_px_draw(a.seed, a.stream, c);
-  if constexpr (DRAW == NORMAL32) {
+  if constexpr (DRAW == NORMAL16) {
+    const uint32_t w[4] = {r.x0, r.x1, r.x2, r.x3};
+#pragma unroll
+    for (int k = 0; k < 8; k++) {
+      const float z = tkb_px_normal16((w[k >> 1] >> (16 * (k & 1))) & 0xffffu, normal16_table);
+      b[k] = f32_bits<DT>(a.affine ? TKB_PX_FMAF(z, a.std_f, a.mean_f) : z);
+    }
+  } else if constexpr (DRAW == NORMAL32) {
     const tkb_px_f32x2 z01 = tkb_px_box_mullerf(r.x0, r.x1);
     const tkb_px_f32x2 z23 = tkb_px_box_mullerf(r.x2, r.x3);
     const float v[4] = {z01.a, z01.b, z23.a, z23.b};
@@ -174,7 +195,7 @@ __device__ __forceinline__ void fill_values(const tkb_cu_fill_args &a, const uin
  */
 template <int DRAW, int DT>
 __global__ void __launch_bounds__(FILL_THREADS) tkb_fill(const tkb_cu_fill_args a, const bool aligned) {
-  constexpr int E = wide_draw(DRAW) ? 2 : 4;
+  constexpr int E = per_counter(DRAW);
   unsigned char *out = static_cast<unsigned char *>(a.out);
   const uint64_t base = (uint64_t)blockIdx.x * (FILL_THREADS * FILL_K) + threadIdx.x;
 #pragma unroll
@@ -191,7 +212,82 @@ __global__ void __launch_bounds__(FILL_THREADS) tkb_fill(const tkb_cu_fill_args 
   }
 }
 
+/*
+ * NORMAL16 without an affine map, the default initializer of bfloat16, float16 and
+ * float8 arrays: the table's values rounded to the dtype (its magnitudes: the dtypes
+ * round -z to z's bits with the sign set, which test_random checks for every entry) in
+ * shared memory, so each element is a 16-bit field, one shared-memory load and an or of
+ * the sign: about 4 instructions beside Philox's ~10 (Box-Muller's log, sqrt and sincos
+ * took ~45). A persistent grid (blocks resident at once, each loading the table once)
+ * walks the counters.
+ */
+constexpr unsigned N16_THREADS = 512;
+constexpr unsigned N16_ENTRIES = 32768;
+
+template <int DT>
+__global__ void __launch_bounds__(N16_THREADS) tkb_fill_n16(const tkb_cu_fill_args a, const bool aligned) {
+  constexpr int S = dt_size(DT);
+  static_assert(S <= 2, "16-bit draws fill the dtypes of 16 bits or fewer");
+  typedef typename std::conditional<S == 2, uint16_t, uint8_t>::type Bits;
+  extern __shared__ __align__(16) unsigned char n16_shared[];
+  Bits *tab = reinterpret_cast<Bits *>(n16_shared);
+  for (unsigned k = threadIdx.x; k < N16_ENTRIES; k += N16_THREADS)
+    tab[k] = (Bits)f32_bits<DT>(__uint_as_float(normal16_table[k]));
+  __syncthreads();
+  unsigned char *out = static_cast<unsigned char *>(a.out);
+  const uint64_t counters = (a.n + 7) / 8, stride = (uint64_t)gridDim.x * N16_THREADS;
+  for (uint64_t c = (uint64_t)blockIdx.x * N16_THREADS + threadIdx.x; c < counters; c += stride) {
+    const tkb_px_u32x4 r = tkb_px_draw(a.seed, a.stream, c);
+    const uint32_t w[4] = {r.x0, r.x1, r.x2, r.x3};
+    uint64_t b[8];
+#pragma unroll
+    for (int k = 0; k < 8; k++) {
+      const uint32_t h = w[k >> 1] >> (16 * (k & 1)); /* bits 16.. of an even k: unused */
+      const uint32_t sign = S == 2 ? (h & 0x8000u) : (h >> 8) & 0x80u;
+      b[k] = (uint64_t)(tab[h & 0x7fffu] | sign);
+    }
+    const uint64_t i0 = c * 8;
+    if (a.n - i0 < 8) store_elems<DT, 8>(out, i0, b, (int)(a.n - i0), false);
+    else store_elems<DT, 8>(out, i0, b, 8, aligned);
+  }
+}
+
 typedef void (*fill_kernel)(tkb_cu_fill_args, bool);
+
+/* The shared-memory kernel of dtype dt, or nullptr. */
+fill_kernel n16_kernel(int dt) {
+  switch (dt) {
+    case DT_BFLOAT16: return tkb_fill_n16<DT_BFLOAT16>;
+    case DT_FLOAT16: return tkb_fill_n16<DT_FLOAT16>;
+    case DT_E4M3FN: return tkb_fill_n16<DT_E4M3FN>;
+    case DT_E5M2: return tkb_fill_n16<DT_E5M2>;
+    default: return nullptr;
+  }
+}
+
+/* Blocks of tkb_fill_n16<dt> resident on the current device at once (its shared-memory
+ * limit raised first), memoized per device and dtype; 0 when the table does not fit
+ * (the caller then uses the global-memory kernel). */
+int n16_resident_blocks(fill_kernel k, int dt) {
+  constexpr int DEVICES = 64;
+  static std::atomic<int> memo[DEVICES][4]; /* blocks + 1; 0: not yet known */
+  int dev = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= DEVICES) return 0;
+  const int slot = dt == DT_BFLOAT16 ? 0 : dt == DT_FLOAT16 ? 1 : dt == DT_E4M3FN ? 2 : 3;
+  int known = memo[dev][slot].load(std::memory_order_relaxed);
+  if (known) return known - 1;
+  const int smem = (int)(N16_ENTRIES * (unsigned)dt_size(dt));
+  int sms = 0, per_sm = 0;
+  if (cudaFuncSetAttribute(reinterpret_cast<const void *>(k), cudaFuncAttributeMaxDynamicSharedMemorySize,
+                           smem) != cudaSuccess ||
+      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess ||
+      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k, (int)N16_THREADS, (size_t)smem) != cudaSuccess) {
+    (void)cudaGetLastError();
+    per_sm = 0;
+  }
+  memo[dev][slot].store(per_sm * sms + 1, std::memory_order_relaxed);
+  return per_sm * sms;
+}
 
 template <int DRAW>
 fill_kernel float_kernel(int dt) {
@@ -222,6 +318,7 @@ fill_kernel int_kernel(int dt) {
 /* The kernel of a (draw, dtype) pair the core's plan can give; nullptr for any other. */
 fill_kernel pick_kernel(int draw, int dt) {
   switch (draw) {
+    case NORMAL16: return dt_size(dt) <= 2 ? float_kernel<NORMAL16>(dt) : nullptr;
     case NORMAL32: return float_kernel<NORMAL32>(dt);
     case UNIFORM32: return float_kernel<UNIFORM32>(dt);
     case NORMAL64: return dt == DT_FLOAT64 ? tkb_fill<NORMAL64, DT_FLOAT64> : nullptr;
@@ -237,8 +334,20 @@ fill_kernel pick_kernel(int draw, int dt) {
 extern "C" int tkb_cu_fill_launch(const tkb_cu_fill_args *a) {
   const fill_kernel kernel = pick_kernel(a->draw, a->dtype);
   if (!kernel) return (int)cudaErrorInvalidValue;
-  const uint64_t per = wide_draw(a->draw) ? 2 : 4;
+  const uint64_t per = (uint64_t)per_counter(a->draw);
   const uint64_t counters = (a->n + per - 1) / per;
+  if (a->draw == NORMAL16 && !a->affine && counters > 0) {
+    const fill_kernel k16 = n16_kernel(a->dtype);
+    const int resident = k16 ? n16_resident_blocks(k16, a->dtype) : 0;
+    if (resident > 0) {
+      const uint64_t want = (counters + N16_THREADS - 1) / N16_THREADS;
+      const unsigned blocks = (unsigned)(want < (uint64_t)resident ? want : (uint64_t)resident);
+      const bool aligned = (reinterpret_cast<uintptr_t>(a->out) % (8 * (size_t)dt_size(a->dtype))) == 0;
+      (void)cudaGetLastError();
+      k16<<<blocks, N16_THREADS, N16_ENTRIES * (size_t)dt_size(a->dtype), 0>>>(*a, aligned);
+      return (int)cudaGetLastError();
+    }
+  }
   const uint64_t per_block = FILL_THREADS * FILL_K;
   const uint64_t blocks = (counters + per_block - 1) / per_block;
   if (blocks == 0) return (int)cudaSuccess;

@@ -48,6 +48,7 @@ typedef struct tkb_cl_device {
   char names[TKB_CL_MAX_NAMES][TKB_CL_NAME_LEN]; /* interned kernel names */
   int n_names;
   cl_kernel fill_kernel;          /* the Philox fill (built on first fill) */
+  cl_mem normal16;                /* its 16-bit normal draws' table (uploaded with it) */
   cl_mem flush_buf;               /* cold-cache scratch */
   size_t flush_bytes;
   unsigned flush_stamp;

@@ -2,10 +2,22 @@
  * fill.c - tkb_fill on an OpenCL device: the core validates the initializer and plans the
  * fill (tkb_fill_plan, through the host table), fill.cl reproduces the cpu's bytes with
  * one work-item per Philox counter; constants are a clEnqueueFillBuffer of one element.
+ * The 16-bit normal draws' quantile table (128 KiB) is compiled in here from the core's
+ * data and uploaded once per device, with the fill program.
  */
 #include "cl_backend.h"
 
 #include <string.h>
+
+/* fill.cl spells these numbers */
+_Static_assert(TKB_FILL_NORMAL32 == 0 && TKB_FILL_NORMAL64 == 1 && TKB_FILL_UNIFORM32 == 2 &&
+                   TKB_FILL_UNIFORM64 == 3 && TKB_FILL_RANGE32 == 4 && TKB_FILL_RANGE64 == 5 &&
+                   TKB_FILL_NORMAL16 == 8,
+               "fill.cl's draw codes");
+
+static const cl_uint normal16_table[32768] = {
+#include "normal16_table.inc"
+};
 
 /* The fill program, built on the device's first fill and kept. */
 static tkb_status fill_kernel(tkb_device *dev, cl_kernel *out) {
@@ -22,9 +34,20 @@ static tkb_status fill_kernel(tkb_device *dev, cl_kernel *out) {
   cl_int err;
   cl_kernel k = clCreateKernel(prog, "tkb_fill", &err);
   if (err != CL_SUCCESS) return tkb_cl_fail(dev, "clCreateKernel(tkb_fill)", err);
+  cl_mem table = clCreateBuffer(d->ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
+                                sizeof normal16_table, (void *)normal16_table, &err);
+  if (err != CL_SUCCESS) {
+    clReleaseKernel(k);
+    return tkb_cl_fail(dev, "uploading the normal draws' table (clCreateBuffer, 128 KiB)", err);
+  }
   pthread_mutex_lock(&d->lock);
-  if (d->fill_kernel) clReleaseKernel(k); /* another thread was first */
-  else d->fill_kernel = k;
+  if (d->fill_kernel) { /* another thread was first */
+    clReleaseKernel(k);
+    clReleaseMemObject(table);
+  } else {
+    d->fill_kernel = k;
+    d->normal16 = table;
+  }
   pthread_mutex_unlock(&d->lock);
   *out = d->fill_kernel;
   return TKB_OK;
@@ -70,7 +93,7 @@ tkb_status tkb_cl_fill(tkb_array *a, const tkb_init *init, uint64_t seed, uint64
 #define ARG(v) if (err == CL_SUCCESS) err = clSetKernelArg(k, i++, sizeof(v), &(v))
   ARG(buf); ARG(n); ARG(sd); ARG(sm); ARG(draw); ARG(dt); ARG(affine);
   ARG(p.mean_f); ARG(p.std_f); ARG(p.lo_f); ARG(p.hi_f); ARG(p.mn_f); ARG(p.mx_f);
-  ARG(mb); ARG(sb); ARG(lb); ARG(hb); ARG(nb); ARG(xb); ARG(ilo); ARG(width);
+  ARG(mb); ARG(sb); ARG(lb); ARG(hb); ARG(nb); ARG(xb); ARG(ilo); ARG(width); ARG(d->normal16);
 #undef ARG
   if (err != CL_SUCCESS) return tkb_cl_fail(dev, "setting the fill kernel's arguments", err);
   size_t counters = (size_t)((n + (cl_ulong)p.per_ctr - 1) / (cl_ulong)p.per_ctr);

@@ -5,8 +5,11 @@
  * does), without -cl-mad-enable or fast-math options.
  *
  * One work-item per Philox counter c (philox.h's contract): its draw w0..w3 under key
- * seed and counter (c, stream) gives elements [c E, c E + E) of the array, E = 4 for the
- * 32-bit draws and 2 for the 64-bit ones:
+ * seed and counter (c, stream) gives elements [c E, c E + E) of the array, E = 8 for the
+ * 16-bit draws, 4 for the 32-bit ones and 2 for the 64-bit ones:
+ *   NORMAL16   element 8c+k = normal16(half k % 2 of w[k / 2], n16), the table n16 being
+ *              src/core/normal16_table.inc (fill.c uploads it); fma(z, std, mean) when
+ *              affine
  *   NORMAL32   (z0, z1) = box_mullerf(w0, w1) -> elements 4c, 4c+1; (w2, w3) -> 4c+2, 4c+3
  *              v = fma(z, std, mean) when affine
  *   UNIFORM32  element 4c+k = lerp_clampf(u01f(wk), lo, hi, mn, mx)
@@ -27,6 +30,7 @@
 #define FILL_UNIFORM64 3
 #define FILL_RANGE32 4
 #define FILL_RANGE64 5
+#define FILL_NORMAL16 8
 
 /* A float draw stored as dtype dt (a float dtype other than float64). */
 static inline void store_f32(__global uchar *out, int dt, ulong i, float v) {
@@ -60,17 +64,22 @@ static inline void store_int(__global uchar *out, int dt, ulong i, long v) {
 __kernel void tkb_fill(__global uchar *out, ulong n, ulong seed, ulong stream, int draw, int dt,
                        int affine, float mean_f, float std_f, float lo_f, float hi_f, float mn_f,
                        float mx_f, ulong mean_b, ulong std_b, ulong lo_b, ulong hi_b, ulong mn_b,
-                       ulong mx_b, long ilo, ulong width) {
+                       ulong mx_b, long ilo, ulong width, __global const uint *n16) {
   const ulong c = get_global_id(0);
   const bool wide = draw == FILL_NORMAL64 || draw == FILL_UNIFORM64 || draw == FILL_RANGE64;
-  const ulong e = wide ? 2 : 4;
+  const ulong e = wide ? 2 : draw == FILL_NORMAL16 ? 8 : 4;
   const ulong i0 = c * e;
   if (i0 >= n) return;
   const int m = (int)(n - i0 < e ? n - i0 : e);
   tkb_px_u32x4 r = tkb_px_draw(seed, stream, c);
   const uint w[4] = {r.x0, r.x1, r.x2, r.x3};
   const ulong W[2] = {(ulong)r.x0 | (ulong)r.x1 << 32, (ulong)r.x2 | (ulong)r.x3 << 32};
-  if (draw == FILL_NORMAL32) {
+  if (draw == FILL_NORMAL16) {
+    for (int k = 0; k < m; k++) {
+      const float z = tkb_px_normal16((w[k >> 1] >> (16 * (k & 1))) & 0xffffu, n16);
+      store_f32(out, dt, i0 + k, affine ? TKB_PX_FMAF(z, std_f, mean_f) : z);
+    }
+  } else if (draw == FILL_NORMAL32) {
     tkb_px_f32x2 z01 = tkb_px_box_mullerf(w[0], w[1]);
     tkb_px_f32x2 z23 = tkb_px_box_mullerf(w[2], w[3]);
     float v[4] = {z01.a, z01.b, z23.a, z23.b};
