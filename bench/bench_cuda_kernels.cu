@@ -22,9 +22,10 @@
  * the library's flags (-fmad=false). Not a test: it prints and exits 0 (1 on a CUDA
  * error, 77 without a GPU).
  *
- *   vjp    normalization's dx (axis last, bfloat16 rows) as run now (norm_dx_row) against
- *          a candidate with rowreg's layout (cand_dx_rowreg, here only: not yet used by
- *          the op), and the whole vjp (dx, dscale, doffset) as run now.
+ *   vjp    normalization's dx (axis last, bfloat16 rows) as run before session 3
+ *          (norm_dx_row, a 256-thread block per row) against the op's now (norm_dx_rowreg
+ *          for rows of up to 512, cuda_dx.cuh), how many dx values differ (sums in
+ *          another order: 1 ulp), and the whole vjp (dx, dscale, doffset) as run now.
  *
  *   bench_cuda_kernels [fill] [norm] [vjp]     (all by default)
  * Build: cmake --build build --target bench_cuda_kernels (not in `all`: it compiles the
@@ -303,87 +304,12 @@ static void bench_norm(void) {
 
 /* ---- normalization vjp: dx ---- */
 
-/*
- * Candidate for dx, axis last, aligned rows: rowreg's layout (groups of G threads per
- * row, C 16-byte vectors each, x and dy held in registers, float32 scale held across the
- * rows a thread visits), so x and dy are read once:
- *   g = dy scale, xhat = (x - mean) rstd
- *   dx = rstd (g - mean_j g - xhat mean_j(g xhat))     (mean_j g: 0 for RMS norm)
- * Production (norm_dx_row) runs a 256-thread block per row and reads x and dy twice.
- */
-template <int XDT, int C>
-__global__ void __launch_bounds__(256) cand_dx_rowreg(norm_cu_args a, int lg) {
-  typedef tkb_cu_dt<XDT> D;
-  typedef typename D::T T;
-  typedef typename D::Acc Acc;
-  constexpr int V = 16 / sizeof(T);
-  typedef norm_pack<T, V> P;
-  const int G = 1 << lg, t = (int)threadIdx.x & (G - 1), rpb = 256 >> lg;
-  const int64_t n = a.n;
-  const T *x = static_cast<const T *>(a.x), *dy = static_cast<const T *>(a.dy);
-  T *dx = static_cast<T *>(a.dx);
-  const Acc *mean_in = static_cast<const Acc *>(a.mean_in), *rstd_in = static_cast<const Acc *>(a.rstd_in);
-  Acc sc[C][V];
-#pragma unroll
-  for (int c = 0; c < C; c++) {
-    const int64_t e0 = (int64_t)(c * G + t) * V;
-#pragma unroll
-    for (int k = 0; k < V; k++) sc[c][k] = a.scale && e0 < n ? static_cast<const float *>(a.scale)[e0 + k] : (Acc)1;
-  }
-  for (int64_t row0 = (int64_t)blockIdx.x * rpb; row0 < a.lanes; row0 += (int64_t)gridDim.x * rpb) {
-    const int64_t row = row0 + ((int)threadIdx.x >> lg);
-    const bool live = row < a.lanes;
-    const int64_t r = live ? row : 0;
-    P hx[C], hd[C];
-#pragma unroll
-    for (int c = 0; c < C; c++) {
-      const int64_t e0 = (int64_t)(c * G + t) * V;
-      if (live && e0 < n) {
-        hx[c] = *reinterpret_cast<const P *>(x + r * n + e0);
-        hd[c] = *reinterpret_cast<const P *>(dy + r * n + e0);
-      } else {
-#pragma unroll
-        for (int k = 0; k < V; k++) hx[c].e[k] = hd[c].e[k] = (T)0;
-      }
-    }
-    const Acc mean = mean_in[r], rstd = rstd_in[r];
-    Acc sg = 0, sgx = 0;
-#pragma unroll
-    for (int c = 0; c < C; c++)
-#pragma unroll
-      for (int k = 0; k < V; k++) {
-        const Acc g = D::ld(hd[c].e[k]) * sc[c][k];
-        sg += g;
-        sgx += g * ((D::ld(hx[c].e[k]) - mean) * rstd);
-      }
-    sg = group_allsum(sg, G);
-    sgx = group_allsum(sgx, G);
-    const Acc mg = a.subtract_mean ? sg / (Acc)n : (Acc)0, mgx = sgx / (Acc)n;
-    if (!live) continue;
-#pragma unroll
-    for (int c = 0; c < C; c++) {
-      const int64_t e0 = (int64_t)(c * G + t) * V;
-      if (e0 >= n) continue;
-      P out;
-#pragma unroll
-      for (int k = 0; k < V; k++) {
-        const Acc g = D::ld(hd[c].e[k]) * sc[c][k];
-        const Acc xhat = (D::ld(hx[c].e[k]) - mean) * rstd;
-        out.e[k] = D::st(rstd * (g - mg - xhat * mgx));
-      }
-      norm_store16(dx + r * n + e0, out);
-    }
-  }
-}
-
 static void bench_vjp(void) {
   const norm_case cases[] = {
       {"alphafold_768res_128chan", TKB_CU_BF16, 768 * 768, 128, 1},
       {"alphafold_384res_64chan", TKB_CU_BF16, 384 * 384, 64, 1},
       {"8192x1024 bfloat16 axis -1", TKB_CU_BF16, 8192, 1024, 1},
   };
-  int sms = 0;
-  CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
   printf("normalization vjp, dx only (x, dy read, dx written: 3/2 of a copy's bytes) and the whole vjp\n");
   for (const norm_case &cs : cases) {
     const int64_t count = cs.outer * cs.n, lanes = cs.outer;
@@ -434,25 +360,17 @@ static void bench_vjp(void) {
     const float now_ms = time_ms([&] { CK((cudaError_t)tkb_cu_norm_vjp(&a)); }, 25);
     norm_cu_args b = a;
     b.dx = dx1;
-    const int64_t nvec = cs.n / 8;
-    const int g = nvec <= 4 ? 1 : pow2_ceil((nvec + 3) / 4), lg = log2_of(g), c = pow2_ceil((nvec + g - 1) / g);
-    const int64_t rows_per_block = 256 >> lg, want = (lanes + rows_per_block - 1) / rows_per_block;
-    const unsigned grid = (unsigned)(want < 8LL * sms ? want : 8LL * sms);
-    auto cand = [&] {
-      if (c == 1) cand_dx_rowreg<TKB_CU_BF16, 1><<<grid, 256>>>(b, lg);
-      else if (c == 2) cand_dx_rowreg<TKB_CU_BF16, 2><<<grid, 256>>>(b, lg);
-      else cand_dx_rowreg<TKB_CU_BF16, 4><<<grid, 256>>>(b, lg);
-    };
-    const float cand_ms = time_ms(cand, 25);
+    const float before_ms =
+        time_ms([&] { norm_dx_row<TKB_CU_BF16><<<tkb_cu_blocks(lanes, 1), NORM_ROW_THREADS>>>(b); }, 25);
     const size_t differ = count_differing(dx0, dx1, xb, 2);
     norm_cu_args w = a; /* the whole vjp: dx, dscale, doffset */
     w.dscale = dsc;
     w.doffset = dof;
     const float whole_ms = time_ms([&] { CK((cudaError_t)tkb_cu_norm_vjp(&w)); }, 25);
-    printf("  %-28s copy %.4f ms | dx now %.4f ms ratio %.3f | candidate (G %d, C %d) %.4f ms ratio %.3f, "
-           "%zu of %lld differ | whole vjp now %.4f ms\n",
-           cs.name, copy_ms, now_ms, 1.5 * copy_ms / now_ms, g, c, cand_ms, 1.5 * copy_ms / cand_ms, differ,
-           (long long)count, whole_ms);
+    printf("  %-28s copy %.4f ms | dx before (norm_dx_row) %.4f ms ratio %.3f | dx now %.4f ms "
+           "ratio %.3f | %zu of %lld differ | whole vjp now %.4f ms\n",
+           cs.name, copy_ms, before_ms, 1.5 * copy_ms / before_ms, now_ms, 1.5 * copy_ms / now_ms,
+           differ, (long long)count, whole_ms);
     for (void *p : {x, dy, y, dx0, dx1, copy, part}) CK(cudaFree(p));
     for (float *p : {sc, of, dsc, dof, mean, rstd}) CK(cudaFree(p));
   }

@@ -170,7 +170,8 @@ static void test_device_data_not_read(void) {
  * groups that are empty at both ends, lsce's vocabulary split into several chunks (B
  * 4096: chunks of 8192 columns), head dims of 256 (more than 48 KiB of shared memory, in
  * float32 and float64), T != S, grouped-query heads with Dv != D, a bias broadcast over
- * b and t, and a mask that keeps nothing (out 0, lse -inf, zero grads). */
+ * b and t, and a mask that keeps nothing (out 0, lse -inf, zero grads); normalization's
+ * dx kernels' row layouts. */
 tkb_status tkb__rd_init_fixed_groups(tkb_array *a, const tkb_init_ctx *ctx); /* ops/ragged_dot */
 
 typedef struct edge_case {
@@ -257,6 +258,28 @@ static void edge_register(void) {
   c->kwargs[0] = (tkb_kwarg){"axis", TKB_INT(1)};
   c->kwargs[1] = (tkb_kwarg){"subtract_mean", TKB_BOOL(false)};
   c->n_kwargs = 2;
+
+  /* dx by rows held in registers (norm_dx_rowreg): groups of 32 threads with 2 vectors
+   * each, a bfloat16 scale (element loads) and a partial last block of rows (33 rows, 8
+   * per block), RMS; float64 rows of 3 vectors in 4 slots (one thread per row, no scale);
+   * float32 rows of 5 vectors, 2 threads with 4 slots each */
+  c = edge_add("normalization", "edge_norm_bf16_33x512_dx_groups_rms", nr, nc);
+  c->args[0] = TKB_ABSTRACT(TKB_SPEC(TKB_BFLOAT16, 33, 512));
+  c->args[1] = TKB_ABSTRACT(TKB_SPEC(TKB_BFLOAT16, 512));
+  c->args[2] = TKB_NONE;
+  c->n_args = 3;
+  c->kwargs[0] = (tkb_kwarg){"subtract_mean", TKB_BOOL(false)};
+  c->n_kwargs = 1;
+  c = edge_add("normalization", "edge_norm_f64_9x6_dx_thread_rows", nr, nc);
+  c->args[0] = TKB_ABSTRACT(TKB_SPEC(TKB_FLOAT64, 9, 6));
+  c->args[1] = TKB_NONE;
+  c->args[2] = TKB_ABSTRACT(TKB_SPEC(TKB_FLOAT64, 6));
+  c->n_args = 3;
+  c = edge_add("normalization", "edge_norm_f32_1000x20_dx_pairs", nr, nc);
+  c->args[0] = TKB_ABSTRACT(TKB_SPEC(TKB_FLOAT32, 1000, 20));
+  c->args[1] = TKB_ABSTRACT(TKB_SPEC(TKB_FLOAT32, 20));
+  c->args[2] = TKB_ABSTRACT(TKB_SPEC(TKB_FLOAT32, 20));
+  c->n_args = 3;
 
   const tkb_fn *gr = &tkb_op_gated_linear_unit_reference, *gc = &tkb__op_gated_linear_unit_cuda;
   const char *acts[3] = {"gelu", "relu", "none"};

@@ -15,6 +15,8 @@
  *     are neighbouring i, so each step of j reads a contiguous run
  *   dscale/doffset: two passes, as opencl.cl: norm_partial sums, per column j, the lanes
  *     of block b (b, b + blocks, ...) into part; norm_params adds the blocks in order.
+ *   dx: cuda_dx.cuh's rowreg-layout kernel for rows up to 32 vectors per thread group
+ *     (aligned, axis last), else the dx kernels below.
  *
  * All on the legacy default stream (stream 0), which the backend's timers bracket.
  */
@@ -252,6 +254,7 @@ __global__ void norm_params(norm_cu_args a) {
 }
 
 #include "cuda_fwd.cuh"
+#include "cuda_dx.cuh"
 
 /* Host side of the forward's choices. */
 static int pow2_ceil(int64_t v) {
@@ -482,16 +485,44 @@ int forward(const norm_cu_args &a) {
   return (int)cudaGetLastError();
 }
 
+/* dx by norm_dx_rowreg when the rows fit it (cuda_dx.cuh): the launch's status, or -1
+ * when they do not. G and C as forward() picks them for rowreg's groups. */
+template <int XDT>
+int dx_rowreg(const norm_cu_args &a) {
+  typedef typename tkb_cu_dt<XDT>::T T;
+  constexpr int V = 16 / (int)sizeof(T), CM = 16 / V;
+  const int64_t nvec = a.n / V;
+  if (a.inner != 1 || a.n == 0 || a.n % V != 0 || nvec > 32 * CM ||
+      ((uintptr_t)a.x | (uintptr_t)a.dy | (uintptr_t)a.dx) % 16 != 0)
+    return -1;
+  int lg = 0;
+  while (lg < 5 && (((int64_t)2 << lg) * 2 <= nvec || ((int64_t)CM << lg) < nvec)) lg++;
+  const int g = 1 << lg, c = pow2_ceil((nvec + g - 1) / g);
+  const bool svec = !a.scale || (a.scale_dtype == TKB_CU_F32 && (uintptr_t)a.scale % 16 == 0);
+  const unsigned grid = tkb_cu_blocks(a.lanes, 256 >> lg);
+  switch (c) {
+    case 1: norm_dx_rowreg<XDT, 1><<<grid, 256>>>(a, lg, svec); break;
+    case 2: norm_dx_rowreg<XDT, clamp_c(2, CM)><<<grid, 256>>>(a, lg, svec); break;
+    case 4: norm_dx_rowreg<XDT, clamp_c(4, CM)><<<grid, 256>>>(a, lg, svec); break;
+    case 8: norm_dx_rowreg<XDT, clamp_c(8, CM)><<<grid, 256>>>(a, lg, svec); break;
+    default: return -1; /* (c <= CM by the choice of G) */
+  }
+  return (int)cudaGetLastError();
+}
+
 template <int XDT>
 int vjp(const norm_cu_args &a) {
   typedef typename tkb_cu_dt<XDT>::Acc Acc;
   if (a.dx && a.lanes > 0) {
-    if (a.inner == 1)
-      norm_dx_row<XDT><<<tkb_cu_blocks(a.lanes, 1), NORM_ROW_THREADS>>>(a);
-    else
-      norm_dx_lane<XDT><<<tkb_cu_blocks(a.lanes, NORM_LANE_THREADS), NORM_LANE_THREADS>>>(a);
-    cudaError_t err = cudaGetLastError();
-    if (err != cudaSuccess) return (int)err;
+    int err = dx_rowreg<XDT>(a);
+    if (err < 0) { /* rows it does not take */
+      if (a.inner == 1)
+        norm_dx_row<XDT><<<tkb_cu_blocks(a.lanes, 1), NORM_ROW_THREADS>>>(a);
+      else
+        norm_dx_lane<XDT><<<tkb_cu_blocks(a.lanes, NORM_LANE_THREADS), NORM_LANE_THREADS>>>(a);
+      err = (int)cudaGetLastError();
+    }
+    if (err != 0) return err;
   }
   if ((a.dscale || a.doffset) && a.n > 0) {
     if (a.blocks > 0) norm_partial<XDT><<<tkb_cu_blocks(a.blocks * a.n, 256), 256>>>(a);
