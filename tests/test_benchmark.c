@@ -271,8 +271,102 @@ static void test_throttle_flags(void) {
   tkb_arrays_free(sa);
 }
 
+/* A device timer as a backend plugs it in: the cpu with a fake "cuda_events" timer that
+ * records the options it was opened with, reports one 2 ms interval per call and has
+ * something to say about how it timed (timer_metadata), which must reach the metadata. */
+struct tkb_timer {
+  bool no_blocking;
+  int calls;
+  char note[64];
+  tkb_interval iv;
+};
+static struct tkb_timer fake_timer;
+static int fake_opens;
+static tkb_status fake_timer_open(tkb_device *dev, const char *method, const tkb_bench_opts *o,
+                                  tkb_timer **out) {
+  (void)dev, (void)method;
+  fake_opens++;
+  fake_timer = (struct tkb_timer){.no_blocking = o && o->no_blocking_kernel};
+  *out = &fake_timer;
+  return TKB_OK;
+}
+static tkb_status fake_timer_start(tkb_timer *t) {
+  (void)t;
+  return TKB_OK;
+}
+static tkb_status fake_timer_stop(tkb_timer *t, const tkb_interval **iv, size_t *n) {
+  t->calls++;
+  t->iv = (tkb_interval){.start_ns = 1000, .end_ns = 2001000, .name = "fake"};
+  *iv = &t->iv;
+  *n = 1;
+  return TKB_OK;
+}
+static void fake_timer_close(tkb_timer *t) { (void)t; }
+static int fake_timer_metadata(tkb_timer *t, tkb_meta *kv, int cap) {
+  if (cap < 2) return 0;
+  snprintf(t->note, sizeof t->note, "%s after %d calls", t->no_blocking ? "off" : "on", t->calls);
+  kv[0] = (tkb_meta){"blocking_kernel", t->note};
+  kv[1] = (tkb_meta){"fake_timer", "yes"};
+  return 2;
+}
+
+static const char *meta_or_empty(const tkb_benchmark_data *bd, const char *key) {
+  const char *v = tkb_benchmark_data_meta(bd, key);
+  return v ? v : "";
+}
+
+static void test_device_timer_plumbing(void) {
+  tkb_std_fn *f;
+  tkb_arrays *sa;
+  standardize(TKB_MODE_FORWARD, &f, &sa);
+  tkb_device *cpu;
+  CHECK_OK(tkb_device_get("cpu", &cpu));
+  const tkb_backend *saved = cpu->backend;
+  static const char *const methods[] = {"cuda_events", "wallclock", NULL};
+  tkb_backend fake = *saved;
+  fake.methods = methods;
+  fake.timer_open = fake_timer_open;
+  fake.timer_start = fake_timer_start;
+  fake.timer_stop = fake_timer_stop;
+  fake.timer_close = fake_timer_close;
+  fake.timer_metadata = fake_timer_metadata;
+  cpu->backend = &fake;
+
+  tkb_benchmark_data *bd = NULL;
+  tkb_bench_opts o = {.iterations = 3, .method = "cuda_events"};
+  CHECK_OK(tkb_benchmark(f, sa, &o, &bd));
+  if (bd) {
+    CHECK_NEAR(bd->median_evaluation_time_ms, 2.0, 1e-9); /* the timer's interval */
+    CHECK_MSG(strcmp(meta_or_empty(bd, "blocking_kernel"), "on after 3 calls") == 0,
+              "blocking_kernel: %s", meta_or_empty(bd, "blocking_kernel"));
+    CHECK(strcmp(meta_or_empty(bd, "fake_timer"), "yes") == 0);
+  }
+  tkb_benchmark_data_free(bd);
+  /* the switch reaches timer_open */
+  o.no_blocking_kernel = true;
+  CHECK_OK(tkb_benchmark(f, sa, &o, &bd));
+  if (bd) CHECK(strcmp(meta_or_empty(bd, "blocking_kernel"), "off after 3 calls") == 0);
+  tkb_benchmark_data_free(bd);
+  /* and is refused, before any timer opens, on a method without the kernel */
+  int opens = fake_opens;
+  o.method = "wallclock";
+  CHECK_ERR(tkb_benchmark(f, sa, &o, &bd), TKB_ERR_UNSUPPORTED, "method wallclock on cpu has none");
+  CHECK(fake_opens == opens);
+  /* a backend without timer_metadata adds nothing */
+  fake.timer_metadata = NULL;
+  o = (tkb_bench_opts){.iterations = 2, .method = "cuda_events"};
+  CHECK_OK(tkb_benchmark(f, sa, &o, &bd));
+  if (bd) CHECK(tkb_benchmark_data_meta(bd, "blocking_kernel") == NULL);
+  tkb_benchmark_data_free(bd);
+
+  cpu->backend = saved;
+  tkb_std_fn_free(f);
+  tkb_arrays_free(sa);
+}
+
 int main(void) {
   test_throttle_flags();
+  test_device_timer_plumbing();
   test_counts_and_stats();
   test_every_mode();
   test_errors();
