@@ -381,8 +381,9 @@ TKB_PX_FN tkb_px_f32x2 tkb_px_box_mullerf(tkb_px_u32 xr, tkb_px_u32 xa) {
  * and in the tails the values are somewhat coarser than the dtype could be, and |z|
  * <= 4.32 (P(|N(0,1)| > 4.32) = 1.5e-5). The draw's exact variance is 0.99998 and its
  * excess kurtosis -0.0008 (the table's moments). One table lookup per element instead of
- * Box-Muller's log, sqrt and sincos per pair, and half the Philox words per element:
- * what lets a GPU fill bfloat16 at memory speed.
+ * Box-Muller's log, sqrt and sincos per pair, and half the Philox words per element: the
+ * arithmetic that bound the GPU's bfloat16 fill (0.21 of copy bandwidth on an H200 with
+ * Box-Muller; docs/PERFORMANCE.md).
  */
 TKB_PX_FN float tkb_px_normal16(tkb_px_u32 b, TKB_PX_GLOBAL const tkb_px_u32 *table) {
   return TKB_PX_AS_FLOAT(table[b & 0x7fffu] | (b & 0x8000u) << 16);
