@@ -475,7 +475,7 @@ static void gen_n16(const fill_plan *p, uint64_t c0, float *restrict out) {
 /* The table rounded to a 2-byte dtype (bfloat16 or float16), its magnitudes: rounding
  * -z gives z's bits with the sign set (test_random checks every entry), so a plain draw
  * of those dtypes is one 16-bit lookup and an or, with no float32 in between
- * (bench_init --dtype bfloat16: 0.68 ns per element per thread, 0.90 through float32).
+ * (bench_init --dtype bfloat16: 0.63 ns per element per thread, 0.90 through float32).
  * Built once per process, on first use. */
 static uint16_t n16_bf16[TKB_NORMAL16_ENTRIES], n16_f16[TKB_NORMAL16_ENTRIES];
 static pthread_once_t n16_once[2] = {PTHREAD_ONCE_INIT, PTHREAD_ONCE_INIT};
@@ -497,6 +497,12 @@ static const uint16_t *n16_rounded(tkb_dtype dt) {
 
 /* DRAW_NORMAL16 without an affine map, 2-byte dtypes: elements [off, off + n) of the
  * block's 8 NB, written as the dtype's bits. */
+/* Scalar: GCC's vectorization of the lookups (emulated gathers, as -mtune=znver4 avoids
+ * the gather instruction) made it slower: 0.70 against 0.63 ns per element per thread
+ * (bench_init --dtype bfloat16). */
+#if defined(__GNUC__) && !defined(__clang__)
+__attribute__((optimize("no-tree-vectorize")))
+#endif
 static void gen_n16_rounded(const fill_plan *p, uint64_t c0, const uint16_t *restrict t,
                             int64_t off, int64_t n, uint16_t *restrict out) {
   _Alignas(64) tkb_px_u32 w[4 * NB];
