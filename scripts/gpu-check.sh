@@ -102,6 +102,10 @@ step check_ops 180 "$TKB" check --device cuda:0 --filter '^(cpu_|alphafold_384re
 for m in cupti cuda_events profiler hermetic_profiler wallclock; do
   step "run_$m" 60 "$TKB" run --device cuda:0 --method "$m" --iterations 5 --out "$LOGS/run_$m.json"
 done
+# The CLI on cuda:0 as a user runs it (the methods' metadata, cuda_events' blocking kernel
+# and --no-blocking-kernel); the shell test takes the plugin and custom-main paths it
+# does not use here as placeholders.
+step cli_cuda 60 bash "$ROOT/tests/cli/cuda.sh" "$TKB" /dev/null /dev/null
 # Tokamax's primary specs on cuda:0 (all modes), one timed call each: launch limits,
 # memory and NaN/Inf at real sizes (run reports an entry that fails). All 921 cuda
 # entries take ~20 min (inputs of GBs initialized and outputs scanned per entry) and one
