@@ -24,10 +24,9 @@
 #include <cuda_runtime.h>
 #include <string.h>
 
-#include <atomic>
-
 #include "bulk_copy.cuh"
 #include "cu_dtype.cuh"
+#include "cu_occupancy.cuh"
 #include "norm_cuda.h"
 
 namespace {
@@ -303,34 +302,6 @@ int launch_rowreg(const norm_cu_args &a, const norm_fwd_prm &p, int c, unsigned 
   return (int)cudaGetLastError();
 }
 
-/* Blocks of `kernel` (256 threads, smem dynamic bytes) that fit on the device at once,
- * at most `work`, at least 1: the grid of a persistent kernel. Sets the kernel's dynamic
- * shared memory limit to smem first (needed above 48 KiB). */
-template <typename K>
-int persistent_grid(K *kernel, size_t smem, int64_t work, unsigned *grid) {
-  /* (device, smem, blocks per SM) of the last query for this kernel: the attribute and
-   * the occupancy query cost host microseconds on every call otherwise, which the
-   * wallclock and cuda_events methods see */
-  static std::atomic<uint64_t> memo{0};
-  int dev = 0, sms = 0, per = 0;
-  cudaError_t e = cudaGetDevice(&dev);
-  if (e == cudaSuccess) e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
-  if (e != cudaSuccess) return (int)e;
-  const uint64_t key = (uint64_t)dev << 48 | (uint64_t)smem << 16;
-  const uint64_t m = memo.load(std::memory_order_relaxed);
-  if (m != 0 && (m & ~(uint64_t)0xffff) == key) {
-    per = (int)(m & 0xffff);
-  } else {
-    e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
-    if (e == cudaSuccess) e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per, kernel, 256, smem);
-    if (e != cudaSuccess) return (int)e;
-    memo.store(key | (uint64_t)(per & 0xffff), std::memory_order_relaxed);
-  }
-  int64_t g = (int64_t)(per > 0 ? per : 1) * sms;
-  *grid = (unsigned)(g < work ? g : work < 1 ? 1 : work);
-  return (int)cudaSuccess;
-}
-
 /* Stages in flight per block of the bulk-copy row kernel (measured on an H200, with 16
  * KiB stages: 4 for thread groups, 2 for a block per row: more was slower for 8192-wide
  * bfloat16 rows, 0.61 with 3 and 0.58 with 4 stages of 0.65; these variant figures come
@@ -340,13 +311,16 @@ constexpr int NORM_BULK_STAGES_GROUP = 4, NORM_BULK_STAGES_BLOCK = 2;
 template <int XDT, int C, bool BLOCK>
 int go_rowbulk(const norm_cu_args &a, norm_fwd_prm p) {
   constexpr int S = BLOCK ? NORM_BULK_STAGES_BLOCK : NORM_BULK_STAGES_GROUP;
-  auto kernel = norm_fwd_rowbulk<XDT, C, BLOCK, S>;
   const int rpb = BLOCK ? 1 : 256 >> p.lg;
   p.stage = (int64_t)rpb * a.n * (int64_t)sizeof(typename tkb_cu_dt<XDT>::T);
-  unsigned grid = 0;
-  const int e = persistent_grid(kernel, (size_t)(S * p.stage), (a.lanes + rpb - 1) / rpb, &grid);
-  if (e != (int)cudaSuccess) return e;
-  kernel<<<grid, 256, (size_t)(S * p.stage)>>>(a, p);
+  const size_t smem = (size_t)(S * p.stage);
+  /* a persistent grid: the blocks that fit at once, at most one per tile of rows (the
+   * launch reports it when none fits) */
+  int resident = 0;
+  const cudaError_t e = tkb_cu_resident_blocks<norm_fwd_rowbulk<XDT, C, BLOCK, S>>(256, smem, &resident);
+  if (e != cudaSuccess) return (int)e;
+  const int64_t tiles = (a.lanes + rpb - 1) / rpb, fit = resident > 0 ? resident : 1;
+  norm_fwd_rowbulk<XDT, C, BLOCK, S><<<(unsigned)(fit < tiles ? fit : tiles), 256, smem>>>(a, p);
   return (int)cudaGetLastError();
 }
 

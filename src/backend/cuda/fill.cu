@@ -27,10 +27,10 @@
  */
 #include <cuda_runtime.h>
 
-#include <atomic>
 #include <type_traits>
 
 #include "cu_dtype.cuh"
+#include "cu_occupancy.cuh"
 #include "fill_kernel.h"
 #include "philox.h"
 
@@ -254,45 +254,39 @@ __global__ void __launch_bounds__(N16_THREADS) tkb_fill_n16(const tkb_cu_fill_ar
 
 typedef void (*fill_kernel)(tkb_cu_fill_args, bool);
 
-/* The shared-memory kernel of dtype dt, or nullptr. */
-fill_kernel n16_kernel(int dt) {
-  switch (dt) {
-    case DT_BFLOAT16: return tkb_fill_n16<DT_BFLOAT16>;
-    case DT_FLOAT16: return tkb_fill_n16<DT_FLOAT16>;
-    case DT_E4M3FN: return tkb_fill_n16<DT_E4M3FN>;
-    case DT_E5M2: return tkb_fill_n16<DT_E5M2>;
-    default: return nullptr;
+/* tkb_fill_n16<DT> over a persistent grid; -1 when no block of it fits on the device
+ * (the caller then runs the global-memory kernel), else the launch's cudaError_t. */
+template <int DT>
+int launch_n16(const tkb_cu_fill_args *a, uint64_t counters, bool aligned) {
+  const size_t smem = N16_ENTRIES * (size_t)dt_size(DT);
+  int resident = 0;
+  if (tkb_cu_resident_blocks<tkb_fill_n16<DT>>((int)N16_THREADS, smem, &resident) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return -1;
   }
+  if (resident <= 0) return -1;
+  const uint64_t want = (counters + N16_THREADS - 1) / N16_THREADS;
+  (void)cudaGetLastError();
+  tkb_fill_n16<DT><<<(unsigned)(want < (uint64_t)resident ? want : (uint64_t)resident), N16_THREADS, smem, 0>>>(
+      *a, aligned);
+  return (int)cudaGetLastError();
 }
 
-/* Blocks of tkb_fill_n16<dt> resident on the current device at once (its shared-memory
- * limit raised first), memoized per device and dtype; 0 when the table does not fit
- * (the caller then uses the global-memory kernel). */
-int n16_resident_blocks(fill_kernel k, int dt) {
-  constexpr int DEVICES = 64;
-  static std::atomic<int> memo[DEVICES][4]; /* blocks + 1; 0: not yet known */
-  int dev = 0;
-  if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= DEVICES) return 0;
-  const int slot = dt == DT_BFLOAT16 ? 0 : dt == DT_FLOAT16 ? 1 : dt == DT_E4M3FN ? 2 : 3;
-  int known = memo[dev][slot].load(std::memory_order_relaxed);
-  if (known) return known - 1;
-  const int smem = (int)(N16_ENTRIES * (unsigned)dt_size(dt));
-  int sms = 0, per_sm = 0;
-  if (cudaFuncSetAttribute(reinterpret_cast<const void *>(k), cudaFuncAttributeMaxDynamicSharedMemorySize,
-                           smem) != cudaSuccess ||
-      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess ||
-      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k, (int)N16_THREADS, (size_t)smem) != cudaSuccess) {
-    (void)cudaGetLastError();
-    per_sm = 0;
+int launch_n16(const tkb_cu_fill_args *a, uint64_t counters, bool aligned) {
+  switch (a->dtype) {
+    case DT_BFLOAT16: return launch_n16<DT_BFLOAT16>(a, counters, aligned);
+    case DT_FLOAT16: return launch_n16<DT_FLOAT16>(a, counters, aligned);
+    case DT_E4M3FN: return launch_n16<DT_E4M3FN>(a, counters, aligned);
+    case DT_E5M2: return launch_n16<DT_E5M2>(a, counters, aligned);
+    default: return -1;
   }
-  memo[dev][slot].store(per_sm * sms + 1, std::memory_order_relaxed);
-  return per_sm * sms;
 }
 
 template <int DRAW>
 fill_kernel float_kernel(int dt) {
+  if constexpr (DRAW != NORMAL16) /* 16-bit draws fill the narrow dtypes only */
+    if (dt == DT_FLOAT32) return tkb_fill<DRAW, DT_FLOAT32>;
   switch (dt) {
-    case DT_FLOAT32: return tkb_fill<DRAW, DT_FLOAT32>;
     case DT_BFLOAT16: return tkb_fill<DRAW, DT_BFLOAT16>;
     case DT_FLOAT16: return tkb_fill<DRAW, DT_FLOAT16>;
     case DT_E4M3FN: return tkb_fill<DRAW, DT_E4M3FN>;
@@ -318,7 +312,7 @@ fill_kernel int_kernel(int dt) {
 /* The kernel of a (draw, dtype) pair the core's plan can give; nullptr for any other. */
 fill_kernel pick_kernel(int draw, int dt) {
   switch (draw) {
-    case NORMAL16: return dt_size(dt) <= 2 ? float_kernel<NORMAL16>(dt) : nullptr;
+    case NORMAL16: return float_kernel<NORMAL16>(dt);
     case NORMAL32: return float_kernel<NORMAL32>(dt);
     case UNIFORM32: return float_kernel<UNIFORM32>(dt);
     case NORMAL64: return dt == DT_FLOAT64 ? tkb_fill<NORMAL64, DT_FLOAT64> : nullptr;
@@ -336,25 +330,17 @@ extern "C" int tkb_cu_fill_launch(const tkb_cu_fill_args *a) {
   if (!kernel) return (int)cudaErrorInvalidValue;
   const uint64_t per = (uint64_t)per_counter(a->draw);
   const uint64_t counters = (a->n + per - 1) / per;
-  if (a->draw == NORMAL16 && !a->affine && counters > 0) {
-    const fill_kernel k16 = n16_kernel(a->dtype);
-    const int resident = k16 ? n16_resident_blocks(k16, a->dtype) : 0;
-    if (resident > 0) {
-      const uint64_t want = (counters + N16_THREADS - 1) / N16_THREADS;
-      const unsigned blocks = (unsigned)(want < (uint64_t)resident ? want : (uint64_t)resident);
-      const bool aligned = (reinterpret_cast<uintptr_t>(a->out) % (8 * (size_t)dt_size(a->dtype))) == 0;
-      (void)cudaGetLastError();
-      k16<<<blocks, N16_THREADS, N16_ENTRIES * (size_t)dt_size(a->dtype), 0>>>(*a, aligned);
-      return (int)cudaGetLastError();
-    }
-  }
-  const uint64_t per_block = FILL_THREADS * FILL_K;
-  const uint64_t blocks = (counters + per_block - 1) / per_block;
-  if (blocks == 0) return (int)cudaSuccess;
-  if (blocks > 0x7fffffffu) return (int)cudaErrorInvalidConfiguration;
+  if (counters == 0) return (int)cudaSuccess;
   /* one store per counter needs its E elements' bytes aligned to their size (16 at most) */
   const size_t run = per * (size_t)dt_size(a->dtype), align = run < 16 ? run : 16;
   const bool aligned = (reinterpret_cast<uintptr_t>(a->out) % align) == 0;
+  if (a->draw == NORMAL16 && !a->affine) {
+    const int e = launch_n16(a, counters, aligned);
+    if (e >= 0) return e;
+  }
+  const uint64_t per_block = FILL_THREADS * FILL_K;
+  const uint64_t blocks = (counters + per_block - 1) / per_block;
+  if (blocks > 0x7fffffffu) return (int)cudaErrorInvalidConfiguration;
   /* a stale error of an earlier runtime call is not this launch's (a sticky one, from a
    * faulted context, comes back from the launch check anyway) */
   (void)cudaGetLastError();
