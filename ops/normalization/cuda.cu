@@ -268,6 +268,15 @@ static int log2_of(int v) { /* v a power of two */
 }
 constexpr int clamp_c(int c, int cmax) { return c <= cmax ? c : cmax; }
 
+/* log2 of rowreg's group size G for rows of nvec vectors (<= 32 cm): G grows while it
+ * leaves >= 2 vectors per thread, or while a thread would hold more than cm. The forward
+ * and dx kernels share the layout. */
+static int rowreg_group_lg(int64_t nvec, int cm) {
+  int lg = 0;
+  while (lg < 5 && (((int64_t)2 << lg) * 2 <= nvec || ((int64_t)cm << lg) < nvec)) lg++;
+  return lg;
+}
+
 template <int XDT, int C, bool BLOCK>
 void go_rowreg(unsigned grid, int threads, const norm_cu_args &a, const norm_fwd_prm &p) {
   if (p.aligned)
@@ -423,8 +432,7 @@ int forward(const norm_cu_args &a) {
       }
     }
     if (nvec <= 32 * CM) {
-      /* grow G while it leaves >= 2 vectors per thread, or too many for CM */
-      while (p.lg < 5 && (((int64_t)2 << p.lg) * 2 <= nvec || ((int64_t)CM << p.lg) < nvec)) p.lg++;
+      p.lg = rowreg_group_lg(nvec, CM);
       const int g = 1 << p.lg;
       return launch_rowreg<XDT, false>(a, p, pow2_ceil((nvec + g - 1) / g),
                                        tkb_cu_blocks(a.lanes, 256 >> p.lg), 256);
@@ -469,8 +477,7 @@ int dx_rowreg(const norm_cu_args &a) {
   if (a.inner != 1 || a.n == 0 || a.n % V != 0 || nvec > 32 * CM ||
       ((uintptr_t)a.x | (uintptr_t)a.dy | (uintptr_t)a.dx) % 16 != 0)
     return -1;
-  int lg = 0;
-  while (lg < 5 && (((int64_t)2 << lg) * 2 <= nvec || ((int64_t)CM << lg) < nvec)) lg++;
+  const int lg = rowreg_group_lg(nvec, CM);
   const int g = 1 << lg, c = pow2_ceil((nvec + g - 1) / g);
   const bool svec = !a.scale || (a.scale_dtype == TKB_CU_F32 && (uintptr_t)a.scale % 16 == 0);
   const unsigned grid = tkb_cu_blocks(a.lanes, 256 >> lg);
