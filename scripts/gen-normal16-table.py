@@ -16,9 +16,11 @@ double) refine it, and the script fails if the two disagree after rounding to fl
 by more than one unit in the last place (either is then within an ulp of the quantile).
 
 Usage: scripts/gen-normal16-table.py > src/core/normal16_table.inc
+       scripts/gen-normal16-table.py --facts   (the probabilities philox.h quotes)
 """
 import math
 import struct
+import sys
 from statistics import NormalDist
 
 N = 32768
@@ -42,7 +44,20 @@ def quantile(k):
     return b
 
 
+def facts():
+    """Where a bin (1 / (65536 phi(z)) wide) is narrower than the dtype's step, as the
+    share of draws, and the tail beyond the largest entry."""
+    p = lambda lo, hi: math.erf(hi / math.sqrt(2)) - math.erf(lo / math.sqrt(2))  # P(lo<|z|<hi)
+    top = struct.unpack("<f", struct.pack("<I", quantile(N - 1)))[0]
+    print(f"bfloat16: bins finer than its step for 0.008 < |z| < 3.4: {p(0.008, 3.4):.4f} of draws")
+    print(f"float16:  bins finer than its step for 0.063 < |z| < 2.7: {p(0.063, 2.7):.4f} of draws")
+    print(f"largest |z| {top:.4f}; P(|N(0,1)| > it) = {1 - math.erf(top / math.sqrt(2)):.3g}")
+
+
 def main():
+    if sys.argv[1:] == ["--facts"]:
+        facts()
+        return
     bits = [quantile(k) for k in range(N)]
     for k in range(1, N):
         assert bits[k] > bits[k - 1], k  # positive floats: bits increase with the value

@@ -379,9 +379,11 @@ TKB_PX_FN tkb_px_f32x2 tkb_px_box_mullerf(tkb_px_u32 xr, tkb_px_u32 xa) {
  * bin (1 / (65536 phi(z)) wide) is narrower than the dtype's own step for 0.008 < |z|
  * < 3.4 in bfloat16 (99.3% of draws) and 0.063 < |z| < 2.7 in float16 (94%); nearer 0
  * and in the tails the values are somewhat coarser than the dtype could be, and |z|
- * <= 4.32 (P(|N(0,1)| > 4.32) = 1.5e-5). The draw's exact variance is 0.99998 and its
- * excess kurtosis -0.0008 (the table's moments; test_random prints and checks them). One table lookup per element instead of
- * Box-Muller's log, sqrt and sincos per pair, and half the Philox words per element: the
+ * <= 4.32 (P(|N(0,1)| > 4.32) = 1.5e-5; `scripts/gen-normal16-table.py --facts` prints
+ * these probabilities). The draw's exact variance is 0.99998 and its excess kurtosis
+ * -0.0008 (the table's moments; test_random prints and checks them). One table lookup per
+ * element instead of Box-Muller's log, sqrt and sincos per pair, and half the Philox
+ * words per element: the
  * arithmetic that bound the GPU's bfloat16 fill (0.21 of copy bandwidth on an H200 with
  * Box-Muller; docs/PERFORMANCE.md).
  */
