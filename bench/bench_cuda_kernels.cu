@@ -22,10 +22,11 @@
  * the library's flags (-fmad=false). Not a test: it prints and exits 0 (1 on a CUDA
  * error, 77 without a GPU).
  *
- *   vjp    normalization's dx (axis last, bfloat16 rows) as run before session 3
- *          (norm_dx_row, a 256-thread block per row) against the op's now (norm_dx_rowreg
- *          for rows of up to 512, cuda_dx.cuh), how many dx values differ (sums in
- *          another order: 1 ulp), and the whole vjp (dx, dscale, doffset) as run now.
+ *   vjp    normalization's whole vjp (dx, dscale, doffset) as session 2 ran it (a block
+ *          or thread per lane for dx, then norm_partial and one thread per column adding
+ *          the blocks) against the op's now (cuda_dx.cuh: dx and the partial sums in one
+ *          pass), dx alone now, how many dx values differ (sums in another order: 1 ulp)
+ *          and the largest relative difference of dscale and doffset.
  *
  *   bench_cuda_kernels [fill] [norm] [vjp]     (all by default)
  * Build: cmake --build build --target bench_cuda_kernels (not in `all`: it compiles the
@@ -35,6 +36,7 @@
 #include "../ops/normalization/cuda.cu"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -302,21 +304,68 @@ static void bench_norm(void) {
   }
 }
 
-/* ---- normalization vjp: dx ---- */
+/* ---- normalization vjp ---- */
+
+/* Session 2's second pass of dscale/doffset (one thread per column adding the blocks in
+ * order), which cuda_dx.cuh's norm_params replaced: the "before" vjp's last kernel. */
+template <typename Acc>
+__global__ void norm_params_serial(norm_cu_args a) {
+  const Acc *part = static_cast<const Acc *>(a.part);
+  for (int64_t j = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; j < a.n; j += (int64_t)gridDim.x * blockDim.x) {
+    Acc ds = 0, dof = 0;
+    for (int64_t b = 0; b < a.blocks; b++) {
+      ds += part[b * a.n + j];
+      dof += part[a.blocks * a.n + b * a.n + j];
+    }
+    tkb_cu_st<Acc>(a.dscale, a.scale_dtype, j, ds);
+    tkb_cu_st<Acc>(a.doffset, a.offset_dtype, j, dof);
+  }
+}
+
+/* The whole vjp as session 2 ran it (2.25 ms for alphafold_768res_128chan on the H200):
+ * a block or thread per lane for dx, then norm_partial and norm_params_serial. */
+template <int XDT>
+static void norm_vjp_before(const norm_cu_args &a) {
+  if (a.inner == 1)
+    norm_dx_row<XDT><<<tkb_cu_blocks(a.lanes, 1), NORM_ROW_THREADS>>>(a);
+  else
+    norm_dx_lane<XDT><<<tkb_cu_blocks(a.lanes, NORM_LANE_THREADS), NORM_LANE_THREADS>>>(a);
+  norm_partial<XDT><<<tkb_cu_blocks(a.blocks * a.n, 256), 256>>>(a);
+  norm_params_serial<float><<<tkb_cu_blocks(a.n, 256), 256>>>(a);
+  CK(cudaGetLastError());
+}
+
+/* Largest |p - q| / max(|q|, 1e-3 max|q|) over n float32 values (device pointers). */
+static double max_rel_diff(const float *p, const float *q, int64_t n) {
+  std::vector<float> a(n), b(n);
+  CK(cudaMemcpy(a.data(), p, n * 4, cudaMemcpyDeviceToHost));
+  CK(cudaMemcpy(b.data(), q, n * 4, cudaMemcpyDeviceToHost));
+  double big = 0, worst = 0;
+  for (int64_t i = 0; i < n; i++) big = std::max(big, (double)std::fabs(b[i]));
+  for (int64_t i = 0; i < n; i++)
+    worst = std::max(worst, std::fabs((double)a[i] - b[i]) / std::max((double)std::fabs(b[i]), 1e-3 * big));
+  return worst;
+}
 
 static void bench_vjp(void) {
   const norm_case cases[] = {
       {"alphafold_768res_128chan", TKB_CU_BF16, 768 * 768, 128, 1},
       {"alphafold_384res_64chan", TKB_CU_BF16, 384 * 384, 64, 1},
+      {"8192x512 float32 axis -1", TKB_CU_F32, 8192, 512, 1},
       {"8192x1024 bfloat16 axis -1", TKB_CU_BF16, 8192, 1024, 1},
+      {"alphafold_768res_128chan_axis0", TKB_CU_BF16, 1, 128, 768 * 768},
+      {"alphafold_384res_128chan_axis0", TKB_CU_BF16, 1, 128, 384 * 384},
+      {"float32 [128, 768, 768] axis 0", TKB_CU_F32, 1, 128, 768 * 768},
   };
-  printf("normalization vjp, dx only (x, dy read, dx written: 3/2 of a copy's bytes) and the whole vjp\n");
+  printf("normalization vjp (dx, dscale, doffset; float32 scale and offset): session 2's kernels -> now.\n"
+         "  ratio = 1.5 copy time / vjp time: a vjp must read x and dy and write dx, 3/2 of a copy's bytes\n");
   for (const norm_case &cs : cases) {
-    const int64_t count = cs.outer * cs.n, lanes = cs.outer;
-    const size_t xb = (size_t)count * 2;
+    const int64_t count = cs.outer * cs.n * cs.inner, lanes = cs.outer * cs.inner;
+    const int es = cs.dt == TKB_CU_BF16 ? 2 : 4;
+    const size_t xb = (size_t)count * es;
     const int64_t blocks = (lanes + NORM_CU_BLOCK_LANES - 1) / NORM_CU_BLOCK_LANES;
     void *x, *dy, *y, *dx0, *dx1, *copy, *part;
-    float *sc, *of, *mean, *rstd, *dsc, *dof;
+    float *sc, *of, *mean, *rstd, *dsc0, *dof0, *dsc1, *dof1;
     CK(cudaMalloc(&x, xb));
     CK(cudaMalloc(&dy, xb));
     CK(cudaMalloc(&y, xb));
@@ -324,14 +373,11 @@ static void bench_vjp(void) {
     CK(cudaMalloc(&dx1, xb));
     CK(cudaMalloc(&copy, xb));
     CK(cudaMalloc(&part, (size_t)(2 * blocks * cs.n) * sizeof(float)));
-    CK(cudaMalloc(&sc, cs.n * 4));
-    CK(cudaMalloc(&of, cs.n * 4));
-    CK(cudaMalloc(&dsc, cs.n * 4));
-    CK(cudaMalloc(&dof, cs.n * 4));
+    for (float **p : {&sc, &of, &dsc0, &dof0, &dsc1, &dof1}) CK(cudaMalloc(p, cs.n * 4));
     CK(cudaMalloc(&mean, lanes * 4));
     CK(cudaMalloc(&rstd, lanes * 4));
-    norm_bench_x<<<2048, 256>>>(x, cs.dt, count, cs.n, 1, 0);
-    norm_bench_x<<<2048, 256>>>(dy, cs.dt, count, cs.n, 1, 0x9e3779b9u);
+    norm_bench_x<<<2048, 256>>>(x, cs.dt, count, cs.n, cs.inner, 0);
+    norm_bench_x<<<2048, 256>>>(dy, cs.dt, count, cs.n, cs.inner, 0x9e3779b9u);
     norm_bench_param<<<64, 256>>>(sc, cs.n, 0.9f);
     norm_bench_param<<<64, 256>>>(of, cs.n, -0.1f);
     norm_cu_args a = {};
@@ -343,7 +389,7 @@ static void bench_vjp(void) {
     a.rstd_out = rstd;
     a.lanes = lanes;
     a.n = cs.n;
-    a.inner = 1;
+    a.inner = cs.inner;
     a.blocks = blocks;
     a.epsilon = 1e-6;
     a.x_dtype = cs.dt;
@@ -354,25 +400,31 @@ static void bench_vjp(void) {
     a.mean_in = mean;
     a.rstd_in = rstd;
     a.dy = dy;
-    a.dx = dx0;
     a.part = part;
+    norm_cu_args before = a, now = a, dx_only = a;
+    before.dx = dx0;
+    before.dscale = dsc0;
+    before.doffset = dof0;
+    now.dx = dx1;
+    now.dscale = dsc1;
+    now.doffset = dof1;
+    dx_only.dx = dx1;
     const float copy_ms = time_ms([&] { CK(cudaMemcpyAsync(copy, x, xb, cudaMemcpyDeviceToDevice)); }, 25);
-    const float now_ms = time_ms([&] { CK((cudaError_t)tkb_cu_norm_vjp(&a)); }, 25);
-    norm_cu_args b = a;
-    b.dx = dx1;
-    const float before_ms =
-        time_ms([&] { norm_dx_row<TKB_CU_BF16><<<tkb_cu_blocks(lanes, 1), NORM_ROW_THREADS>>>(b); }, 25);
-    const size_t differ = count_differing(dx0, dx1, xb, 2);
-    norm_cu_args w = a; /* the whole vjp: dx, dscale, doffset */
-    w.dscale = dsc;
-    w.doffset = dof;
-    const float whole_ms = time_ms([&] { CK((cudaError_t)tkb_cu_norm_vjp(&w)); }, 25);
-    printf("  %-28s copy %.4f ms | dx before (norm_dx_row) %.4f ms ratio %.3f | dx now %.4f ms "
-           "ratio %.3f | %zu of %lld differ | whole vjp now %.4f ms\n",
+    const float before_ms = time_ms([&] {
+      if (cs.dt == TKB_CU_BF16) norm_vjp_before<TKB_CU_BF16>(before);
+      else norm_vjp_before<TKB_CU_F32>(before);
+    }, 15);
+    const float now_ms = time_ms([&] { CK((cudaError_t)tkb_cu_norm_vjp(&now)); }, 25);
+    const float dx_ms = time_ms([&] { CK((cudaError_t)tkb_cu_norm_vjp(&dx_only)); }, 25);
+    CK((cudaError_t)tkb_cu_norm_vjp(&now)); /* dx1 from the whole vjp again */
+    CK(cudaDeviceSynchronize());
+    printf("  %-32s copy %.4f ms | before %.4f ms ratio %.3f | now %.4f ms ratio %.3f (%.1fx) | dx alone %.4f "
+           "ms | %zu of %lld dx differ, dscale rel %.1e, doffset rel %.1e\n",
            cs.name, copy_ms, before_ms, 1.5 * copy_ms / before_ms, now_ms, 1.5 * copy_ms / now_ms,
-           differ, (long long)count, whole_ms);
+           before_ms / now_ms, dx_ms, count_differing(dx0, dx1, xb, es), (long long)count,
+           max_rel_diff(dsc1, dsc0, cs.n), max_rel_diff(dof1, dof0, cs.n));
     for (void *p : {x, dy, y, dx0, dx1, copy, part}) CK(cudaFree(p));
-    for (float *p : {sc, of, dsc, dof, mean, rstd}) CK(cudaFree(p));
+    for (float *p : {sc, of, dsc0, dof0, dsc1, dof1, mean, rstd}) CK(cudaFree(p));
   }
 }
 

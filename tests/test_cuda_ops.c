@@ -186,10 +186,14 @@ typedef struct edge_case {
 static const int32_t edge_groups[6] = {0, 17, 0, 20, 13, 0}; /* M = 50 */
 static tkb_init edge_groups_init, edge_labels_init, edge_mask_none;
 
-static edge_case edge_cases[32];
+static edge_case edge_cases[40];
 static size_t n_edge;
 
 static edge_case *edge_add(const char *op, const char *name, const tkb_fn *ref, const tkb_fn *cuda) {
+  if (n_edge == sizeof edge_cases / sizeof edge_cases[0]) {
+    fprintf(stderr, "test_cuda_ops: more than %zu edge cases: enlarge edge_cases\n", n_edge);
+    exit(1);
+  }
   edge_case *c = &edge_cases[n_edge++];
   *c = (edge_case){.op = op, .name = name, .ref = ref, .cuda = cuda};
   return c;
@@ -280,6 +284,51 @@ static void edge_register(void) {
   c->args[1] = TKB_ABSTRACT(TKB_SPEC(TKB_FLOAT32, 20));
   c->args[2] = TKB_ABSTRACT(TKB_SPEC(TKB_FLOAT32, 20));
   c->n_args = 3;
+
+  /* the vjp's fused partial sums of dscale and doffset (cuda_dx.cuh), over blocks of 256
+   * lanes: rows of 128 bfloat16 in groups of 8 threads, 600 rows (blocks of 256, 256, 88)
+   * with a bfloat16 offset (its grad stored as bfloat16); float64 rows of 512 (32
+   * threads holding 8 vectors each); 12000 rows of 64 bfloat16 (47 blocks: norm_params's
+   * 32 rows of threads each add two or more, over two groups of 32 columns); other axes:
+   * 9216 lanes of 8 bfloat16 per thread (36 blocks, n = 64), a normalized axis of 300 >
+   * NORM_DX_COLS_NMAX (dx by the cols kernel, the sums by norm_partial), and float32
+   * lanes of 6 per row (not a whole vector: the thread-per-lane kernels) */
+  c = edge_add("normalization", "edge_norm_bf16_600x128_vjp_blocks", nr, nc);
+  c->args[0] = TKB_ABSTRACT(TKB_SPEC(TKB_BFLOAT16, 600, 128));
+  c->args[1] = TKB_ABSTRACT(TKB_SPEC(TKB_FLOAT32, 128));
+  c->args[2] = TKB_ABSTRACT(TKB_SPEC(TKB_BFLOAT16, 128));
+  c->n_args = 3;
+  c = edge_add("normalization", "edge_norm_f64_300x512_vjp_c8", nr, nc);
+  c->args[0] = TKB_ABSTRACT(TKB_SPEC(TKB_FLOAT64, 300, 512));
+  c->args[1] = TKB_ABSTRACT(TKB_SPEC(TKB_FLOAT64, 512));
+  c->args[2] = TKB_ABSTRACT(TKB_SPEC(TKB_FLOAT64, 512));
+  c->n_args = 3;
+  c = edge_add("normalization", "edge_norm_bf16_12000x64_vjp_47_blocks", nr, nc);
+  c->args[0] = TKB_ABSTRACT(TKB_SPEC(TKB_BFLOAT16, 12000, 64));
+  c->args[1] = TKB_ABSTRACT(TKB_SPEC(TKB_FLOAT32, 64));
+  c->args[2] = TKB_ABSTRACT(TKB_SPEC(TKB_FLOAT32, 64));
+  c->n_args = 3;
+  c = edge_add("normalization", "edge_norm_bf16_64x96x96_axis0_vjp_cols", nr, nc);
+  c->args[0] = TKB_ABSTRACT(TKB_SPEC(TKB_BFLOAT16, 64, 96, 96));
+  c->args[1] = TKB_ABSTRACT(TKB_SPEC(TKB_FLOAT32, 64));
+  c->args[2] = TKB_ABSTRACT(TKB_SPEC(TKB_FLOAT32, 64));
+  c->n_args = 3;
+  c->kwargs[0] = (tkb_kwarg){"axis", TKB_INT(0)};
+  c->n_kwargs = 1;
+  c = edge_add("normalization", "edge_norm_bf16_2x300x16_axis1_vjp_long", nr, nc);
+  c->args[0] = TKB_ABSTRACT(TKB_SPEC(TKB_BFLOAT16, 2, 300, 16));
+  c->args[1] = TKB_ABSTRACT(TKB_SPEC(TKB_FLOAT32, 300));
+  c->args[2] = TKB_ABSTRACT(TKB_SPEC(TKB_FLOAT32, 300));
+  c->n_args = 3;
+  c->kwargs[0] = (tkb_kwarg){"axis", TKB_INT(1)};
+  c->n_kwargs = 1;
+  c = edge_add("normalization", "edge_norm_f32_4x50x6_axis1_vjp_lanes", nr, nc);
+  c->args[0] = TKB_ABSTRACT(TKB_SPEC(TKB_FLOAT32, 4, 50, 6));
+  c->args[1] = TKB_ABSTRACT(TKB_SPEC(TKB_FLOAT32, 50));
+  c->args[2] = TKB_ABSTRACT(TKB_SPEC(TKB_FLOAT32, 50));
+  c->n_args = 3;
+  c->kwargs[0] = (tkb_kwarg){"axis", TKB_INT(1)};
+  c->n_kwargs = 1;
 
   const tkb_fn *gr = &tkb_op_gated_linear_unit_reference, *gc = &tkb__op_gated_linear_unit_cuda;
   const char *acts[3] = {"gelu", "relu", "none"};

@@ -7,8 +7,9 @@
  *   prepare:     tkb__kernel_build(dev, "normalization", "", "norm_forward" | "norm_vjp")
  *                (a look-up in the plugin: src/backend/cuda/ops.c)
  *   forward, forward_res:  norm_forward (residuals when given)
- *   vjp:         norm_vjp (dx; dscale/doffset in two deterministic passes through the
- *                workspace `part`, allocated here in prepare)
+ *   vjp:         norm_vjp (dx, and dscale/doffset's partial sums over blocks of
+ *                NORM_CU_BLOCK_LANES lanes in the same pass, added by a second kernel;
+ *                the workspace `part` holds them, allocated here in prepare)
  * one norm_cu_args (norm_cuda.h) per launch. On a machine without a GPU the device does
  * not open, so these never run there.
  */

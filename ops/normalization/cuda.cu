@@ -13,10 +13,13 @@
  *     over the row (neighbours read neighbouring elements) and reduce through shuffles
  *   other axes (inner > 1): one thread per lane, looping over j; neighbouring threads
  *     are neighbouring i, so each step of j reads a contiguous run
- *   dscale/doffset: two passes, as opencl.cl: norm_partial sums, per column j, the lanes
- *     of block b (b, b + blocks, ...) into part; norm_params adds the blocks in order.
- *   dx: cuda_dx.cuh's rowreg-layout kernel for rows up to 32 vectors per thread group
- *     (aligned, axis last), else the dx kernels below.
+ *   vjp: cuda_dx.cuh's kernels compute dx and the partial sums of dscale and doffset
+ *     (part[q][b][j], over blocks b of NORM_CU_BLOCK_LANES consecutive lanes) in one
+ *     pass over x and dy, for aligned rows of up to 32 vectors per thread group (axis
+ *     last) and aligned vectors of lanes (other axes); norm_params adds the blocks.
+ *     Other layouts: the dx kernels below, then norm_partial, which sums per column j the
+ *     lanes b, b + blocks, ... into part[q][b][j] (strided, as opencl.cl, so that its
+ *     threads read neighbouring elements for every axis).
  *
  * All on the legacy default stream (stream 0), which the backend's timers bracket.
  */
@@ -206,8 +209,9 @@ __global__ void norm_dx_lane(norm_cu_args a) {
 }
 
 /*
- * Pass 1 of dscale/doffset, one thread per (b, j), numbered so neighbouring threads read
- * neighbouring elements (j fastest when the axis is last, b fastest otherwise):
+ * dscale/doffset's partial sums for the layouts cuda_dx.cuh's kernels do not take, one
+ * thread per (b, j), numbered so neighbouring threads read neighbouring elements (j
+ * fastest when the axis is last, b fastest otherwise):
  *   part[0][b][j] = sum_{L in block b} dy[L, j] * xhat[L, j]
  *   part[1][b][j] = sum_{L in block b} dy[L, j]
  */
@@ -232,23 +236,6 @@ __global__ void norm_partial(norm_cu_args a) {
     }
     part[b * n + j] = ds;
     part[blocks * n + b * n + j] = dof;
-  }
-}
-
-/* Pass 2: dscale[j] = sum_b part[0][b][j], doffset[j] = sum_b part[1][b][j], in order. */
-template <typename Acc>
-__global__ void norm_params(norm_cu_args a) {
-  const Acc *part = static_cast<const Acc *>(a.part);
-  const int64_t n = a.n, blocks = a.blocks;
-  for (int64_t j = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; j < n;
-       j += (int64_t)gridDim.x * blockDim.x) {
-    Acc ds = 0, dof = 0;
-    for (int64_t b = 0; b < blocks; b++) {
-      ds += part[b * n + j];
-      dof += part[blocks * n + b * n + j];
-    }
-    if (a.dscale) tkb_cu_st<Acc>(a.dscale, a.scale_dtype, j, ds);
-    if (a.doffset) tkb_cu_st<Acc>(a.doffset, a.offset_dtype, j, dof);
   }
 }
 
@@ -467,10 +454,25 @@ int forward(const norm_cu_args &a) {
   return (int)cudaGetLastError();
 }
 
-/* dx by norm_dx_rowreg when the rows fit it (cuda_dx.cuh): the launch's status, or -1
- * when they do not. G and C as forward() picks them for rowreg's groups. */
+/* dx (when a.dx), and the partial sums when params, by norm_dx_rowreg when the rows fit
+ * it (cuda_dx.cuh): the launch's status, or -1 when they do not. G and C as forward()
+ * picks them for rowreg's groups; a block of 256 threads per NORM_CU_BLOCK_LANES rows. */
+template <int XDT, bool PARAMS>
+int go_dx_rowreg(const norm_cu_args &a, int c, int lg, bool svec) {
+  constexpr int CM = 16 / norm_vec<XDT>;
+  const unsigned grid = (unsigned)a.blocks;
+  switch (c) {
+    case 1: norm_dx_rowreg<XDT, 1, PARAMS><<<grid, 256>>>(a, lg, svec); break;
+    case 2: norm_dx_rowreg<XDT, clamp_c(2, CM), PARAMS><<<grid, 256>>>(a, lg, svec); break;
+    case 4: norm_dx_rowreg<XDT, clamp_c(4, CM), PARAMS><<<grid, 256>>>(a, lg, svec); break;
+    case 8: norm_dx_rowreg<XDT, clamp_c(8, CM), PARAMS><<<grid, 256>>>(a, lg, svec); break;
+    default: return -1; /* (c <= CM by the choice of G) */
+  }
+  return (int)cudaGetLastError();
+}
+
 template <int XDT>
-int dx_rowreg(const norm_cu_args &a) {
+int dx_rowreg(const norm_cu_args &a, bool params) {
   typedef typename tkb_cu_dt<XDT>::T T;
   constexpr int V = 16 / (int)sizeof(T), CM = 16 / V;
   const int64_t nvec = a.n / V;
@@ -480,35 +482,58 @@ int dx_rowreg(const norm_cu_args &a) {
   const int lg = rowreg_group_lg(nvec, CM);
   const int g = 1 << lg, c = pow2_ceil((nvec + g - 1) / g);
   const bool svec = !a.scale || (a.scale_dtype == TKB_CU_F32 && (uintptr_t)a.scale % 16 == 0);
-  const unsigned grid = tkb_cu_blocks(a.lanes, 256 >> lg);
-  switch (c) {
-    case 1: norm_dx_rowreg<XDT, 1><<<grid, 256>>>(a, lg, svec); break;
-    case 2: norm_dx_rowreg<XDT, clamp_c(2, CM)><<<grid, 256>>>(a, lg, svec); break;
-    case 4: norm_dx_rowreg<XDT, clamp_c(4, CM)><<<grid, 256>>>(a, lg, svec); break;
-    case 8: norm_dx_rowreg<XDT, clamp_c(8, CM)><<<grid, 256>>>(a, lg, svec); break;
-    default: return -1; /* (c <= CM by the choice of G) */
+  return params ? go_dx_rowreg<XDT, true>(a, c, lg, svec) : go_dx_rowreg<XDT, false>(a, c, lg, svec);
+}
+
+/* The same by norm_dx_cols for other axes (inner > 1): -1 when the lanes do not fit it,
+ * else the launch's status; *params_done tells whether it computed the partial sums too
+ * (rows of up to NORM_DX_COLS_NMAX elements). */
+template <int XDT>
+int dx_cols(const norm_cu_args &a, bool params, bool *params_done) {
+  constexpr int V = norm_vec<XDT>;
+  *params_done = params && a.n <= NORM_DX_COLS_NMAX;
+  if (a.inner <= 1 || a.inner % V != 0 || a.n == 0 || (!a.dx && !*params_done) ||
+      ((uintptr_t)a.x | (uintptr_t)a.dy | (uintptr_t)a.dx) % 16 != 0) {
+    *params_done = false;
+    return -1;
   }
+  const unsigned grid = tkb_cu_blocks(a.lanes / V, NORM_DX_COLS_THREADS);
+  if (grid != (uint64_t)(a.lanes / V + NORM_DX_COLS_THREADS - 1) / NORM_DX_COLS_THREADS) {
+    *params_done = false; /* more lanes than one launch covers (2^20 blocks) */
+    return -1;
+  }
+  if (*params_done)
+    norm_dx_cols<XDT, true><<<grid, NORM_DX_COLS_THREADS>>>(a);
+  else
+    norm_dx_cols<XDT, false><<<grid, NORM_DX_COLS_THREADS>>>(a);
   return (int)cudaGetLastError();
 }
 
+/* dx, dscale, doffset: whichever are wanted (non-NULL). */
 template <int XDT>
 int vjp(const norm_cu_args &a) {
   typedef typename tkb_cu_dt<XDT>::Acc Acc;
-  if (a.dx && a.lanes > 0) {
-    int err = dx_rowreg<XDT>(a);
-    if (err < 0) { /* rows it does not take */
-      if (a.inner == 1)
-        norm_dx_row<XDT><<<tkb_cu_blocks(a.lanes, 1), NORM_ROW_THREADS>>>(a);
-      else
-        norm_dx_lane<XDT><<<tkb_cu_blocks(a.lanes, NORM_LANE_THREADS), NORM_LANE_THREADS>>>(a);
-      err = (int)cudaGetLastError();
+  const bool params = (a.dscale || a.doffset) && a.n > 0;
+  if (a.blocks != (a.lanes + NORM_CU_BLOCK_LANES - 1) / NORM_CU_BLOCK_LANES)
+    return (int)cudaErrorInvalidValue; /* cuda.c sizes the workspace by it */
+  if (a.lanes > 0 && (a.dx || params)) {
+    bool params_done = params;
+    int err = a.inner == 1 ? dx_rowreg<XDT>(a, params) : dx_cols<XDT>(a, params, &params_done);
+    if (err < 0) { /* layouts they do not take: one thread or block per lane */
+      err = 0;
+      params_done = false;
+      if (a.dx) {
+        if (a.inner == 1)
+          norm_dx_row<XDT><<<tkb_cu_blocks(a.lanes, 1), NORM_ROW_THREADS>>>(a);
+        else
+          norm_dx_lane<XDT><<<tkb_cu_blocks(a.lanes, NORM_LANE_THREADS), NORM_LANE_THREADS>>>(a);
+        err = (int)cudaGetLastError();
+      }
     }
     if (err != 0) return err;
+    if (params && !params_done) norm_partial<XDT><<<tkb_cu_blocks(a.blocks * a.n, 256), 256>>>(a);
   }
-  if ((a.dscale || a.doffset) && a.n > 0) {
-    if (a.blocks > 0) norm_partial<XDT><<<tkb_cu_blocks(a.blocks * a.n, 256), 256>>>(a);
-    norm_params<Acc><<<tkb_cu_blocks(a.n, 256), 256>>>(a); /* no lanes: zeros */
-  }
+  if (params) norm_params<Acc><<<tkb_cu_blocks(a.n, 32), 1024>>>(a); /* no lanes: zeros */
   return (int)cudaGetLastError();
 }
 

@@ -1,23 +1,79 @@
 /*
- * cuda_dx.cuh - normalization's fast dx kernel (included by cuda.cu only, after
+ * cuda_dx.cuh - normalization's fast vjp kernels (included by cuda.cu only, after
  * cuda_fwd.cuh, inside its anonymous namespace). With xhat[j] = (x[j] - mean) rstd and
- * g[j] = dy[j] scale[j] (mean and rstd saved by the forward):
+ * g[j] = dy[j] scale[j] (mean and rstd saved by the forward), per lane (normalized row):
  *
  *   dx[j] = rstd (g[j] - mean_j g - xhat[j] mean_j(g xhat))   (mean_j g = 0 for RMS norm)
  *
- *   norm_dx_rowreg<XDT, C>  axis last (inner = 1), x, dy and dx 16-byte aligned with
+ * and over all lanes L, for each element j of the normalized axis:
+ *
+ *   dscale[j] = sum_L dy[L, j] xhat[L, j]        doffset[j] = sum_L dy[L, j]
+ *
+ * Both kernels below compute dx and, when PARAMS, the partial sums of dscale and doffset
+ * over each block of NORM_CU_BLOCK_LANES consecutive lanes (part[0][b][j], part[1][b][j])
+ * in the same pass over x and dy; norm_params then adds the blocks. (norm_dx_row,
+ * norm_dx_lane and norm_partial in cuda.cu serve the other layouts: they read x and dy
+ * four times in all, with one thread or block per lane; on an H200 that vjp of
+ * alphafold_768res_128chan took 2.25 ms against its forward's 0.098.)
+ *
+ *   norm_dx_rowreg<XDT, C, PARAMS>  axis last (inner = 1), x, dy and dx 16-byte aligned,
  *     n % VEC == 0, n <= 32 C VEC: rowreg's layout (cuda_fwd.cuh). A group of G <= 32
  *     threads per row, thread t holding vectors t, t + G, ... (C of them) of x and dy in
- *     registers, so both are read once, and its scale values held across the rows it
- *     visits (norm_dx_row, for the other rows, runs a 256-thread block per row and reads
- *     x and dy twice: on an H200 the vjp of alphafold_768res_128chan, rows of 128, took
- *     2.25 ms against its forward's 0.098).
+ *     registers, so both are read once; its scale values, and its columns' partial sums
+ *     of dscale and doffset, stay in registers across the rows of its block.
+ *   norm_dx_cols<XDT, PARAMS>  other axes (inner > 1), inner % VEC == 0, x, dy and dx
+ *     16-byte aligned (and n <= NORM_DX_COLS_NMAX when PARAMS): a thread per VEC
+ *     neighbouring lanes, i.e. one 16-byte vector of each row j (a warp's load is one
+ *     run of 512 bytes), two passes over j: the sums, then dx. Each row j's terms of
+ *     dscale and doffset are summed over the warp (butterfly) into shared memory.
  *
- * Sums: per thread in index order, then the group's butterfly (group_allsum): a fixed
- * order for a given shape, the same bits in every thread of the group.
+ * Sums: in a fixed order for a given shape, never the device's (the blocks of lanes are
+ * fixed by the shape, not by the grid): per thread in index order, then xor butterflies
+ * (both partners add the same two values, so every thread gets the same bits), then a
+ * block's warps in index order, then (norm_params) the blocks in a fixed tree.
  */
 
-template <int XDT, int C>
+static_assert(NORM_CU_BLOCK_LANES == 256, "the kernels' blocks of lanes");
+
+/* Shared memory of the rowreg kernel's partial sums: a row of up to 512 values per warp. */
+constexpr int NORM_DX_ROWREG_NMAX = 512;
+
+/* The partial sums of a rowreg block, each thread holding its columns' sums over the rows
+ * it visited (p[c][k]: element (c G + t) VEC + k), written as part[q][blockIdx.x][j]:
+ * first over the row slots of a warp (threads of equal t), then over the 8 warps in order. */
+template <typename Acc, int C, int V>
+__device__ __forceinline__ void rowreg_params_out(const norm_cu_args &a, int lg, int q, Acc (&p)[C][V]) {
+  __shared__ Acc red[8][NORM_DX_ROWREG_NMAX];
+  const int G = 1 << lg, t = (int)threadIdx.x & (G - 1), w = (int)threadIdx.x >> 5;
+  const int64_t n = a.n;
+#pragma unroll
+  for (int c = 0; c < C; c++)
+#pragma unroll
+    for (int k = 0; k < V; k++)
+      for (int o = G; o < 32; o <<= 1) p[c][k] += __shfl_xor_sync(0xffffffffu, p[c][k], o);
+  if (((int)threadIdx.x & 31) < G) {
+#pragma unroll
+    for (int c = 0; c < C; c++) {
+      const int e0 = (c * G + t) * V;
+      if (e0 < n)
+#pragma unroll
+        for (int k = 0; k < V; k++) red[w][e0 + k] = p[c][k];
+    }
+  }
+  __syncthreads();
+  Acc *part = static_cast<Acc *>(a.part) + ((int64_t)q * a.blocks + blockIdx.x) * n;
+  for (int j = (int)threadIdx.x; j < n; j += 256) {
+    Acc s = red[0][j];
+#pragma unroll
+    for (int i = 1; i < 8; i++) s += red[i][j];
+    part[j] = s;
+  }
+  __syncthreads(); /* red is reused by the next q */
+}
+
+/* 256 threads, one block per NORM_CU_BLOCK_LANES rows (in G steps of 256 / G rows, a
+ * row per group); dx is written when a.dx is set. */
+template <int XDT, int C, bool PARAMS>
 __global__ void __launch_bounds__(256) norm_dx_rowreg(norm_cu_args a, int lg, bool svec) {
   typedef tkb_cu_dt<XDT> D;
   typedef typename D::T T;
@@ -41,7 +97,16 @@ __global__ void __launch_bounds__(256) norm_dx_rowreg(norm_cu_args a, int lg, bo
       for (int k = 0; k < V; k++) sc[c][k] = (Acc)1;
     }
   }
-  for (int64_t row0 = (int64_t)blockIdx.x * rpb; row0 < a.lanes; row0 += (int64_t)gridDim.x * rpb) {
+  /* this thread's columns' sums of dy xhat and of dy over the rows it visits */
+  Acc ps[PARAMS ? C : 1][V], po[PARAMS ? C : 1][V];
+  if constexpr (PARAMS) {
+#pragma unroll
+    for (int c = 0; c < C; c++)
+#pragma unroll
+      for (int k = 0; k < V; k++) ps[c][k] = po[c][k] = (Acc)0;
+  }
+  const int64_t first = (int64_t)blockIdx.x * NORM_CU_BLOCK_LANES;
+  for (int64_t row0 = first; row0 < first + NORM_CU_BLOCK_LANES && row0 < a.lanes; row0 += rpb) {
     const int64_t row = row0 + ((int)threadIdx.x >> lg);
     const bool live = row < a.lanes;
     const int64_t r = live ? row : 0;
@@ -52,7 +117,7 @@ __global__ void __launch_bounds__(256) norm_dx_rowreg(norm_cu_args a, int lg, bo
       if (live && e0 < n) {
         hx[c] = *reinterpret_cast<const P *>(x + r * n + e0);
         hd[c] = *reinterpret_cast<const P *>(dy + r * n + e0);
-      } else { /* zeros: they add nothing to the sums */
+      } else { /* zeros: they add nothing to the row's sums */
 #pragma unroll
         for (int k = 0; k < V; k++) hx[c].e[k] = hd[c].e[k] = (T)0;
       }
@@ -72,7 +137,7 @@ __global__ void __launch_bounds__(256) norm_dx_rowreg(norm_cu_args a, int lg, bo
     sg = group_allsum(sg, G);
     sgx = group_allsum(sgx, G);
     const Acc mg = a.subtract_mean ? sg / (Acc)n : (Acc)0, mgx = sgx / (Acc)n;
-    if (!live) continue;
+    if (!live) continue; /* (past the end: adds nothing to the partial sums either) */
 #pragma unroll
     for (int c = 0; c < C; c++) {
       const int64_t e0 = (int64_t)(c * G + t) * V;
@@ -80,11 +145,163 @@ __global__ void __launch_bounds__(256) norm_dx_rowreg(norm_cu_args a, int lg, bo
       Acc v[V];
 #pragma unroll
       for (int k = 0; k < V; k++) {
-        const Acc g = D::ld(hd[c].e[k]) * sc[c][k];
+        const Acc d = D::ld(hd[c].e[k]);
         const Acc xhat = (D::ld(hx[c].e[k]) - mean) * rstd;
-        v[k] = rstd * (g - mg - xhat * mgx);
+        v[k] = rstd * (d * sc[c][k] - mg - xhat * mgx);
+        if constexpr (PARAMS) {
+          ps[c][k] += d * xhat;
+          po[c][k] += d;
+        }
       }
-      norm_store16(dx + r * n + e0, norm_pack_out<XDT>(v));
+      if (dx) norm_store16(dx + r * n + e0, norm_pack_out<XDT>(v));
     }
+  }
+  if constexpr (PARAMS) {
+    rowreg_params_out<Acc, C, V>(a, lg, 0, ps);
+    rowreg_params_out<Acc, C, V>(a, lg, 1, po);
+  }
+}
+
+/* The cols kernel's block and the longest axis whose partial sums it keeps. */
+constexpr int NORM_DX_COLS_THREADS = 128;
+constexpr int NORM_DX_COLS_NMAX = 256;
+
+/* A block covers NORM_DX_COLS_THREADS VEC lanes: NORM_DX_COLS_THREADS VEC / 256 blocks of
+ * lanes of the partial sums (bfloat16: 4, float32: 2, float64: 1), each 256 / (32 VEC)
+ * warps. dx is written when a.dx is set. */
+template <int XDT, bool PARAMS>
+__global__ void __launch_bounds__(NORM_DX_COLS_THREADS) norm_dx_cols(norm_cu_args a) {
+  typedef tkb_cu_dt<XDT> D;
+  typedef typename D::T T;
+  typedef typename D::Acc Acc;
+  constexpr int V = norm_vec<XDT>;
+  typedef norm_vpack<XDT> P;
+  constexpr int WARPS = NORM_DX_COLS_THREADS / 32;
+  constexpr int WPB = NORM_CU_BLOCK_LANES / (32 * V); /* warps per block of lanes */
+  static_assert(WPB >= 1 && WARPS % WPB == 0, "whole blocks of lanes per thread block");
+  /* row j's sums of each warp: red[q][warp][j] */
+  __shared__ Acc red[2][WARPS][PARAMS ? NORM_DX_COLS_NMAX : 1];
+  const int64_t n = a.n, inner = a.inner;
+  const int64_t L = ((int64_t)blockIdx.x * NORM_DX_COLS_THREADS + threadIdx.x) * V;
+  const bool live = L < a.lanes; /* lanes % VEC == 0: all VEC lanes or none */
+  /* lanes L .. L + VEC - 1 share o = L / inner; element j of lane L at (o n + j) inner + i */
+  const int64_t base = live ? L / inner * n * inner + L % inner : 0;
+  const T *x = static_cast<const T *>(a.x) + base, *dy = static_cast<const T *>(a.dy) + base;
+  const Acc *mean_in = static_cast<const Acc *>(a.mean_in), *rstd_in = static_cast<const Acc *>(a.rstd_in);
+  /* past the end: mean = rstd = 0 and zero vectors, so xhat = 0 and dy = 0 add nothing */
+  Acc mean[V], rstd[V], sg[V], sgx[V];
+#pragma unroll
+  for (int k = 0; k < V; k++) {
+    mean[k] = live ? mean_in[L + k] : (Acc)0;
+    rstd[k] = live ? rstd_in[L + k] : (Acc)0;
+    sg[k] = sgx[k] = (Acc)0;
+  }
+  const int w = (int)threadIdx.x >> 5;
+#pragma unroll 2
+  for (int64_t j = 0; j < n; j++) {
+    P hx, hd;
+    if (live) {
+      hx = *reinterpret_cast<const P *>(x + j * inner);
+      hd = *reinterpret_cast<const P *>(dy + j * inner);
+    } else {
+#pragma unroll
+      for (int k = 0; k < V; k++) hx.e[k] = hd.e[k] = (T)0;
+    }
+    const Acc s = a.scale ? ld_param_at<Acc>(a.scale, a.scale_dtype, j) : (Acc)1;
+    Acc pj = 0, oj = 0;
+#pragma unroll
+    for (int k = 0; k < V; k++) {
+      const Acc d = D::ld(hd.e[k]);
+      const Acc xhat = (D::ld(hx.e[k]) - mean[k]) * rstd[k];
+      const Acc g = d * s;
+      sg[k] += g;
+      sgx[k] += g * xhat;
+      pj += d * xhat;
+      oj += d;
+    }
+    if constexpr (PARAMS) {
+      pj = group_allsum(pj, 32);
+      oj = group_allsum(oj, 32);
+      if ((threadIdx.x & 31) == 0) {
+        red[0][w][j] = pj;
+        red[1][w][j] = oj;
+      }
+    }
+  }
+  if (a.dx && live) {
+    Acc mg[V], mgx[V];
+#pragma unroll
+    for (int k = 0; k < V; k++) {
+      mg[k] = a.subtract_mean ? sg[k] / (Acc)n : (Acc)0;
+      mgx[k] = sgx[k] / (Acc)n;
+    }
+    T *dx = static_cast<T *>(a.dx) + base;
+#pragma unroll 2
+    for (int64_t j = 0; j < n; j++) {
+      const P hx = *reinterpret_cast<const P *>(x + j * inner);
+      const P hd = *reinterpret_cast<const P *>(dy + j * inner);
+      const Acc s = a.scale ? ld_param_at<Acc>(a.scale, a.scale_dtype, j) : (Acc)1;
+      Acc v[V];
+#pragma unroll
+      for (int k = 0; k < V; k++) {
+        const Acc xhat = (D::ld(hx.e[k]) - mean[k]) * rstd[k];
+        v[k] = rstd[k] * (D::ld(hd.e[k]) * s - mg[k] - xhat * mgx[k]);
+      }
+      norm_store16(dx + j * inner, norm_pack_out<XDT>(v));
+    }
+  }
+  if constexpr (PARAMS) {
+    __syncthreads();
+    constexpr int BPB = WARPS / WPB; /* blocks of lanes per thread block */
+    Acc *part = static_cast<Acc *>(a.part);
+    for (int64_t i = threadIdx.x; i < BPB * n; i += NORM_DX_COLS_THREADS) {
+      const int c = (int)(i / n);
+      const int64_t j = i % n, b = (int64_t)blockIdx.x * BPB + c;
+      if (b >= a.blocks) continue;
+#pragma unroll
+      for (int q = 0; q < 2; q++) {
+        Acc s = red[q][c * WPB][j];
+#pragma unroll
+        for (int u = 1; u < WPB; u++) s += red[q][c * WPB + u][j];
+        part[((int64_t)q * a.blocks + b) * n + j] = s;
+      }
+    }
+  }
+}
+
+/*
+ * The partial sums added: dscale[j] = sum_b part[0][b][j], doffset[j] = sum_b
+ * part[1][b][j] (no blocks: zeros). A block of 32 x 32 threads per 32 columns: thread
+ * (r, c) adds the blocks r, r + 32, ... of column c in order, then thread (0, c) adds
+ * the 32 sums in order.
+ */
+template <typename Acc>
+__global__ void __launch_bounds__(1024) norm_params(norm_cu_args a) {
+  __shared__ Acc red[2][32][33];
+  const int c = (int)threadIdx.x & 31, r = (int)threadIdx.x >> 5;
+  const int64_t n = a.n, blocks = a.blocks;
+  const Acc *part = static_cast<const Acc *>(a.part);
+  for (int64_t j0 = (int64_t)blockIdx.x * 32; j0 < n; j0 += (int64_t)gridDim.x * 32) {
+    const int64_t j = j0 + c;
+    Acc ds = 0, dof = 0;
+    if (j < n) {
+#pragma unroll 4
+      for (int64_t b = r; b < blocks; b += 32) {
+        ds += part[b * n + j];
+        dof += part[(blocks + b) * n + j];
+      }
+    }
+    red[0][r][c] = ds;
+    red[1][r][c] = dof;
+    __syncthreads();
+    if (r == 0 && j < n) {
+      for (int i = 1; i < 32; i++) {
+        ds += red[0][i][c];
+        dof += red[1][i][c];
+      }
+      if (a.dscale) tkb_cu_st<Acc>(a.dscale, a.scale_dtype, j, ds);
+      if (a.doffset) tkb_cu_st<Acc>(a.doffset, a.offset_dtype, j, dof);
+    }
+    __syncthreads(); /* red is reused by the next columns */
   }
 }

@@ -13,7 +13,7 @@
 
 /* Lanes per block of the dscale/doffset partial sums (fixed by the shape, so the sums
  * do not depend on the device; the workspace `part` holds 2 x blocks x n of the math
- * type, blocks = ceil(lanes / NORM_CU_BLOCK_LANES)). */
+ * type, blocks = ceil(lanes / NORM_CU_BLOCK_LANES), which tkb_cu_norm_vjp checks). */
 #define NORM_CU_BLOCK_LANES 256
 
 typedef struct norm_cu_args {
