@@ -140,6 +140,10 @@ step trace 30 "$TKB" run --device cuda:0 --method profiler --filter '^cpu_.*_for
 if command -v compute-sanitizer >/dev/null; then
   step sanitize 90 compute-sanitizer --tool memcheck --error-exitcode 9 \
     "$TKB" check --device cuda:0 --filter '^cpu_.*_(forward|vjp)_cuda$'
+  # shared-memory races in normalization's vjp (its partial sums go through shared memory
+  # between __syncthreads: rows, and the other axes' kernel)
+  step racecheck 60 compute-sanitizer --tool racecheck --error-exitcode 9 \
+    "$TKB" check --device cuda:0 --filter '^cpu_(96x96x64|32x96x96_axis0)_vjp_cuda$'
 fi
 rm -rf "$BUILD"
 
