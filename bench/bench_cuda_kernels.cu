@@ -28,12 +28,18 @@
  *          pass), dx alone now, how many dx values differ (sums in another order: 1 ulp)
  *          and the largest relative difference of dscale and doffset.
  *
- *   bench_cuda_kernels [fill] [norm] [vjp]     (all by default)
+ *   ragged ragged_dot with few rows (M <= RD_CU_SMALL_M): the cuBLAS loop with the
+ *          per-call copy of the sizes to the host (the op before session 4), the same
+ *          without the copy, and cuda_small.cuh's kernels (the op now), forward and vjp;
+ *          the largest difference of out in bfloat16 ulps and how many grads differ.
+ *
+ *   bench_cuda_kernels [fill] [norm] [vjp] [ragged]     (all by default)
  * Build: cmake --build build --target bench_cuda_kernels (not in `all`: it compiles the
  * kernels a second time); scripts/gpu-check.sh builds and runs it.
  */
 #include "../src/backend/cuda/fill.cu"
 #include "../ops/normalization/cuda.cu"
+#include "../ops/ragged_dot/cuda.cu"
 
 #include <algorithm>
 #include <cmath>
@@ -428,6 +434,122 @@ static void bench_vjp(void) {
   }
 }
 
+/* ---- ragged_dot with few rows ---- */
+
+static double bf16_host(uint16_t u) {
+  const uint32_t w = (uint32_t)u << 16;
+  float f;
+  memcpy(&f, &w, 4);
+  return f;
+}
+
+struct rd_case {
+  const char *name;
+  int64_t g, m, k, n;
+  std::vector<int32_t> sizes;
+};
+
+static void bench_ragged(void) {
+  std::vector<int32_t> decode64 = {20, 4, 0, 12, 8, 8, 6, 6}, sparse(64, 0);
+  for (int i = 0; i < 64; i += 2) sparse[i] = 2; /* 32 groups of 2 rows, 32 empty */
+  const rd_case cases[] = {
+      {"memory_bound (Tokamax)", 8, 8, 4096, 4096, std::vector<int32_t>(8, 1)},
+      {"cpu_memory_bound", 8, 8, 2048, 2048, std::vector<int32_t>(8, 1)},
+      {"8 groups, 64 rows", 8, 64, 4096, 4096, decode64},
+      {"64 groups, 64 rows (half empty)", 64, 64, 7168, 2048, sparse},
+  };
+  cublasHandle_t h;
+  if (cublasCreate(&h) != CUBLAS_STATUS_SUCCESS) {
+    printf("bench_cuda_kernels: cublasCreate failed\n");
+    exit(1);
+  }
+  printf("ragged_dot, bfloat16, M <= %d rows: the cuBLAS loop (its sizes copied to the host per call, as\n"
+         "  cuda.c does, and without that copy) against the kernels that read them on the device (cuda_small.cuh).\n"
+         "  ratio = bytes of rhs read by the forward / its time, over a copy's bandwidth\n",
+         RD_CU_SMALL_M);
+  for (const rd_case &cs : cases) {
+    const int64_t rhs_count = cs.g * cs.k * cs.n;
+    int64_t used = 0; /* groups with rows: the rhs a forward must read */
+    for (int32_t v : cs.sizes) used += v > 0;
+    const size_t rb = (size_t)rhs_count * 2, lb = (size_t)(cs.m * cs.k) * 2, ob = (size_t)(cs.m * cs.n) * 2;
+    void *lhs, *rhs, *out0, *out1, *dlhs0, *dlhs1, *drhs0, *drhs1, *part, *copy;
+    int32_t *sizes;
+    CK(cudaMalloc(&lhs, lb));
+    CK(cudaMalloc(&rhs, rb));
+    CK(cudaMalloc(&copy, rb));
+    CK(cudaMalloc(&out0, ob));
+    CK(cudaMalloc(&out1, ob));
+    CK(cudaMalloc(&dlhs0, lb));
+    CK(cudaMalloc(&dlhs1, lb));
+    CK(cudaMalloc(&drhs0, rb));
+    CK(cudaMalloc(&drhs1, rb));
+    CK(cudaMalloc(&sizes, cs.g * 4));
+    CK(cudaMemcpy(sizes, cs.sizes.data(), cs.g * 4, cudaMemcpyHostToDevice));
+    const int64_t splits = tkb_rd_cu_small_splits(cs.m, cs.k, cs.n, cs.g, 2);
+    CK(cudaMalloc(&part, (size_t)(splits * cs.m * cs.n) * 4));
+    norm_bench_x<<<2048, 256>>>(lhs, TKB_CU_BF16, cs.m * cs.k, cs.k, 1, 7);
+    norm_bench_x<<<2048, 256>>>(rhs, TKB_CU_BF16, rhs_count, cs.n, 1, 11);
+    std::vector<int32_t> host(cs.sizes);
+    rd_cu_args a = {};
+    a.lhs = lhs;
+    a.rhs = rhs;
+    a.sizes = sizes;
+    a.sizes_host = host.data();
+    a.m = cs.m;
+    a.k = cs.k;
+    a.n = cs.n;
+    a.g = cs.g;
+    a.dtype = TKB_CU_BF16;
+    a.part = part;
+    a.splits = splits;
+    rd_cu_args blas = a, small = a;
+    blas.out = out0;
+    small.out = out1;
+    small.small = 1;
+    const size_t used_b = (size_t)(used * cs.k * cs.n) * 2;
+    const float copy_ms = time_ms([&] { CK(cudaMemcpyAsync(copy, rhs, used_b, cudaMemcpyDeviceToDevice)); }, 25);
+    const float blas_sync_ms = time_ms([&] {
+      CK((cudaError_t)tkb_cu_rd_sizes(&blas));
+      if (tkb_cu_rd_forward(h, &blas)) exit(1);
+    }, 25);
+    const float blas_ms = time_ms([&] { if (tkb_cu_rd_forward(h, &blas)) exit(1); }, 25);
+    const float small_ms = time_ms([&] { CK((cudaError_t)tkb_cu_rd_forward(h, &small)); }, 25);
+    CK(cudaDeviceSynchronize());
+    const std::vector<unsigned char> o0 = to_host(out0, ob), o1 = to_host(out1, ob);
+    double worst = 0; /* largest difference in units of the larger magnitude's bfloat16 ulp */
+    for (size_t i = 0; i < ob; i += 2) {
+      uint16_t u0, u1;
+      memcpy(&u0, &o0[i], 2);
+      memcpy(&u1, &o1[i], 2);
+      const double x0 = bf16_host(u0), x1 = bf16_host(u1);
+      const double ulp = std::max(std::fabs(x0), std::fabs(x1)) / 128.0 + 1e-30;
+      worst = std::max(worst, std::fabs(x0 - x1) / ulp);
+    }
+    /* vjp: dout = the forward's out */
+    rd_cu_args vb = blas, vs = small;
+    vb.dout = vs.dout = out0;
+    vb.dlhs = dlhs0;
+    vb.drhs = drhs0;
+    vs.dlhs = dlhs1;
+    vs.drhs = drhs1;
+    const float vblas_ms = time_ms([&] {
+      CK((cudaError_t)tkb_cu_rd_sizes(&vb));
+      if (tkb_cu_rd_vjp(h, &vb)) exit(1);
+    }, 15);
+    const float vsmall_ms = time_ms([&] { CK((cudaError_t)tkb_cu_rd_vjp(h, &vs)); }, 15);
+    /* a copy of used_b moves 2 used_b bytes; the forward reads used_b */
+    printf("  %-34s copy(rhs used) %.4f ms | forward: cuBLAS+copy %.4f ms, cuBLAS %.4f ms ratio %.3f, "
+           "device sizes %.4f ms ratio %.3f (%.2fx) | out differs by <= %.2f ulp | vjp: cuBLAS+copy %.4f ms, "
+           "device sizes %.4f ms (%.2fx); drhs %zu of %lld differ, dlhs %zu of %lld\n",
+           cs.name, copy_ms, blas_sync_ms, blas_ms, copy_ms / (2 * blas_ms), small_ms,
+           copy_ms / (2 * small_ms), blas_sync_ms / small_ms, worst, vblas_ms, vsmall_ms, vblas_ms / vsmall_ms,
+           count_differing(drhs0, drhs1, rb, 2), (long long)rhs_count, count_differing(dlhs0, dlhs1, lb, 2),
+           (long long)(cs.m * cs.k));
+    for (void *p : {lhs, rhs, out0, out1, dlhs0, dlhs1, drhs0, drhs1, part, copy, (void *)sizes}) CK(cudaFree(p));
+  }
+  cublasDestroy(h);
+}
+
 int main(int argc, char **argv) {
   int devices = 0;
   if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
@@ -438,18 +560,20 @@ int main(int argc, char **argv) {
   CK(cudaGetDeviceProperties(&prop, 0));
   printf("bench_cuda_kernels: %s (sm_%d%d, %d SMs)\n", prop.name, prop.major, prop.minor,
          prop.multiProcessorCount);
-  bool fill = argc == 1, norm = argc == 1, vjp = argc == 1;
+  bool fill = argc == 1, norm = argc == 1, vjp = argc == 1, ragged = argc == 1;
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "fill") == 0) fill = true;
     else if (strcmp(argv[i], "norm") == 0) norm = true;
     else if (strcmp(argv[i], "vjp") == 0) vjp = true;
+    else if (strcmp(argv[i], "ragged") == 0) ragged = true;
     else {
-      fprintf(stderr, "bench_cuda_kernels: unknown section '%s'; expected fill, norm or vjp\n", argv[i]);
+      fprintf(stderr, "bench_cuda_kernels: unknown section '%s'; expected fill, norm, vjp or ragged\n", argv[i]);
       return 2;
     }
   }
   if (fill) bench_fill();
   if (norm) bench_norm();
   if (vjp) bench_vjp();
+  if (ragged) bench_ragged();
   return 0;
 }

@@ -171,7 +171,7 @@ static void test_device_data_not_read(void) {
  * 4096: chunks of 8192 columns), head dims of 256 (more than 48 KiB of shared memory, in
  * float32 and float64), T != S, grouped-query heads with Dv != D, a bias broadcast over
  * b and t, and a mask that keeps nothing (out 0, lse -inf, zero grads); normalization's
- * dx kernels' row layouts. */
+ * vjp kernels' layouts; ragged_dot's two paths (few rows: sizes read on the device). */
 tkb_status tkb__rd_init_fixed_groups(tkb_array *a, const tkb_init_ctx *ctx); /* ops/ragged_dot */
 
 typedef struct edge_case {
@@ -184,7 +184,9 @@ typedef struct edge_case {
 } edge_case;
 
 static const int32_t edge_groups[6] = {0, 17, 0, 20, 13, 0}; /* M = 50 */
-static tkb_init edge_groups_init, edge_labels_init, edge_mask_none;
+static const int32_t edge_groups40[6] = {0, 17, 0, 10, 13, 0}; /* M = 40 */
+static const int32_t edge_groups100[6] = {0, 37, 0, 40, 23, 0}; /* M = 100 */
+static tkb_init edge_groups_init, edge_groups40_init, edge_groups100_init, edge_labels_init, edge_mask_none;
 
 static edge_case edge_cases[40];
 static size_t n_edge;
@@ -202,6 +204,8 @@ static edge_case *edge_add(const char *op, const char *name, const tkb_fn *ref, 
 static void edge_register(void) {
   if (n_edge) return; /* registered before */
   edge_groups_init = TKB_INIT_CALLBACK_(tkb__rd_init_fixed_groups, (void *)edge_groups);
+  edge_groups40_init = TKB_INIT_CALLBACK_(tkb__rd_init_fixed_groups, (void *)edge_groups40);
+  edge_groups100_init = TKB_INIT_CALLBACK_(tkb__rd_init_fixed_groups, (void *)edge_groups100);
   edge_labels_init = TKB_INIT_RANGE_(0, 8300);
   edge_mask_none = TKB_INIT_CONSTANT_(0);
   const tkb_fn *nr = &tkb_op_normalization_reference, *nc = &tkb__op_normalization_cuda;
@@ -353,6 +357,20 @@ static void edge_register(void) {
     c->args[2] = TKB_ABSTRACT_INIT(TKB_SPEC(TKB_INT32, 6), &edge_groups_init);
     c->n_args = 3;
   }
+  /* M <= RD_CU_SMALL_M (64) takes the kernels that read the sizes on the device (the two
+   * above: element loads for float16's N = 20, groups of 17 and 20 rows in passes of 8);
+   * bfloat16 with K = 300 in 4 splits and N = 264 (16-byte loads, a partial second tile);
+   * M = 100 takes the cuBLAS loop, with empty groups at both ends */
+  c = edge_add("ragged_dot", "edge_rd_bf16_small_splits", rr, rc);
+  c->args[0] = TKB_ABSTRACT(TKB_SPEC(TKB_BFLOAT16, 40, 300));
+  c->args[1] = TKB_ABSTRACT(TKB_SPEC(TKB_BFLOAT16, 6, 300, 264));
+  c->args[2] = TKB_ABSTRACT_INIT(TKB_SPEC(TKB_INT32, 6), &edge_groups40_init);
+  c->n_args = 3;
+  c = edge_add("ragged_dot", "edge_rd_f16_cublas_empty_groups", rr, rc);
+  c->args[0] = TKB_ABSTRACT(TKB_SPEC(TKB_FLOAT16, 100, 24));
+  c->args[1] = TKB_ABSTRACT(TKB_SPEC(TKB_FLOAT16, 6, 24, 20));
+  c->args[2] = TKB_ABSTRACT_INIT(TKB_SPEC(TKB_INT32, 6), &edge_groups100_init);
+  c->n_args = 3;
 
   const tkb_fn *lr = &tkb_op_linear_softmax_cross_entropy_loss_reference,
                *lc = &tkb__op_linear_softmax_cross_entropy_loss_cuda;

@@ -13,9 +13,16 @@
  * the group loop runs there. cublasGemmGroupedBatchedEx could batch the loop into one
  * call (fewer launches with many small groups); the plain loop is kept as the one code
  * path for every dtype until an H200 measurement says the launches matter.
+ *
+ * lhs of at most RD_CU_SMALL_M rows (a->small) takes cuda_small.cuh's kernels instead:
+ * on the H200, session 2's cupti suite timed the cuBLAS loop for cpu_memory_bound (8
+ * groups of one row, rhs 64 MiB) at 43.7 us, 1.5 TB/s, and cuda_events at 87 us with the
+ * sizes' round trip; those kernels read the sizes on the device and rhs at full width.
  */
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
+
+#include <string.h>
 
 #include "cu_dtype.cuh"
 #include "rd_cuda.h"
@@ -55,6 +62,53 @@ int gemm(cublasHandle_t h, int dt, cublasOperation_t ta, cublasOperation_t tb, i
 const char *at(const void *p, int64_t elems, size_t es) { return static_cast<const char *>(p) + (size_t)elems * es; }
 char *at(void *p, int64_t elems, size_t es) { return static_cast<char *>(p) + (size_t)elems * es; }
 
+#include "cuda_small.cuh"
+
+bool aligned16(const void *p) { return (uintptr_t)p % 16 == 0; }
+
+unsigned blocks_for_warps(int64_t warps) {
+  return (unsigned)((warps * 32 + RD_SMALL_THREADS - 1) / RD_SMALL_THREADS);
+}
+
+/* out (M, N, K > 0, G > 0): the split sums, then their total. */
+template <int DT>
+int small_forward(const rd_cu_args &a) {
+  constexpr int V = 16 / (int)sizeof(typename tkb_cu_dt<DT>::T);
+  const int64_t tiles = (a.n + 32 * V - 1) / (32 * V);
+  const unsigned grid = blocks_for_warps(a.g * tiles * a.splits);
+  if (a.n % V == 0 && aligned16(a.rhs))
+    rd_small_fwd<DT, true><<<grid, RD_SMALL_THREADS>>>(a);
+  else
+    rd_small_fwd<DT, false><<<grid, RD_SMALL_THREADS>>>(a);
+  rd_small_out<DT><<<tkb_cu_blocks(a.m * a.n, RD_SMALL_THREADS), RD_SMALL_THREADS>>>(a);
+  return (int)cudaGetLastError();
+}
+
+/* dlhs (zeroed first: rows past the groups) and drhs, whichever are wanted (M, N, K > 0,
+ * G > 0). */
+template <int DT>
+int small_vjp(const rd_cu_args &a) {
+  constexpr int V = 16 / (int)sizeof(typename tkb_cu_dt<DT>::T);
+  const bool vec = a.n % V == 0 && aligned16(a.rhs) && aligned16(a.dout) && (!a.drhs || aligned16(a.drhs));
+  if (a.dlhs) {
+    cudaError_t e = cudaMemsetAsync(a.dlhs, 0, (size_t)(a.m * a.k) * sizeof(typename tkb_cu_dt<DT>::T), 0);
+    if (e != cudaSuccess) return (int)e;
+    const unsigned grid = blocks_for_warps(a.g * a.k);
+    if (vec)
+      rd_small_dlhs<DT, true><<<grid, RD_SMALL_THREADS>>>(a);
+    else
+      rd_small_dlhs<DT, false><<<grid, RD_SMALL_THREADS>>>(a);
+  }
+  if (a.drhs) {
+    const dim3 grid(tkb_cu_blocks(a.k * ((a.n + V - 1) / V), RD_SMALL_THREADS), (unsigned)a.g);
+    if (vec)
+      rd_small_drhs<DT, true><<<grid, RD_SMALL_THREADS>>>(a);
+    else
+      rd_small_drhs<DT, false><<<grid, RD_SMALL_THREADS>>>(a);
+  }
+  return (int)cudaGetLastError();
+}
+
 } // namespace
 
 extern "C" int tkb_cu_rd_sizes(const rd_cu_args *a) {
@@ -67,7 +121,15 @@ extern "C" int tkb_cu_rd_forward(void *blas, const rd_cu_args *a) {
   const int64_t K = a->k, N = a->n;
   const size_t es = elem_size(a->dtype);
   if (a->m * N == 0) return 0;
-  if (K == 0) return (int)cudaMemsetAsync(a->out, 0, (size_t)(a->m * N) * es, 0);
+  if (K == 0 || a->g == 0) return (int)cudaMemsetAsync(a->out, 0, (size_t)(a->m * N) * es, 0);
+  if (a->small) {
+    switch (a->dtype) {
+      case TKB_CU_BF16: return small_forward<TKB_CU_BF16>(*a);
+      case TKB_CU_F16: return small_forward<TKB_CU_F16>(*a);
+      case TKB_CU_F64: return small_forward<TKB_CU_F64>(*a);
+      default: return small_forward<TKB_CU_F32>(*a);
+    }
+  }
   int64_t o = 0;
   for (int64_t g = 0; g < a->g; o += a->sizes_host[g], g++) {
     const int64_t s = a->sizes_host[g];
@@ -83,6 +145,14 @@ extern "C" int tkb_cu_rd_vjp(void *blas, const rd_cu_args *a) {
   cublasHandle_t h = static_cast<cublasHandle_t>(blas);
   const int64_t M = a->m, K = a->k, N = a->n;
   const size_t es = elem_size(a->dtype);
+  if (a->small && M > 0 && K > 0 && N > 0 && a->g > 0) { /* (drhs written whole: no memset) */
+    switch (a->dtype) {
+      case TKB_CU_BF16: return small_vjp<TKB_CU_BF16>(*a);
+      case TKB_CU_F16: return small_vjp<TKB_CU_F16>(*a);
+      case TKB_CU_F64: return small_vjp<TKB_CU_F64>(*a);
+      default: return small_vjp<TKB_CU_F32>(*a);
+    }
+  }
   int rc = 0;
   /* sum over an empty range: N = 0 zeroes dlhs, empty groups (and M = 0) zero drhs */
   if (a->dlhs && M * K > 0 && N == 0) rc = (int)cudaMemsetAsync(a->dlhs, 0, (size_t)(M * K) * es, 0);

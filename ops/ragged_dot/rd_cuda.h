@@ -15,6 +15,28 @@
 #define TKB_CU_BLAS_ERROR 100000 /* as glu_cuda.h: + a cublasStatus_t */
 #endif
 
+/* Few rows: lhs of at most RD_CU_SMALL_M rows (decode-sized mixture-of-experts layers,
+ * Tokamax's memory_bound spec) takes cuda_small.cuh's kernels, which read the group
+ * sizes on the device: no copy to the host, no cuBLAS (whose per-group GEMMs of one row
+ * read rhs at a fraction of the bandwidth). */
+#define RD_CU_SMALL_M 64
+/* Their forward splits K into `splits` ranges, each summed by one warp per group and tile
+ * of 32 x (16 / element size) columns into the workspace `part` ([splits][M][N] of the
+ * math type), then added in order. Enough warps to keep an H200's memory busy (a fixed
+ * number, so the sums' order depends on the shape only), each range >= 64 values of K,
+ * the workspace at most 4 Mi values. */
+#define RD_CU_SMALL_WARPS 2048
+static inline int64_t tkb_rd_cu_small_splits(int64_t m, int64_t k, int64_t n, int64_t g,
+                                             int64_t elem_size) {
+  const int64_t tile = 32 * (16 / elem_size), groups = g < m ? g : m;
+  const int64_t units = (groups > 0 ? groups : 1) * ((n + tile - 1) / tile);
+  int64_t s = (RD_CU_SMALL_WARPS + units - 1) / units, most = k / 64;
+  if (s > most) s = most;
+  /* and the workspace at most 4 Mi values (16 MiB of float32) */
+  if (m * n > 0 && s > ((int64_t)1 << 22) / (m * n)) s = ((int64_t)1 << 22) / (m * n);
+  return s > 0 ? s : 1;
+}
+
 typedef struct rd_cu_args {
   const void *lhs, *rhs;
   const void *sizes;       /* group_sizes, int32 [G], on the device */
@@ -24,6 +46,9 @@ typedef struct rd_cu_args {
   void *dlhs, *drhs;       /* vjp; each NULL when not wanted */
   int64_t m, k, n, g;      /* each <= INT_MAX (cuBLAS takes int) */
   int32_t dtype;           /* lhs's tkb_dtype: bfloat16, float16, float32, float64 */
+  int32_t small;           /* m <= RD_CU_SMALL_M: cuda_small.cuh's kernels (rd_sizes unused) */
+  void *part;              /* small forward: [splits][M][N] partial sums (math type) */
+  int64_t splits;          /* small forward: tkb_rd_cu_small_splits(m, k, n, g, element size) */
 } rd_cu_args;
 
 #ifdef __cplusplus
@@ -31,8 +56,9 @@ extern "C" {
 #endif
 /* rd_sizes: a synchronous cudaMemcpy of the G sizes to sizes_host (the per-group cuBLAS
  * calls need them on the host; cuda.c validates them there). rd_forward / rd_vjp:
- * enqueue on the legacy default stream without waiting, one cublasGemmEx per non-empty
- * group, reading sizes_host. Return 0, a cudaError_t, or TKB_CU_BLAS_ERROR + status. */
+ * enqueue on the legacy default stream without waiting: one cublasGemmEx per non-empty
+ * group, reading sizes_host, or (small) cuda_small.cuh's kernels, reading the sizes on
+ * the device. Return 0, a cudaError_t, or TKB_CU_BLAS_ERROR + status. */
 int tkb_cu_rd_sizes(const rd_cu_args *a);
 int tkb_cu_rd_forward(void *blas, const rd_cu_args *a);
 int tkb_cu_rd_vjp(void *blas, const rd_cu_args *a);

@@ -1,0 +1,224 @@
+/*
+ * cuda_small.cuh - ragged_dot for lhs of at most RD_CU_SMALL_M rows (rd_cuda.h), without
+ * cuBLAS and without copying the group sizes to the host (included by cuda.cu only,
+ * inside its anonymous namespace). Group g holds the rows [o_g, e_g), read on the device:
+ *
+ *   o_g = min(M, sum_{h<g} max(s_h, 0))        e_g = min(M, o_g + max(s_g, 0))
+ *
+ * (cuda.c checks the sizes once, in prepare, with the same errors as the cuBLAS path;
+ * here sizes that changed since must only never send a read or write out of bounds.)
+ * Rows past the last group get zeros.
+ *
+ *   out[r, n]     = sum_k lhs[r, k] rhs[g, k, n]         (r in group g)
+ *   dlhs[r, k]    = sum_n dout[r, n] rhs[g, k, n]
+ *   drhs[g, k, n] = sum_{r in g} lhs[r, k] dout[r, n]    (0 for an empty group)
+ *
+ *   rd_small_fwd   a warp per (group, tile of 32 VEC columns, range of K; VEC = 16 bytes
+ *                  of T): per k one 16-byte load of rhs per lane, the group's rows 8 at a
+ *                  time in registers (acc[8][VEC]); sums to part[split][r][n]
+ *   rd_small_out   out[r, n] = sum over the splits of part, in order, in T
+ *   rd_small_dlhs  a warp per (group, k): lanes stride over row k of rhs[g] in vectors,
+ *                  dot products with the group's rows of dout, a butterfly per row
+ *   rd_small_drhs  a thread per VEC elements of drhs, summing the group's rows in order
+ *
+ * rhs, the only large operand, is read once per 8 rows of a group (the forward and dlhs)
+ * or drhs written once: memory-bound for the shapes that come here. Sums in float32
+ * (float64 for float64), each in an order fixed by the shape. VEC = false: the same
+ * kernels with element loads (N not a multiple of VEC, or rhs not 16-byte aligned).
+ */
+
+constexpr int RD_SMALL_ROWS = 8;
+constexpr int RD_SMALL_THREADS = 256;
+
+/* Rows [o, e) of group g (g < G); every lane of the warp must call it, with the same g. */
+__device__ __forceinline__ void rd_group_rows(const int32_t *sizes, int64_t g, int64_t m, int64_t *o,
+                                              int64_t *e) {
+  long long before = 0;
+  for (int64_t h = threadIdx.x & 31; h < g; h += 32) before += max(sizes[h], 0);
+  for (int off = 16; off > 0; off >>= 1) before += __shfl_xor_sync(0xffffffffu, before, off);
+  const long long start = min((long long)m, before);
+  *o = start;
+  *e = min((long long)m, start + max(sizes[g], 0));
+}
+
+/* Rows in some group: min(M, sum_g max(s_g, 0)); every lane of the warp must call it. */
+__device__ __forceinline__ int64_t rd_rows_covered(const int32_t *sizes, int64_t groups, int64_t m) {
+  long long all = 0;
+  for (int64_t h = threadIdx.x & 31; h < groups; h += 32) all += max(sizes[h], 0);
+  for (int off = 16; off > 0; off >>= 1) all += __shfl_xor_sync(0xffffffffu, all, off);
+  return min((long long)m, all);
+}
+
+/* VEC elements of T from p (16-byte aligned when VEC), widened; element loads past `have`
+ * (<= VEC valid) give 0. */
+template <int DT, bool VEC>
+__device__ __forceinline__ void rd_load(const typename tkb_cu_dt<DT>::T *p, int have,
+                                        typename tkb_cu_dt<DT>::Acc (&w)[16 / sizeof(typename tkb_cu_dt<DT>::T)]) {
+  typedef tkb_cu_dt<DT> D;
+  typedef typename D::T T;
+  constexpr int V = 16 / sizeof(T);
+  if constexpr (VEC) {
+    const uint4 u = *reinterpret_cast<const uint4 *>(p);
+    T t[V];
+    memcpy(t, &u, 16);
+#pragma unroll
+    for (int v = 0; v < V; v++) w[v] = D::ld(t[v]);
+  } else {
+#pragma unroll
+    for (int v = 0; v < V; v++) w[v] = v < have ? D::ld(p[v]) : (typename D::Acc)0;
+  }
+}
+
+template <int DT, bool VEC>
+__global__ void __launch_bounds__(RD_SMALL_THREADS) rd_small_fwd(rd_cu_args a) {
+  typedef tkb_cu_dt<DT> D;
+  typedef typename D::T T;
+  typedef typename D::Acc Acc;
+  constexpr int V = 16 / sizeof(T), TN = 32 * V;
+  const int64_t M = a.m, K = a.k, N = a.n, tiles = (N + TN - 1) / TN;
+  const int64_t warp = ((int64_t)blockIdx.x * RD_SMALL_THREADS + threadIdx.x) >> 5;
+  if (warp >= a.g * tiles * a.splits) return; /* the whole warp */
+  const int64_t sp = warp % a.splits, tile = warp / a.splits % tiles, g = warp / a.splits / tiles;
+  int64_t o, e;
+  rd_group_rows(static_cast<const int32_t *>(a.sizes), g, M, &o, &e);
+  const int64_t kr = (K + a.splits - 1) / a.splits, k0 = min(K, sp * kr), k1 = min(K, k0 + kr);
+  const int64_t n0 = tile * TN + (int64_t)(threadIdx.x & 31) * V;
+  if (n0 >= N) return; /* (no shuffles below) */
+  const int have = (int)min((int64_t)V, N - n0);
+  const T *lhs = static_cast<const T *>(a.lhs), *rhs = static_cast<const T *>(a.rhs) + g * K * N + n0;
+  Acc *part = static_cast<Acc *>(a.part) + sp * M * N + n0;
+  for (int64_t r0 = o; r0 < e; r0 += RD_SMALL_ROWS) {
+    const int rc = (int)min((int64_t)RD_SMALL_ROWS, e - r0);
+    Acc acc[RD_SMALL_ROWS][V];
+#pragma unroll
+    for (int r = 0; r < RD_SMALL_ROWS; r++)
+#pragma unroll
+      for (int v = 0; v < V; v++) acc[r][v] = 0;
+    const T *lr = lhs + r0 * K;
+#pragma unroll 4
+    for (int64_t k = k0; k < k1; k++) {
+      Acc w[V];
+      rd_load<DT, VEC>(rhs + k * N, have, w);
+#pragma unroll
+      for (int r = 0; r < RD_SMALL_ROWS; r++) {
+        if (r < rc) {
+          const Acc x = D::ld(lr[r * K + k]);
+#pragma unroll
+          for (int v = 0; v < V; v++) acc[r][v] += x * w[v];
+        }
+      }
+    }
+    /* an empty range of K (more splits than it fills) writes its zeros too */
+#pragma unroll
+    for (int r = 0; r < RD_SMALL_ROWS; r++)
+      if (r < rc)
+#pragma unroll
+        for (int v = 0; v < V; v++)
+          if (v < have) part[(r0 + r) * N + v] = acc[r][v];
+  }
+}
+
+template <int DT>
+__global__ void __launch_bounds__(RD_SMALL_THREADS) rd_small_out(rd_cu_args a) {
+  typedef tkb_cu_dt<DT> D;
+  typedef typename D::T T;
+  typedef typename D::Acc Acc;
+  const int64_t M = a.m, N = a.n, count = M * N;
+  const int64_t covered = rd_rows_covered(static_cast<const int32_t *>(a.sizes), a.g, M);
+  const Acc *part = static_cast<const Acc *>(a.part);
+  T *out = static_cast<T *>(a.out);
+  for (int64_t i = (int64_t)blockIdx.x * RD_SMALL_THREADS + threadIdx.x; i < count;
+       i += (int64_t)gridDim.x * RD_SMALL_THREADS) {
+    Acc s = 0;
+    if (i / N < covered)
+      for (int64_t sp = 0; sp < a.splits; sp++) s += part[sp * count + i];
+    out[i] = D::st(s);
+  }
+}
+
+template <int DT, bool VEC>
+__global__ void __launch_bounds__(RD_SMALL_THREADS) rd_small_dlhs(rd_cu_args a) {
+  typedef tkb_cu_dt<DT> D;
+  typedef typename D::T T;
+  typedef typename D::Acc Acc;
+  constexpr int V = 16 / sizeof(T);
+  const int64_t M = a.m, K = a.k, N = a.n;
+  const int64_t warp = ((int64_t)blockIdx.x * RD_SMALL_THREADS + threadIdx.x) >> 5;
+  if (warp >= a.g * K) return; /* the whole warp */
+  const int64_t k = warp % K, g = warp / K;
+  int64_t o, e;
+  rd_group_rows(static_cast<const int32_t *>(a.sizes), g, M, &o, &e);
+  const int lane = (int)threadIdx.x & 31;
+  const T *rrow = static_cast<const T *>(a.rhs) + (g * K + k) * N;
+  const T *dout = static_cast<const T *>(a.dout);
+  T *dlhs = static_cast<T *>(a.dlhs);
+  for (int64_t r0 = o; r0 < e; r0 += RD_SMALL_ROWS) {
+    const int rc = (int)min((int64_t)RD_SMALL_ROWS, e - r0);
+    Acc acc[RD_SMALL_ROWS];
+#pragma unroll
+    for (int r = 0; r < RD_SMALL_ROWS; r++) acc[r] = 0;
+#pragma unroll 2
+    for (int64_t n0 = (int64_t)lane * V; n0 < N; n0 += 32 * V) {
+      const int have = (int)min((int64_t)V, N - n0);
+      Acc w[V];
+      rd_load<DT, VEC>(rrow + n0, have, w);
+#pragma unroll
+      for (int r = 0; r < RD_SMALL_ROWS; r++) {
+        if (r < rc) {
+          Acc d[V];
+          rd_load<DT, VEC>(dout + (r0 + r) * N + n0, have, d);
+#pragma unroll
+          for (int v = 0; v < V; v++) acc[r] += d[v] * w[v];
+        }
+      }
+    }
+#pragma unroll
+    for (int r = 0; r < RD_SMALL_ROWS; r++) {
+      for (int off = 16; off > 0; off >>= 1) acc[r] += __shfl_xor_sync(0xffffffffu, acc[r], off);
+      if (lane == 0 && r < rc) dlhs[(r0 + r) * K + k] = D::st(acc[r]);
+    }
+  }
+}
+
+/* grid.y = g (< 65536), grid.x strides over the K N / VEC vectors of drhs[g]. */
+template <int DT, bool VEC>
+__global__ void __launch_bounds__(RD_SMALL_THREADS) rd_small_drhs(rd_cu_args a) {
+  typedef tkb_cu_dt<DT> D;
+  typedef typename D::T T;
+  typedef typename D::Acc Acc;
+  constexpr int V = 16 / sizeof(T);
+  const int64_t M = a.m, K = a.k, N = a.n, g = blockIdx.y;
+  int64_t o, e;
+  rd_group_rows(static_cast<const int32_t *>(a.sizes), g, M, &o, &e);
+  const int64_t nv = (N + V - 1) / V, count = K * nv;
+  const T *lhs = static_cast<const T *>(a.lhs), *dout = static_cast<const T *>(a.dout);
+  T *drhs = static_cast<T *>(a.drhs) + g * K * N;
+  for (int64_t i = (int64_t)blockIdx.x * RD_SMALL_THREADS + threadIdx.x; i < count;
+       i += (int64_t)gridDim.x * RD_SMALL_THREADS) {
+    const int64_t k = i / nv, n0 = i % nv * V;
+    const int have = (int)min((int64_t)V, N - n0);
+    Acc acc[V];
+#pragma unroll
+    for (int v = 0; v < V; v++) acc[v] = 0;
+    for (int64_t r = o; r < e; r++) {
+      const Acc x = D::ld(lhs[r * K + k]);
+      Acc d[V];
+      rd_load<DT, VEC>(dout + r * N + n0, have, d);
+#pragma unroll
+      for (int v = 0; v < V; v++) acc[v] += x * d[v];
+    }
+    T *dst = drhs + k * N + n0;
+    if constexpr (VEC) {
+      T t[V];
+#pragma unroll
+      for (int v = 0; v < V; v++) t[v] = D::st(acc[v]);
+      uint4 u;
+      memcpy(&u, t, 16);
+      *reinterpret_cast<uint4 *>(dst) = u;
+    } else {
+#pragma unroll
+      for (int v = 0; v < V; v++)
+        if (v < have) dst[v] = D::st(acc[v]);
+    }
+  }
+}
