@@ -186,7 +186,8 @@ typedef struct edge_case {
 static const int32_t edge_groups[6] = {0, 17, 0, 20, 13, 0}; /* M = 50 */
 static const int32_t edge_groups40[6] = {0, 17, 0, 10, 13, 0}; /* M = 40 */
 static const int32_t edge_groups100[6] = {0, 37, 0, 40, 23, 0}; /* M = 100 */
-static tkb_init edge_groups_init, edge_groups40_init, edge_groups100_init, edge_labels_init, edge_mask_none;
+static tkb_init edge_groups_init, edge_groups40_init, edge_groups100_init, edge_labels_init, edge_mask_none,
+    edge_huge;
 
 static edge_case edge_cases[40];
 static size_t n_edge;
@@ -208,6 +209,7 @@ static void edge_register(void) {
   edge_groups100_init = TKB_INIT_CALLBACK_(tkb__rd_init_fixed_groups, (void *)edge_groups100);
   edge_labels_init = TKB_INIT_RANGE_(0, 8300);
   edge_mask_none = TKB_INIT_CONSTANT_(0);
+  edge_huge = TKB_INIT_CONSTANT_(1e36);
   const tkb_fn *nr = &tkb_op_normalization_reference, *nc = &tkb__op_normalization_cuda;
   edge_case *c = edge_add("normalization", "edge_norm_f16_7x300_rms", nr, nc);
   c->args[0] = TKB_ABSTRACT(TKB_SPEC(TKB_FLOAT16, 7, 300));
@@ -326,6 +328,14 @@ static void edge_register(void) {
   c->n_args = 3;
   c->kwargs[0] = (tkb_kwarg){"axis", TKB_INT(1)};
   c->n_kwargs = 1;
+  /* rows of 96 bfloat16 held as 2 vectors by each of 8 threads (4 vectors past n), all
+   * 1e36: mean rstd = 1e39 overflows float32, and the padding's 0 x (-inf) once made
+   * every dx of the row NaN (the reference's xhat is 0) */
+  c = edge_add("normalization", "edge_norm_bf16_4x96_huge_rows", nr, nc);
+  c->args[0] = TKB_ABSTRACT_INIT(TKB_SPEC(TKB_BFLOAT16, 4, 96), &edge_huge);
+  c->args[1] = TKB_ABSTRACT(TKB_SPEC(TKB_FLOAT32, 96));
+  c->args[2] = TKB_ABSTRACT(TKB_SPEC(TKB_FLOAT32, 96));
+  c->n_args = 3;
   c = edge_add("normalization", "edge_norm_f32_4x50x6_axis1_vjp_lanes", nr, nc);
   c->args[0] = TKB_ABSTRACT(TKB_SPEC(TKB_FLOAT32, 4, 50, 6));
   c->args[1] = TKB_ABSTRACT(TKB_SPEC(TKB_FLOAT32, 50));

@@ -460,6 +460,7 @@ int forward(const norm_cu_args &a) {
 template <int XDT, bool PARAMS>
 int go_dx_rowreg(const norm_cu_args &a, int c, int lg, bool svec) {
   constexpr int CM = 16 / norm_vec<XDT>;
+  if (a.blocks > 0x7fffffff) return -1; /* (5.5e11 lanes) */
   const unsigned grid = (unsigned)a.blocks;
   switch (c) {
     case 1: norm_dx_rowreg<XDT, 1, PARAMS><<<grid, 256>>>(a, lg, svec); break;

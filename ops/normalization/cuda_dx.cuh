@@ -24,13 +24,15 @@
  *   norm_dx_cols<XDT, PARAMS>  other axes (inner > 1), inner % VEC == 0, x, dy and dx
  *     16-byte aligned (and n <= NORM_DX_COLS_NMAX when PARAMS): a thread per VEC
  *     neighbouring lanes, i.e. one 16-byte vector of each row j (a warp's load is one
- *     run of 512 bytes), two passes over j: the sums, then dx. Each row j's terms of
- *     dscale and doffset are summed over the warp (butterfly) into shared memory.
+ *     run of 512 bytes when its lanes share the outer index, else two or more runs), two
+ *     passes over j: the sums, then dx. Each row j's terms of dscale and doffset are
+ *     summed over the warp (butterfly) into shared memory.
  *
- * Sums: in a fixed order for a given shape, never the device's (the blocks of lanes are
- * fixed by the shape, not by the grid): per thread in index order, then xor butterflies
- * (both partners add the same two values, so every thread gets the same bits), then a
- * block's warps in index order, then (norm_params) the blocks in a fixed tree.
+ * Sums: in a fixed order for a given shape and alignment (which picks these kernels or
+ * cuda.cu's), never the device's (the blocks of lanes are fixed by the shape, not by the
+ * grid): per thread in index order, then xor butterflies (both partners add the same two
+ * values, so every thread gets the same bits), then a block's warps in index order, then
+ * (norm_params) every 32nd block in order and those 32 sums in order.
  */
 
 static_assert(NORM_CU_BLOCK_LANES == 256, "the kernels' blocks of lanes");
@@ -123,16 +125,19 @@ __global__ void __launch_bounds__(256) norm_dx_rowreg(norm_cu_args a, int lg, bo
       }
     }
     const Acc mean = mean_in[r], rstd = rstd_in[r];
-    /* sum_j g and sum_j g xhat; a zero vector has g = 0 */
+    /* sum_j g and sum_j g xhat over the row's vectors only: a zero vector past n has
+     * g = 0, but its xhat = -mean rstd may be infinite (|mean| ~ 1e36), and 0 inf = NaN */
     Acc sg = 0, sgx = 0;
 #pragma unroll
-    for (int c = 0; c < C; c++)
+    for (int c = 0; c < C; c++) {
+      if ((int64_t)(c * G + t) * V >= n) continue;
 #pragma unroll
       for (int k = 0; k < V; k++) {
         const Acc g = D::ld(hd[c].e[k]) * sc[c][k];
         sg += g;
         sgx += g * ((D::ld(hx[c].e[k]) - mean) * rstd);
       }
+    }
     /* every thread of the warp takes part (rows past the end too) */
     sg = group_allsum(sg, G);
     sgx = group_allsum(sgx, G);

@@ -10,8 +10,9 @@
  *             group_sizes), validation of the sizes here, rd_forward
  *   vjp:      rd_sizes, validation, rd_vjp
  *   lhs of at most RD_CU_SMALL_M rows: rd_forward / rd_vjp alone, whose kernels read the
- *             sizes on the device (rd_cuda.h); prepare copies and validates them once
- *             (when group_sizes is concrete) and allocates the forward's workspace.
+ *             sizes on the device (rd_cuda.h), after one rd_sizes and validation in the
+ *             first call (the warm-up, when benchmarking); prepare allocates the
+ *             forward's workspace.
  * group_sizes lives on the device, so the shared plan (op.c), which reads concrete sizes
  * on the host, is always made here with group_sizes made abstract (plan_of); the sizes
  * are checked after the copy with the same tkb__rd_check_group_sizes. On a machine
@@ -32,6 +33,7 @@ typedef struct rd_cu {
   rd_plan p;          /* the shapes prepared for */
   int32_t *host;      /* [G] (at least 1) */
   bool small;         /* p.m <= RD_CU_SMALL_M: no host copy of the sizes per call */
+  bool checked;       /* small: the sizes were copied and checked once */
   int64_t splits;     /* small: the forward's split of K */
   void *part;         /* small: [splits][M][N] of the math type */
   size_t part_bytes;
@@ -95,8 +97,8 @@ static tkb_status cu_prepare(const tkb_args *a, void **state) {
   }
   s->dev = dev;
   s->p = p;
-  /* grid.y of the small drhs kernel is the group */
-  s->small = p.m <= RD_CU_SMALL_M && p.g <= 65535;
+  /* grid.y of the small drhs kernel is the group; its dlhs grid has ~K blocks */
+  s->small = p.m <= RD_CU_SMALL_M && p.g <= 65535 && p.k <= ((int64_t)1 << 30);
   st = tkb__kernel_build(dev, "ragged_dot", "", "rd_sizes", &s->sizes);
   if (!st) st = tkb__kernel_build(dev, "ragged_dot", "", "rd_forward", &s->fwd);
   if (!st) st = tkb__kernel_build(dev, "ragged_dot", "", "rd_vjp", &s->vjp);
@@ -105,15 +107,6 @@ static tkb_status cu_prepare(const tkb_args *a, void **state) {
     s->splits = tkb_rd_cu_small_splits(p.m, p.k, p.n, p.g, (int64_t)es);
     s->part_bytes = (size_t)(s->splits * p.m * p.n) * acc;
     if (s->part_bytes && (st = tkb_device_alloc(dev, s->part_bytes, &s->part))) s->part_bytes = 0;
-    /* the sizes, checked once here: the calls read them on the device only */
-    const tkb_array *gs = tkb_args_array(a, "group_sizes");
-    if (!st && gs && gs->data && p.g > 0) {
-      rd_cu_args g = {.sizes = gs->data, .sizes_host = s->host, .g = p.g};
-      size_t one = 1;
-      tkb_karg arg = TKB_KARG_VAL(g);
-      st = tkb__kernel_launch(dev, s->sizes, 1, &one, NULL, 1, &arg);
-      if (!st) st = tkb__rd_check_group_sizes(&p, s->host);
-    }
   }
   if (st) {
     cu_release(s);
@@ -129,8 +122,19 @@ static tkb_status launch(rd_cu *s, tkb_kernel *k, const rd_cu_args *g) {
   return tkb__kernel_launch(s->dev, k, 1, &one, NULL, 1, &arg);
 }
 
+/* The sizes copied to the host and checked (negative, or not summing to M: an error
+ * naming them). Every call of the cuBLAS loop; the first call only of the small path,
+ * whose kernels read them on the device (later changes to them are clipped there, never
+ * read or written out of bounds, but not reported). */
+static tkb_status copy_and_check_sizes(rd_cu *s, const rd_plan *p, const rd_cu_args *g) {
+  tkb_status st = p->g > 0 ? launch(s, s->sizes, g) : TKB_OK;
+  if (!st) st = tkb__rd_check_group_sizes(p, s->host);
+  if (!st) s->checked = true;
+  return st;
+}
+
 /* Binds the call (checking the state), copies the sizes to the host and checks them
- * (not for small: prepare did, and the kernels read them on the device). */
+ * (small: on the first call only). */
 static tkb_status bind(const tkb_args *a, rd_cu *s, rd_plan *p, rd_cu_args *g) {
   tkb_status st = plan_of(a, p);
   if (st) return st;
@@ -161,9 +165,8 @@ static tkb_status bind(const tkb_args *a, rd_cu *s, rd_plan *p, rd_cu_args *g) {
       .part = s->part,
       .splits = s->splits,
   };
-  if (s->small) return TKB_OK; /* the kernels read the sizes on the device */
-  if (p->g > 0 && (st = launch(s, s->sizes, g))) return st;
-  return tkb__rd_check_group_sizes(p, s->host);
+  if (s->small && s->checked) return TKB_OK; /* the kernels read the sizes on the device */
+  return copy_and_check_sizes(s, p, g);
 }
 
 static tkb_status cu_forward(const tkb_args *a, void *state, tkb_array *const *outputs) {

@@ -75,7 +75,7 @@ template <int DT>
 int small_forward(const rd_cu_args &a) {
   constexpr int V = 16 / (int)sizeof(typename tkb_cu_dt<DT>::T);
   const int64_t tiles = (a.n + 32 * V - 1) / (32 * V);
-  const unsigned grid = blocks_for_warps(a.g * tiles * a.splits);
+  const unsigned grid = blocks_for_warps(tkb_rd_cu_small_segments(a.m, a.g) * tiles * a.splits);
   if (a.n % V == 0 && aligned16(a.rhs))
     rd_small_fwd<DT, true><<<grid, RD_SMALL_THREADS>>>(a);
   else
@@ -93,7 +93,8 @@ int small_vjp(const rd_cu_args &a) {
   if (a.dlhs) {
     cudaError_t e = cudaMemsetAsync(a.dlhs, 0, (size_t)(a.m * a.k) * sizeof(typename tkb_cu_dt<DT>::T), 0);
     if (e != cudaSuccess) return (int)e;
-    const unsigned grid = blocks_for_warps(a.g * a.k);
+    const unsigned grid =
+        blocks_for_warps(tkb_rd_cu_small_segments(a.m, a.g) * ((a.k + RD_SMALL_DLHS_K - 1) / RD_SMALL_DLHS_K));
     if (vec)
       rd_small_dlhs<DT, true><<<grid, RD_SMALL_THREADS>>>(a);
     else

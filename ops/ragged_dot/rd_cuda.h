@@ -20,19 +20,30 @@
  * sizes on the device: no copy to the host, no cuBLAS (whose per-group GEMMs of one row
  * read rhs at a fraction of the bandwidth). */
 #define RD_CU_SMALL_M 64
-/* Their forward splits K into `splits` ranges, each summed by one warp per group and tile
- * of 32 x (16 / element size) columns into the workspace `part` ([splits][M][N] of the
- * math type), then added in order. Enough warps to keep an H200's memory busy (a fixed
- * number, so the sums' order depends on the shape only), each range >= 64 values of K,
- * the workspace at most 4 Mi values. */
+/* Their forward and dlhs take the rows of each group in segments of at most
+ * RD_CU_SMALL_ROWS; whatever the sizes, there are at most this many segments. */
+#define RD_CU_SMALL_ROWS 8
+#ifdef __CUDACC__
+#define TKB_RD_CU_HD __host__ __device__ /* the kernels compute it too */
+#else
+#define TKB_RD_CU_HD
+#endif
+static inline TKB_RD_CU_HD int64_t tkb_rd_cu_small_segments(int64_t m, int64_t g) {
+  return (m + RD_CU_SMALL_ROWS - 1) / RD_CU_SMALL_ROWS + (g < m ? g : m);
+}
+/* Their forward splits K into `splits` ranges, each summed by one warp per segment and
+ * tile of 32 x (16 / element size) columns into the workspace `part` ([splits][M][N] of
+ * the math type), then added in order. Enough warps to keep an H200's memory busy (a
+ * fixed number, so the sums' order depends on the shape only), at most K / 64 ranges
+ * (the last ones may be shorter, or empty when ceil(K / splits) overshoots), and a
+ * workspace of at most 4 Mi values (M N when that alone is more). */
 #define RD_CU_SMALL_WARPS 2048
 static inline int64_t tkb_rd_cu_small_splits(int64_t m, int64_t k, int64_t n, int64_t g,
                                              int64_t elem_size) {
-  const int64_t tile = 32 * (16 / elem_size), groups = g < m ? g : m;
-  const int64_t units = (groups > 0 ? groups : 1) * ((n + tile - 1) / tile);
-  int64_t s = (RD_CU_SMALL_WARPS + units - 1) / units, most = k / 64;
+  const int64_t tile = 32 * (16 / elem_size);
+  const int64_t units = tkb_rd_cu_small_segments(m, g) * ((n + tile - 1) / tile);
+  int64_t s = units > 0 ? (RD_CU_SMALL_WARPS + units - 1) / units : 1, most = k / 64;
   if (s > most) s = most;
-  /* and the workspace at most 4 Mi values (16 MiB of float32) */
   if (m * n > 0 && s > ((int64_t)1 << 22) / (m * n)) s = ((int64_t)1 << 22) / (m * n);
   return s > 0 ? s : 1;
 }
