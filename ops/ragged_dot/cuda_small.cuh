@@ -29,7 +29,9 @@
  *
  * rhs, the only large operand, is read once per segment (the forward and dlhs) and drhs
  * written once: memory-bound for the shapes that come here. Sums in float32 (float64 for
- * float64), each in an order fixed by the shape. VEC = false: the same kernels with
+ * float64) by fused multiply-adds (explicit: the plugin builds with -fmad=false, which
+ * the fills' bit-identity needs and which would double these loops' instructions), each
+ * in an order fixed by the shape. VEC = false: the same kernels with
  * element loads (N not a multiple of VEC, or rhs not 16-byte aligned).
  */
 
@@ -152,7 +154,7 @@ __global__ void __launch_bounds__(RD_SMALL_THREADS, 2) rd_small_fwd(rd_cu_args a
       if (r < rc) {
         const Acc x = D::ld(lr[r * K + k]);
 #pragma unroll
-        for (int v = 0; v < V; v++) acc[r][v] += x * w[v];
+        for (int v = 0; v < V; v++) acc[r][v] = fma(x, w[v], acc[r][v]);
       }
     }
   }
@@ -215,7 +217,7 @@ __global__ void __launch_bounds__(RD_SMALL_THREADS) rd_small_dlhs(rd_cu_args a) 
           Acc d[V];
           rd_load<DT, VEC>(dout + r * N + n0, have, d);
 #pragma unroll
-          for (int v = 0; v < V; v++) acc[r] += d[v] * w[v];
+          for (int v = 0; v < V; v++) acc[r] = fma(d[v], w[v], acc[r]);
         }
       }
     }
@@ -252,7 +254,7 @@ __global__ void __launch_bounds__(RD_SMALL_THREADS) rd_small_drhs(rd_cu_args a) 
       Acc d[V];
       rd_load<DT, VEC>(dout + r * N + n0, have, d);
 #pragma unroll
-      for (int v = 0; v < V; v++) acc[v] += x * d[v];
+      for (int v = 0; v < V; v++) acc[v] = fma(x, d[v], acc[v]);
     }
     T *dst = drhs + k * N + n0;
     if constexpr (VEC) {
