@@ -131,8 +131,9 @@ step bench_cuda 120 "$BUILD/bench_cuda"
 # the same program again: run-to-run spread of every figure (a difference between two
 # versions smaller than this is noise)
 step bench_cuda_again 120 "$BUILD/bench_cuda"
-# the fill and normalization kernels against their alternatives (bench_cuda_kernels.cu)
-step bench_kernels 90 "$BUILD/bench_cuda_kernels"
+# the fill, normalization (forward, vjp) and ragged_dot few-row kernels against their
+# alternatives (bench_cuda_kernels.cu)
+step bench_kernels 120 "$BUILD/bench_cuda_kernels"
 # profiler traces (Chrome JSON, demangled kernel names) of the small specs' forward entries
 step trace 30 "$TKB" run --device cuda:0 --method profiler --filter '^cpu_.*_forward_cuda$' \
   --iterations 2 --trace-dir "$LOGS"
