@@ -369,7 +369,8 @@ static void bench_vjp(void) {
     const int64_t count = cs.outer * cs.n * cs.inner, lanes = cs.outer * cs.inner;
     const int es = cs.dt == TKB_CU_BF16 ? 2 : 4;
     const size_t xb = (size_t)count * es;
-    const int64_t blocks = (lanes + NORM_CU_BLOCK_LANES - 1) / NORM_CU_BLOCK_LANES;
+    const int64_t per = tkb_norm_cu_block_lanes(lanes, cs.n, cs.inner);
+    const int64_t blocks = (lanes + per - 1) / per;
     void *x, *dy, *y, *dx0, *dx1, *copy, *part;
     float *sc, *of, *mean, *rstd, *dsc0, *dof0, *dsc1, *dof1;
     CK(cudaMalloc(&x, xb));

@@ -8,7 +8,7 @@
  *                (a look-up in the plugin: src/backend/cuda/ops.c)
  *   forward, forward_res:  norm_forward (residuals when given)
  *   vjp:         norm_vjp (dx, and dscale/doffset's partial sums over blocks of
- *                NORM_CU_BLOCK_LANES lanes in the same pass, added by a second kernel;
+ *                lanes (norm_cuda.h) in the same pass, added by a second kernel;
  *                the workspace `part` holds them, allocated here in prepare)
  * one norm_cu_args (norm_cuda.h) per launch. On a machine without a GPU the device does
  * not open, so these never run there.
@@ -51,7 +51,8 @@ static tkb_status cu_prepare(const tkb_args *a, void **state) {
   if (!s) return tkb_set_error(TKB_ERR_OUT_OF_MEMORY, "normalization (cuda): out of memory");
   s->dev = dev;
   s->x = p.x;
-  s->blocks = (p.lanes + NORM_CU_BLOCK_LANES - 1) / NORM_CU_BLOCK_LANES;
+  const int64_t per = tkb_norm_cu_block_lanes(p.lanes, p.n, p.inner ? p.inner : 1);
+  s->blocks = (p.lanes + per - 1) / per;
   st = tkb__kernel_build(dev, "normalization", "", "norm_forward", &s->fwd);
   if (!st) st = tkb__kernel_build(dev, "normalization", "", "norm_vjp", &s->vjp);
   /* the partial sums serve the vjp only */

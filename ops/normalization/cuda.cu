@@ -14,9 +14,9 @@
  *   other axes (inner > 1): one thread per lane, looping over j; neighbouring threads
  *     are neighbouring i, so each step of j reads a contiguous run
  *   vjp: cuda_dx.cuh's kernels compute dx and the partial sums of dscale and doffset
- *     (part[q][b][j], over blocks b of NORM_CU_BLOCK_LANES consecutive lanes) in one
- *     pass over x and dy, for aligned rows of up to 32 vectors per thread group (axis
- *     last) and aligned vectors of lanes (other axes); norm_params adds the blocks.
+ *     (part[q][b][j], over blocks b of consecutive lanes: norm_cuda.h) in one pass over
+ *     x and dy, for aligned rows of up to 8192 elements (axis last) and aligned vectors
+ *     of lanes (other axes); norm_params adds the blocks.
  *     Other layouts: the dx kernels below, then norm_partial, which sums per column j the
  *     lanes b, b + blocks, ... into part[q][b][j] (strided, as opencl.cl, so that its
  *     threads read neighbouring elements for every axis).
@@ -455,18 +455,21 @@ int forward(const norm_cu_args &a) {
 }
 
 /* dx (when a.dx), and the partial sums when params, by norm_dx_rowreg when the rows fit
- * it (cuda_dx.cuh): the launch's status, or -1 when they do not. G and C as forward()
- * picks them for rowreg's groups; a block of 256 threads per NORM_CU_BLOCK_LANES rows. */
-template <int XDT, bool PARAMS>
+ * it (cuda_dx.cuh): the launch's status, or -1 when they do not. Rows of up to
+ * NORM_CU_ROW_GROUP_MAX: G and C as forward() picks them for rowreg's groups, a block of
+ * 256 threads per NORM_CU_BLOCK_LANES rows. Longer rows (up to 512 x 16 bytes): a block
+ * of G = 64..512 threads per row, about two vectors per thread (a power of two C). */
+template <int XDT, bool PARAMS, bool BLOCK>
 int go_dx_rowreg(const norm_cu_args &a, int c, int lg, bool svec) {
   constexpr int CM = 16 / norm_vec<XDT>;
-  if (a.blocks > 0x7fffffff) return -1; /* (5.5e11 lanes) */
+  const int THREADS = BLOCK ? 1 << lg : 256;
+  if (a.blocks > 0x7fffffff) return -1; /* (over 1e10 lanes) */
   const unsigned grid = (unsigned)a.blocks;
   switch (c) {
-    case 1: norm_dx_rowreg<XDT, 1, PARAMS><<<grid, 256>>>(a, lg, svec); break;
-    case 2: norm_dx_rowreg<XDT, clamp_c(2, CM), PARAMS><<<grid, 256>>>(a, lg, svec); break;
-    case 4: norm_dx_rowreg<XDT, clamp_c(4, CM), PARAMS><<<grid, 256>>>(a, lg, svec); break;
-    case 8: norm_dx_rowreg<XDT, clamp_c(8, CM), PARAMS><<<grid, 256>>>(a, lg, svec); break;
+    case 1: norm_dx_rowreg<XDT, 1, PARAMS, BLOCK><<<grid, THREADS>>>(a, lg, svec); break;
+    case 2: norm_dx_rowreg<XDT, clamp_c(2, CM), PARAMS, BLOCK><<<grid, THREADS>>>(a, lg, svec); break;
+    case 4: norm_dx_rowreg<XDT, clamp_c(4, CM), PARAMS, BLOCK><<<grid, THREADS>>>(a, lg, svec); break;
+    case 8: norm_dx_rowreg<XDT, clamp_c(8, CM), PARAMS, BLOCK><<<grid, THREADS>>>(a, lg, svec); break;
     default: return -1; /* (c <= CM by the choice of G) */
   }
   return (int)cudaGetLastError();
@@ -477,13 +480,19 @@ int dx_rowreg(const norm_cu_args &a, bool params) {
   typedef typename tkb_cu_dt<XDT>::T T;
   constexpr int V = 16 / (int)sizeof(T), CM = 16 / V;
   const int64_t nvec = a.n / V;
-  if (a.inner != 1 || a.n == 0 || a.n % V != 0 || nvec > 32 * CM ||
+  if (a.inner != 1 || a.n == 0 || a.n % V != 0 || nvec > 512 * CM ||
       ((uintptr_t)a.x | (uintptr_t)a.dy | (uintptr_t)a.dx) % 16 != 0)
     return -1;
+  const bool svec = !a.scale || (a.scale_dtype == TKB_CU_F32 && (uintptr_t)a.scale % 16 == 0);
+  if (a.n > NORM_CU_ROW_GROUP_MAX) { /* a block per row: G = pow2_ceil(nvec) / 2 in [64, 512] */
+    int g = pow2_ceil(nvec) / 2;
+    g = g < 64 ? 64 : g > 512 ? 512 : g;
+    const int c = pow2_ceil((nvec + g - 1) / g), lg = log2_of(g);
+    return params ? go_dx_rowreg<XDT, true, true>(a, c, lg, svec) : go_dx_rowreg<XDT, false, true>(a, c, lg, svec);
+  }
   const int lg = rowreg_group_lg(nvec, CM);
   const int g = 1 << lg, c = pow2_ceil((nvec + g - 1) / g);
-  const bool svec = !a.scale || (a.scale_dtype == TKB_CU_F32 && (uintptr_t)a.scale % 16 == 0);
-  return params ? go_dx_rowreg<XDT, true>(a, c, lg, svec) : go_dx_rowreg<XDT, false>(a, c, lg, svec);
+  return params ? go_dx_rowreg<XDT, true, false>(a, c, lg, svec) : go_dx_rowreg<XDT, false, false>(a, c, lg, svec);
 }
 
 /* The same by norm_dx_cols for other axes (inner > 1): -1 when the lanes do not fit it,
@@ -515,7 +524,8 @@ template <int XDT>
 int vjp(const norm_cu_args &a) {
   typedef typename tkb_cu_dt<XDT>::Acc Acc;
   const bool params = (a.dscale || a.doffset) && a.n > 0;
-  if (a.blocks != (a.lanes + NORM_CU_BLOCK_LANES - 1) / NORM_CU_BLOCK_LANES)
+  const int64_t per = tkb_norm_cu_block_lanes(a.lanes, a.n, a.inner);
+  if (a.blocks != (a.lanes + per - 1) / per)
     return (int)cudaErrorInvalidValue; /* cuda.c sizes the workspace by it */
   if (a.lanes > 0 && (a.dx || params)) {
     bool params_done = params;

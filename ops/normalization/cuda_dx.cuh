@@ -16,11 +16,12 @@
  * four times in all, with one thread or block per lane; on an H200 that vjp of
  * alphafold_768res_128chan took 2.25 ms against its forward's 0.098.)
  *
- *   norm_dx_rowreg<XDT, C, PARAMS>  axis last (inner = 1), x, dy and dx 16-byte aligned,
- *     n % VEC == 0, n <= 32 C VEC: rowreg's layout (cuda_fwd.cuh). A group of G <= 32
- *     threads per row, thread t holding vectors t, t + G, ... (C of them) of x and dy in
- *     registers, so both are read once; its scale values, and its columns' partial sums
- *     of dscale and doffset, stay in registers across the rows of its block.
+ *   norm_dx_rowreg<XDT, C, PARAMS, BLOCK>  axis last (inner = 1), x, dy and dx 16-byte
+ *     aligned, n % VEC == 0, n <= G C VEC: rowreg's layout (cuda_fwd.cuh). A group of
+ *     G <= 32 threads per row (n <= 512), or a block of 64..512 (BLOCK: n <= 8192), thread t
+ *     holding vectors t, t + G, ... (C of them) of x and dy in registers, so both are
+ *     read once; its scale values, and its columns' partial sums of dscale and doffset,
+ *     stay in registers across the rows of its block.
  *   norm_dx_cols<XDT, PARAMS>  other axes (inner > 1), inner % VEC == 0, x, dy and dx
  *     16-byte aligned (and n <= NORM_DX_COLS_NMAX when PARAMS): a thread per VEC
  *     neighbouring lanes, i.e. one 16-byte vector of each row j (a warp's load is one
@@ -36,6 +37,7 @@
  */
 
 static_assert(NORM_CU_BLOCK_LANES == 256, "the kernels' blocks of lanes");
+static_assert(NORM_CU_ROW_GROUP_MAX == 512, "rows of groups: 32 threads x 16 values");
 
 /* Shared memory of the rowreg kernel's partial sums: a row of up to 512 values per warp. */
 constexpr int NORM_DX_ROWREG_NMAX = 512;
@@ -73,16 +75,20 @@ __device__ __forceinline__ void rowreg_params_out(const norm_cu_args &a, int lg,
   __syncthreads(); /* red is reused by the next q */
 }
 
-/* 256 threads, one block per NORM_CU_BLOCK_LANES rows (in G steps of 256 / G rows, a
- * row per group); dx is written when a.dx is set. */
-template <int XDT, int C, bool PARAMS>
-__global__ void __launch_bounds__(256) norm_dx_rowreg(norm_cu_args a, int lg, bool svec) {
+/* Groups (BLOCK = false): 256 threads, one block per NORM_CU_BLOCK_LANES rows, in G
+ * steps of 256 / G rows, a row per group of G = 2^lg threads. BLOCK: the block of
+ * G = 2^lg threads (64..512) is the group, one block per tkb_norm_cu_block_lanes rows,
+ * one row a step. dx is written when a.dx is set. */
+template <int XDT, int C, bool PARAMS, bool BLOCK>
+__global__ void __launch_bounds__(BLOCK ? 512 : 256) norm_dx_rowreg(norm_cu_args a, int lg, bool svec) {
   typedef tkb_cu_dt<XDT> D;
   typedef typename D::T T;
   typedef typename D::Acc Acc;
   constexpr int V = norm_vec<XDT>;
+
   typedef norm_vpack<XDT> P;
-  const int G = 1 << lg, t = (int)threadIdx.x & (G - 1), rpb = 256 >> lg;
+  __shared__ Acc sh[2][BLOCK ? 16 : 1]; /* BLOCK: a value per warp for each of the two sums */
+  const int G = 1 << lg, t = (int)threadIdx.x & (G - 1), rpb = BLOCK ? 1 : 256 >> lg;
   const int64_t n = a.n;
   const T *x = static_cast<const T *>(a.x), *dy = static_cast<const T *>(a.dy);
   T *dx = static_cast<T *>(a.dx);
@@ -107,9 +113,10 @@ __global__ void __launch_bounds__(256) norm_dx_rowreg(norm_cu_args a, int lg, bo
 #pragma unroll
       for (int k = 0; k < V; k++) ps[c][k] = po[c][k] = (Acc)0;
   }
-  const int64_t first = (int64_t)blockIdx.x * NORM_CU_BLOCK_LANES;
-  for (int64_t row0 = first; row0 < first + NORM_CU_BLOCK_LANES && row0 < a.lanes; row0 += rpb) {
-    const int64_t row = row0 + ((int)threadIdx.x >> lg);
+  const int64_t rows = BLOCK ? tkb_norm_cu_block_lanes(a.lanes, n, 1) : NORM_CU_BLOCK_LANES; /* per block */
+  const int64_t first = (int64_t)blockIdx.x * rows;
+  for (int64_t row0 = first; row0 < first + rows && row0 < a.lanes; row0 += rpb) {
+    const int64_t row = BLOCK ? row0 : row0 + ((int)threadIdx.x >> lg);
     const bool live = row < a.lanes;
     const int64_t r = live ? row : 0;
     P hx[C], hd[C];
@@ -138,9 +145,16 @@ __global__ void __launch_bounds__(256) norm_dx_rowreg(norm_cu_args a, int lg, bo
         sgx += g * ((D::ld(hx[c].e[k]) - mean) * rstd);
       }
     }
-    /* every thread of the warp takes part (rows past the end too) */
-    sg = group_allsum(sg, G);
-    sgx = group_allsum(sgx, G);
+    /* every thread of the warp (BLOCK: of the block) takes part, rows past the end too.
+     * BLOCK: both sums always (sh[0] is written again only after every thread has passed
+     * the barrier of the sum into sh[1], which follows its last read; and vice versa) */
+    if constexpr (BLOCK) {
+      sg = block_allsum(sg, sh[0]);
+      sgx = block_allsum(sgx, sh[1]);
+    } else {
+      sg = group_allsum(sg, G);
+      sgx = group_allsum(sgx, G);
+    }
     const Acc mg = a.subtract_mean ? sg / (Acc)n : (Acc)0, mgx = sgx / (Acc)n;
     if (!live) continue; /* (past the end: adds nothing to the partial sums either) */
 #pragma unroll
@@ -161,7 +175,19 @@ __global__ void __launch_bounds__(256) norm_dx_rowreg(norm_cu_args a, int lg, bo
       if (dx) norm_store16(dx + r * n + e0, norm_pack_out<XDT>(v));
     }
   }
-  if constexpr (PARAMS) {
+  if constexpr (PARAMS && BLOCK) { /* each column is this thread's alone */
+    Acc *part = static_cast<Acc *>(a.part);
+#pragma unroll
+    for (int c = 0; c < C; c++) {
+      const int64_t e0 = (int64_t)(c * G + t) * V;
+      if (e0 >= n) continue;
+#pragma unroll
+      for (int k = 0; k < V; k++) {
+        part[(int64_t)blockIdx.x * n + e0 + k] = ps[c][k];
+        part[(a.blocks + blockIdx.x) * n + e0 + k] = po[c][k];
+      }
+    }
+  } else if constexpr (PARAMS) {
     rowreg_params_out<Acc, C, V>(a, lg, 0, ps);
     rowreg_params_out<Acc, C, V>(a, lg, 1, po);
   }

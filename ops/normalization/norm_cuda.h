@@ -13,8 +13,25 @@
 
 /* Lanes per block of the dscale/doffset partial sums (fixed by the shape, so the sums
  * do not depend on the device; the workspace `part` holds 2 x blocks x n of the math
- * type, blocks = ceil(lanes / NORM_CU_BLOCK_LANES), which tkb_cu_norm_vjp checks). */
+ * type, blocks = ceil(lanes / tkb_norm_cu_block_lanes(lanes, n, inner)), which
+ * tkb_cu_norm_vjp checks): NORM_CU_BLOCK_LANES; for rows longer than
+ * NORM_CU_ROW_GROUP_MAX on the last axis, which take a block of threads per row, at most
+ * NORM_CU_BLOCK_LANES_LONG and fewer when that leaves under ~1024 blocks (8192 rows in
+ * blocks of 256 would keep 32 SMs busy; every block adds a row of n partial sums). */
 #define NORM_CU_BLOCK_LANES 256
+#define NORM_CU_BLOCK_LANES_LONG 32
+#define NORM_CU_ROW_GROUP_MAX 512
+#ifdef __CUDACC__
+#define TKB_NORM_CU_HD __host__ __device__ /* the kernels compute it too */
+#else
+#define TKB_NORM_CU_HD
+#endif
+static inline TKB_NORM_CU_HD int64_t tkb_norm_cu_block_lanes(int64_t lanes, int64_t n, int64_t inner) {
+  if (inner > 1 || n <= NORM_CU_ROW_GROUP_MAX) return NORM_CU_BLOCK_LANES;
+  int64_t l = NORM_CU_BLOCK_LANES_LONG;
+  while (l > 1 && l * 1024 > lanes) l >>= 1;
+  return l;
+}
 
 typedef struct norm_cu_args {
   const void *x, *scale, *offset;   /* scale/offset NULL when None */
