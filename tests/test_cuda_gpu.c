@@ -508,6 +508,26 @@ static void test_blocking_kernel(void) {
     CHECK_MSG(0, "download inside cuda_events: %s", tkb_last_error());
   tkb_benchmark_data_free(bd);
 
+  /* 3b. CUDA_LAUNCH_BLOCKING=1 in the environment (read when the timer opens; the runtime
+   * read it at its start, so launches stay asynchronous here): the kernel is off, with
+   * the reason, and the 300 us gap is timed */
+  gap = GAP_SLEEP;
+  const char *clb = getenv("CUDA_LAUNCH_BLOCKING");
+  char *clb_saved = clb ? strdup(clb) : NULL;
+  setenv("CUDA_LAUNCH_BLOCKING", "1", 1);
+  if (!bench(f, args, o, "CUDA_LAUNCH_BLOCKING cuda_events", &bd)) {
+    CHECK_MSG(strncmp(meta(bd, "blocking_kernel"), "off (CUDA_LAUNCH_BLOCKING=1", 27) == 0,
+              "blocking_kernel: \"%s\"", meta(bd, "blocking_kernel"));
+    CHECK_MSG(bd->median_evaluation_time_ms > 0.28, "without the kernel the 300 us gap is timed: %g ms",
+              bd->median_evaluation_time_ms);
+  } else {
+    CHECK_MSG(0, "CUDA_LAUNCH_BLOCKING cuda_events: %s", tkb_last_error());
+  }
+  tkb_benchmark_data_free(bd);
+  if (clb_saved) setenv("CUDA_LAUNCH_BLOCKING", clb_saved, 1);
+  else unsetenv("CUDA_LAUNCH_BLOCKING");
+  free(clb_saved);
+
 #ifdef TKB_TEST_CUDART
   /* 4. cudaDeviceSynchronize behind tkbench's back: the kernel times out once (50 ms),
    * then stays off; the benchmark still completes */

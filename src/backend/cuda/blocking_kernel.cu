@@ -22,8 +22,10 @@ __device__ __forceinline__ uint64_t global_ns() {
 __global__ void tkb_block_stream(volatile unsigned *flags, uint64_t timeout_ns) {
   const uint64_t t0 = global_ns();
   while (flags[TKB_CU_BLOCK_RELEASE] == 0) {
-    if (global_ns() - t0 > timeout_ns) {
-      flags[TKB_CU_BLOCK_TIMED_OUT] = 1;
+    /* signed: a timer that stepped back is no timeout */
+    if ((int64_t)(global_ns() - t0) > (int64_t)timeout_ns) {
+      /* a release between the flag's read above and the clock's is no timeout either */
+      if (flags[TKB_CU_BLOCK_RELEASE] == 0) flags[TKB_CU_BLOCK_TIMED_OUT] = 1;
       return;
     }
 #if __CUDA_ARCH__ >= 700

@@ -30,6 +30,12 @@ enum { TKB_CU_BLOCK_RELEASE = 0, /* host writes 1: the kernel returns */
  * queuing any call's work (tens of us), small beside a benchmark. */
 #define TKB_CU_BLOCK_TIMEOUT_NS 50000000ull /* 50 ms */
 
+/* Launches a call may queue behind the kernel: a stream's launch queue holds about a
+ * thousand, after which cudaLaunchKernel waits for the device, i.e. for the kernel's
+ * timeout. A call known to queue more (ops.c: linear_softmax_cross_entropy_loss's
+ * vocabulary chunks at large batch) releases it first. */
+#define TKB_CU_BLOCK_MAX_LAUNCHES 256
+
 #ifdef __cplusplus
 extern "C" {
 #endif

@@ -133,6 +133,9 @@ static tkb_status cu_alloc(tkb_device *dev, size_t nbytes, void **ptr) {
   tkb_status st = tkb_cu_use(dev);
   if (st) return st;
   void *p = NULL;
+  /* cudaMalloc may wait for the device (an implicit synchronization): an allocation
+   * inside a timed call releases cuda_events' blocking kernel first */
+  tkb_cu_unblock(tkb_cu_dev(dev), true);
   /* cudaMalloc(0) gives NULL: 0 bytes get the smallest allocation, a unique handle */
   cudaError_t err = cudaMalloc(&p, nbytes ? nbytes : 1);
   if (err != cudaSuccess) {

@@ -19,6 +19,7 @@
  * workspace, so a launch allocates nothing. The handle lives as long as the process (the
  * backend interface has no device close), like the device's other state.
  */
+#include "blocking_kernel.h"
 #include "cu_backend.h"
 
 #include <cublas_v2.h>
@@ -158,8 +159,18 @@ tkb_status tkb_cu_kernel_launch(tkb_device *dev, tkb_kernel *k, int dims, const 
       break;
     case K_RD_FWD: rc = tkb_cu_rd_forward(k->blas, args[0].value); break;
     case K_RD_VJP: rc = tkb_cu_rd_vjp(k->blas, args[0].value); break;
-    case K_LSCE_FWD: rc = tkb_cu_lsce_forward(k->blas, args[0].value); break;
-    case K_LSCE_VJP: rc = tkb_cu_lsce_vjp(k->blas, args[0].value); break;
+    case K_LSCE_FWD:
+    case K_LSCE_VJP: {
+      /* per vocabulary chunk: a GEMM (maybe two kernels) and 1-2 kernels forward, twice
+       * that backward; more than the launch queue holds would stall the host behind
+       * cuda_events' blocking kernel until its timeout */
+      const lsce_cu_args *la = args[0].value;
+      const int64_t chunks = la->vc > 0 ? (la->v + la->vc - 1) / la->vc : 0;
+      if (chunks * (e->id == K_LSCE_VJP ? 8 : 4) + 8 > TKB_CU_BLOCK_MAX_LAUNCHES)
+        tkb_cu_unblock(tkb_cu_dev(dev), true);
+      rc = e->id == K_LSCE_VJP ? tkb_cu_lsce_vjp(k->blas, la) : tkb_cu_lsce_forward(k->blas, la);
+      break;
+    }
     case K_ATTN_FWD: rc = tkb_cu_attn_forward(args[0].value); break;
     case K_ATTN_VJP: rc = tkb_cu_attn_vjp(args[0].value); break;
   }

@@ -38,6 +38,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define NBUF 16
 #define BUF_BYTES ((size_t)1 << 20)
@@ -70,6 +71,8 @@ struct tkb_timer {
   bool host_waited;           /* this call released it early (tkb_cu_unblock) */
   int calls;                  /* calls timed so far */
   int timeout_call;           /* the call (from 1) whose kernel timed out, or 0 */
+  const char *off_why;        /* asked for but off from the start (or from timeout_call)
+                               * for this reason, or NULL */
   int waited_calls, first_waited_call;
   char note[400];
   tkb_interval iv[TKB_MAX_CALL_INTERVALS];
@@ -268,6 +271,13 @@ tkb_status tkb_cu_timer_open(tkb_device *dev, const char *method, const tkb_benc
   t->dev = dev;
   t->cupti = cupti;
   t->block = t->block_asked = block;
+  /* with synchronous launches every launch waits for the device: the kernel's own
+   * launch would wait out its timeout before each call */
+  const char *clb = getenv("CUDA_LAUNCH_BLOCKING");
+  if (block && clb && strcmp(clb, "1") == 0) {
+    t->block = false;
+    t->off_why = "CUDA_LAUNCH_BLOCKING=1 makes every launch wait for the device";
+  }
   t->kinds = strcmp(method, "cupti") == 0 ? TKB_CU_KIND_BIT(TKB_CU_KERNEL) : TKB_CU_ALL_KINDS;
   if (cupti) {
     size_t nk = sizeof record_kinds / sizeof record_kinds[0];
@@ -308,11 +318,23 @@ tkb_status tkb_cu_timer_start(tkb_timer *t) {
       f[TKB_CU_BLOCK_RELEASE] = 0;
       f[TKB_CU_BLOCK_TIMED_OUT] = 0;
       __atomic_thread_fence(__ATOMIC_SEQ_CST);
+      struct timespec l0, l1;
+      clock_gettime(CLOCK_MONOTONIC, &l0);
       cudaError_t err = (cudaError_t)tkb_cu_block_launch(d->block_flags_dev, TKB_CU_BLOCK_TIMEOUT_NS);
+      clock_gettime(CLOCK_MONOTONIC, &l1);
       if (err != cudaSuccess)
         return tkb_cu_fail(t->dev, "launching the blocking kernel (cuda_events; no_blocking_kernel "
                            "times without it)", err);
       d->blocking = true;
+      /* a launch that returned only after the kernel's timeout waited for it: launches
+       * are synchronous (a serializing profiler, CUDA_LAUNCH_BLOCKING set another way) */
+      const int64_t launch_ns = (int64_t)(l1.tv_sec - l0.tv_sec) * 1000000000 + (l1.tv_nsec - l0.tv_nsec);
+      if (launch_ns >= (int64_t)TKB_CU_BLOCK_TIMEOUT_NS) {
+        tkb_cu_unblock(d, false);
+        t->block = false;
+        t->off_why = "its launch waited for it to time out: launches are synchronous here (a "
+                     "profiler that serializes them, or CUDA_LAUNCH_BLOCKING)";
+      }
     }
     cudaError_t err = cudaEventRecord(d->ev_start, 0);
     if (err != cudaSuccess) {
@@ -473,16 +495,21 @@ int tkb_cu_timer_metadata(tkb_timer *t, tkb_meta *kv, int cap) {
   if (!t->block_asked)
     snprintf(t->note, sizeof t->note, "off (no_blocking_kernel: each call's time includes the "
              "host's launch gaps)");
+  else if (t->off_why)
+    snprintf(t->note, sizeof t->note, "off (%s): each call's time includes the host's launch "
+             "gaps", t->off_why);
   else if (t->timeout_call)
     snprintf(t->note, sizeof t->note, "timed out after %llu ms in timed call %d of %d and was off "
              "from then on: the call waits for the device itself (a synchronize or a copy to "
-             "the host outside tkbench) or queues more launches than the stream holds, so calls "
-             "%d on include the host's launch gaps", TKB_CU_BLOCK_TIMEOUT_NS / 1000000ull,
+             "the host outside tkbench), queues more launches than the stream holds, or the host "
+             "took that long to queue it (a lazily loaded module: CUDA_MODULE_LOADING=EAGER), so "
+             "calls %d on include the host's launch gaps", TKB_CU_BLOCK_TIMEOUT_NS / 1000000ull,
              t->timeout_call, t->calls, t->timeout_call);
   else if (t->waited_calls)
     snprintf(t->note, sizeof t->note, "on, released early in %d of %d timed calls (first: %d), "
-             "where the call waited for the device (a synchronize, a download or a host copy): "
-             "their work after that wait is timed with the host's launch gaps",
+             "where the call waited for the device (a synchronize, a download or a host copy) "
+             "or queues more launches than the stream holds: their work after that is timed "
+             "with the host's launch gaps",
              t->waited_calls, t->calls, t->first_waited_call);
   else
     snprintf(t->note, sizeof t->note, "on (each call's work queued behind it, then timed "
