@@ -130,6 +130,13 @@ static void test_methods(void) {
                                          {"hermetic_xprof", "hermetic_profiler"},
                                          {"auto", "opencl_events"},
                                          {"profiler", "profiler"}};
+  /* profiler without --trace-dir writes its trace to $TMPDIR (else /tmp): here a
+   * folder of the test's, emptied after */
+  char *tmpdir = cli_path("default_traces");
+  CHECK(mkdir(tmpdir, 0755) == 0);
+  const char *saved = getenv("TMPDIR");
+  char *saved_copy = saved ? strdup(saved) : NULL;
+  setenv("TMPDIR", tmpdir, 1);
   for (size_t k = 0; k < sizeof asked / sizeof asked[0]; k++) {
     cli_result r = CLI("run", "--device", "opencl:0", "--filter", "^cb_64_forward_opencl$",
                        "--method", asked[k][0], "--iterations", "1", "--experiments", "1",
@@ -139,9 +146,21 @@ static void test_methods(void) {
     CHECK_MSG(!strcmp(meta_str(first_meta(j), "method"), asked[k][1]), "--method %s ran %s",
               asked[k][0], meta_str(first_meta(j), "method"));
     CHECK(!strcmp(meta_str(cJSON_GetObjectItem(j, "context"), "method"), asked[k][1]));
+    const char *trace = meta_str(first_meta(j), "trace");
+    if (!strcmp(asked[k][1], "profiler")) {
+      CHECK_MSG(!strncmp(trace, tmpdir, strlen(tmpdir)) && file_exists(trace),
+                "--method %s: trace \"%s\" not in $TMPDIR %s", asked[k][0], trace, tmpdir);
+      unlink(trace);
+    } else {
+      CHECK_MSG(!*trace, "--method %s wrote a trace: %s", asked[k][0], trace);
+    }
     cJSON_Delete(j);
     cli_free(&r);
   }
+  if (saved_copy) setenv("TMPDIR", saved_copy, 1);
+  else unsetenv("TMPDIR");
+  free(saved_copy);
+  CHECK_MSG(rmdir(tmpdir) == 0, "traces left in %s", tmpdir);
   /* the library's messages: not on this device, and no such method */
   cli_result r = CLI("run", "--device", "opencl:0", "--method", "cpu_time");
   CHECK_MSG(r.rc == 2 && strstr(r.err, "--method: method \"cpu_time\" is not available on device "
