@@ -451,12 +451,15 @@ struct rd_case {
 };
 
 static void bench_ragged(void) {
-  std::vector<int32_t> decode64 = {20, 4, 0, 12, 8, 8, 6, 6}, sparse(64, 0);
+  std::vector<int32_t> decode64 = {20, 4, 0, 12, 8, 8, 6, 6}, one64 = {0, 0, 64, 0, 0, 0, 0, 0}, sparse(64, 0);
   for (int i = 0; i < 64; i += 2) sparse[i] = 2; /* 32 groups of 2 rows, 32 empty */
   const rd_case cases[] = {
       {"memory_bound (Tokamax)", 8, 8, 4096, 4096, std::vector<int32_t>(8, 1)},
       {"cpu_memory_bound", 8, 8, 2048, 2048, std::vector<int32_t>(8, 1)},
       {"8 groups, 64 rows", 8, 64, 4096, 4096, decode64},
+      /* the worst case for the few-row kernels (RD_CU_SMALL_M's choice): 8 segments of
+       * one group each read its rhs, multiply-adds on CUDA cores */
+      {"64 rows in one group of 8", 8, 64, 4096, 4096, one64},
       {"64 groups, 64 rows (half empty)", 64, 64, 7168, 2048, sparse},
   };
   cublasHandle_t h;
