@@ -87,7 +87,7 @@ step build_bench 120 cmake --build "$BUILD" -j"$JOBS" --target bench_cuda bench_
 TKB="$BUILD/tkbench"
 step test_cuda_nogpu 60 "$BUILD/test_cuda_nogpu"
 step test_cuda_gpu 120 "$BUILD/test_cuda_gpu"
-step test_cuda_ops 60 "$BUILD/test_cuda_ops"
+step test_cuda_ops 90 "$BUILD/test_cuda_ops"
 step info 30 "$TKB" info
 step check 120 "$TKB" check --device cuda:0
 # The ops' CUDA implementations (ops/<op>/cuda.cu: normalization, gated_linear_unit,
