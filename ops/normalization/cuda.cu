@@ -463,7 +463,8 @@ template <int XDT, bool PARAMS, bool BLOCK>
 int go_dx_rowreg(const norm_cu_args &a, int c, int lg, bool svec) {
   constexpr int CM = 16 / norm_vec<XDT>;
   const int THREADS = BLOCK ? 1 << lg : 256;
-  if (a.blocks > 0x7fffffff) return -1; /* (over 1e10 lanes) */
+  if (a.blocks > 0x7fffffff || c > CM) return -1; /* (over 1e10 lanes; C past the budget
+                                                   * would leave columns out) */
   const unsigned grid = (unsigned)a.blocks;
   switch (c) {
     case 1: norm_dx_rowreg<XDT, 1, PARAMS, BLOCK><<<grid, THREADS>>>(a, lg, svec); break;

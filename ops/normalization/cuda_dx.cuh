@@ -10,8 +10,9 @@
  *   dscale[j] = sum_L dy[L, j] xhat[L, j]        doffset[j] = sum_L dy[L, j]
  *
  * Both kernels below compute dx and, when PARAMS, the partial sums of dscale and doffset
- * over each block of NORM_CU_BLOCK_LANES consecutive lanes (part[0][b][j], part[1][b][j])
- * in the same pass over x and dy; norm_params then adds the blocks. (norm_dx_row,
+ * over each block of consecutive lanes (part[0][b][j], part[1][b][j]; the blocks' size is
+ * tkb_norm_cu_block_lanes, norm_cuda.h) in the same pass over x and dy; norm_params
+ * then adds the blocks. (norm_dx_row,
  * norm_dx_lane and norm_partial in cuda.cu serve the other layouts: they read x and dy
  * four times in all, with one thread or block per lane; on an H200 that vjp of
  * alphafold_768res_128chan took 2.25 ms against its forward's 0.098.)
@@ -147,8 +148,10 @@ __global__ void __launch_bounds__(BLOCK ? 512 : 256) norm_dx_rowreg(norm_cu_args
     }
     /* every thread of the warp (BLOCK: of the block) takes part, rows past the end too.
      * BLOCK: both sums always (sh[0] is written again only after every thread has passed
-     * the barrier of the sum into sh[1], which follows its last read; and vice versa) */
-    if constexpr (BLOCK) {
+     * the barrier of the sum into sh[1], which follows its last read; and vice versa).
+     * Without dx (the same in every thread) only the partial sums are wanted. */
+    if (!dx) {
+    } else if constexpr (BLOCK) {
       sg = block_allsum(sg, sh[0]);
       sgx = block_allsum(sgx, sh[1]);
     } else {
@@ -175,16 +178,23 @@ __global__ void __launch_bounds__(BLOCK ? 512 : 256) norm_dx_rowreg(norm_cu_args
       if (dx) norm_store16(dx + r * n + e0, norm_pack_out<XDT>(v));
     }
   }
-  if constexpr (PARAMS && BLOCK) { /* each column is this thread's alone */
+  if constexpr (PARAMS && BLOCK) { /* each column is this thread's alone: 16-byte stores
+                                     * (b n + e0 is a multiple of VEC, and VEC values of
+                                     * Acc are at least 16 bytes) */
     Acc *part = static_cast<Acc *>(a.part);
 #pragma unroll
     for (int c = 0; c < C; c++) {
       const int64_t e0 = (int64_t)(c * G + t) * V;
       if (e0 >= n) continue;
+      uint4 *ds = reinterpret_cast<uint4 *>(part + (int64_t)blockIdx.x * n + e0);
+      uint4 *dof = reinterpret_cast<uint4 *>(part + (a.blocks + blockIdx.x) * n + e0);
 #pragma unroll
-      for (int k = 0; k < V; k++) {
-        part[(int64_t)blockIdx.x * n + e0 + k] = ps[c][k];
-        part[(a.blocks + blockIdx.x) * n + e0 + k] = po[c][k];
+      for (int q = 0; q < (int)(V * sizeof(Acc) / 16); q++) {
+        uint4 u;
+        memcpy(&u, &ps[c][q * 16 / sizeof(Acc)], 16);
+        ds[q] = u;
+        memcpy(&u, &po[c][q * 16 / sizeof(Acc)], 16);
+        dof[q] = u;
       }
     }
   } else if constexpr (PARAMS) {
