@@ -12,17 +12,17 @@
  * Both kernels below compute dx and, when PARAMS, the partial sums of dscale and doffset
  * over each block of consecutive lanes (part[0][b][j], part[1][b][j]; the blocks' size is
  * tkb_norm_cu_block_lanes, norm_cuda.h) in the same pass over x and dy; norm_params
- * then adds the blocks. (norm_dx_row,
- * norm_dx_lane and norm_partial in cuda.cu serve the other layouts: they read x and dy
- * four times in all, with one thread or block per lane; on an H200 that vjp of
- * alphafold_768res_128chan took 2.25 ms against its forward's 0.098.)
+ * then adds the blocks. (norm_dx_row, norm_dx_lane and norm_partial in cuda.cu serve the
+ * other layouts: they read x and dy four times in all, with one thread or block per
+ * lane; on an H200 that vjp of alphafold_768res_128chan took 2.25 ms against its
+ * forward's 0.098.)
  *
  *   norm_dx_rowreg<XDT, C, PARAMS, BLOCK>  axis last (inner = 1), x, dy and dx 16-byte
  *     aligned, n % VEC == 0, n <= G C VEC: rowreg's layout (cuda_fwd.cuh). A group of
- *     G <= 32 threads per row (n <= 512), or a block of 64..512 (BLOCK: n <= 8192), thread t
- *     holding vectors t, t + G, ... (C of them) of x and dy in registers, so both are
- *     read once; its scale values, and its columns' partial sums of dscale and doffset,
- *     stay in registers across the rows of its block.
+ *     G <= 32 threads per row (n <= 512), or a block of G = 64..512 (BLOCK: n <= 8192),
+ *     thread t holding vectors t, t + G, ... (C of them) of x and dy in registers, so
+ *     both are read once; its scale values, and its columns' partial sums of dscale and
+ *     doffset, stay in registers across the rows of its block.
  *   norm_dx_cols<XDT, PARAMS>  other axes (inner > 1), inner % VEC == 0, x, dy and dx
  *     16-byte aligned (and n <= NORM_DX_COLS_NMAX when PARAMS): a thread per VEC
  *     neighbouring lanes, i.e. one 16-byte vector of each row j (a warp's load is one
@@ -33,8 +33,10 @@
  * Sums: in a fixed order for a given shape and alignment (which picks these kernels or
  * cuda.cu's), never the device's (the blocks of lanes are fixed by the shape, not by the
  * grid): per thread in index order, then xor butterflies (both partners add the same two
- * values, so every thread gets the same bits), then a block's warps in index order, then
- * (norm_params) every 32nd block in order and those 32 sums in order.
+ * values, so every thread gets the same bits) or, for the block per row, the warps in
+ * index order; the partial sums per thread over its rows in order, then a block's warps
+ * in index order; then (norm_params) every 32nd block in order and those 32 sums in
+ * order.
  */
 
 static_assert(NORM_CU_BLOCK_LANES == 256, "the kernels' blocks of lanes");
