@@ -4,13 +4,16 @@
  * their reduction through the shared interval code (sum for cupti, union for the
  * profiler, with nested and overlapping records), kernel names copied rather than kept
  * as borrowed pointers, store overflow reported, NVML absent handled, and cuda:0 on a
- * machine without a GPU or driver refused with one clear sentence. records.c and nvml.c
- * are linked in directly (host-only C, CMake's CUDA block).
+ * machine without a GPU or driver refused with one clear sentence; the ops' shape-fixed
+ * work partitions that their C sides and kernels share. records.c and nvml.c are linked
+ * in directly (host-only C, CMake's CUDA block).
  */
 #include "check.h"
 #include "intervals.h"
 #include "nvml.h"
 #include "records.h"
+#include "../ops/normalization/norm_cuda.h"
+#include "../ops/ragged_dot/rd_cuda.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -263,7 +266,50 @@ static void test_device(void) {
   CHECK_ERR(tkb_device_get("cuda:1", &d), TKB_ERR_DEVICE, "cuda:1");
 }
 
+/* The shape-fixed partitions that an op's C side (workspace sizes) and its kernels
+ * (grids, sum orders) compute from the same header: normalization's blocks of lanes for
+ * the dscale/doffset partial sums, ragged_dot's few-row segments and split of K. */
+static void test_partitions(void) {
+  CHECK(tkb_norm_cu_block_lanes(768 * 768, 128, 1) == 256);       /* rows of groups */
+  CHECK(tkb_norm_cu_block_lanes(768 * 768, 128, 768 * 768) == 256); /* other axes */
+  CHECK(tkb_norm_cu_block_lanes(8192, 1024, 1) == 8);              /* a block per row */
+  CHECK(tkb_norm_cu_block_lanes(1 << 20, 4096, 1) == 32);
+  CHECK(tkb_norm_cu_block_lanes(100, 8192, 1) == 1);
+  for (int64_t lanes = 1; lanes < 200000; lanes = lanes * 5 / 4 + 1) {
+    const int64_t l = tkb_norm_cu_block_lanes(lanes, 1024, 1);
+    /* a power of two in [1, 32]: as large as leaves ~1024 blocks */
+    CHECK_MSG(l >= 1 && l <= NORM_CU_BLOCK_LANES_LONG && (l & (l - 1)) == 0 &&
+                  (l == 1 || l * 1024 <= lanes) && (l == NORM_CU_BLOCK_LANES_LONG || 2 * l * 1024 > lanes),
+              "lanes %lld: %lld per block", (long long)lanes, (long long)l);
+  }
+  /* at most ceil(M / 8) pieces of whole groups plus one cut per non-empty group */
+  CHECK(tkb_rd_cu_small_segments(8, 8) == 9);
+  CHECK(tkb_rd_cu_small_segments(64, 256) == 72);
+  CHECK(tkb_rd_cu_small_segments(1, 256) == 2);
+  CHECK(tkb_rd_cu_small_segments(0, 8) == 0);
+  /* Tokamax's memory_bound: 9 segments x 16 tiles of 256 columns, 2048 warps: 15 splits */
+  CHECK(tkb_rd_cu_small_splits(8, 4096, 4096, 8, 2) == 15);
+  const int64_t ks[] = {1, 63, 64, 700, 4096, 131072}, ns[] = {1, 20, 264, 4096, 14336},
+                gs[] = {1, 8, 256}, es[] = {2, 4, 8};
+  int bad = 0;
+  for (int64_t m = 1; m <= RD_CU_SMALL_M; m++)
+    for (size_t a = 0; a < 6; a++)
+      for (size_t b = 0; b < 5; b++)
+        for (size_t c = 0; c < 3; c++)
+          for (size_t d = 0; d < 3; d++) {
+            const int64_t k = ks[a], n = ns[b], sp = tkb_rd_cu_small_splits(m, k, n, gs[c], es[d]);
+            const int64_t most = k / 64 > 1 ? k / 64 : 1, cap = m * n > (1 << 22) ? m * n : (1 << 22);
+            if (sp < 1 || sp > most || sp * m * n > cap) {
+              if (bad++ < 5)
+                CHECK_MSG(0, "splits(%lld, %lld, %lld, %lld, %lld) = %lld", (long long)m, (long long)k,
+                          (long long)n, (long long)gs[c], (long long)es[d], (long long)sp);
+            }
+          }
+  CHECK_MSG(bad == 0, "%d split counts out of bounds", bad);
+}
+
 int main(void) {
+  test_partitions();
   test_correlation();
   test_stray();
   test_bad_time();
