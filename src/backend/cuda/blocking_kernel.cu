@@ -16,16 +16,21 @@ __device__ __forceinline__ uint64_t global_ns() {
   return t;
 }
 
+/* Released: the host has written gen or a later generation (wrapping). */
+__device__ __forceinline__ bool released(volatile unsigned *flags, unsigned gen) {
+  return (int)(flags[TKB_CU_BLOCK_RELEASE] - gen) >= 0;
+}
+
 /* flags live in host memory: every volatile load crosses the bus and sees the host's
  * latest store (PTX: a volatile load is a relaxed load at system scope). The sleep
  * keeps the polling to about one read per microsecond. */
-__global__ void tkb_block_stream(volatile unsigned *flags, uint64_t timeout_ns) {
+__global__ void tkb_block_stream(volatile unsigned *flags, uint64_t timeout_ns, unsigned gen) {
   const uint64_t t0 = global_ns();
-  while (flags[TKB_CU_BLOCK_RELEASE] == 0) {
+  while (!released(flags, gen)) {
     /* signed: a timer that stepped back is no timeout */
     if ((int64_t)(global_ns() - t0) > (int64_t)timeout_ns) {
       /* a release between the flag's read above and the clock's is no timeout either */
-      if (flags[TKB_CU_BLOCK_RELEASE] == 0) flags[TKB_CU_BLOCK_TIMED_OUT] = 1;
+      if (!released(flags, gen)) flags[TKB_CU_BLOCK_TIMED_OUT] = gen;
       return;
     }
 #if __CUDA_ARCH__ >= 700
@@ -36,8 +41,8 @@ __global__ void tkb_block_stream(volatile unsigned *flags, uint64_t timeout_ns) 
 
 } // namespace
 
-extern "C" int tkb_cu_block_launch(unsigned *flags, uint64_t timeout_ns) {
+extern "C" int tkb_cu_block_launch(unsigned *flags, uint64_t timeout_ns, unsigned gen) {
   (void)cudaGetLastError(); /* a stale error is not this launch's (fill.cu does the same) */
-  tkb_block_stream<<<1, 1, 0, 0>>>(flags, timeout_ns);
+  tkb_block_stream<<<1, 1, 0, 0>>>(flags, timeout_ns, gen);
   return (int)cudaGetLastError();
 }

@@ -21,9 +21,13 @@
 
 #include <stdint.h>
 
-/* Words of the host-mapped flag block (cudaHostAllocMapped). */
-enum { TKB_CU_BLOCK_RELEASE = 0, /* host writes 1: the kernel returns */
-       TKB_CU_BLOCK_TIMED_OUT = 1, /* the kernel writes 1 when it gave up waiting */
+/* Words of the host-mapped flag block (cudaHostAllocMapped). Each launch has a
+ * generation (1, 2, ...; wrapping): the host releases kernel g by writing g, which also
+ * releases any older one still waiting, and a kernel that gives up writes its g, so a
+ * late kernel of an earlier call neither misses its release nor is taken for a later
+ * call's timeout, and nothing is reset between launches. */
+enum { TKB_CU_BLOCK_RELEASE = 0, /* host writes g: kernels of generation <= g return */
+       TKB_CU_BLOCK_TIMED_OUT = 1, /* a kernel writes its g when it gave up waiting */
        TKB_CU_BLOCK_WORDS = 2 };
 
 /* Time the kernel waits for the release before giving up: far above the host time of
@@ -40,10 +44,10 @@ enum { TKB_CU_BLOCK_RELEASE = 0, /* host writes 1: the kernel returns */
 extern "C" {
 #endif
 /* Launches one thread on the legacy default stream that returns once
- * flags[TKB_CU_BLOCK_RELEASE] is non-zero, or after timeout_ns, setting
- * flags[TKB_CU_BLOCK_TIMED_OUT]. flags is the device pointer of the mapped block.
- * Returns the launch's cudaError_t as an int (0: launched). */
-int tkb_cu_block_launch(unsigned *flags, uint64_t timeout_ns);
+ * flags[TKB_CU_BLOCK_RELEASE] has reached gen (wrapping compare), or after timeout_ns,
+ * writing gen to flags[TKB_CU_BLOCK_TIMED_OUT]. flags is the device pointer of the
+ * mapped block. Returns the launch's cudaError_t as an int (0: launched). */
+int tkb_cu_block_launch(unsigned *flags, uint64_t timeout_ns, unsigned gen);
 #ifdef __cplusplus
 }
 #endif

@@ -49,6 +49,7 @@ typedef struct tkb_cu_device {
                                     allocated by the first cuda_events timer, or NULL */
   unsigned *block_flags_dev;     /* the same memory as the device sees it */
   bool blocking;                 /* a blocking kernel waits for its release */
+  unsigned block_gen;            /* the latest blocking kernel's generation (from 1) */
   struct tkb_timer *rec;         /* the timer recording now, or NULL */
   tkb_nvml *nvml;
 } tkb_cu_device;

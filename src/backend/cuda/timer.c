@@ -313,14 +313,13 @@ tkb_status tkb_cu_timer_start(tkb_timer *t) {
   if (!t->cupti) {
     t->host_waited = false;
     if (t->block) {
-      /* the last call's kernel has returned (its synchronize waited for it) */
-      volatile unsigned *f = d->block_flags;
-      f[TKB_CU_BLOCK_RELEASE] = 0;
-      f[TKB_CU_BLOCK_TIMED_OUT] = 0;
-      __atomic_thread_fence(__ATOMIC_SEQ_CST);
+      /* a new generation: no reset of the flags, which an earlier call's kernel might
+       * still read (blocking_kernel.h) */
+      if (++d->block_gen == 0) d->block_gen = 1;
       struct timespec l0, l1;
       clock_gettime(CLOCK_MONOTONIC, &l0);
-      cudaError_t err = (cudaError_t)tkb_cu_block_launch(d->block_flags_dev, TKB_CU_BLOCK_TIMEOUT_NS);
+      cudaError_t err =
+          (cudaError_t)tkb_cu_block_launch(d->block_flags_dev, TKB_CU_BLOCK_TIMEOUT_NS, d->block_gen);
       clock_gettime(CLOCK_MONOTONIC, &l1);
       if (err != cudaSuccess)
         return tkb_cu_fail(t->dev, "launching the blocking kernel (cuda_events; no_blocking_kernel "
@@ -386,7 +385,7 @@ static tkb_status stop_events(tkb_timer *t, const tkb_interval **iv, size_t *n) 
   if (t->block && t->host_waited && t->waited_calls++ == 0) t->first_waited_call = t->calls;
   /* the kernel stopped waiting before the call was queued: the call waited for the
    * device itself, and every later call would wait out the timeout the same way */
-  if (t->block && ((volatile unsigned *)d->block_flags)[TKB_CU_BLOCK_TIMED_OUT]) {
+  if (t->block && ((volatile unsigned *)d->block_flags)[TKB_CU_BLOCK_TIMED_OUT] == d->block_gen) {
     t->block = false;
     t->timeout_call = t->calls;
   }
@@ -486,7 +485,7 @@ tkb_status tkb_cu_timer_stop(tkb_timer *t, const tkb_interval **iv, size_t *n) {
 void tkb_cu_unblock(tkb_cu_device *d, bool host_wait) {
   if (!d->blocking) return;
   d->blocking = false;
-  __atomic_store_n(&d->block_flags[TKB_CU_BLOCK_RELEASE], 1u, __ATOMIC_SEQ_CST);
+  __atomic_store_n(&d->block_flags[TKB_CU_BLOCK_RELEASE], d->block_gen, __ATOMIC_SEQ_CST);
   if (host_wait && d->rec) d->rec->host_waited = true;
 }
 
