@@ -11,8 +11,8 @@
  *   vjp:      rd_sizes, validation, rd_vjp
  *   lhs of at most RD_CU_SMALL_M rows: rd_forward / rd_vjp alone, whose kernels read the
  *             sizes on the device (rd_cuda.h), after one rd_sizes and validation in the
- *             first call (the warm-up, when benchmarking); prepare allocates the
- *             forward's workspace.
+ *             first call with a given group_sizes array (the warm-up, when
+ *             benchmarking); prepare allocates the forward's workspace.
  * group_sizes lives on the device, so the shared plan (op.c), which reads concrete sizes
  * on the host, is always made here with group_sizes made abstract (plan_of); the sizes
  * are checked after the copy with the same tkb__rd_check_group_sizes. On a machine
@@ -33,7 +33,7 @@ typedef struct rd_cu {
   rd_plan p;          /* the shapes prepared for */
   int32_t *host;      /* [G] (at least 1) */
   bool small;         /* p.m <= RD_CU_SMALL_M: no host copy of the sizes per call */
-  bool checked;       /* small: the sizes were copied and checked once */
+  const void *checked; /* small: the group_sizes data last copied and checked */
   int64_t splits;     /* small: the forward's split of K */
   void *part;         /* small: [splits][M][N] of the math type */
   size_t part_bytes;
@@ -123,18 +123,20 @@ static tkb_status launch(rd_cu *s, tkb_kernel *k, const rd_cu_args *g) {
 }
 
 /* The sizes copied to the host and checked (negative, or not summing to M: an error
- * naming them). Every call of the cuBLAS loop; the first call only of the small path,
- * whose kernels read them on the device (later changes to them are clipped there, never
- * read or written out of bounds, but not reported). */
+ * naming them). Every call of the cuBLAS loop; for the small path, the first call with
+ * a given group_sizes array, whose kernels read them on the device (later changes to
+ * its contents are clipped there, never read or written out of bounds, but not
+ * reported). */
 static tkb_status copy_and_check_sizes(rd_cu *s, const rd_plan *p, const rd_cu_args *g) {
+  s->checked = NULL;
   tkb_status st = p->g > 0 ? launch(s, s->sizes, g) : TKB_OK;
   if (!st) st = tkb__rd_check_group_sizes(p, s->host);
-  if (!st) s->checked = true;
+  if (!st) s->checked = g->sizes ? g->sizes : (const void *)s; /* (G = 0: no array) */
   return st;
 }
 
 /* Binds the call (checking the state), copies the sizes to the host and checks them
- * (small: on the first call only). */
+ * (small: once per group_sizes array). */
 static tkb_status bind(const tkb_args *a, rd_cu *s, rd_plan *p, rd_cu_args *g) {
   tkb_status st = plan_of(a, p);
   if (st) return st;
@@ -165,7 +167,8 @@ static tkb_status bind(const tkb_args *a, rd_cu *s, rd_plan *p, rd_cu_args *g) {
       .part = s->part,
       .splits = s->splits,
   };
-  if (s->small && s->checked) return TKB_OK; /* the kernels read the sizes on the device */
+  /* the kernels read the sizes on the device */
+  if (s->small && s->checked == (g->sizes ? g->sizes : (const void *)s)) return TKB_OK;
   return copy_and_check_sizes(s, p, g);
 }
 
