@@ -39,15 +39,20 @@ constexpr int RD_SMALL_ROWS = RD_CU_SMALL_ROWS;
 constexpr int RD_SMALL_DLHS_K = 8; /* values of k per dlhs warp */
 constexpr int RD_SMALL_THREADS = 256;
 
-/* Rows [o, e) of group g (g < G); every lane of the warp must call it, with the same g. */
-__device__ __forceinline__ void rd_group_rows(const int32_t *sizes, int64_t g, int64_t m, int64_t *o,
-                                              int64_t *e) {
+/* Rows of the groups before g: min(M, sum_{h<g} max(s_h, 0)), the same in every lane;
+ * every lane of the warp must call it, with the same g (g = G: the rows in some group). */
+__device__ __forceinline__ int64_t rd_rows_before(const int32_t *sizes, int64_t g, int64_t m) {
   long long before = 0;
   for (int64_t h = threadIdx.x & 31; h < g; h += 32) before += max(sizes[h], 0);
   for (int off = 16; off > 0; off >>= 1) before += __shfl_xor_sync(0xffffffffu, before, off);
-  const long long start = min((long long)m, before);
-  *o = start;
-  *e = min((long long)m, start + max(sizes[g], 0));
+  return min((long long)m, before);
+}
+
+/* Rows [o, e) of group g (g < G); every lane of the warp must call it, with the same g. */
+__device__ __forceinline__ void rd_group_rows(const int32_t *sizes, int64_t g, int64_t m, int64_t *o,
+                                              int64_t *e) {
+  *o = rd_rows_before(sizes, g, m);
+  *e = min((long long)m, (long long)*o + max(sizes[g], 0));
 }
 
 /*
@@ -91,14 +96,6 @@ __device__ __forceinline__ bool rd_segment(const int32_t *sizes, int64_t groups,
     pieces += __shfl_sync(full, pincl, 31);
   }
   return false;
-}
-
-/* Rows in some group: min(M, sum_g max(s_g, 0)); every lane of the warp must call it. */
-__device__ __forceinline__ int64_t rd_rows_covered(const int32_t *sizes, int64_t groups, int64_t m) {
-  long long all = 0;
-  for (int64_t h = threadIdx.x & 31; h < groups; h += 32) all += max(sizes[h], 0);
-  for (int off = 16; off > 0; off >>= 1) all += __shfl_xor_sync(0xffffffffu, all, off);
-  return min((long long)m, all);
 }
 
 /* VEC elements of T from p (16-byte aligned when VEC), widened; element loads past `have`
@@ -174,7 +171,7 @@ __global__ void __launch_bounds__(RD_SMALL_THREADS) rd_small_out(rd_cu_args a) {
   typedef typename D::T T;
   typedef typename D::Acc Acc;
   const int64_t M = a.m, N = a.n, count = M * N;
-  const int64_t covered = rd_rows_covered(static_cast<const int32_t *>(a.sizes), a.g, M);
+  const int64_t covered = rd_rows_before(static_cast<const int32_t *>(a.sizes), a.g, M);
   const Acc *part = static_cast<const Acc *>(a.part);
   T *out = static_cast<T *>(a.out);
   for (int64_t i = (int64_t)blockIdx.x * RD_SMALL_THREADS + threadIdx.x; i < count;
