@@ -75,9 +75,13 @@ __device__ __forceinline__ void norm_store16(T *dst, const P &v) {
   static_assert(sizeof(P) == 16, "a 16-byte vector");
   uint4 u;
   memcpy(&u, &v, 16);
+#ifdef TKB_CU_EMU /* tests/cuemu: a typed store (UBSan checks its alignment) */
+  *reinterpret_cast<uint4 *>(dst) = u;
+#else
   asm volatile("st.global.v4.b32 [%0], {%1, %2, %3, %4};" ::"l"(__cvta_generic_to_global(dst)), "r"(u.x),
                "r"(u.y), "r"(u.z), "r"(u.w)
                : "memory");
+#endif
 }
 
 /* A vector of results stored as XDT. bfloat16 and float16 convert in pairs, one
@@ -575,7 +579,6 @@ __device__ __forceinline__ void colreg_tile(const norm_cu_args &a, norm_vpack<XD
   typedef typename D::Acc Acc;
   static_assert(!FMA || sizeof(Acc) == 4, "FMA: float32 math");
   constexpr int V = 16 / sizeof(T), PARTS = 256 / TPS;
-  typedef norm_pack<T, V> P;
   const int n = (int)a.n;
   const int64_t inner = a.inner;
   T *ys = static_cast<T *>(a.y) + o * n * inner + i0;

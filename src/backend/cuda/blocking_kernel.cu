@@ -11,9 +11,13 @@ namespace {
 /* Nanoseconds of the GPU's global timer: a clock that, unlike clock64(), does not
  * follow the SM clock, so the timeout is time whatever the clocks do. */
 __device__ __forceinline__ uint64_t global_ns() {
+#ifdef TKB_CU_EMU /* tests/cuemu: the emulator's clock */
+  return tkb_emu::device_clock();
+#else
   uint64_t t;
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
   return t;
+#endif
 }
 
 /* Released: the host has written gen or a later generation (wrapping). */
@@ -33,7 +37,7 @@ __global__ void tkb_block_stream(volatile unsigned *flags, uint64_t timeout_ns, 
       if (!released(flags, gen)) flags[TKB_CU_BLOCK_TIMED_OUT] = gen;
       return;
     }
-#if __CUDA_ARCH__ >= 700
+#if __CUDA_ARCH__ >= 700 || defined(TKB_CU_EMU)
     __nanosleep(1000);
 #endif
   }

@@ -38,6 +38,8 @@ __device__ __forceinline__ void tkb_bulk_init(uint64_t *bar, uint32_t count) {
   asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(tkb_smem_addr(bar)), "r"(count)
                : "memory");
   asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+#elif defined(TKB_CU_EMU) /* tests/cuemu: the emulator's mbarriers and bulk copies */
+  tkb_emu::mbar_init(bar, count);
 #else
   (void)bar;
   (void)count;
@@ -50,6 +52,8 @@ __device__ __forceinline__ void tkb_bulk_expect(uint64_t *bar, uint32_t bytes) {
   asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(tkb_smem_addr(bar)),
                "r"(bytes)
                : "memory");
+#elif defined(TKB_CU_EMU)
+  tkb_emu::mbar_arrive_tx(bar, bytes);
 #else
   (void)bar;
   (void)bytes;
@@ -64,6 +68,8 @@ __device__ __forceinline__ void tkb_bulk_load(void *dst, const void *src, uint32
           tkb_smem_addr(dst)),
       "l"(src), "r"(bytes), "r"(tkb_smem_addr(bar))
       : "memory");
+#elif defined(TKB_CU_EMU)
+  tkb_emu::bulk_load(dst, src, bytes, bar);
 #else
   (void)dst;
   (void)src;
@@ -93,6 +99,8 @@ __device__ __forceinline__ void tkb_bulk_wait(uint64_t *bar, uint32_t phase) {
         : "r"(tkb_smem_addr(bar)), "r"(phase)
         : "memory");
   } while (!done);
+#elif defined(TKB_CU_EMU)
+  tkb_emu::mbar_wait(bar, phase);
 #else
   (void)bar;
   (void)phase;
