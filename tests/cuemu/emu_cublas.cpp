@@ -134,8 +134,9 @@ void widen(const void *src, bool rows_contiguous, int64_t rows, int64_t k, int64
   }
 }
 
-/* 16-byte vectors of float or double (SSE2 and NEON width, always in registers), so
- * that the inner loop is vectorized the same way at every -O level. */
+/* 16-byte vectors of float or double: the inner loop is vectorized the same way at every
+ * -O level, and at the SSE2 and NEON register width the accumulators stay in registers
+ * (32-byte ones were spilled to the stack without AVX). */
 template <class T> struct simd;
 template <> struct simd<float> { typedef float v __attribute__((vector_size(16))); };
 template <> struct simd<double> { typedef double v __attribute__((vector_size(16))); };

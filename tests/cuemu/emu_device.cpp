@@ -22,6 +22,7 @@
  */
 #include "emu_internal.h"
 
+#include <cxxabi.h>
 #include <sys/mman.h>
 
 #include <cstdarg>
@@ -170,8 +171,11 @@ void block_fail(const char *fmt, ...) {
   va_start(ap, fmt);
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
-  fail(cudaErrorLaunchFailure, "kernel %s, block (%u,%u,%u): %s", blk->kernel, blockIdx.x, blockIdx.y,
-       blockIdx.z, msg);
+  int status = -1;
+  char *readable = abi::__cxa_demangle(blk->kernel, nullptr, nullptr, &status);
+  fail(cudaErrorLaunchFailure, "kernel %s, block (%u,%u,%u): %s", status == 0 && readable ? readable : blk->kernel,
+       blockIdx.x, blockIdx.y, blockIdx.z, msg);
+  free(readable);
 }
 
 /* Switches from the running fiber to the scheduler. */

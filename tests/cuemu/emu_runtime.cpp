@@ -21,6 +21,13 @@
  */
 #include "emu_internal.h"
 
+#include <dlfcn.h>
+#include <elf.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <atomic>
 #include <condition_variable>
 #include <cstdarg>
@@ -137,6 +144,56 @@ cudaError_t check_copy(void *dst, const void *src, size_t bytes, cudaMemcpyKind 
   return cudaSuccess;
 }
 
+/* The symbol of the function at fn in its object's symbol table (local symbols too: the
+ * plugin's kernels are hidden or in anonymous namespaces), or NULL. */
+const char *elf_symbol(const void *fn) {
+  Dl_info info;
+  if (!dladdr(fn, &info) || !info.dli_fname) return nullptr;
+  if (info.dli_sname && info.dli_saddr == fn) return strdup(info.dli_sname);
+  const char *path = info.dli_fname[0] ? info.dli_fname : "/proc/self/exe";
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return nullptr;
+  struct stat sb;
+  const char *found = nullptr;
+  void *map = fstat(fd, &sb) == 0 ? mmap(nullptr, (size_t)sb.st_size, PROT_READ, MAP_PRIVATE, fd, 0) : MAP_FAILED;
+  close(fd);
+  if (map == MAP_FAILED) return nullptr;
+  const unsigned char *base = static_cast<const unsigned char *>(map);
+  const size_t size = (size_t)sb.st_size;
+  const Elf64_Ehdr *eh = reinterpret_cast<const Elf64_Ehdr *>(base);
+  const uintptr_t want = (uintptr_t)fn - (eh->e_type == ET_DYN ? (uintptr_t)info.dli_fbase : 0);
+  if (size >= sizeof *eh && memcmp(eh->e_ident, ELFMAG, SELFMAG) == 0 && eh->e_ident[EI_CLASS] == ELFCLASS64 &&
+      eh->e_shoff + (uint64_t)eh->e_shnum * sizeof(Elf64_Shdr) <= size) {
+    const Elf64_Shdr *sh = reinterpret_cast<const Elf64_Shdr *>(base + eh->e_shoff);
+    for (int i = 0; i < eh->e_shnum && !found; i++) {
+      if (sh[i].sh_type != SHT_SYMTAB || sh[i].sh_link >= eh->e_shnum) continue;
+      const Elf64_Shdr &str = sh[sh[i].sh_link];
+      if (sh[i].sh_offset + sh[i].sh_size > size || str.sh_offset + str.sh_size > size) continue;
+      const Elf64_Sym *sym = reinterpret_cast<const Elf64_Sym *>(base + sh[i].sh_offset);
+      for (size_t k = 0; k < sh[i].sh_size / sizeof(Elf64_Sym); k++)
+        if (ELF64_ST_TYPE(sym[k].st_info) == STT_FUNC && sym[k].st_value == want && sym[k].st_name < str.sh_size) {
+          found = strdup(reinterpret_cast<const char *>(base + str.sh_offset + sym[k].st_name));
+          break;
+        }
+    }
+  }
+  munmap(map, size);
+  return found;
+}
+
+/* A kernel's name as CUPTI reports it, its mangled symbol (records.c demangles it), from
+ * the symbol table once per kernel; the launch's source text when there is none. */
+const char *kernel_name(const void *fn, const char *fallback) {
+  static std::mutex lock;
+  static std::map<const void *, const char *> *names = new std::map<const void *, const char *>;
+  std::lock_guard<std::mutex> g(lock);
+  auto it = names->find(fn);
+  if (it != names->end()) return it->second;
+  const char *n = elf_symbol(fn);
+  (*names)[fn] = n ? n : fallback;
+  return n ? n : fallback;
+}
+
 } // namespace
 
 uint64_t now_ns() {
@@ -212,6 +269,7 @@ void launch(const char *name, const void *kernel, dim3 grid, dim3 block, size_t 
     return;
   }
   s.kernels++;
+  name = kernel_name(kernel, name);
   auto b = std::make_shared<std::function<void()>>(std::move(body));
   enqueue(activity{ACT_KERNEL, name, 0, 0},
           [name, b, grid, block, smem, limit] { run_grid(name, *b, grid, block, smem, limit); });
