@@ -14,7 +14,9 @@
  *    CUDA allows), so a thread that reads their memory without waiting sees the old bytes;
  *  - when no thread can move, the block is deadlocked: the launch fails and the message
  *    lists where the threads wait.
- * Threads run in index order, so a run is deterministic.
+ * Threads run in index order, so a run is deterministic; TKB_EMU_ORDER=reverse runs
+ * them last to first, which turns a missing barrier (a thread reading what another
+ * writes before both meet) into a different result (the sanitizer build's tests use it).
  *
  * The switch between fibers is 14 instructions of assembly on x86-64 (swapcontext costs
  * a system call per switch, and a block switches at every barrier of every thread);
@@ -394,6 +396,14 @@ std::string describe_waits() {
   return s + tail;
 }
 
+bool reverse_order() {
+  static const bool r = [] {
+    const char *o = getenv("TKB_EMU_ORDER");
+    return o && strcmp(o, "reverse") == 0;
+  }();
+  return r;
+}
+
 void run_block(const char *name, const std::function<void()> &body, unsigned nthreads, size_t dyn_bytes,
                size_t smem_limit, std::vector<fiber> &fs) {
   block_run b;
@@ -419,8 +429,9 @@ void run_block(const char *name, const std::function<void()> &body, unsigned nth
   for (;;) {
     b.land = idle_passes > 0;
     bool moved = false;
-    for (unsigned t = 0; t < nthreads && !b.failed; t++) {
-      fiber &f = fs[t];
+    const bool rev = reverse_order();
+    for (unsigned k = 0; k < nthreads && !b.failed; k++) {
+      fiber &f = fs[rev ? nthreads - 1 - k : k];
       if (f.state != F_RUN && f.state != F_SPIN) continue;
       const bool spinning = f.state == F_SPIN;
       f.state = F_RUN;
@@ -453,6 +464,8 @@ void run_block(const char *name, const std::function<void()> &body, unsigned nth
 }
 
 std::vector<fiber> *fiber_pool; /* reused by every launch: the stacks stay mapped */
+
+
 
 } // namespace
 

@@ -5,6 +5,7 @@
  *    sub-warp masks, lanes that exited before a shuffle that does not read them;
  *  - __syncthreads with static and dynamic shared memory over 2-D blocks, exited threads;
  *  - an mbarrier with bulk copies: data lands at the wait, not before;
+ *  - the order threads run in (TKB_EMU_ORDER), which exposes a missing barrier;
  *  - the stream: launches in order with copies, memsets and events, host/device overlap;
  *  - errors: bad launch configurations, shared memory beyond the default without the
  *    attribute, copies outside an allocation, and kernels that misuse CUDA (a deadlock, a
@@ -13,6 +14,7 @@
  */
 #include <cuda_runtime.h>
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -110,6 +112,15 @@ __global__ void bulk(const float *in, float *before, float *after) {
 }
 
 __global__ void write_value(int *p, int v) { p[threadIdx.x] = v; }
+
+/* A race: thread 63 reads what thread 0 writes, with no barrier between. In index
+ * order thread 0 runs first and the read sees 7; last to first (TKB_EMU_ORDER=reverse)
+ * it sees shared memory's initial 0xff bytes. */
+__global__ void missing_barrier(int *out) {
+  __shared__ int v;
+  if (threadIdx.x == 0) v = 7;
+  if (threadIdx.x == 63) out[0] = v;
+}
 
 /* Misuse: half a warp at __syncthreads, the other half at a shuffle naming the whole
  * warp: neither can complete. */
@@ -242,6 +253,18 @@ static void test_bulk(void) {
   CHECK_CUDA(cudaFree(after));
 }
 
+static void test_order(void) {
+  const char *o = getenv("TKB_EMU_ORDER");
+  const bool rev = o && strcmp(o, "reverse") == 0;
+  int *d = NULL, h = 0;
+  CHECK_CUDA(cudaMalloc((void **)&d, sizeof h));
+  missing_barrier<<<1, 64>>>(d);
+  CHECK_CUDA(cudaMemcpy(&h, d, sizeof h, cudaMemcpyDeviceToHost));
+  printf("missing barrier, threads %s: read %d\n", rev ? "last to first" : "in order", h);
+  CHECK(h == (rev ? -1 : 7));
+  CHECK_CUDA(cudaFree(d));
+}
+
 static void test_stream(void) {
   int *d = NULL, h[64];
   CHECK_CUDA(cudaMalloc((void **)&d, sizeof h));
@@ -283,6 +306,7 @@ int main(void) {
   test_warps();
   test_blocks();
   test_bulk();
+  test_order();
   test_stream();
   CHECK_CUDA(cudaDeviceSynchronize());
   printf("%s: %d failures\n", failures ? "FAILED" : "passed", failures);
