@@ -226,6 +226,18 @@ uint8_t cupti_copy_kind(int cuda_kind) {
   }
 }
 
+/* The fields every device record shares (the emulated device's ids and the work's
+ * interval and correlation id). */
+template <class R>
+void stamp(R *r, uint64_t start_ns, uint64_t end_ns, uint32_t correlation) {
+  r->start = start_ns;
+  r->end = end_ns;
+  r->deviceId = kDeviceId;
+  r->contextId = kContextId;
+  r->streamId = kStreamId;
+  r->correlationId = correlation;
+}
+
 } // namespace
 
 /* ---- the emulated runtime's hooks (emu_internal.h) ---- */
@@ -291,12 +303,7 @@ void tkb_emu::cupti_on_activity(const activity &a, uint32_t correlation, uint64_
         char *copy = (char *)r + head; /* the buffer's own copy: see the header comment */
         memcpy(copy, name, len + 1);
         r->kind = k;
-        r->start = start_ns;
-        r->end = end_ns;
-        r->deviceId = kDeviceId;
-        r->contextId = kContextId;
-        r->streamId = kStreamId;
-        r->correlationId = correlation;
+        stamp(r, start_ns, end_ns, correlation);
         r->name = copy;
         wrote(s, out);
         break;
@@ -307,12 +314,7 @@ void tkb_emu::cupti_on_activity(const activity &a, uint32_t correlation, uint64_
         if (!r) break;
         r->copyKind = cupti_copy_kind(a.copy_kind);
         r->bytes = a.bytes;
-        r->start = start_ns;
-        r->end = end_ns;
-        r->deviceId = kDeviceId;
-        r->contextId = kContextId;
-        r->streamId = kStreamId;
-        r->correlationId = correlation;
+        stamp(r, start_ns, end_ns, correlation);
         wrote(s, out);
         break;
       }
@@ -321,12 +323,7 @@ void tkb_emu::cupti_on_activity(const activity &a, uint32_t correlation, uint64_
         auto *r = reserve_record<CUpti_ActivityMemset4>(s, CUPTI_ACTIVITY_KIND_MEMSET, out);
         if (!r) break;
         r->bytes = a.bytes;
-        r->start = start_ns;
-        r->end = end_ns;
-        r->deviceId = kDeviceId;
-        r->contextId = kContextId;
-        r->streamId = kStreamId;
-        r->correlationId = correlation;
+        stamp(r, start_ns, end_ns, correlation);
         wrote(s, out);
         break;
       }

@@ -465,8 +465,6 @@ void run_block(const char *name, const std::function<void()> &body, unsigned nth
 
 std::vector<fiber> *fiber_pool; /* reused by every launch: the stacks stay mapped */
 
-
-
 } // namespace
 
 /* ---- what kernels call (the running fiber) ---- */
