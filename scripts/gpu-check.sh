@@ -81,7 +81,7 @@ if { [ "${TKB_CARRIED_DEPS:-0}" = 1 ] ||
   echo "dependencies: unpacked $(ls "$ROOT"/.gpudeps/*.deb | wc -l) carried packages into $DEPS"
 fi
 
-step configure 120 cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DTKB_CUDA_ARCH=90 "${CMAKE_EXTRA[@]}"
+step configure 120 cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DTKB_CUDA_ARCH=90 -DTKB_CUDA_EMU=OFF "${CMAKE_EXTRA[@]}"
 step build 240 cmake --build "$BUILD" -j"$JOBS" --target tkbench tkbench-cuda test_cuda_gpu test_cuda_nogpu test_cuda_ops
 step build_bench 120 cmake --build "$BUILD" -j"$JOBS" --target bench_cuda bench_cuda_kernels
 TKB="$BUILD/tkbench"
