@@ -8,6 +8,7 @@ need_cmd() { command -v "$1" >/dev/null 2>&1 || missing+=("$2"); }
 need_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "ok installed" || missing+=("$1"); }
 
 need_cmd cc gcc
+need_cmd g++ g++ # the CUDA emulator (tests/cuemu) and nvcc's host compiler
 need_cmd make make
 need_cmd cmake cmake
 need_cmd python3 python3
