@@ -20,7 +20,7 @@
  * Timing: CUDA events around one launch (the legacy stream), 3 warm-up calls, median of
  * 15-25; the kernels are compiled into this program from their sources (#include), with
  * the library's flags (-fmad=false). Not a test: it prints and exits 0 (1 on a CUDA
- * error, 77 without a GPU).
+ * error or when a fill_plain's bits differ from tkb_fill's, 77 without a GPU).
  *
  *   vjp    normalization's whole vjp (dx, dscale, doffset) as session 2 ran it (a block
  *          or thread per lane for dx, then norm_partial and one thread per column adding
@@ -33,7 +33,12 @@
  *          without the copy, and cuda_small.cuh's kernels (the op now), forward and vjp;
  *          the largest difference of out in bfloat16 ulps and how many grads differ.
  *
- *   bench_cuda_kernels [fill] [norm] [vjp] [ragged]     (all by default)
+ *   bench_cuda_kernels [--small] [fill] [norm] [vjp] [ragged]     (all sections by default)
+ * --small: every case at a small size (fill 1 MiB; norm and vjp the same n, dtype and
+ * layout over fewer lanes; ragged the same M, G and group sizes with K and N / 16 and / 8)
+ * and timed by 2 calls after 1 warm-up call, for the CUDA emulator's smoke test in CI
+ * (tests/cuemu, bench_cuda_kernels_emu), which runs the whole program on the host in
+ * seconds (its times mean nothing).
  * Build: cmake --build build --target bench_cuda_kernels (not in `all`: it compiles the
  * kernels a second time); scripts/gpu-check.sh builds and runs it.
  */
@@ -48,6 +53,11 @@
 #include <cstring>
 #include <functional>
 #include <vector>
+
+/* --small (see above) */
+static bool small_run;
+/* a section found outputs that differ where they must not (fill_plain's bits) */
+static bool failed;
 
 #define CK(...)                                                                                    \
   do {                                                                                             \
@@ -64,18 +74,20 @@ static float median_of(std::vector<float> v) {
   return v[v.size() / 2];
 }
 
-/* Median milliseconds of f() between two events, after 3 warm-up calls. */
+/* Median milliseconds of f() between two events, after 3 warm-up calls (--small: of 2
+ * after 1). */
 static float time_ms(const std::function<void()> &f, int reps) {
   cudaEvent_t e0, e1;
   CK(cudaEventCreate(&e0));
   CK(cudaEventCreate(&e1));
-  for (int i = 0; i < 3; i++) f();
+  if (small_run) reps = std::min(reps, 2);
+  for (int i = 0; i < (small_run ? 1 : 3); i++) f();
   CK(cudaDeviceSynchronize());
   std::vector<float> t;
   for (int i = 0; i < reps; i++) {
-    CK(cudaEventRecord(e0));
+    CK(cudaEventRecord(e0, 0));
     f();
-    CK(cudaEventRecord(e1));
+    CK(cudaEventRecord(e1, 0));
     CK(cudaEventSynchronize(e1));
     float ms = 0;
     CK(cudaEventElapsedTime(&ms, e0, e1));
@@ -124,15 +136,16 @@ __global__ void __launch_bounds__(256) fill_plain(const tkb_cu_fill_args a) {
 }
 
 static void bench_fill(void) {
-  const size_t bytes = (size_t)1 << 30;
+  const size_t bytes = (size_t)1 << (small_run ? 20 : 30);
+  const char *size = small_run ? "1 MiB" : "1 GiB";
   void *out, *alt, *copy;
   CK(cudaMalloc(&out, bytes));
   CK(cudaMalloc(&alt, bytes));
   CK(cudaMalloc(&copy, bytes));
-  const float copy_ms = time_ms([&] { CK(cudaMemcpyAsync(copy, out, bytes, cudaMemcpyDeviceToDevice)); }, 15);
+  const float copy_ms = time_ms([&] { CK(cudaMemcpyAsync(copy, out, bytes, cudaMemcpyDeviceToDevice, 0)); }, 15);
   const double copy_bw = 2.0 * bytes / (copy_ms * 1e-3);
-  printf("fill: 1 GiB normal(0, 1) outputs; copy of 1 GiB %.4f ms, %.0f GB/s read + written\n", copy_ms,
-         copy_bw / 1e9);
+  printf("fill: %s normal(0, 1) outputs; copy of %s %.4f ms, %.0f GB/s read + written\n", size, size,
+         copy_ms, copy_bw / 1e9);
   for (int dt : {DT_FLOAT32, DT_BFLOAT16}) {
     tkb_cu_fill_args a = {};
     a.out = out;
@@ -154,6 +167,7 @@ static void bench_fill(void) {
       const unsigned grid = (unsigned)((a.n / 4 + 256 * k - 1) / (256 * k));
       const float ms = time_ms([&] { kernel<<<grid, 256>>>(b); }, 15);
       const bool same = to_host(alt, bytes) == want;
+      failed |= !same;
       printf("  %-8s fill_plain K %d        %.4f ms  ratio %.3f  %s\n", name, k, ms,
              bytes / (ms * 1e-3) / copy_bw, same ? "bit-identical" : "DIFFERENT BITS");
     };
@@ -237,6 +251,16 @@ struct norm_case {
   int64_t outer, n, inner;
 };
 
+/* The case at --small's size: the same dtype, n and axis over 4096 lanes or fewer (rows:
+ * at most 2^20 elements, at least 64 rows), still more tiles than rowbulk's persistent
+ * grids have blocks; axis 0: inner 4096, a multiple of colreg's and norm_dx_cols' widths. */
+static norm_case scaled(norm_case c) {
+  if (!small_run) return c;
+  if (c.inner == 1) c.outer = std::min({c.outer, (int64_t)4096, std::max((int64_t)64, ((int64_t)1 << 20) / c.n)});
+  else c.inner = std::min(c.inner, (int64_t)4096);
+  return c;
+}
+
 static void bench_norm(void) {
   const norm_case cases[] = {
       {"8192x8192 bfloat16 axis -1", TKB_CU_BF16, 8192, 8192, 1},
@@ -249,7 +273,8 @@ static void bench_norm(void) {
       {"float32 [128, 768, 768] axis 0", TKB_CU_F32, 1, 128, 768 * 768},
   };
   printf("normalization forward (float32 scale and offset): before (rowreg / cols) -> now\n");
-  for (const norm_case &cs : cases) {
+  for (const norm_case &full : cases) {
+    const norm_case cs = scaled(full);
     const int64_t count = cs.outer * cs.n * cs.inner;
     const int es = cs.dt == TKB_CU_BF16 ? 2 : 4;
     const size_t xb = (size_t)count * es;
@@ -259,8 +284,8 @@ static void bench_norm(void) {
     CK(cudaMalloc(&y0, xb));
     CK(cudaMalloc(&y1, xb));
     CK(cudaMalloc(&copy, xb));
-    CK(cudaMalloc(&sc, cs.n * 4));
-    CK(cudaMalloc(&of, cs.n * 4));
+    CK(cudaMalloc((void **)&sc, cs.n * 4));
+    CK(cudaMalloc((void **)&of, cs.n * 4));
     norm_bench_x<<<2048, 256>>>(x, cs.dt, count, cs.n, cs.inner, 0);
     norm_bench_param<<<64, 256>>>(sc, cs.n, 0.9f);
     norm_bench_param<<<64, 256>>>(of, cs.n, -0.1f);
@@ -279,7 +304,7 @@ static void bench_norm(void) {
     a.subtract_mean = 1;
     norm_cu_args b = a;
     b.y = y1;
-    const float copy_ms = time_ms([&] { CK(cudaMemcpyAsync(copy, x, xb, cudaMemcpyDeviceToDevice)); }, 25);
+    const float copy_ms = time_ms([&] { CK(cudaMemcpyAsync(copy, x, xb, cudaMemcpyDeviceToDevice, 0)); }, 25);
     const float before_ms = time_ms([&] {
       if (cs.dt == TKB_CU_BF16) norm_forward_before<TKB_CU_BF16>(a);
       else norm_forward_before<TKB_CU_F32>(a);
@@ -365,7 +390,8 @@ static void bench_vjp(void) {
   };
   printf("normalization vjp (dx, dscale, doffset; float32 scale and offset): session 2's kernels -> now.\n"
          "  ratio = 1.5 copy time / vjp time: a vjp must read x and dy and write dx, 3/2 of a copy's bytes\n");
-  for (const norm_case &cs : cases) {
+  for (const norm_case &full : cases) {
+    const norm_case cs = scaled(full);
     const int64_t count = cs.outer * cs.n * cs.inner, lanes = cs.outer * cs.inner;
     const int es = cs.dt == TKB_CU_BF16 ? 2 : 4;
     const size_t xb = (size_t)count * es;
@@ -380,9 +406,9 @@ static void bench_vjp(void) {
     CK(cudaMalloc(&dx1, xb));
     CK(cudaMalloc(&copy, xb));
     CK(cudaMalloc(&part, (size_t)(2 * blocks * cs.n) * sizeof(float)));
-    for (float **p : {&sc, &of, &dsc0, &dof0, &dsc1, &dof1}) CK(cudaMalloc(p, cs.n * 4));
-    CK(cudaMalloc(&mean, lanes * 4));
-    CK(cudaMalloc(&rstd, lanes * 4));
+    for (float **p : {&sc, &of, &dsc0, &dof0, &dsc1, &dof1}) CK(cudaMalloc((void **)p, cs.n * 4));
+    CK(cudaMalloc((void **)&mean, lanes * 4));
+    CK(cudaMalloc((void **)&rstd, lanes * 4));
     norm_bench_x<<<2048, 256>>>(x, cs.dt, count, cs.n, cs.inner, 0);
     norm_bench_x<<<2048, 256>>>(dy, cs.dt, count, cs.n, cs.inner, 0x9e3779b9u);
     norm_bench_param<<<64, 256>>>(sc, cs.n, 0.9f);
@@ -416,7 +442,7 @@ static void bench_vjp(void) {
     now.dscale = dsc1;
     now.doffset = dof1;
     dx_only.dx = dx1;
-    const float copy_ms = time_ms([&] { CK(cudaMemcpyAsync(copy, x, xb, cudaMemcpyDeviceToDevice)); }, 25);
+    const float copy_ms = time_ms([&] { CK(cudaMemcpyAsync(copy, x, xb, cudaMemcpyDeviceToDevice, 0)); }, 25);
     const float before_ms = time_ms([&] {
       if (cs.dt == TKB_CU_BF16) norm_vjp_before<TKB_CU_BF16>(before);
       else norm_vjp_before<TKB_CU_F32>(before);
@@ -450,6 +476,16 @@ struct rd_case {
   std::vector<int32_t> sizes;
 };
 
+/* The case at --small's size: the same groups, rows and sizes, K / 16 and N / 8 (still
+ * multiples of 64 and of the forward's 256-column tiles: several K splits, whole tiles). */
+static rd_case scaled(rd_case c) {
+  if (small_run) {
+    c.k /= 16;
+    c.n /= 8;
+  }
+  return c;
+}
+
 static void bench_ragged(void) {
   std::vector<int32_t> decode64 = {20, 4, 0, 12, 8, 8, 6, 6}, one64 = {0, 0, 64, 0, 0, 0, 0, 0}, sparse(64, 0);
   for (int i = 0; i < 64; i += 2) sparse[i] = 2; /* 32 groups of 2 rows, 32 empty */
@@ -471,7 +507,8 @@ static void bench_ragged(void) {
          "  cuda.c does, and without that copy) against the kernels that read them on the device (cuda_small.cuh).\n"
          "  ratio = bytes of rhs read by the forward / its time, over a copy's bandwidth\n",
          RD_CU_SMALL_M);
-  for (const rd_case &cs : cases) {
+  for (const rd_case &full : cases) {
+    const rd_case cs = scaled(full);
     const int64_t rhs_count = cs.g * cs.k * cs.n;
     int64_t used = 0; /* groups with rows: the rhs a forward must read */
     for (int32_t v : cs.sizes) used += v > 0;
@@ -487,7 +524,7 @@ static void bench_ragged(void) {
     CK(cudaMalloc(&dlhs1, lb));
     CK(cudaMalloc(&drhs0, rb));
     CK(cudaMalloc(&drhs1, rb));
-    CK(cudaMalloc(&sizes, cs.g * 4));
+    CK(cudaMalloc((void **)&sizes, cs.g * 4));
     CK(cudaMemcpy(sizes, cs.sizes.data(), cs.g * 4, cudaMemcpyHostToDevice));
     const int64_t splits = tkb_rd_cu_small_splits(cs.m, cs.k, cs.n, cs.g, 2);
     CK(cudaMalloc(&part, (size_t)(splits * cs.m * cs.n) * 4));
@@ -511,7 +548,7 @@ static void bench_ragged(void) {
     small.out = out1;
     small.small = 1;
     const size_t used_b = (size_t)(used * cs.k * cs.n) * 2;
-    const float copy_ms = time_ms([&] { CK(cudaMemcpyAsync(copy, rhs, used_b, cudaMemcpyDeviceToDevice)); }, 25);
+    const float copy_ms = time_ms([&] { CK(cudaMemcpyAsync(copy, rhs, used_b, cudaMemcpyDeviceToDevice, 0)); }, 25);
     const float blas_sync_ms = time_ms([&] {
       CK((cudaError_t)tkb_cu_rd_sizes(&blas));
       if (tkb_cu_rd_forward(h, &blas)) exit(1);
@@ -564,20 +601,25 @@ int main(int argc, char **argv) {
   CK(cudaGetDeviceProperties(&prop, 0));
   printf("bench_cuda_kernels: %s (sm_%d%d, %d SMs)\n", prop.name, prop.major, prop.minor,
          prop.multiProcessorCount);
-  bool fill = argc == 1, norm = argc == 1, vjp = argc == 1, ragged = argc == 1;
+  bool fill = false, norm = false, vjp = false, ragged = false;
   for (int i = 1; i < argc; i++) {
-    if (strcmp(argv[i], "fill") == 0) fill = true;
+    if (strcmp(argv[i], "--small") == 0) small_run = true;
+    else if (strcmp(argv[i], "fill") == 0) fill = true;
     else if (strcmp(argv[i], "norm") == 0) norm = true;
     else if (strcmp(argv[i], "vjp") == 0) vjp = true;
     else if (strcmp(argv[i], "ragged") == 0) ragged = true;
     else {
-      fprintf(stderr, "bench_cuda_kernels: unknown section '%s'; expected fill, norm, vjp or ragged\n", argv[i]);
+      fprintf(stderr, "bench_cuda_kernels: unknown section '%s'; expected fill, norm, vjp, ragged or --small\n",
+              argv[i]);
       return 2;
     }
   }
+  if (!fill && !norm && !vjp && !ragged) fill = norm = vjp = ragged = true;
+  if (small_run)
+    printf("bench_cuda_kernels: --small: every case smaller than its name says, 1 warm-up and 2 timed calls\n");
   if (fill) bench_fill();
   if (norm) bench_norm();
   if (vjp) bench_vjp();
   if (ragged) bench_ragged();
-  return 0;
+  return failed ? 1 : 0;
 }

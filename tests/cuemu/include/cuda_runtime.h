@@ -134,6 +134,21 @@ uint64_t tkb_emu_kernels_launched(void);
 
 #ifdef __cplusplus
 } /* extern "C" */
+/* The toolkit's C++ conveniences: default streams and typed pointers. */
+cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream);
+cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t bytes, enum cudaMemcpyKind kind, cudaStream_t stream);
+cudaError_t cudaMemsetAsync(void *dst, int value, size_t bytes, cudaStream_t stream);
+inline cudaError_t cudaEventRecord(cudaEvent_t event) { return cudaEventRecord(event, nullptr); }
+inline cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t bytes, enum cudaMemcpyKind kind) {
+  return cudaMemcpyAsync(dst, src, bytes, kind, nullptr);
+}
+inline cudaError_t cudaMemsetAsync(void *dst, int value, size_t bytes) {
+  return cudaMemsetAsync(dst, value, bytes, nullptr);
+}
+template <class T>
+inline cudaError_t cudaMalloc(T **ptr, size_t bytes) {
+  return cudaMalloc(reinterpret_cast<void **>(ptr), bytes);
+}
 #include "tkb_emu_device.h"
 #endif
 
