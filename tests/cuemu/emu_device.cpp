@@ -11,12 +11,16 @@
  *    reading from a lane that is not taking part, a mask without the caller's bit, or two
  *    lanes of one mask at different intrinsics fail the launch;
  *  - an mbarrier's bulk copies land only once no thread can move otherwise (as late as
- *    CUDA allows), so a thread that reads their memory without waiting sees the old bytes;
+ *    CUDA allows), so a thread that reads their memory without waiting sees the old
+ *    bytes; TKB_EMU_BULK=early lands them as they are issued (as early as CUDA allows),
+ *    so a refill issued before every reader is done overwrites what they still read;
  *  - when no thread can move, the block is deadlocked: the launch fails and the message
  *    lists where the threads wait.
- * Threads run in index order, so a run is deterministic; TKB_EMU_ORDER=reverse runs
- * them last to first, which turns a missing barrier (a thread reading what another
- * writes before both meet) into a different result (the sanitizer build's tests use it).
+ * Warps run one after another, each as far as it can go (its own intrinsics complete as
+ * its lanes meet), threads in index order, so a run is deterministic; TKB_EMU_ORDER=
+ * reverse runs warps and lanes last to first. A missing barrier (a read before another
+ * warp's write, or a rewrite before another warp's read) changes a result in one of the
+ * two orders: the Release build's tests run the first, the sanitizer build's the second.
  *
  * The switch between fibers is 14 instructions of assembly on x86-64 (swapcontext costs
  * a system call per switch, and a block switches at every barrier of every thread);
@@ -286,11 +290,12 @@ fiber *lane_fiber(int warp, int lane) {
   return i < blk->n ? &(*blk->fibers)[i] : nullptr;
 }
 
-/* Completes the warp intrinsics whose lanes have all arrived; false when none did. */
-bool release_warps() {
+/* Completes the warp intrinsics of threads [lo, hi) (one warp) whose lanes have all
+ * arrived; false when none did. */
+bool release_warp(int lo, int hi) {
   bool any = false;
   std::vector<fiber> &fs = *blk->fibers;
-  for (int i = 0; i < blk->n && !blk->failed; i++) {
+  for (int i = lo; i < hi && !blk->failed; i++) {
     fiber &f = fs[i];
     if (f.state != F_WARP) continue;
     const unsigned m = f.mask;
@@ -404,6 +409,14 @@ bool reverse_order() {
   return r;
 }
 
+bool bulk_early() {
+  static const bool e = [] {
+    const char *o = getenv("TKB_EMU_BULK");
+    return o && strcmp(o, "early") == 0;
+  }();
+  return e;
+}
+
 void run_block(const char *name, const std::function<void()> &body, unsigned nthreads, size_t dyn_bytes,
                size_t smem_limit, std::vector<fiber> &fs) {
   block_run b;
@@ -430,19 +443,33 @@ void run_block(const char *name, const std::function<void()> &body, unsigned nth
     b.land = idle_passes > 0;
     bool moved = false;
     const bool rev = reverse_order();
-    for (unsigned k = 0; k < nthreads && !b.failed; k++) {
-      fiber &f = fs[rev ? nthreads - 1 - k : k];
-      if (f.state != F_RUN && f.state != F_SPIN) continue;
-      const bool spinning = f.state == F_SPIN;
-      f.state = F_RUN;
-      resume(f);
-      if (!(spinning && f.state == F_SPIN)) moved = true;
+    const int warps = (int)(nthreads + 31) / 32;
+    /* Warp by warp: a warp's intrinsics complete as soon as its lanes meet, so each warp
+     * runs ahead of the later ones to its next __syncthreads or mbarrier wait, as warps
+     * do on a GPU; a race between warps, a read before another's write or a rewrite
+     * before another's read, then changes a result in one order or the other. Threads
+     * polling an mbarrier get one turn per pass. */
+    for (int wk = 0; wk < warps && !b.failed; wk++) {
+      const int w = rev ? warps - 1 - wk : wk;
+      const int lo = w * 32, hi = lo + 32 < (int)nthreads ? lo + 32 : (int)nthreads;
+      for (bool first = true;; first = false) {
+        for (int k = 0; k < hi - lo && !b.failed; k++) {
+          fiber &f = fs[rev ? hi - 1 - k : lo + k];
+          if (f.state != F_RUN && !(first && f.state == F_SPIN)) continue;
+          const bool spinning = f.state == F_SPIN;
+          f.state = F_RUN;
+          resume(f);
+          if (!(spinning && f.state == F_SPIN)) moved = true;
+        }
+        if (b.failed || !release_warp(lo, hi)) break;
+        moved = true;
+      }
     }
     if (b.failed) break;
     bool all_done = true;
     for (unsigned t = 0; t < nthreads; t++) all_done = all_done && fs[t].state == F_DONE;
     if (all_done) break;
-    if (release_warps() || (!b.failed && release_barrier())) {
+    if (release_barrier()) {
       idle_passes = 0;
       continue;
     }
@@ -548,6 +575,12 @@ void bulk_load(void *dst, const void *src, unsigned bytes, uint64_t *bar) {
   if ((uintptr_t)dst % 16 || (uintptr_t)src % 16 || bytes % 16 || bytes == 0) {
     block_fail("thread %u starts a bulk copy of %u bytes from %p to %p: cp.async.bulk needs 16-byte "
                "aligned addresses and a non-zero multiple of 16 bytes", threadIdx.x, bytes, src, dst);
+    return;
+  }
+  if (bulk_early()) { /* TKB_EMU_BULK=early: the copy lands as it is issued */
+    memcpy(dst, src, bytes);
+    it->second.tx -= bytes;
+    mbar_complete(it->second);
     return;
   }
   it->second.copies.push_back(mbar_copy{dst, src, bytes});

@@ -15,7 +15,7 @@
  * lie inside an allocation (or in mapped host memory) or they fail with
  * cudaErrorInvalidValue instead of writing somewhere.
  *
- * The emulated device: 8 SMs, 227 KiB of shared memory per block with the opt-in
+ * The emulated device: 2 SMs, 227 KiB of shared memory per block with the opt-in
  * attribute (48 KiB without), compute capability 9.0 (so the sm_90 paths run), 2 MiB of
  * L2, 16 GiB of memory (TKB_EMU_MEMORY_BYTES sets another figure, to test running out).
  */
@@ -50,7 +50,10 @@ struct tkb_emu_event {
 namespace tkb_emu {
 namespace {
 
-constexpr int SMS = 8;
+/* Few SMs: persistent grids (fill's 16-bit draws, normalization's bulk-copy rows) are
+ * sized by them, so a small grid loops over its tiles and refills its stages at the
+ * sizes a test can afford. */
+constexpr int SMS = 2;
 constexpr size_t SMEM_DEFAULT = 48 << 10, SMEM_OPTIN = 232448, SMEM_PER_SM = 233472;
 constexpr int L2_BYTES = 2 << 20;
 
