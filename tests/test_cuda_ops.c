@@ -189,8 +189,12 @@ typedef struct edge_case {
 static const int32_t edge_groups[6] = {0, 17, 0, 20, 13, 0}; /* M = 50 */
 static const int32_t edge_groups40[6] = {0, 17, 0, 10, 13, 0}; /* M = 40 */
 static const int32_t edge_groups100[6] = {0, 37, 0, 40, 23, 0}; /* M = 100 */
-static tkb_init edge_groups_init, edge_groups40_init, edge_groups100_init, edge_labels_init, edge_mask_none,
-    edge_huge;
+/* 40 groups, M = 50: rd_segment's warp scan carries from its first batch of 32 groups
+ * into the second (groups 30-34 span the seam), with empty groups on both sides */
+static const int32_t edge_groups_g40[40] = {0, 2, 0, 1, 3, 0, 0, 1, 0, 2, 0, 0, 1, 0, 0, 2, 0, 1, 0, 0,
+                                            3, 0, 0, 1, 0, 0, 2, 0, 0, 1, 4, 3, 2, 5, 3, 0, 7, 0, 6, 0};
+static tkb_init edge_groups_init, edge_groups40_init, edge_groups100_init, edge_groups_g40_init, edge_labels_init,
+    edge_mask_none, edge_huge;
 
 static edge_case edge_cases[40];
 static size_t n_edge;
@@ -210,6 +214,7 @@ static void edge_register(void) {
   edge_groups_init = TKB_INIT_CALLBACK_(tkb__rd_init_fixed_groups, (void *)edge_groups);
   edge_groups40_init = TKB_INIT_CALLBACK_(tkb__rd_init_fixed_groups, (void *)edge_groups40);
   edge_groups100_init = TKB_INIT_CALLBACK_(tkb__rd_init_fixed_groups, (void *)edge_groups100);
+  edge_groups_g40_init = TKB_INIT_CALLBACK_(tkb__rd_init_fixed_groups, (void *)edge_groups_g40);
   edge_labels_init = TKB_INIT_RANGE_(0, 8300);
   edge_mask_none = TKB_INIT_CONSTANT_(0);
   edge_huge = TKB_INIT_CONSTANT_(1e36);
@@ -378,6 +383,13 @@ static void edge_register(void) {
     c->n_kwargs = 1;
   }
 
+  /* bfloat16 with N = 10, even but not a multiple of a 16-byte vector's 8 values (the
+   * element path), and x of 63 values (7 past a whole 16-bit draw of 8: the fill's tail) */
+  c = edge_add("gated_linear_unit", "edge_glu_bf16_n10_tails", gr, gc);
+  c->args[0] = TKB_ABSTRACT(TKB_SPEC(TKB_BFLOAT16, 1, 7, 9));
+  c->args[1] = TKB_ABSTRACT(TKB_SPEC(TKB_BFLOAT16, 9, 2, 10));
+  c->n_args = 2;
+
   const tkb_fn *rr = &tkb_op_ragged_dot_reference, *rc = &tkb__op_ragged_dot_cuda;
   const tkb_dtype rdt[2] = {TKB_FLOAT16, TKB_FLOAT64};
   const char *rnames[2] = {"edge_rd_f16_empty_groups", "edge_rd_f64_empty_groups"};
@@ -391,11 +403,17 @@ static void edge_register(void) {
   /* M <= RD_CU_SMALL_M (64) takes the kernels that read the sizes on the device (the two
    * above: element loads for float16's N = 20, groups of 17 and 20 rows in passes of 8);
    * bfloat16 with K = 300 in 4 splits and N = 264 (16-byte loads, a partial second tile);
+   * 40 groups (two batches of rd_segment's scan);
    * M = 100 takes the cuBLAS loop, with empty groups at both ends */
   c = edge_add("ragged_dot", "edge_rd_bf16_small_splits", rr, rc);
   c->args[0] = TKB_ABSTRACT(TKB_SPEC(TKB_BFLOAT16, 40, 300));
   c->args[1] = TKB_ABSTRACT(TKB_SPEC(TKB_BFLOAT16, 6, 300, 264));
   c->args[2] = TKB_ABSTRACT_INIT(TKB_SPEC(TKB_INT32, 6), &edge_groups40_init);
+  c->n_args = 3;
+  c = edge_add("ragged_dot", "edge_rd_bf16_small_40_groups", rr, rc);
+  c->args[0] = TKB_ABSTRACT(TKB_SPEC(TKB_BFLOAT16, 50, 37));
+  c->args[1] = TKB_ABSTRACT(TKB_SPEC(TKB_BFLOAT16, 40, 37, 24));
+  c->args[2] = TKB_ABSTRACT_INIT(TKB_SPEC(TKB_INT32, 40), &edge_groups_g40_init);
   c->n_args = 3;
   c = edge_add("ragged_dot", "edge_rd_f16_cublas_empty_groups", rr, rc);
   c->args[0] = TKB_ABSTRACT(TKB_SPEC(TKB_FLOAT16, 100, 24));
