@@ -529,8 +529,9 @@ unsigned char *static_smem(const void *key, size_t bytes, size_t align) {
   if (blk->static_bytes + blk->dyn_bytes > blk->smem_limit)
     block_fail("%zu bytes of static and %zu of dynamic shared memory exceed the %zu a block may have",
                blk->static_bytes, blk->dyn_bytes, blk->smem_limit);
+  if (align > 128)
+    block_fail("a __shared__ declaration asks for %zu-byte alignment; the emulator gives 128", align);
   unsigned char *p = static_cast<unsigned char *>(::operator new(bytes ? bytes : 1, std::align_val_t(128)));
-  (void)align; /* 128 covers every declaration's alignment */
   memset(p, 0xff, bytes ? bytes : 1);
   blk->statics.emplace_back(key, p);
   return p;

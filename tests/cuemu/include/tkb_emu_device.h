@@ -191,7 +191,8 @@ inline size_t __cvta_generic_to_global(const void *p) { return (size_t)p; }
 template <class T>
 inline T __ldg(const T *p) { return *p; }
 
-/* ---- atomics (the device thread runs one block at a time; real atomics anyway) ---- */
+/* ---- atomics: one device thread runs every block, so a plain read-modify-write is
+ * atomic here; the integer forms use the compiler's atomics all the same ---- */
 template <class T>
 inline T atomicAdd(T *p, T v) { return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST); }
 inline float atomicAdd(float *p, float v) {
