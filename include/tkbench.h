@@ -669,6 +669,12 @@ typedef struct tkb_bench_opts {
                                 kernel holds the stream until the call has queued all its
                                 work, as nvbench does, and the events time the device
                                 alone; metadata "blocking_kernel" says how that went */
+  const char *stop;          /* stopping rule, "name" or "name:param=value,...": how many
+                                timed calls each experiment takes. NULL or "" is "fixed":
+                                `iterations` calls in each of `experiments` (Tokamax's).
+                                An unknown rule is TKB_ERR_NOT_FOUND listing the rules; an
+                                unknown parameter or a value out of its range is
+                                TKB_ERR_INVALID_ARGUMENT naming it */
 } tkb_bench_opts;
 
 #define TKB_BENCH_OPTS_DEFAULT ((tkb_bench_opts){.iterations = 5, .experiments = 1})

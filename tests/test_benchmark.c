@@ -108,9 +108,29 @@ static void test_errors(void) {
   /* cuda_events' switch on another method: says which method it needs and which ran */
   o = (tkb_bench_opts){.no_blocking_kernel = true};
   CHECK_ERR(tkb_benchmark(f, sa, &o, &bd), TKB_ERR_UNSUPPORTED,
-            "no_blocking_kernel applies to method cuda_events");
-  CHECK(strstr(tkb_last_error(), "method wallclock on cpu") != NULL);
+            "no_blocking_kernel applies only to method cuda_events");
+  CHECK(strstr(tkb_last_error(), "method wallclock on device cpu") != NULL);
   CHECK(bd == NULL);
+  /* the methods that take an option are listed from the method table */
+  o = (tkb_bench_opts){.trace_dir = "/tmp"};
+  CHECK_ERR(tkb_benchmark(f, sa, &o, &bd), TKB_ERR_UNSUPPORTED,
+            "trace_dir applies only to method profiler (alias xprof), the only method that writes a trace");
+  o = (tkb_bench_opts){.event_filter_regex = "k"};
+  CHECK_ERR(tkb_benchmark(f, sa, &o, &bd), TKB_ERR_UNSUPPORTED,
+            "applies only to method profiler or hermetic_profiler (aliases xprof, hermetic_xprof)");
+  /* stopping rules: found by name, parameters checked against the rule's own */
+  o = (tkb_bench_opts){.stop = "sometimes"};
+  CHECK_ERR(tkb_benchmark(f, sa, &o, &bd), TKB_ERR_NOT_FOUND,
+            "stop: \"sometimes\" is not a stopping rule; the rules: fixed");
+  o = (tkb_bench_opts){.stop = "fixed:max_noise=1%"};
+  CHECK_ERR(tkb_benchmark(f, sa, &o, &bd), TKB_ERR_INVALID_ARGUMENT,
+            "rule fixed has no parameter \"max_noise\"; its parameters: none");
+  CHECK(bd == NULL);
+  o = (tkb_bench_opts){.stop = "fixed", .iterations = 4, .experiments = 3};
+  CHECK_OK(tkb_benchmark(f, sa, &o, &bd));
+  if (bd) CHECK(bd->n_evaluation_times == 12 && bd->iterations == 4 && bd->experiments == 3);
+  tkb_benchmark_data_free(bd);
+  bd = NULL;
   /* args that do not match f_std */
   tkb_arrays *other;
   tkb_array *a;
@@ -271,9 +291,10 @@ static void test_throttle_flags(void) {
   tkb_arrays_free(sa);
 }
 
-/* A device timer as a backend plugs it in: the cpu with a fake "cuda_events" timer that
- * records the options it was opened with, reports one 2 ms interval per call and has
- * something to say about how it timed (timer_metadata), which must reach the metadata. */
+/* A device timer as a backend plugs it in: the cpu posing as a "cuda" device with a fake
+ * events timer (cuda_events') that records the options it was opened with, reports one
+ * 2 ms interval per call and has something to say about how it timed (metadata), which
+ * must reach the metadata. */
 struct tkb_timer {
   bool no_blocking;
   int calls;
@@ -282,11 +303,10 @@ struct tkb_timer {
 };
 static struct tkb_timer fake_timer;
 static int fake_opens;
-static tkb_status fake_timer_open(tkb_device *dev, const char *method, const tkb_bench_opts *o,
-                                  tkb_timer **out) {
-  (void)dev, (void)method;
+static tkb_status fake_timer_open(tkb_device *dev, const tkb_timer_opts *o, tkb_timer **out) {
+  (void)dev;
   fake_opens++;
-  fake_timer = (struct tkb_timer){.no_blocking = o && o->no_blocking_kernel};
+  fake_timer = (struct tkb_timer){.no_blocking = !o->blocking_kernel};
   *out = &fake_timer;
   return TKB_OK;
 }
@@ -322,14 +342,16 @@ static void test_device_timer_plumbing(void) {
   tkb_device *cpu;
   CHECK_OK(tkb_device_get("cpu", &cpu));
   const tkb_backend *saved = cpu->backend;
-  static const char *const methods[] = {"cuda_events", "wallclock", NULL};
+  tkb_timer_ops events = {.kind = TKB_TIMER_EVENTS,
+                          .open = fake_timer_open,
+                          .start = fake_timer_start,
+                          .stop = fake_timer_stop,
+                          .close = fake_timer_close,
+                          .metadata = fake_timer_metadata};
+  const tkb_timer_ops *timers[] = {&events, NULL};
   tkb_backend fake = *saved;
-  fake.methods = methods;
-  fake.timer_open = fake_timer_open;
-  fake.timer_start = fake_timer_start;
-  fake.timer_stop = fake_timer_stop;
-  fake.timer_close = fake_timer_close;
-  fake.timer_metadata = fake_timer_metadata;
+  fake.kind = "cuda";
+  fake.timers = timers;
   cpu->backend = &fake;
 
   tkb_benchmark_data *bd = NULL;
@@ -350,10 +372,11 @@ static void test_device_timer_plumbing(void) {
   /* and is refused, before any timer opens, on a method without the kernel */
   int opens = fake_opens;
   o.method = "wallclock";
-  CHECK_ERR(tkb_benchmark(f, sa, &o, &bd), TKB_ERR_UNSUPPORTED, "method wallclock on cpu has none");
+  CHECK_ERR(tkb_benchmark(f, sa, &o, &bd), TKB_ERR_UNSUPPORTED,
+            "this benchmark uses method wallclock on device cpu");
   CHECK(fake_opens == opens);
-  /* a backend without timer_metadata adds nothing */
-  fake.timer_metadata = NULL;
+  /* a timer without metadata adds nothing */
+  events.metadata = NULL;
   o = (tkb_bench_opts){.iterations = 2, .method = "cuda_events"};
   CHECK_OK(tkb_benchmark(f, sa, &o, &bd));
   if (bd) CHECK(tkb_benchmark_data_meta(bd, "blocking_kernel") == NULL);

@@ -147,7 +147,7 @@ static void test_bad_input(void) {
   if (tkb_device_get("cuda:0", &cuda) == TKB_ERR_DEVICE)
     BAD("device \"cuda:0\" is not available", "run", "--device", "cuda:0", "--out", out);
   /* methods: the library's rule and messages (tkb_method_resolve) */
-  BAD("--method: method \"nosuch\" is not a timing method; known: auto, wallclock", "run",
+  BAD("--method: method \"nosuch\" is not a timing method; known: auto, cupti, cuda_events", "run",
       "--method", "nosuch", "--out", out);
   BAD("--method: method \"cupti\" is not available on device cpu; cpu has: wallclock, cpu_time",
       "run", "--method", "cupti", "--out", out);

@@ -86,12 +86,10 @@ static tkb_status cpu_flush_cache(tkb_device *dev) {
   return TKB_OK;
 }
 
-static const char *const cpu_methods[] = {"wallclock", "cpu_time", NULL};
 
 const tkb_backend tkb__cpu_backend = {
     .kind = "cpu",
     .host_addressable = true,
-    .methods = cpu_methods,
     .alloc = cpu_alloc,
     .free = cpu_free,
     .memset_zero = cpu_memset_zero,

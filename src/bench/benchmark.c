@@ -1,17 +1,16 @@
 /*
- * benchmark.c - Tokamax's benchmark: lower, compile, then spaced experiments of timed
- * calls. The timed region holds one call and two clock reads: everything it needs
- * (the bound arguments, the outputs, the array of times) exists before it starts.
+ * benchmark.c - Tokamax's benchmark: lower, compile, then spaced experiments of samples
+ * (measure.c) for as long as the stopping rule asks (stop.c), then the summary
+ * (summarize.c). The timed region holds one call and two clock reads: everything it
+ * needs (the bound arguments, the outputs, the buffer of times) exists before it starts.
  */
-#include "meter.h"
+#include "bench.h"
 #include "std_fn.h"
 
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 struct tkb_compiled {
   tkb_std_fn *f;
@@ -58,74 +57,67 @@ tkb_status tkb_compile_benchmark(tkb_std_fn *f, const tkb_arrays *args, tkb_comp
 
 void tkb_compiled_free(tkb_compiled *c) { free(c); }
 
-static void sleep_ms(double ms) {
-  if (ms <= 0) return;
-  struct timespec ts = {.tv_sec = (time_t)(ms / 1000), .tv_nsec = (long)(fmod(ms, 1000.0) * 1e6)};
-  while (nanosleep(&ts, &ts) != 0) {
-  }
+/* Room for one more sample. The buffers are sized from the rule's bound before the
+ * first call; a rule without one grows them here, between timed calls. */
+static tkb_status reserve(tkb__samples *s) {
+  if (s->n < s->cap) return TKB_OK;
+  size_t cap = s->cap ? 2 * s->cap : 1024;
+  double *ms = realloc(s->ms, cap * sizeof *ms);
+  if (ms) s->ms = ms;
+  bool *th = s->throttled && ms ? realloc(s->throttled, cap * sizeof *th) : s->throttled;
+  if (th) s->throttled = th;
+  if (!ms || !th)
+    return tkb_set_error(TKB_ERR_OUT_OF_MEMORY, "out of memory for %zu evaluation times", cap);
+  s->cap = cap;
+  return TKB_OK;
 }
 
-/* The timed loop. Hot path: no allocation, logging or locking between the clock reads
- * (the meter's before/after hooks, which flush caches and read device timers around
- * the interval, were sized by tkb__meter_open). */
-/* Clock state read around the timed calls on devices that report it (CUDA/NVML):
- * one reading per experiment for metadata, and a flag per timed call. */
-typedef struct clock_watch {
-  tkb_status (*read)(tkb_device *dev, tkb_device_state *out); /* NULL: not reported */
-  tkb_device_state *experiment; /* one per experiment */
-  bool *throttled;              /* one per evaluation time */
-  int retries;                  /* calls discarded and retried */
-} clock_watch;
+static void samples_free(tkb__samples *s) {
+  free(s->ms);
+  free(s->throttled);
+  free(s->experiment_end);
+  free(s->state);
+  *s = (tkb__samples){0};
+}
 
-static tkb_status timed_loop(tkb_std_fn *f, tkb__meter *m, const tkb_bench_opts *o,
-                             double *times, clock_watch *w) {
-  tkb_device *dev = f->device;
-  int64_t (*read_clock)(void) = m->clock;
+static tkb_status samples_init(tkb__samples *s, size_t bound, int experiments, bool clocks) {
+  *s = (tkb__samples){.cap = bound};
+  s->ms = malloc((bound ? bound : 1) * sizeof *s->ms);
+  s->experiment_end = calloc((size_t)experiments, sizeof *s->experiment_end);
+  if (clocks) {
+    s->throttled = calloc(bound ? bound : 1, sizeof *s->throttled);
+    s->state = calloc((size_t)experiments, sizeof *s->state);
+  }
+  if (!s->ms || !s->experiment_end || (clocks && (!s->throttled || !s->state))) {
+    samples_free(s);
+    return tkb_set_error(TKB_ERR_OUT_OF_MEMORY, "out of memory for %zu evaluation times", bound);
+  }
+  return TKB_OK;
+}
+
+/* Experiments of samples until the rule says stop; spaced by interval_ms. */
+static tkb_status sample_loop(tkb__measure *m, const tkb__stop_rule *rule, void *rule_state,
+                              const tkb_bench_opts *o, tkb__samples *s) {
+  const int64_t t_start = tkb__now_ns();
   for (int e = 0; e < o->experiments; e++) {
-    if (e > 0) sleep_ms(o->interval_ms);
-    tkb_status st;
-    if (w->read) {
-      st = w->read(dev, &w->experiment[e]);
+    if (e > 0) tkb__sleep_ms(o->interval_ms);
+    tkb_device_state unused;
+    tkb_status st = tkb__measure_experiment(m, s->state ? &s->state[e] : &unused);
+    if (st) return st;
+    s->experiments = e + 1;
+    tkb__verdict v = TKB__GO_ON;
+    while (v == TKB__GO_ON) {
+      if ((st = reserve(s)) != TKB_OK) return st;
+      bool throttled;
+      st = tkb__measure_sample(m, &s->ms[s->n], &throttled);
       if (st) return st;
+      if (s->throttled) s->throttled[s->n] = throttled;
+      const tkb__sample sample = {.ms = s->ms[s->n], .experiment = e, .elapsed_ns = tkb__now_ns() - t_start};
+      s->n++;
+      v = rule->add(rule_state, &sample);
     }
-    int retries_left = o->throttle_retries;
-    double pause_ms = 50;
-    if (o->warmup_once) {
-      st = tkb__std_invoke(f);
-      if (!st) st = tkb_device_synchronize(dev);
-      if (st) return st;
-    }
-    for (int i = 0; i < o->iterations; i++) {
-      if (!o->warmup_once) {
-        st = tkb__std_invoke(f);
-        if (!st) st = tkb_device_synchronize(dev);
-        if (st) return st;
-      }
-      st = tkb__meter_before(m);
-      if (st) return st;
-      int64_t t0 = read_clock();
-      st = tkb__std_invoke(f);
-      if (!st) st = tkb_device_synchronize(dev);
-      int64_t t1 = read_clock();
-      size_t k = (size_t)e * (size_t)o->iterations + (size_t)i;
-      if (!st) st = tkb__meter_after(m, t1 - t0, &times[k]);
-      if (st) return st;
-      if (w->read) {
-        /* Read after the call: a reason active now was active at its end. Retrying
-         * after a pause lets the clocks recover (nvbench discards such samples). */
-        tkb_device_state now;
-        st = w->read(dev, &now);
-        if (st) return st;
-        w->throttled[k] = now.valid && now.throttled;
-        if (w->throttled[k] && retries_left > 0) {
-          retries_left--;
-          w->retries++;
-          sleep_ms(pause_ms);
-          pause_ms *= 2;
-          i--;
-        }
-      }
-    }
+    s->experiment_end[e] = (int)s->n;
+    if (v == TKB__STOP) break;
   }
   return TKB_OK;
 }
@@ -144,225 +136,99 @@ static int64_t count_nonfinite(const tkb_array *a) {
   return bad;
 }
 
-typedef struct meta_builder {
-  tkb_meta *items;
-  int n, cap;
-  bool failed;
-} meta_builder;
-
-static void meta_add(meta_builder *m, const char *key, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void meta_add(meta_builder *m, const char *key, const char *fmt, ...) {
-  if (m->failed) return;
-  if (m->n == m->cap) {
-    int cap = m->cap ? 2 * m->cap : 16;
-    tkb_meta *t = realloc(m->items, (size_t)cap * sizeof *t);
-    if (!t) { m->failed = true; return; }
-    m->items = t;
-    m->cap = cap;
+/* check_outputs: the first output holding NaN or Inf fails the benchmark. */
+static tkb_status check_outputs(tkb_std_fn *f) {
+  for (size_t i = 0; i < tkb_arrays_count(f->out_view); i++) {
+    int64_t bad = count_nonfinite(tkb_arrays_get(f->out_view, i));
+    if (bad)
+      return tkb_set_error(TKB_ERR_NUMERICS, "%s: output %zu ('%s') holds %lld NaN or Inf values",
+                           tkb_std_fn_name(f), i, tkb_arrays_name(f->out_view, i), (long long)bad);
   }
-  char buf[512];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(buf, sizeof buf, fmt, ap);
-  va_end(ap);
-  char *k = tkb__strdup(key), *v = tkb__strdup(buf);
-  if (!k || !v) { free(k); free(v); m->failed = true; return; }
-  m->items[m->n++] = (tkb_meta){k, v};
+  return TKB_OK;
 }
 
-void tkb_benchmark_data_free(tkb_benchmark_data *bd) {
-  if (!bd) return;
-  for (int i = 0; i < bd->n_metadata; i++) {
-    free((char *)bd->metadata[i].key);
-    free((char *)bd->metadata[i].value);
+/* The timer's notes, copied before it closes. */
+enum { MAX_NOTES = 4 };
+typedef struct notes {
+  tkb_meta kv[MAX_NOTES];
+  char text[MAX_NOTES][2][400];
+  int n;
+} notes;
+
+static void copy_notes(tkb__meter *meter, notes *out) {
+  tkb_meta kv[MAX_NOTES];
+  out->n = tkb__meter_notes(meter, kv, MAX_NOTES);
+  for (int i = 0; i < out->n; i++) {
+    snprintf(out->text[i][0], sizeof out->text[i][0], "%s", kv[i].key ? kv[i].key : "timer");
+    snprintf(out->text[i][1], sizeof out->text[i][1], "%s", kv[i].value ? kv[i].value : "");
+    out->kv[i] = (tkb_meta){out->text[i][0], out->text[i][1]};
   }
-  free(bd->metadata);
-  free(bd->evaluation_times_ms);
-  free(bd->experiment_median_ms);
-  free(bd->throttled);
-  free(bd);
+}
+
+/* Measures into *s under the rule, then what the metadata needs from the meter. */
+static tkb_status measure_all(tkb_compiled *c, const tkb_bench_opts *o, const tkb__method *method,
+                              const tkb__stop_choice *stop, tkb__samples *s, tkb__run_facts *facts,
+                              notes *nt, char *trace, size_t trace_cap) {
+  tkb_std_fn *f = c->f;
+  void *rule_state = calloc(1, stop->rule->state_size ? stop->rule->state_size : 1);
+  if (!rule_state) return tkb_set_error(TKB_ERR_OUT_OF_MEMORY, "out of memory for the stopping rule");
+  stop->rule->reset(rule_state, stop->values, o);
+  tkb__measure m = {.f = f, .dev = f->device, .warmup_each = !o->warmup_once,
+                    .throttle_retries = o->throttle_retries,
+                    .read_state = f->device->backend->device_state};
+  tkb_status st = samples_init(s, stop->rule->max_samples(rule_state), o->experiments, m.read_state != NULL);
+  if (!st) st = tkb__meter_open(&m.meter, f->device, method, o);
+  if (st) {
+    samples_free(s);
+    free(rule_state);
+    return st;
+  }
+  tkb__std_bind_call(f, c->args);
+  const size_t in_use_start = tkb_device_bytes_in_use(f->device);
+  tkb_device_reset_peak(f->device);
+  st = sample_loop(&m, stop->rule, rule_state, o, s);
+  const size_t peak = tkb_device_peak_bytes(f->device);
+  /* profiler: the last timed call's trace (Tokamax's xprof keeps the last one's) */
+  if (!st && method->trace)
+    st = tkb__meter_write_trace(&m.meter, o->trace_dir, tkb_std_fn_name(f), trace, trace_cap);
+  if (!st) copy_notes(&m.meter, nt);
+  facts->commands = m.meter.n_last;
+  facts->kept = m.meter.n_kept_last;
+  facts->retries = m.retries;
+  facts->converged = stop->rule->converged(rule_state);
+  /* Memory this benchmark holds: its args, what f_std keeps, and any growth while it ran. */
+  const size_t held = c->args_bytes + f->resident_bytes + (peak > in_use_start ? peak - in_use_start : 0);
+  facts->peak_memory_mb = (double)held / 1e6;
+  tkb__meter_close(&m.meter);
+  free(rule_state);
+  if (st) samples_free(s);
+  return st;
 }
 
 tkb_status tkb_compiled_run(tkb_compiled *c, const tkb_bench_opts *opts, tkb_benchmark_data **out) {
   tkb__clear_error();
   if (!c || !out)
     return tkb_set_error(TKB_ERR_INVALID_ARGUMENT, "tkb_compiled_run: %s is NULL", !c ? "compiled" : "out");
-  tkb_bench_opts o = opts ? *opts : TKB_BENCH_OPTS_DEFAULT;
-  if (o.iterations == 0) o.iterations = 5;
-  if (o.experiments == 0) o.experiments = 1;
-  if (o.iterations < 0)
-    return tkb_set_error(TKB_ERR_INVALID_ARGUMENT, "iterations is %d; must be >= 1 (0 means the default, 5)",
-                         o.iterations);
-  if (o.throttle_retries < 0)
-    return tkb_set_error(TKB_ERR_INVALID_ARGUMENT, "throttle_retries is %d; must be >= 0",
-                         o.throttle_retries);
-  if (o.experiments < 0)
-    return tkb_set_error(TKB_ERR_INVALID_ARGUMENT, "experiments is %d; must be >= 1 (0 means 1)",
-                         o.experiments);
-  if (!(o.interval_ms >= 0) || isinf(o.interval_ms))
-    return tkb_set_error(TKB_ERR_INVALID_ARGUMENT, "interval_ms is %g; must be a finite number >= 0",
-                         o.interval_ms);
-  if ((int64_t)o.iterations * o.experiments > 100000000)
-    return tkb_set_error(TKB_ERR_INVALID_ARGUMENT,
-                         "iterations x experiments is %lld; at most 100000000 timed calls per benchmark",
-                         (long long)o.iterations * o.experiments);
-  tkb_std_fn *f = c->f;
   const tkb__method *method = NULL;
-  tkb_status st = tkb__method_lookup(f->device, o.method, &method);
+  tkb__stop_choice stop;
+  tkb_status st = tkb__bench_check(c->f->device, opts, TKB__NAME_FIELDS, &method, &stop);
   if (st) return st;
-  const char *method_name = method->name;
-  tkb__meter meter;
-  st = tkb__meter_open(&meter, f->device, method, &o);
-  if (st) return st;
+  const tkb_bench_opts o = tkb__bench_defaults(opts);
 
-  size_t n = (size_t)o.iterations * (size_t)o.experiments;
-  tkb_benchmark_data *bd = calloc(1, sizeof *bd);
-  if (bd) bd->evaluation_times_ms = malloc(n * sizeof(double));
-  if (bd) bd->experiment_median_ms = malloc((size_t)o.experiments * sizeof(double));
-  clock_watch watch = {.read = f->device->backend->device_state};
-  if (bd && watch.read) {
-    bd->throttled = calloc(n, sizeof *bd->throttled);
-    watch.throttled = bd->throttled;
-    watch.experiment = calloc((size_t)o.experiments, sizeof *watch.experiment);
-  }
-  if (!bd || !bd->evaluation_times_ms || !bd->experiment_median_ms ||
-      (watch.read && (!watch.throttled || !watch.experiment))) {
-    tkb_benchmark_data_free(bd);
-    free(watch.experiment);
-    tkb__meter_close(&meter);
-    return tkb_set_error(TKB_ERR_OUT_OF_MEMORY, "out of memory for %zu evaluation times", n);
-  }
-  tkb__std_bind_call(f, c->args);
-  size_t in_use_start = tkb_device_bytes_in_use(f->device);
-  tkb_device_reset_peak(f->device);
-
-  st = timed_loop(f, &meter, &o, bd->evaluation_times_ms, &watch);
-  size_t peak = tkb_device_peak_bytes(f->device);
-  /* profiler: the last timed call's trace (Tokamax's xprof keeps the last one's) */
+  tkb__samples s = {0};
+  tkb__run_facts facts = {.method = method, .o = &o, .stop = &stop, .trace = "",
+                          .lower_time_ms = c->lower_time_ms, .compile_time_ms = c->compile_time_ms};
+  notes nt = {.n = 0};
   char trace[1100] = "";
-  if (!st && method->trace)
-    st = tkb__meter_write_trace(&meter, o.trace_dir, tkb_std_fn_name(f), trace, sizeof trace);
-  size_t commands = meter.n_last, kept = meter.n_kept_last;
-  /* the timer's notes, copied before it closes */
-  enum { MAX_NOTES = 4 };
-  tkb_meta notes_kv[MAX_NOTES];
-  char notes[MAX_NOTES][2][400];
-  int n_notes = st ? 0 : tkb__meter_notes(&meter, notes_kv, MAX_NOTES);
-  for (int i = 0; i < n_notes; i++) {
-    snprintf(notes[i][0], sizeof notes[i][0], "%s", notes_kv[i].key ? notes_kv[i].key : "timer");
-    snprintf(notes[i][1], sizeof notes[i][1], "%s", notes_kv[i].value ? notes_kv[i].value : "");
-  }
-  tkb__meter_close(&meter);
-  if (st) {
-    tkb_benchmark_data_free(bd);
-    free(watch.experiment);
-    return st;
-  }
-
-  bd->lower_time_ms = c->lower_time_ms;
-  bd->compile_time_ms = c->compile_time_ms;
-  bd->n_evaluation_times = (int)n;
-  bd->iterations = o.iterations;
-  bd->experiments = o.experiments;
-  /* Memory this benchmark holds: its args, what f_std keeps, and any growth while it ran. */
-  size_t held = c->args_bytes + f->resident_bytes + (peak > in_use_start ? peak - in_use_start : 0);
-  bd->peak_memory_mb = (double)held / 1e6;
-  tkb_stats s;
-  tkb_stats_compute(bd->evaluation_times_ms, n, &s);
-  bd->median_evaluation_time_ms = s.median;
-  bd->min_ms = s.min;
-  bd->max_ms = s.max;
-  bd->mean_ms = s.mean;
-  bd->stddev_ms = s.stddev;
-  bd->stddev_over_median = s.median > 0 ? s.stddev / s.median : NAN;
-  bd->p10_ms = s.p10;
-  bd->p25_ms = s.p25;
-  bd->p75_ms = s.p75;
-  bd->p90_ms = s.p90;
-  for (int e = 0; e < o.experiments; e++) {
-    tkb_stats es;
-    tkb_stats_compute(bd->evaluation_times_ms + (size_t)e * (size_t)o.iterations, (size_t)o.iterations, &es);
-    bd->experiment_median_ms[e] = es.median;
-  }
-
-  if (o.check_outputs) {
-    for (size_t i = 0; i < tkb_arrays_count(f->out_view); i++) {
-      int64_t bad = count_nonfinite(tkb_arrays_get(f->out_view, i));
-      if (bad) {
-        tkb_benchmark_data_free(bd);
-        free(watch.experiment);
-        return tkb_set_error(TKB_ERR_NUMERICS, "%s: output %zu ('%s') holds %lld NaN or Inf values",
-                             tkb_std_fn_name(f), i, tkb_arrays_name(f->out_view, i), (long long)bad);
-      }
-    }
-  }
-
-  meta_builder m = {0};
-  meta_add(&m, "method", "%s", method_name);
-  meta_add(&m, "device", "%s", tkb_device_name(f->device));
-  meta_add(&m, "device_description", "%s", tkb_device_description(f->device));
-  meta_add(&m, "cpu_model", "%s", tkb__cpu_model());
-  meta_add(&m, "cores", "%d", tkb__num_cpus());
-  meta_add(&m, "threads", "%d", tkb_get_num_threads());
-  meta_add(&m, "function", "%s", tkb_std_fn_name(f));
-  meta_add(&m, "mode", "%s", tkb_mode_name(f->mode));
-  meta_add(&m, "statics", "%s", f->statics);
-  meta_add(&m, "seed", "%llu", (unsigned long long)f->seed);
-  meta_add(&m, "warmup", "%s", o.warmup_once ? "once per experiment" : "before each timed call");
-  meta_add(&m, "interval_ms", "%g", o.interval_ms);
-  meta_add(&m, "library_version", "%s", tkb_version());
-  meta_add(&m, "timer_resolution_ns", "%lld", (long long)tkb__clock_resolution_ns());
-  if (o.method && strcmp(o.method, method_name) != 0 && strcmp(o.method, "auto") != 0)
-    meta_add(&m, "method_requested", "%s", o.method);
-  if (method->reading >= TKB__READ_DEVICE_SUM) {
-    meta_add(&m, "device_commands_per_call", "%zu", commands);
-    if (method->reading == TKB__READ_DEVICE_UNION) {
-      meta_add(&m, "event_filter_regex", "%s", o.event_filter_regex ? o.event_filter_regex : "");
-      meta_add(&m, "device_commands_kept", "%zu", kept);
-    }
-  }
-  for (int i = 0; i < n_notes; i++) meta_add(&m, notes[i][0], "%s", notes[i][1]);
-  if (trace[0]) meta_add(&m, "trace", "%s", trace);
-  if (o.cold_cache) meta_add(&m, "cold_cache", "true");
-  if (watch.read) {
-    for (int e = 0; e < o.experiments; e++) {
-      const tkb_device_state *ds = &watch.experiment[e];
-      char key[64];
-      if (!ds->valid) {
-        snprintf(key, sizeof key, "experiment%d.clocks_unknown", e);
-        meta_add(&m, key, "%s", ds->why_unknown);
-        continue;
-      }
-      snprintf(key, sizeof key, "experiment%d.sm_clock_mhz", e);
-      meta_add(&m, key, "%u", ds->sm_clock_mhz);
-      snprintf(key, sizeof key, "experiment%d.temperature_c", e);
-      meta_add(&m, key, "%u", ds->temperature_c);
-      snprintf(key, sizeof key, "experiment%d.power_w", e);
-      meta_add(&m, key, "%.1f", ds->power_w);
-      snprintf(key, sizeof key, "experiment%d.clocks_event_reasons", e);
-      meta_add(&m, key, "%s", ds->reasons);
-    }
-    for (size_t k = 0; k < n; k++) bd->n_throttled += bd->throttled[k];
-    bd->n_throttle_retries = watch.retries;
-    meta_add(&m, "throttled_calls", "%d", bd->n_throttled);
-    meta_add(&m, "throttle_retries", "%d", watch.retries);
-  }
-  if (m.failed) {
-    for (int i = 0; i < m.n; i++) {
-      free((char *)m.items[i].key);
-      free((char *)m.items[i].value);
-    }
-    free(m.items);
-    tkb_benchmark_data_free(bd);
-    free(watch.experiment);
-    return tkb_set_error(TKB_ERR_OUT_OF_MEMORY, "out of memory writing benchmark metadata");
-  }
-  bd->metadata = m.items;
-  bd->n_metadata = m.n;
-  *out = bd;
-  free(watch.experiment);
-  return TKB_OK;
+  st = measure_all(c, &o, method, &stop, &s, &facts, &nt, trace, sizeof trace);
+  if (st) return st;
+  if (o.check_outputs) st = check_outputs(c->f);
+  facts.notes = nt.kv;
+  facts.n_notes = nt.n;
+  facts.trace = trace;
+  if (!st) st = tkb__summarize(c->f, &s, &facts, out);
+  samples_free(&s);
+  return st;
 }
 
 tkb_status tkb_benchmark(tkb_std_fn *f, const tkb_arrays *args, const tkb_bench_opts *opts,

@@ -1,6 +1,5 @@
 /*
- * meter.c - timing methods: which exist, which a device has, and the reading of one
- * timed call under each (meter.h). The device-side methods share one semantics across
+ * meter.c - the reading of one timed call under its method (bench.h). The device-side methods share one semantics across
  * backends: a backend only reports the call's activity intervals; here they become
  *   opencl_events, cuda_events, cupti:   sum of the intervals' lengths
  *   profiler, hermetic_profiler:         union of the intervals whose name
@@ -8,8 +7,9 @@
  * with Tokamax's checks for the profiler: an error when no event is kept, and when the
  * device time exceeds the host time around the call. `profiler` also leaves a Chrome
  * trace of the last timed call (Tokamax captures its metadata on the last iteration).
+ * Which method reads what is methods.c's table; the options were checked there.
  */
-#include "meter.h"
+#include "bench.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -18,73 +18,8 @@
 #include <string.h>
 #include <unistd.h>
 
-static const tkb__method methods[] = {
-    {"wallclock", TKB__READ_WALL, false},
-    {"cpu_time", TKB__READ_CPU, false},
-    {"cuda_events", TKB__READ_DEVICE_SUM, false},
-    {"cupti", TKB__READ_DEVICE_SUM, false},
-    {"profiler", TKB__READ_DEVICE_UNION, true},
-    {"hermetic_profiler", TKB__READ_DEVICE_UNION, false},
-    {"opencl_events", TKB__READ_DEVICE_SUM, false},
-};
-
-static const struct {
-  const char *alias, *name;
-} aliases[] = {{"xprof", "profiler"}, {"hermetic_xprof", "hermetic_profiler"}};
-
-/* Every name, in the order messages list them. */
-static const char *const known[] = {"wallclock", "cpu_time", "cuda_events", "cupti", "profiler",
-                                    "hermetic_profiler", "xprof", "hermetic_xprof",
-                                    "opencl_events", NULL};
-
-static void join(const char *const *list, char *buf, size_t cap) {
-  size_t len = 0;
-  buf[0] = '\0';
-  for (int i = 0; list[i] && len < cap; i++)
-    len += (size_t)snprintf(buf + len, cap - len, "%s%s", i ? ", " : "", list[i]);
-}
-
-tkb_status tkb__method_lookup(const tkb_device *dev, const char *asked, const tkb__method **out) {
-  const char *const *have = tkb_device_methods(dev);
-  const char *m = (!asked || !*asked || strcmp(asked, "auto") == 0) ? have[0] : asked;
-  const char *canon = m;
-  for (size_t i = 0; i < TKB_ARRAY_LEN(aliases); i++)
-    if (strcmp(m, aliases[i].alias) == 0) canon = aliases[i].name;
-  for (int i = 0; have[i]; i++) {
-    if (strcmp(have[i], canon) != 0) continue;
-    for (size_t k = 0; k < TKB_ARRAY_LEN(methods); k++)
-      if (strcmp(methods[k].name, canon) == 0) {
-        *out = &methods[k];
-        return TKB_OK;
-      }
-    return tkb_set_error(TKB_ERR_INTERNAL, "device %s lists method \"%s\", which tkbench does not know",
-                         tkb_device_name(dev), canon);
-  }
-  char list[256];
-  join(have, list, sizeof list);
-  for (int i = 0; known[i]; i++)
-    if (strcmp(known[i], m) == 0)
-      return tkb_set_error(TKB_ERR_UNSUPPORTED,
-                           "method \"%s\" is not available on device %s; %s has: %s (or auto)", m,
-                           tkb_device_name(dev), tkb_device_name(dev), list);
-  char every[512];
-  join(known, every, sizeof every);
-  return tkb_set_error(TKB_ERR_NOT_FOUND, "method \"%s\" is not a timing method; known: auto, %s",
-                       m, every);
-}
-
-tkb_status tkb_method_resolve(const tkb_device *dev, const char *method, const char **canonical) {
-  tkb__clear_error();
-  if (!canonical)
-    return tkb_set_error(TKB_ERR_INVALID_ARGUMENT, "tkb_method_resolve: canonical is NULL");
-  const tkb__method *m;
-  tkb_status st = tkb__method_lookup(dev ? dev : tkb__cpu_device(), method, &m);
-  if (!st) *canonical = m->name;
-  return st;
-}
-
 void tkb__meter_close(tkb__meter *m) {
-  if (m->timer) m->dev->backend->timer_close(m->timer);
+  if (m->timer) m->timer_ops->close(m->timer);
   tkb__event_filter_free(&m->filter);
   free(m->last);
   free(m->keep);
@@ -99,22 +34,9 @@ tkb_status tkb__meter_open(tkb__meter *m, tkb_device *dev, const tkb__method *me
   m->cold_cache = o->cold_cache;
   m->clock = method->reading == TKB__READ_CPU ? tkb__cpu_now_ns : tkb__now_ns;
   const bool device = method->reading >= TKB__READ_DEVICE_SUM;
-  const bool filters = method->reading == TKB__READ_DEVICE_UNION;
-  if (o->event_filter_regex && *o->event_filter_regex && !filters)
-    return tkb_set_error(TKB_ERR_UNSUPPORTED,
-                         "event_filter_regex \"%s\" applies to the profiler methods (profiler, "
-                         "hermetic_profiler); method %s on %s has no device events to filter",
-                         o->event_filter_regex, method->name, tkb_device_name(dev));
-  if (m->cold_cache && !dev->backend->flush_cache)
-    return tkb_set_error(TKB_ERR_UNSUPPORTED, "cold_cache: device %s cannot flush its caches",
-                         tkb_device_name(dev));
-  if (o->no_blocking_kernel && strcmp(method->name, "cuda_events") != 0)
-    return tkb_set_error(TKB_ERR_UNSUPPORTED,
-                         "no_blocking_kernel applies to method cuda_events, the only one that "
-                         "holds the stream with a blocking kernel; method %s on %s has none",
-                         method->name, tkb_device_name(dev));
   tkb_status st = TKB_OK;
-  if (filters) st = tkb__event_filter_init(&m->filter, o->event_filter_regex);
+  if (method->reading == TKB__READ_DEVICE_UNION)
+    st = tkb__event_filter_init(&m->filter, o->event_filter_regex);
   if (!st && device) {
     /* twice: the call's intervals as reported (for the trace) and a scratch copy that
      * the filter compacts and the union sorts */
@@ -124,11 +46,14 @@ tkb_status tkb__meter_open(tkb__meter *m, tkb_device *dev, const tkb__method *me
       st = tkb_set_error(TKB_ERR_OUT_OF_MEMORY, "out of memory for the device-timing buffers");
   }
   if (!st && device) {
-    if (!dev->backend->timer_open)
-      st = tkb_set_error(TKB_ERR_INTERNAL, "device %s lists method %s but has no device timer",
-                         tkb_device_name(dev), method->name);
-    else
-      st = dev->backend->timer_open(dev, method->name, o, &m->timer);
+    m->timer_ops = tkb__method_timer(dev, method);
+    const tkb_timer_opts to = {.method = method->name,
+                               .activity = method->activity,
+                               .blocking_kernel = (method->options & TKB__OPT_BLOCKING_KERNEL) &&
+                                                  !o->no_blocking_kernel};
+    st = m->timer_ops ? m->timer_ops->open(dev, &to, &m->timer)
+                      : tkb_set_error(TKB_ERR_INTERNAL, "device %s has method %s but no %s timer",
+                                      tkb_device_name(dev), method->name, method->timer);
   }
   /* the first flush allocates its buffer: here, not before a timed call */
   if (!st && m->cold_cache) st = dev->backend->flush_cache(dev);
@@ -141,7 +66,7 @@ tkb_status tkb__meter_before(tkb__meter *m) {
     tkb_status st = m->dev->backend->flush_cache(m->dev);
     if (st) return st;
   }
-  return m->timer ? m->dev->backend->timer_start(m->timer) : TKB_OK;
+  return m->timer ? m->timer_ops->start(m->timer) : TKB_OK;
 }
 
 /* "a, b, c" of the distinct names of iv[0..n) (at most 8), for messages. */
@@ -169,7 +94,7 @@ tkb_status tkb__meter_after(tkb__meter *m, int64_t host_ns, double *ms) {
   }
   const tkb_interval *iv = NULL;
   size_t n = 0;
-  tkb_status st = m->dev->backend->timer_stop(m->timer, &iv, &n);
+  tkb_status st = m->timer_ops->stop(m->timer, &iv, &n);
   if (st) return st;
   if (n > TKB_MAX_CALL_INTERVALS) n = TKB_MAX_CALL_INTERVALS; /* the backend errs first */
   tkb_interval *work = m->last + TKB_MAX_CALL_INTERVALS;
@@ -209,8 +134,8 @@ tkb_status tkb__meter_after(tkb__meter *m, int64_t host_ns, double *ms) {
 }
 
 int tkb__meter_notes(tkb__meter *m, tkb_meta *kv, int cap) {
-  if (!m->timer || !m->dev->backend->timer_metadata) return 0;
-  int n = m->dev->backend->timer_metadata(m->timer, kv, cap);
+  if (!m->timer || !m->timer_ops->metadata) return 0;
+  int n = m->timer_ops->metadata(m->timer, kv, cap);
   return n < 0 ? 0 : n > cap ? cap : n;
 }
 

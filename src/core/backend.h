@@ -17,13 +17,17 @@
  * backend never dereferences it nor does arithmetic on it; it moves bytes with
  * upload/download/copy and hands the handle to kernels as a TKB_KARG_BUFFER.
  *
- * Device timing. A method whose times come from the device (opencl_events, cupti,
- * cuda_events, profiler, hermetic_profiler) opens a timer before the timed loop (all its
- * buffers are allocated there, sized at compile time); timer_start/timer_stop bracket
- * each timed call and must not allocate, log or lock; timer_stop hands back the device
- * activity of the call as intervals (start, end, name). What the method makes of them
- * (a sum, or the union after a name filter) is the core's (src/bench/meter.c, on the
- * device-independent src/core/intervals.c), so every backend gets the same semantics.
+ * Device timing. The timing methods are the core's (src/bench/methods.c: one table of
+ * names, aliases, device kinds and options). A method whose times come from the device
+ * reads one of the backend's timers, found by what it records: an "events" timer (one
+ * interval around the whole call, such as CUDA events) or an "activity" timer (one
+ * interval per device command: OpenCL's profiling events, CUPTI's records). A timer
+ * opens before the timed loop (all its buffers are allocated there, sized at compile
+ * time); start/stop bracket each timed call and must not allocate, log or lock; stop
+ * hands back the device activity of the call as intervals (start, end, name). What the
+ * method makes of them (a sum, or the union after a name filter) is the core's
+ * (src/bench/meter.c, on the device-independent src/core/intervals.c), so every backend
+ * gets the same semantics.
  */
 #ifndef TKB_BACKEND_H
 #define TKB_BACKEND_H
@@ -34,8 +38,8 @@
 #include <stdatomic.h>
 
 /* Bumped whenever a struct below changes; a plugin built for another value is refused. */
-#define TKB_BACKEND_ABI 3 /* 2: device_state; 3: timer_open takes the options,
-                             timer_metadata, TKB_FILL_NORMAL16 */
+#define TKB_BACKEND_ABI 4 /* 2: device_state; 3: timer_metadata, TKB_FILL_NORMAL16;
+                             4: timers as tables of tkb_timer_ops, methods in the core */
 
 /* Intervals one timed call may record; a call that enqueues more commands fails with a
  * message naming this limit (the buffers are allocated before the timed loop). */
@@ -62,6 +66,40 @@ typedef struct tkb_interval {
 
 /* A backend's device-timing session for one benchmark (opaque to the core). */
 typedef struct tkb_timer tkb_timer;
+
+/* The device activity an activity timer records (bits of tkb_timer_opts.activity). */
+#define TKB_ACTIVITY_KERNELS 1u /* kernel executions */
+#define TKB_ACTIVITY_COPIES 2u  /* copies and transfers */
+#define TKB_ACTIVITY_FILLS 4u   /* memsets and buffer fills */
+#define TKB_ACTIVITY_ALL (TKB_ACTIVITY_KERNELS | TKB_ACTIVITY_COPIES | TKB_ACTIVITY_FILLS)
+
+/* What the core asks of a timer: the method's facts, already validated against the
+ * method table, never the user's whole tkb_bench_opts. */
+typedef struct tkb_timer_opts {
+  const char *method;   /* the canonical method being timed, for messages */
+  unsigned activity;    /* activity timers: TKB_ACTIVITY_* to record (the rest is skipped) */
+  bool blocking_kernel; /* events timers that can hold the stream until the call is queued
+                           (CUDA's blocking kernel): do so */
+} tkb_timer_opts;
+
+/* The two kinds of device timer (tkb_timer_ops.kind). */
+#define TKB_TIMER_EVENTS "events"
+#define TKB_TIMER_ACTIVITY "activity"
+
+/* One device timer of a backend. open allocates everything; start/stop bracket one call
+ * (stop after the core synchronized) and neither allocates, logs nor locks; the intervals
+ * stop returns stay valid until the next start or close. */
+typedef struct tkb_timer_ops {
+  const char *kind; /* TKB_TIMER_EVENTS or TKB_TIMER_ACTIVITY */
+  tkb_status (*open)(tkb_device *dev, const tkb_timer_opts *opts, tkb_timer **out);
+  tkb_status (*start)(tkb_timer *t);
+  tkb_status (*stop)(tkb_timer *t, const tkb_interval **iv, size_t *n);
+  void (*close)(tkb_timer *t);
+  /* Optional: after the timed loop, before close, what the timer has to say about how it
+   * timed (CUDA events: "blocking_kernel"): at most cap key/value pairs into kv, their
+   * strings the timer's until close; returns how many. */
+  int (*metadata)(tkb_timer *t, tkb_meta *kv, int cap);
+} tkb_timer_ops;
 
 /* A compiled device kernel (opaque to the core). */
 typedef struct tkb_kernel tkb_kernel;
@@ -134,7 +172,6 @@ typedef struct tkb_device_state {
 struct tkb_backend {
   const char *kind;             /* "cpu", "opencl", "cuda" */
   bool host_addressable;        /* array data are host pointers */
-  const char *const *methods;   /* timing methods, default first, NULL-ended */
 
   /* Plugins: fills dev->name, description and impl for device `ordinal` (the core has
    * zeroed dev and set backend and ordinal). TKB_ERR_NOT_FOUND for an index past the
@@ -158,20 +195,10 @@ struct tkb_backend {
    * makes that call before its timed loop). */
   tkb_status (*flush_cache)(tkb_device *dev);
 
-  /* Optional: device timing for the methods in `methods` other than wallclock and
-   * cpu_time. timer_open allocates everything; start/stop bracket one call (stop after
-   * the core synchronized) and neither allocates, logs nor locks; the intervals stop
-   * returns stay valid until the next start or close. opts are the benchmark's (the
-   * method's own switches, such as no_blocking_kernel; the core has validated them). */
-  tkb_status (*timer_open)(tkb_device *dev, const char *method, const tkb_bench_opts *opts,
-                           tkb_timer **out);
-  tkb_status (*timer_start)(tkb_timer *t);
-  tkb_status (*timer_stop)(tkb_timer *t, const tkb_interval **iv, size_t *n);
-  void (*timer_close)(tkb_timer *t);
-  /* Optional (ABI 3): after the timed loop, before close, what the timer has to say about
-   * how it timed (cuda_events: "blocking_kernel"): at most cap key/value pairs into kv,
-   * their strings the timer's until close; returns how many. */
-  int (*timer_metadata)(tkb_timer *t, tkb_meta *kv, int cap);
+  /* Optional: the device timers, NULL-ended (NULL: none; the host-clock methods need
+   * none). A device has the methods of the core's table for its kind whose timer kind
+   * is here. */
+  const tkb_timer_ops *const *timers;
 
   /* Optional: kernels compiled from source at prepare time (OpenCL C for opencl).
    * kernel_build compiles `source` with `options` (cached per device by their text) and

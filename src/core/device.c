@@ -33,9 +33,6 @@ tkb_status tkb_device_get(const char *name, tkb_device **out) {
 
 const char *tkb_device_name(const tkb_device *dev) { return dev ? dev->name : "(null)"; }
 const char *tkb_device_description(const tkb_device *dev) { return dev ? dev->description : ""; }
-const char *const *tkb_device_methods(const tkb_device *dev) {
-  return (dev ? dev : tkb__cpu_device())->backend->methods;
-}
 
 size_t tkb_device_bytes_in_use(const tkb_device *dev) {
   return atomic_load(&(dev ? (tkb_device *)dev : tkb__cpu_device())->bytes_in_use);

@@ -1,5 +1,5 @@
 /*
- * blocking_kernel.h - the boundary between timer.c/device.c (C) and blocking_kernel.cu
+ * blocking_kernel.h - the boundary between events_timer.c/device.c (C) and blocking_kernel.cu
  * (CUDA C++): nvbench's blocking kernel for cuda_events.
  *
  * Without it, cuda_events' start event fires as soon as the host records it, and the

@@ -1,7 +1,8 @@
 /*
  * cu_backend.h - internals of the CUDA backend plugin (libtkbench-cuda.so), shared by its
- * files: device.c (entry point, devices, memory, cold cache, NVML state), timer.c
- * (cuda_events and CUPTI timing), records.c (host-only record attribution), nvml.c
+ * files: device.c (entry point, devices, memory, cold cache, NVML state),
+ * events_timer.c (cuda_events), cupti_timer.c (CUPTI activity: cupti and the profiler
+ * methods), records.c (host-only record attribution), nvml.c
  * (NVML through dlopen), fill.cu (the Philox fill kernel), blocking_kernel.cu
  * (cuda_events' blocking kernel).
  *
@@ -50,7 +51,8 @@ typedef struct tkb_cu_device {
   unsigned *block_flags_dev;     /* the same memory as the device sees it */
   bool blocking;                 /* a blocking kernel waits for its release */
   unsigned block_gen;            /* the latest blocking kernel's generation (from 1) */
-  struct tkb_timer *rec;         /* the timer recording now, or NULL */
+  bool host_waited;              /* the call being timed released it early (tkb_cu_unblock) */
+  void *rec;                     /* the timer open on this device (one at a time), or NULL */
   tkb_nvml *nvml;
 } tkb_cu_device;
 
@@ -59,15 +61,11 @@ static inline tkb_cu_device *tkb_cu_dev(const tkb_device *dev) { return dev->imp
 /* Makes dev's GPU current on this thread (cudaSetDevice only when it changes). */
 tkb_status tkb_cu_use(const tkb_device *dev);
 
-/* timer.c */
-tkb_status tkb_cu_timer_open(tkb_device *dev, const char *method, const tkb_bench_opts *opts,
-                             tkb_timer **out);
-tkb_status tkb_cu_timer_start(tkb_timer *t);
-tkb_status tkb_cu_timer_stop(tkb_timer *t, const tkb_interval **iv, size_t *n);
-void tkb_cu_timer_close(tkb_timer *t);
-int tkb_cu_timer_metadata(tkb_timer *t, tkb_meta *kv, int cap);
-/* Releases the blocking kernel if one waits (nothing otherwise; no allocation, no lock).
- * host_wait: the host is about to wait for the device inside the timed call, so the
+/* The device timers: events_timer.c (cuda_events), cupti_timer.c (the activity methods). */
+extern const tkb_timer_ops tkb_cu_events_timer;
+extern const tkb_timer_ops tkb_cu_cupti_timer;
+/* events_timer.c: releases the blocking kernel if one waits (nothing otherwise; no
+ * allocation, no lock). host_wait: the host is about to wait for the device inside the timed call, so the
  * rest of the call is timed with its launch gaps (the timer counts such calls). */
 void tkb_cu_unblock(tkb_cu_device *d, bool host_wait);
 

@@ -256,13 +256,11 @@ static tkb_status cu_device_state(tkb_device *dev, tkb_device_state *out) {
   return TKB_OK;
 }
 
-static const char *const cu_methods[] = {"cupti", "cuda_events", "profiler", "hermetic_profiler",
-                                         "wallclock", NULL};
+static const tkb_timer_ops *const cu_timers[] = {&tkb_cu_events_timer, &tkb_cu_cupti_timer, NULL};
 
 static const tkb_backend cu_backend = {
     .kind = "cuda",
     .host_addressable = false,
-    .methods = cu_methods,
     .open = cu_open,
     .alloc = cu_alloc,
     .free = cu_free,
@@ -273,11 +271,7 @@ static const tkb_backend cu_backend = {
     .synchronize = cu_synchronize,
     .fill = tkb_cu_fill,
     .flush_cache = cu_flush_cache,
-    .timer_open = tkb_cu_timer_open,
-    .timer_start = tkb_cu_timer_start,
-    .timer_stop = tkb_cu_timer_stop,
-    .timer_close = tkb_cu_timer_close,
-    .timer_metadata = tkb_cu_timer_metadata,
+    .timers = cu_timers,
     .kernel_build = tkb_cu_kernel_build,
     .kernel_launch = tkb_cu_kernel_launch,
     .kernel_free = tkb_cu_kernel_free,

@@ -1,7 +1,7 @@
 /*
  * records.h - CUPTI-like activity records and their attribution to timed calls, host only
  * (no CUDA or CUPTI header), so tests/test_cuda_nogpu.c checks it on machines without a
- * GPU. timer.c feeds it from CUPTI's buffers; nothing here knows CUPTI.
+ * GPU. cupti_timer.c feeds it from CUPTI's buffers; nothing here knows CUPTI.
  *
  * A call's records are found one of two ways (Tokamax's cupti does either):
  *   by correlation: timer_start pushes an external correlation id (the call number) and
@@ -10,7 +10,7 @@
  *     call when its correlation id is one of those;
  *   by time window: when the call has no links at all (external correlation not
  *     reported), a record belongs to it when it started inside [win_start, win_end).
- * CUPTI emits those links only while an API activity kind is enabled too (timer.c
+ * CUPTI emits those links only while an API activity kind is enabled too (cupti_timer.c
  * enables RUNTIME and DRIVER for that and ignores their records). tkbench runs one
  * call at a time, so with links present a record that started inside the window but
  * is not linked (a "stray") means a link went missing or another thread used the GPU:

@@ -74,8 +74,7 @@ tkb_status tkb_cl_kernel_launch(tkb_device *dev, tkb_kernel *k, int dims, const 
 void tkb_cl_kernel_free(tkb_device *dev, tkb_kernel *k);
 
 /* timer.c */
-tkb_status tkb_cl_timer_open(tkb_device *dev, const char *method, const tkb_bench_opts *opts,
-                             tkb_timer **out);
+tkb_status tkb_cl_timer_open(tkb_device *dev, const tkb_timer_opts *opts, tkb_timer **out);
 tkb_status tkb_cl_timer_start(tkb_timer *t);
 tkb_status tkb_cl_timer_stop(tkb_timer *t, const tkb_interval **iv, size_t *n);
 void tkb_cl_timer_close(tkb_timer *t);

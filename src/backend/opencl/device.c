@@ -241,13 +241,20 @@ static tkb_status cl_flush_cache(tkb_device *dev) {
   return err == CL_SUCCESS ? TKB_OK : tkb_cl_fail(dev, "the cache flush (clEnqueueFillBuffer)", err);
 }
 
-static const char *const cl_methods[] = {"opencl_events", "profiler", "hermetic_profiler",
-                                         "wallclock", NULL};
+/* One activity timer serves opencl_events and the profiler methods: every command's
+ * profiling event (timer.c). */
+static const tkb_timer_ops cl_activity_timer = {
+    .kind = TKB_TIMER_ACTIVITY,
+    .open = tkb_cl_timer_open,
+    .start = tkb_cl_timer_start,
+    .stop = tkb_cl_timer_stop,
+    .close = tkb_cl_timer_close,
+};
+static const tkb_timer_ops *const cl_timers[] = {&cl_activity_timer, NULL};
 
 static const tkb_backend cl_backend = {
     .kind = "opencl",
     .host_addressable = false,
-    .methods = cl_methods,
     .open = cl_open,
     .alloc = cl_alloc,
     .free = cl_free,
@@ -258,10 +265,7 @@ static const tkb_backend cl_backend = {
     .synchronize = cl_synchronize,
     .fill = tkb_cl_fill,
     .flush_cache = cl_flush_cache,
-    .timer_open = tkb_cl_timer_open,
-    .timer_start = tkb_cl_timer_start,
-    .timer_stop = tkb_cl_timer_stop,
-    .timer_close = tkb_cl_timer_close,
+    .timers = cl_timers,
     .kernel_build = tkb_cl_kernel_build,
     .kernel_launch = tkb_cl_kernel_launch,
     .kernel_free = tkb_cl_kernel_free,

@@ -31,10 +31,9 @@ cl_event *tkb_cl_record(tkb_cl_device *d, const char *name) {
   return &t->events[t->n++];
 }
 
-tkb_status tkb_cl_timer_open(tkb_device *dev, const char *method, const tkb_bench_opts *opts,
-                             tkb_timer **out) {
-  (void)method, (void)opts; /* every device method reads the same events; the core
-                               reduces them; no option applies to them */
+tkb_status tkb_cl_timer_open(tkb_device *dev, const tkb_timer_opts *opts, tkb_timer **out) {
+  (void)opts; /* every command gets its event (the driver times them all); the core
+                 keeps what the method reads */
   tkb_cl_device *d = tkb_cl_dev(dev);
   if (d->rec)
     return tkb_cl_error(TKB_ERR_DEVICE, "%s is already timing another benchmark: one timed "

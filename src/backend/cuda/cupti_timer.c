@@ -1,33 +1,21 @@
 /*
- * timer.c - device timing on CUDA.
+ * cupti_timer.c - the CUDA "activity" timer (methods cupti, profiler, hermetic_profiler):
+ * CUPTI's activity API. CONCURRENT_KERNEL records always; MEMCPY and MEMSET records too
+ * when the method reads copies and fills (tkb_timer_opts.activity): the core sums them
+ * (cupti, Tokamax's) or unites those its filter keeps (the profiler methods).
  *
- *   cuda_events        an event before the call (timer_start) and one right behind its
- *                      work (synchronize records it, device.c); one interval of
- *                      cudaEventElapsedTime. Unless no_blocking_kernel, timer_start
- *                      first launches the blocking kernel (blocking_kernel.h), which
- *                      synchronize releases after the stop event: the events then time
- *                      the call's work queued back to back, without the host's launch
- *                      gaps. A kernel that timed out (the call waited for the device
- *                      itself) turns it off for the rest of the benchmark; metadata
- *                      "blocking_kernel" reports it.
- *   cupti              CUPTI activity API, CONCURRENT_KERNEL records: the call's kernels
- *                      (the core sums them: Tokamax's cupti).
- *   profiler,          CONCURRENT_KERNEL + MEMCPY + MEMSET records: the call's kernels,
- *   hermetic_profiler  copies and fills (the core unites those its filter keeps).
- *
- * CUPTI records are attributed to the call by correlation id: timer_start pushes an
- * external correlation id (the call number), timer_stop pops it, and CUPTI links every
- * CUDA API call made in between to it (EXTERNAL_CORRELATION records); when no link
- * arrives, by time window on CUPTI's clock (records.c does both, host only). CUPTI
- * writes those links only for API calls it records, so the RUNTIME and DRIVER kinds are
- * enabled as well (their records are skipped; nvFuser's CUPTI timer does the same). CUPTI
- * delivers records in buffers from a pool allocated when the first CUPTI timer opens; a
- * request that finds the pool empty, a record past the store's end, or a record CUPTI
- * itself dropped makes timer_stop fail with a sentence, never a silently short time.
- * CUPTI is per process: one CUPTI timer at a time, and another profiler (Nsight Systems
- * or Compute, another CUPTI user) already attached is reported as such.
+ * CUPTI records are attributed to the call by correlation id: start pushes an external
+ * correlation id (the call number), stop pops it, and CUPTI links every CUDA API call
+ * made in between to it (EXTERNAL_CORRELATION records); when no link arrives, by time
+ * window on CUPTI's clock (records.c does both, host only). CUPTI writes those links only
+ * for API calls it records, so the RUNTIME and DRIVER kinds are enabled as well (their
+ * records are skipped; nvFuser's CUPTI timer does the same). CUPTI delivers records in
+ * buffers from a pool allocated when the first CUPTI timer opens; a request that finds
+ * the pool empty, a record past the store's end, or a record CUPTI itself dropped makes
+ * stop fail with a sentence, never a silently short time. CUPTI is per process: one
+ * CUPTI timer at a time, and another profiler (Nsight Systems or Compute, another CUPTI
+ * user) already attached is reported as such.
  */
-#include "blocking_kernel.h"
 #include "cu_backend.h"
 #include "records.h"
 
@@ -38,7 +26,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #define NBUF 16
 #define BUF_BYTES ((size_t)1 << 20)
@@ -59,24 +46,14 @@ static struct {
   uint64_t call;
 } g = {.once = PTHREAD_ONCE_INIT};
 
-struct tkb_timer {
+typedef struct cupti_timer {
   tkb_device *dev;
-  bool cupti;                 /* else cuda_events */
+  const char *method;         /* for messages */
   unsigned kinds;             /* TKB_CU_KIND_BIT mask of the records kept */
   uint64_t call, win_start;
   bool pushed;                /* an external correlation id is pushed (start without stop) */
-  /* cuda_events' blocking kernel */
-  bool block;                 /* launched before each call (turned off by a timeout) */
-  bool block_asked;           /* not no_blocking_kernel */
-  bool host_waited;           /* this call released it early (tkb_cu_unblock) */
-  int calls;                  /* calls timed so far */
-  int timeout_call;           /* the call (from 1) whose kernel timed out, or 0 */
-  const char *off_why;        /* asked for but off from the start (or from timeout_call)
-                               * for this reason, or NULL */
-  int waited_calls, first_waited_call;
-  char note[400];
   tkb_interval iv[TKB_MAX_CALL_INTERVALS];
-};
+} cupti_timer;
 
 /* CUPTI's name for r ("CUPTI_ERROR_NOT_INITIALIZED"); messages add the number too. */
 static const char *cupti_str(CUptiResult r) {
@@ -219,131 +196,70 @@ static void cupti_disable(void) {
   cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
 }
 
-/* ---- the timer ---- */
+/* The CUPTI record kinds for the activity asked for. */
+static unsigned record_mask(unsigned activity) {
+  return TKB_CU_KIND_BIT(TKB_CU_KERNEL) |
+         (activity & TKB_ACTIVITY_COPIES ? TKB_CU_KIND_BIT(TKB_CU_MEMCPY) : 0) |
+         (activity & TKB_ACTIVITY_FILLS ? TKB_CU_KIND_BIT(TKB_CU_MEMSET) : 0);
+}
 
-/* The blocking kernel's flags: two words of pinned host memory the device reads and
- * writes over the bus (allocated once per device, kept like the device's other state). */
-static tkb_status block_flags(tkb_device *dev) {
-  tkb_cu_device *d = tkb_cu_dev(dev);
-  if (d->block_flags) return TKB_OK;
-  void *host = NULL, *mapped = NULL;
-  cudaError_t err = cudaHostAlloc(&host, TKB_CU_BLOCK_WORDS * sizeof(unsigned), cudaHostAllocMapped);
-  if (err != cudaSuccess)
-    return tkb_cu_fail(dev, "allocating the blocking kernel's flags (cudaHostAlloc, mapped; "
-                       "no_blocking_kernel times without it)", err);
-  err = cudaHostGetDevicePointer(&mapped, host, 0);
-  if (err != cudaSuccess) {
-    cudaFreeHost(host);
-    return tkb_cu_fail(dev, "mapping the blocking kernel's flags (cudaHostGetDevicePointer; "
-                       "no_blocking_kernel times without it)", err);
+/* Enables the CUPTI record kinds t needs; on failure disables them again. */
+static tkb_status enable_kinds(const cupti_timer *t) {
+  size_t nk = sizeof record_kinds / sizeof record_kinds[0];
+  for (size_t i = 0; i < nk; i++) {
+    bool needed = (record_kinds[i] != CUPTI_ACTIVITY_KIND_MEMCPY || (t->kinds & TKB_CU_KIND_BIT(TKB_CU_MEMCPY))) &&
+                  (record_kinds[i] != CUPTI_ACTIVITY_KIND_MEMSET || (t->kinds & TKB_CU_KIND_BIT(TKB_CU_MEMSET)));
+    if (!needed) continue;
+    CUptiResult r = cuptiActivityEnable(record_kinds[i]);
+    if (r == CUPTI_SUCCESS) continue;
+    cupti_disable();
+    if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED || r == CUPTI_ERROR_NOT_COMPATIBLE)
+      return tkb_cu_error(TKB_ERR_UNSUPPORTED, "method %s on %s: CUPTI is already in use by "
+                          "another profiler (%s); run without it, or time with cuda_events",
+                          t->method, t->dev->name, cupti_str(r));
+    return tkb_cu_error(TKB_ERR_DEVICE, "method %s on %s: cuptiActivityEnable("
+                        "CUPTI_ACTIVITY_KIND_%s) failed: %s (CUPTI status %d)", t->method,
+                        t->dev->name, record_kind_names[i], cupti_str(r), (int)r);
   }
-  memset(host, 0, TKB_CU_BLOCK_WORDS * sizeof(unsigned));
-  d->block_flags = host;
-  d->block_flags_dev = mapped;
   return TKB_OK;
 }
 
-tkb_status tkb_cu_timer_open(tkb_device *dev, const char *method, const tkb_bench_opts *opts,
-                             tkb_timer **out) {
+static tkb_status cupti_open(tkb_device *dev, const tkb_timer_opts *opts, tkb_timer **out) {
   tkb_cu_device *d = tkb_cu_dev(dev);
   if (d->rec)
     return tkb_cu_error(TKB_ERR_DEVICE, "%s is already timing another benchmark: one timed "
                         "benchmark per device at a time", dev->name);
   tkb_status st = tkb_cu_use(dev);
   if (st) return st;
-  bool cupti = strcmp(method, "cuda_events") != 0;
-  bool block = !cupti && !(opts && opts->no_blocking_kernel);
-  if (block && (st = block_flags(dev)) != TKB_OK) return st;
-  if (cupti) {
-    pthread_once(&g.once, cupti_init);
-    if (g.init_st) return tkb_cu_error(g.init_st, "method %s on %s: %s", method, dev->name, g.init_why);
-    bool expected = false;
-    if (!atomic_compare_exchange_strong(&g.timer_open, &expected, true))
-      return tkb_cu_error(TKB_ERR_DEVICE, "method %s on %s: another CUPTI timer is open in this "
-                          "process (CUPTI is per process): one CUPTI-timed benchmark at a time",
-                          method, dev->name);
-  }
-  tkb_timer *t = calloc(1, sizeof *t);
+  pthread_once(&g.once, cupti_init);
+  if (g.init_st) return tkb_cu_error(g.init_st, "method %s on %s: %s", opts->method, dev->name, g.init_why);
+  bool expected = false;
+  if (!atomic_compare_exchange_strong(&g.timer_open, &expected, true))
+    return tkb_cu_error(TKB_ERR_DEVICE, "method %s on %s: another CUPTI timer is open in this "
+                        "process (CUPTI is per process): one CUPTI-timed benchmark at a time",
+                        opts->method, dev->name);
+  cupti_timer *t = calloc(1, sizeof *t);
   if (!t) {
-    if (cupti) atomic_store(&g.timer_open, false);
-    return tkb_cu_error(TKB_ERR_OUT_OF_MEMORY, "out of memory for the CUDA timer");
+    atomic_store(&g.timer_open, false);
+    return tkb_cu_error(TKB_ERR_OUT_OF_MEMORY, "out of memory for the CUPTI timer");
   }
   t->dev = dev;
-  t->cupti = cupti;
-  t->block = t->block_asked = block;
-  /* with synchronous launches every launch waits for the device: the kernel's own
-   * launch would wait out its timeout before each call */
-  const char *clb = getenv("CUDA_LAUNCH_BLOCKING");
-  if (block && clb && strcmp(clb, "1") == 0) {
-    t->block = false;
-    t->off_why = "CUDA_LAUNCH_BLOCKING=1 makes every launch wait for the device";
-  }
-  t->kinds = strcmp(method, "cupti") == 0 ? TKB_CU_KIND_BIT(TKB_CU_KERNEL) : TKB_CU_ALL_KINDS;
-  if (cupti) {
-    size_t nk = sizeof record_kinds / sizeof record_kinds[0];
-    for (size_t i = 0; i < nk; i++) {
-      bool needed = (record_kinds[i] != CUPTI_ACTIVITY_KIND_MEMCPY &&
-                     record_kinds[i] != CUPTI_ACTIVITY_KIND_MEMSET) ||
-                    t->kinds != TKB_CU_KIND_BIT(TKB_CU_KERNEL);
-      if (!needed) continue;
-      CUptiResult r = cuptiActivityEnable(record_kinds[i]);
-      if (r != CUPTI_SUCCESS) {
-        cupti_disable();
-        atomic_store(&g.timer_open, false);
-        free(t);
-        if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED || r == CUPTI_ERROR_NOT_COMPATIBLE)
-          return tkb_cu_error(TKB_ERR_UNSUPPORTED, "method %s on %s: CUPTI is already in use by "
-                              "another profiler (%s); run without it, or time with cuda_events",
-                              method, dev->name, cupti_str(r));
-        return tkb_cu_error(TKB_ERR_DEVICE, "method %s on %s: cuptiActivityEnable("
-                            "CUPTI_ACTIVITY_KIND_%s) failed: %s (CUPTI status %d)", method,
-                            dev->name, record_kind_names[i], cupti_str(r), (int)r);
-      }
-    }
+  t->method = opts->method;
+  t->kinds = record_mask(opts->activity);
+  if ((st = enable_kinds(t)) != TKB_OK) {
+    atomic_store(&g.timer_open, false);
+    free(t);
+    return st;
   }
   d->rec = t;
-  *out = t;
+  *out = (tkb_timer *)t;
   return TKB_OK;
 }
 
-tkb_status tkb_cu_timer_start(tkb_timer *t) {
-  tkb_cu_device *d = tkb_cu_dev(t->dev);
+static tkb_status cupti_start(tkb_timer *timer) {
+  cupti_timer *t = (cupti_timer *)timer;
   tkb_status st = tkb_cu_use(t->dev); /* a thread-local compare: free when current */
   if (st) return st;
-  if (!t->cupti) {
-    t->host_waited = false;
-    if (t->block) {
-      /* a new generation: no reset of the flags, which an earlier call's kernel might
-       * still read (blocking_kernel.h) */
-      if (++d->block_gen == 0) d->block_gen = 1;
-      struct timespec l0, l1;
-      clock_gettime(CLOCK_MONOTONIC, &l0);
-      cudaError_t err =
-          (cudaError_t)tkb_cu_block_launch(d->block_flags_dev, TKB_CU_BLOCK_TIMEOUT_NS, d->block_gen);
-      clock_gettime(CLOCK_MONOTONIC, &l1);
-      if (err != cudaSuccess)
-        return tkb_cu_fail(t->dev, "launching the blocking kernel (cuda_events; no_blocking_kernel "
-                           "times without it)", err);
-      d->blocking = true;
-      /* a launch that returned only after the kernel's timeout waited for it: launches
-       * are synchronous (a serializing profiler, CUDA_LAUNCH_BLOCKING set another way) */
-      const int64_t launch_ns = (int64_t)(l1.tv_sec - l0.tv_sec) * 1000000000 + (l1.tv_nsec - l0.tv_nsec);
-      if (launch_ns >= (int64_t)TKB_CU_BLOCK_TIMEOUT_NS) {
-        tkb_cu_unblock(d, false);
-        t->block = false;
-        t->off_why = "its launch waited for it to time out: launches are synchronous here (a "
-                     "profiler that serializes them, or CUDA_LAUNCH_BLOCKING)";
-      }
-    }
-    cudaError_t err = cudaEventRecord(d->ev_start, 0);
-    if (err != cudaSuccess) {
-      tkb_cu_unblock(d, false);
-      return tkb_cu_fail(t->dev, "cudaEventRecord (cuda_events start)", err);
-    }
-    d->events_armed = true;
-    d->stop_records = 0;
-    return TKB_OK;
-  }
   t->call = ++g.call;
   uint64_t ts = 0;
   CUptiResult r = cuptiGetTimestamp(&ts);
@@ -359,50 +275,8 @@ tkb_status tkb_cu_timer_start(tkb_timer *t) {
   return TKB_OK;
 }
 
-static tkb_status stop_events(tkb_timer *t, const tkb_interval **iv, size_t *n) {
-  tkb_cu_device *d = tkb_cu_dev(t->dev);
-  *iv = t->iv;
-  *n = 0;
-  tkb_status st = tkb_cu_use(t->dev);
-  if (st) return st;
-  cudaError_t err = cudaSuccess;
-  bool armed = d->events_armed;
-  d->events_armed = false;
-  if (armed && d->stop_records == 0) { /* no synchronize since the start (never, from the core) */
-    err = cudaEventRecord(d->ev_stop, 0);
-    d->stop_records = 1;
-    tkb_cu_unblock(d, false);
-    if (err != cudaSuccess) return tkb_cu_fail(t->dev, "cudaEventRecord (cuda_events stop)", err);
-  }
-  if (!armed)
-    return tkb_cu_error(TKB_ERR_INTERNAL, "cuda_events on %s: timer_stop without timer_start",
-                        t->dev->name);
-  err = cudaEventSynchronize(d->ev_stop);
-  if (err != cudaSuccess) return tkb_cu_fail(t->dev, "cudaEventSynchronize (cuda_events stop)", err);
-  t->calls++;
-  /* more than the core's one synchronize: the call synchronized inside */
-  if (d->stop_records > 1) t->host_waited = true;
-  if (t->block && t->host_waited && t->waited_calls++ == 0) t->first_waited_call = t->calls;
-  /* the kernel stopped waiting before the call was queued: the call waited for the
-   * device itself, and every later call would wait out the timeout the same way */
-  if (t->block && ((volatile unsigned *)d->block_flags)[TKB_CU_BLOCK_TIMED_OUT] == d->block_gen) {
-    t->block = false;
-    t->timeout_call = t->calls;
-  }
-  float ms = 0;
-  err = cudaEventElapsedTime(&ms, d->ev_start, d->ev_stop);
-  if (err != cudaSuccess) return tkb_cu_fail(t->dev, "cudaEventElapsedTime (cuda_events)", err);
-  if (!(ms >= 0))
-    return tkb_cu_error(TKB_ERR_DEVICE, "cuda_events on %s: cudaEventElapsedTime gave %g ms",
-                        t->dev->name, (double)ms);
-  t->iv[0] = (tkb_interval){.start_ns = 0, .end_ns = (int64_t)((double)ms * 1e6 + 0.5),
-                            .name = "cuda_events"};
-  *n = 1;
-  return TKB_OK;
-}
-
-tkb_status tkb_cu_timer_stop(tkb_timer *t, const tkb_interval **iv, size_t *n) {
-  if (!t->cupti) return stop_events(t, iv, n);
+static tkb_status cupti_stop(tkb_timer *timer, const tkb_interval **iv, size_t *n) {
+  cupti_timer *t = (cupti_timer *)timer;
   *iv = t->iv;
   *n = 0;
   uint64_t last = 0, win_end = 0;
@@ -482,55 +356,25 @@ tkb_status tkb_cu_timer_stop(tkb_timer *t, const tkb_interval **iv, size_t *n) {
   return TKB_OK;
 }
 
-void tkb_cu_unblock(tkb_cu_device *d, bool host_wait) {
-  if (!d->blocking) return;
-  d->blocking = false;
-  __atomic_store_n(&d->block_flags[TKB_CU_BLOCK_RELEASE], d->block_gen, __ATOMIC_SEQ_CST);
-  if (host_wait && d->rec) d->rec->host_waited = true;
-}
-
-int tkb_cu_timer_metadata(tkb_timer *t, tkb_meta *kv, int cap) {
-  if (t->cupti || cap < 1) return 0;
-  if (!t->block_asked)
-    snprintf(t->note, sizeof t->note, "off (no_blocking_kernel: each call's time includes the "
-             "host's launch gaps)");
-  else if (t->off_why)
-    snprintf(t->note, sizeof t->note, "off (%s): each call's time includes the host's launch "
-             "gaps", t->off_why);
-  else if (t->timeout_call)
-    snprintf(t->note, sizeof t->note, "timed out after %llu ms in timed call %d of %d and was off "
-             "from then on: the call waits for the device itself (a synchronize or a copy to "
-             "the host outside tkbench), queues more launches than the stream holds, or the host "
-             "took that long to queue it (a lazily loaded module: CUDA_MODULE_LOADING=EAGER), so "
-             "calls %d on include the host's launch gaps", TKB_CU_BLOCK_TIMEOUT_NS / 1000000ull,
-             t->timeout_call, t->calls, t->timeout_call);
-  else if (t->waited_calls)
-    snprintf(t->note, sizeof t->note, "on, released early in %d of %d timed calls (first: %d), "
-             "where the call waited for the device (a synchronize, a download or a host copy) "
-             "or queues more launches than the stream holds: their work after that is timed "
-             "with the host's launch gaps",
-             t->waited_calls, t->calls, t->first_waited_call);
-  else
-    snprintf(t->note, sizeof t->note, "on (each call's work queued behind it, then timed "
-             "without the host's launch gaps)");
-  kv[0] = (tkb_meta){"blocking_kernel", t->note};
-  return 1;
-}
-
-void tkb_cu_timer_close(tkb_timer *t) {
+static void cupti_close(tkb_timer *timer) {
+  cupti_timer *t = (cupti_timer *)timer;
   if (!t) return;
   tkb_cu_device *d = tkb_cu_dev(t->dev);
-  tkb_cu_unblock(d, false); /* a call that failed before its synchronize */
   if (d->rec == t) d->rec = NULL;
-  d->events_armed = false;
-  if (t->cupti) {
-    uint64_t last;
-    if (t->pushed) cuptiActivityPopExternalCorrelationId(CORR_KIND, &last);
-    cupti_disable();
-    pthread_mutex_lock(&g.store->lock);
-    tkb_cu_store_reset(g.store);
-    pthread_mutex_unlock(&g.store->lock);
-    atomic_store(&g.timer_open, false);
-  }
+  uint64_t last;
+  if (t->pushed) cuptiActivityPopExternalCorrelationId(CORR_KIND, &last);
+  cupti_disable();
+  pthread_mutex_lock(&g.store->lock);
+  tkb_cu_store_reset(g.store);
+  pthread_mutex_unlock(&g.store->lock);
+  atomic_store(&g.timer_open, false);
   free(t);
 }
+
+const tkb_timer_ops tkb_cu_cupti_timer = {
+    .kind = TKB_TIMER_ACTIVITY,
+    .open = cupti_open,
+    .start = cupti_start,
+    .stop = cupti_stop,
+    .close = cupti_close,
+};

@@ -1,0 +1,249 @@
+/*
+ * bench.h - what the files of src/bench share. tkb_benchmark is three parts that meet
+ * only here:
+ *
+ *   measure   (measure.c)    one sample: the warm-up policy, the meter around one timed
+ *                            call (meter.c, reading the method of methods.c), the clock
+ *                            watch and the throttle retry
+ *   stop      (stop.c)       a stopping rule, one file each (stop_fixed.c, ...), looked up
+ *                            by name: it resets from named parameters, takes each sample
+ *                            and says whether to go on, start the next experiment or stop
+ *   summarize (summarize.c)  statistics and the BenchmarkData with its metadata
+ *
+ * benchmark.c runs them: compile, then loop { measure; ask the rule }, then summarize.
+ * Internal to libtkbench.
+ */
+#ifndef TKB_BENCH_H
+#define TKB_BENCH_H
+
+#include "intervals.h"
+
+struct tkb__stop_choice;
+
+/* ------------------------------------------------------------------------------ */
+/* Timing methods (methods.c): the one table of method facts                       */
+/* ------------------------------------------------------------------------------ */
+
+/* What one timed call's reading is. */
+typedef enum tkb__reading {
+  TKB__READ_WALL = 0,    /* host monotonic clock around a blocking call */
+  TKB__READ_CPU,         /* process CPU time of the call */
+  TKB__READ_DEVICE_SUM,  /* sum of the lengths of the call's device intervals */
+  TKB__READ_DEVICE_UNION /* union of the call's intervals kept by event_filter_regex,
+                            checked against the host time (Tokamax's xprof) */
+} tkb__reading;
+
+/* The options of tkb_bench_opts that only some methods honour (tkb__method.options). */
+#define TKB__OPT_EVENT_FILTER 1u    /* event_filter_regex */
+#define TKB__OPT_TRACE_DIR 2u       /* trace_dir */
+#define TKB__OPT_BLOCKING_KERNEL 4u /* no_blocking_kernel */
+
+typedef struct tkb__method {
+  const char *name;      /* canonical name (contract) */
+  const char *alias;     /* Tokamax's name for it, or NULL */
+  const char *devices;   /* comma-separated device kinds that have it; "*": every kind */
+  const char *timer;     /* the backend timer kind it reads (TKB_TIMER_*); NULL: host clock */
+  unsigned activity;     /* TKB_ACTIVITY_* an activity timer records for it */
+  tkb__reading reading;
+  unsigned options;      /* TKB__OPT_* it accepts */
+  bool trace;            /* leaves a Chrome trace of the last timed call */
+} tkb__method;
+
+/* How messages name the options: tkb_bench_opts' fields ("event_filter_regex") for the
+ * library, the command line's flags ("--event-filter") for the CLI. */
+typedef enum tkb__naming { TKB__NAME_FIELDS = 0, TKB__NAME_FLAGS } tkb__naming;
+
+/*
+ * The method `asked` stands for on dev: NULL, "" or "auto" is the device's default (the
+ * first of tkb_device_methods), aliases resolve (xprof -> profiler, hermetic_xprof ->
+ * hermetic_profiler). TKB_ERR_UNSUPPORTED naming the method and the ones dev has;
+ * TKB_ERR_NOT_FOUND for a name that is no timing method.
+ */
+tkb_status tkb__method_lookup(const tkb_device *dev, const char *asked, const tkb__method **out);
+/* The backend timer a device method reads on dev (NULL for the host-clock methods). */
+const tkb_timer_ops *tkb__method_timer(const tkb_device *dev, const tkb__method *m);
+
+/*
+ * Checks a benchmark's options once, before anything is timed: the counts and the
+ * interval, the method on dev (as tkb__method_lookup), each option against the methods
+ * and the device that honour it (the table's options; cold_cache needs a device that
+ * flushes its caches), the event filter's regex, the trace folder and the stopping rule
+ * with its parameters. Messages name options as `naming` says; with TKB__NAME_FLAGS they
+ * start with the flag. *method and *stop (either may be NULL) receive the method and the
+ * stopping rule with its parameters. TKB_ERR_INVALID_ARGUMENT,
+ * TKB_ERR_UNSUPPORTED or TKB_ERR_NOT_FOUND, each a sentence naming the option, the value
+ * and what is allowed.
+ */
+tkb_status tkb__bench_check(const tkb_device *dev, const tkb_bench_opts *o, tkb__naming naming,
+                            const tkb__method **method, struct tkb__stop_choice *stop);
+
+/* The defaults of a zeroed tkb_bench_opts made explicit (iterations 5, experiments 1). */
+tkb_bench_opts tkb__bench_defaults(const tkb_bench_opts *o);
+
+/* ------------------------------------------------------------------------------ */
+/* The meter (meter.c): one timed call's reading under a method                    */
+/* ------------------------------------------------------------------------------ */
+
+typedef struct tkb__meter {
+  const tkb__method *method;
+  tkb_device *dev;
+  bool cold_cache;
+  const tkb_timer_ops *timer_ops; /* device methods: the backend's timer */
+  tkb_timer *timer;
+  tkb__event_filter filter;     /* DEVICE_UNION */
+  int64_t (*clock)(void);       /* the host clock the loop reads */
+  /* the last timed call, for the trace and the metadata */
+  tkb_interval *last;           /* TKB_MAX_CALL_INTERVALS */
+  bool *keep;
+  size_t n_last, n_kept_last;
+  double last_ms, last_host_ms;
+} tkb__meter;
+
+/* Prepares everything the timed calls need (the device timer, filter, cold-cache buffer,
+ * trace buffers). o must have passed tkb__bench_check. On failure nothing is left to
+ * close. */
+tkb_status tkb__meter_open(tkb__meter *m, tkb_device *dev, const tkb__method *method,
+                           const tkb_bench_opts *o);
+/* Before the call, outside the interval: cold cache, device timer start. */
+tkb_status tkb__meter_before(tkb__meter *m);
+/* host_ns: the loop's clock around the call. *ms: the call's time under the method. */
+tkb_status tkb__meter_after(tkb__meter *m, int64_t host_ns, double *ms);
+/* profiler: writes the last timed call's trace into dir (NULL: $TMPDIR, else /tmp) as
+ * tkbench-trace-<function>-XXXXXX.json; path receives its name. */
+tkb_status tkb__meter_write_trace(tkb__meter *m, const char *dir, const char *function,
+                                  char *path, size_t cap);
+/* What the device timer says about how it timed (cuda_events: "blocking_kernel"): at
+ * most cap pairs into kv, valid until close; returns how many (0 without a timer). */
+int tkb__meter_notes(tkb__meter *m, tkb_meta *kv, int cap);
+void tkb__meter_close(tkb__meter *m);
+
+/* ------------------------------------------------------------------------------ */
+/* One sample (measure.c)                                                          */
+/* ------------------------------------------------------------------------------ */
+
+/* Everything a sample needs, set up once per benchmark. */
+typedef struct tkb__measure {
+  struct tkb_std_fn *f;
+  tkb_device *dev;
+  tkb__meter meter;
+  bool warmup_each;       /* a warm-up call before every timed call (else one per experiment) */
+  int throttle_retries;   /* per experiment: throttled calls discarded and measured again */
+  int retries_left;
+  double pause_ms;        /* the next retry's pause: 50 ms, doubling within an experiment */
+  /* clock state, on devices that report it (CUDA/NVML); read NULL: not reported */
+  tkb_status (*read_state)(tkb_device *dev, tkb_device_state *out);
+  int retries;            /* calls discarded and retried, in all */
+} tkb__measure;
+
+/* Starts experiment e: reads the clock state into *state (when reported) and makes the
+ * experiment's warm-up call when warm-up is once per experiment. */
+tkb_status tkb__measure_experiment(tkb__measure *m, tkb_device_state *state);
+/* One sample: warm-up (each), the timed call under the meter, the clock state after it;
+ * a throttled call is retried after a pause while the experiment's budget lasts.
+ * *ms: the call's time; *throttled: the device reported a thermal or power reason at
+ * its end (false where clocks are not reported). Nothing here allocates. */
+tkb_status tkb__measure_sample(tkb__measure *m, double *ms, bool *throttled);
+
+/* Sleeps ms milliseconds (the interval between experiments, a throttle pause). */
+void tkb__sleep_ms(double ms);
+
+/* ------------------------------------------------------------------------------ */
+/* Stopping rules (stop.c, one file per rule)                                      */
+/* ------------------------------------------------------------------------------ */
+
+/* What the loop does after a sample. */
+typedef enum tkb__verdict {
+  TKB__GO_ON = 0,            /* another timed call in this experiment */
+  TKB__NEXT_EXPERIMENT,      /* end this experiment (the last one: stop) */
+  TKB__STOP                  /* enough samples */
+} tkb__verdict;
+
+/* One sample as a rule sees it. */
+typedef struct tkb__sample {
+  double ms;                 /* the call's time */
+  int experiment;            /* 0-based */
+  int64_t elapsed_ns;        /* wall time since the first experiment started */
+} tkb__sample;
+
+/* One named parameter of a rule: its default and the range a value must lie in. A
+ * value is written as a plain number; a "%" suffix divides it by 100 (for fractions),
+ * "s"/"ms" give seconds (for times, in seconds). */
+typedef struct tkb__stop_param {
+  const char *name;
+  double def, min, max;
+  const char *help;          /* one line, with the unit */
+} tkb__stop_param;
+
+#define TKB__STOP_MAX_PARAMS 8
+
+/* A stopping rule: a few functions over a state the loop allocates (state_size bytes,
+ * zeroed). reset and add allocate, log and lock nothing. */
+typedef struct tkb__stop_rule {
+  const char *name;
+  const char *help;          /* one line */
+  const tkb__stop_param *params;
+  size_t n_params;
+  size_t state_size;
+  /* Starts a benchmark. values[i] is params[i]'s value; o holds the benchmark's options
+   * (checked), e.g. the experiments and, for fixed, the iterations. */
+  void (*reset)(void *state, const double *values, const tkb_bench_opts *o);
+  /* Takes a sample and says what comes next. */
+  tkb__verdict (*add)(void *state, const tkb__sample *s);
+  /* The most samples it can take (the loop sizes its buffer from it); 0: no bound known. */
+  size_t (*max_samples)(const void *state);
+  /* After the loop: whether the rule reached its goal, rather than a cap. */
+  bool (*converged)(const void *state);
+} tkb__stop_rule;
+
+/* A rule with its parameters, parsed from "name" or "name:param=value,param=value". */
+typedef struct tkb__stop_choice {
+  const tkb__stop_rule *rule;
+  double values[TKB__STOP_MAX_PARAMS];
+} tkb__stop_choice;
+
+/* Parses a stopping-rule text (NULL or "": "fixed"). TKB_ERR_NOT_FOUND naming an unknown
+ * rule and listing the rules; TKB_ERR_INVALID_ARGUMENT naming a parameter the rule lacks
+ * (listing its parameters), a value that is not a number, or one outside its range.
+ * `what` names the option in messages ("stop", "--stop"). */
+tkb_status tkb__stop_parse(const char *text, const char *what, tkb__stop_choice *out);
+
+/* The rules, NULL-ended, in the order help lists them. */
+extern const tkb__stop_rule *const tkb__stop_rules[];
+/* One per file. */
+extern const tkb__stop_rule tkb__stop_fixed;
+
+/* ------------------------------------------------------------------------------ */
+/* Summary (summarize.c)                                                           */
+/* ------------------------------------------------------------------------------ */
+
+/* What the loop leaves for the summary. */
+typedef struct tkb__samples {
+  double *ms;                /* every sample, experiment-major */
+  bool *throttled;           /* per sample; NULL where clocks are not reported */
+  size_t n, cap;
+  int *experiment_end;       /* experiment e's samples: [end[e-1], end[e]) */
+  int experiments;           /* experiments run */
+  tkb_device_state *state;   /* per experiment; NULL where clocks are not reported */
+} tkb__samples;
+
+/* How the benchmark ran, for the metadata. */
+typedef struct tkb__run_facts {
+  const tkb__method *method;
+  const tkb_bench_opts *o;
+  const tkb__stop_choice *stop;
+  bool converged;
+  int retries;
+  size_t commands, kept;     /* device commands of the last call, and those the filter kept */
+  const tkb_meta *notes;     /* the device timer's */
+  int n_notes;
+  const char *trace;         /* the trace file, or "" */
+  double lower_time_ms, compile_time_ms;
+  double peak_memory_mb;
+} tkb__run_facts;
+
+/* Builds the BenchmarkData from the samples (whose buffers move into it) and the facts.
+ * TKB_ERR_OUT_OF_MEMORY leaves the samples to the caller. */
+tkb_status tkb__summarize(struct tkb_std_fn *f, tkb__samples *s, const tkb__run_facts *facts,
+                          tkb_benchmark_data **out);
+
+#endif /* TKB_BENCH_H */

@@ -1,0 +1,68 @@
+/*
+ * measure.c - one sample: the warm-up policy, the meter around one timed call, the
+ * device's clock state after it, and nvbench's throttle retry. The timed region holds
+ * one call, its synchronization and two clock reads; everything it needs (the bound
+ * arguments, the outputs, the meter's buffers) exists before it starts, and nothing
+ * here allocates, logs or locks.
+ */
+#include "bench.h"
+#include "std_fn.h"
+
+#include <math.h>
+#include <time.h>
+
+void tkb__sleep_ms(double ms) {
+  if (ms <= 0) return;
+  struct timespec ts = {.tv_sec = (time_t)(ms / 1000), .tv_nsec = (long)(fmod(ms, 1000.0) * 1e6)};
+  while (nanosleep(&ts, &ts) != 0) {
+  }
+}
+
+/* An untimed call, waited for. */
+static tkb_status warm_up(tkb__measure *m) {
+  tkb_status st = tkb__std_invoke(m->f);
+  return st ? st : tkb_device_synchronize(m->dev);
+}
+
+tkb_status tkb__measure_experiment(tkb__measure *m, tkb_device_state *state) {
+  m->retries_left = m->throttle_retries;
+  m->pause_ms = 50;
+  if (m->read_state) {
+    tkb_status st = m->read_state(m->dev, state);
+    if (st) return st;
+  }
+  return m->warmup_each ? TKB_OK : warm_up(m);
+}
+
+/* The timed call: the meter's before and after hooks sit outside the two clock reads. */
+static tkb_status timed_call(tkb__measure *m, double *ms) {
+  tkb_status st = tkb__meter_before(&m->meter);
+  if (st) return st;
+  int64_t (*read_clock)(void) = m->meter.clock;
+  const int64_t t0 = read_clock();
+  st = tkb__std_invoke(m->f);
+  if (!st) st = tkb_device_synchronize(m->dev);
+  const int64_t t1 = read_clock();
+  return st ? st : tkb__meter_after(&m->meter, t1 - t0, ms);
+}
+
+tkb_status tkb__measure_sample(tkb__measure *m, double *ms, bool *throttled) {
+  for (;;) {
+    tkb_status st = m->warmup_each ? warm_up(m) : TKB_OK;
+    if (!st) st = timed_call(m, ms);
+    if (st) return st;
+    *throttled = false;
+    if (!m->read_state) return TKB_OK;
+    /* Read after the call: a reason active now was active at its end. Retrying after a
+     * pause lets the clocks recover (nvbench discards such samples). */
+    tkb_device_state now;
+    st = m->read_state(m->dev, &now);
+    if (st) return st;
+    *throttled = now.valid && now.throttled;
+    if (!*throttled || m->retries_left <= 0) return TKB_OK;
+    m->retries_left--;
+    m->retries++;
+    tkb__sleep_ms(m->pause_ms);
+    m->pause_ms *= 2;
+  }
+}

@@ -1,0 +1,178 @@
+/*
+ * summarize.c - from the samples to Tokamax's BenchmarkData: the statistics over every
+ * evaluation time, each experiment's median, and the metadata that says how the
+ * numbers were taken (method, device, warm-up, the timer's notes, clock state).
+ */
+#include "bench.h"
+#include "std_fn.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct meta_builder {
+  tkb_meta *items;
+  int n, cap;
+  bool failed;
+} meta_builder;
+
+static void meta_add(meta_builder *m, const char *key, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void meta_add(meta_builder *m, const char *key, const char *fmt, ...) {
+  if (m->failed) return;
+  if (m->n == m->cap) {
+    int cap = m->cap ? 2 * m->cap : 16;
+    tkb_meta *t = realloc(m->items, (size_t)cap * sizeof *t);
+    if (!t) {
+      m->failed = true;
+      return;
+    }
+    m->items = t;
+    m->cap = cap;
+  }
+  char buf[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  char *k = tkb__strdup(key), *v = tkb__strdup(buf);
+  if (!k || !v) {
+    free(k);
+    free(v);
+    m->failed = true;
+    return;
+  }
+  m->items[m->n++] = (tkb_meta){k, v};
+}
+
+static void meta_free(tkb_meta *items, int n) {
+  for (int i = 0; i < n; i++) {
+    free((char *)items[i].key);
+    free((char *)items[i].value);
+  }
+  free(items);
+}
+
+void tkb_benchmark_data_free(tkb_benchmark_data *bd) {
+  if (!bd) return;
+  meta_free(bd->metadata, bd->n_metadata);
+  free(bd->evaluation_times_ms);
+  free(bd->experiment_median_ms);
+  free(bd->throttled);
+  free(bd);
+}
+
+/* What the run was: the function, the device, the method and how it was applied. */
+static void describe_run(meta_builder *m, const tkb_std_fn *f, const tkb__run_facts *r) {
+  const tkb_bench_opts *o = r->o;
+  const char *method = r->method->name;
+  meta_add(m, "method", "%s", method);
+  meta_add(m, "device", "%s", tkb_device_name(f->device));
+  meta_add(m, "device_description", "%s", tkb_device_description(f->device));
+  meta_add(m, "cpu_model", "%s", tkb__cpu_model());
+  meta_add(m, "cores", "%d", tkb__num_cpus());
+  meta_add(m, "threads", "%d", tkb_get_num_threads());
+  meta_add(m, "function", "%s", tkb_std_fn_name(f));
+  meta_add(m, "mode", "%s", tkb_mode_name(f->mode));
+  meta_add(m, "statics", "%s", f->statics);
+  meta_add(m, "seed", "%llu", (unsigned long long)f->seed);
+  meta_add(m, "warmup", "%s", o->warmup_once ? "once per experiment" : "before each timed call");
+  meta_add(m, "interval_ms", "%g", o->interval_ms);
+  meta_add(m, "library_version", "%s", tkb_version());
+  meta_add(m, "timer_resolution_ns", "%lld", (long long)tkb__clock_resolution_ns());
+  if (o->method && strcmp(o->method, method) != 0 && strcmp(o->method, "auto") != 0)
+    meta_add(m, "method_requested", "%s", o->method);
+  if (r->method->reading >= TKB__READ_DEVICE_SUM) {
+    meta_add(m, "device_commands_per_call", "%zu", r->commands);
+    if (r->method->reading == TKB__READ_DEVICE_UNION) {
+      meta_add(m, "event_filter_regex", "%s", o->event_filter_regex ? o->event_filter_regex : "");
+      meta_add(m, "device_commands_kept", "%zu", r->kept);
+    }
+  }
+  for (int i = 0; i < r->n_notes; i++) meta_add(m, r->notes[i].key, "%s", r->notes[i].value);
+  if (r->trace[0]) meta_add(m, "trace", "%s", r->trace);
+  if (o->cold_cache) meta_add(m, "cold_cache", "true");
+}
+
+/* Clock state per experiment and the throttled calls, on devices that report them. */
+static void describe_clocks(meta_builder *m, const tkb__samples *s, const tkb_benchmark_data *bd,
+                            int retries) {
+  for (int e = 0; e < s->experiments; e++) {
+    const tkb_device_state *ds = &s->state[e];
+    char key[64];
+    if (!ds->valid) {
+      snprintf(key, sizeof key, "experiment%d.clocks_unknown", e);
+      meta_add(m, key, "%s", ds->why_unknown);
+      continue;
+    }
+    snprintf(key, sizeof key, "experiment%d.sm_clock_mhz", e);
+    meta_add(m, key, "%u", ds->sm_clock_mhz);
+    snprintf(key, sizeof key, "experiment%d.temperature_c", e);
+    meta_add(m, key, "%u", ds->temperature_c);
+    snprintf(key, sizeof key, "experiment%d.power_w", e);
+    meta_add(m, key, "%.1f", ds->power_w);
+    snprintf(key, sizeof key, "experiment%d.clocks_event_reasons", e);
+    meta_add(m, key, "%s", ds->reasons);
+  }
+  meta_add(m, "throttled_calls", "%d", bd->n_throttled);
+  meta_add(m, "throttle_retries", "%d", retries);
+}
+
+/* The statistics over every sample, and each experiment's median. */
+static void statistics(tkb_benchmark_data *bd, const tkb__samples *s) {
+  tkb_stats st;
+  tkb_stats_compute(s->ms, s->n, &st);
+  bd->median_evaluation_time_ms = st.median;
+  bd->min_ms = st.min;
+  bd->max_ms = st.max;
+  bd->mean_ms = st.mean;
+  bd->stddev_ms = st.stddev;
+  bd->stddev_over_median = st.median > 0 ? st.stddev / st.median : NAN;
+  bd->p10_ms = st.p10;
+  bd->p25_ms = st.p25;
+  bd->p75_ms = st.p75;
+  bd->p90_ms = st.p90;
+  for (int e = 0; e < s->experiments; e++) {
+    const int begin = e ? s->experiment_end[e - 1] : 0;
+    tkb_stats es;
+    tkb_stats_compute(s->ms + begin, (size_t)(s->experiment_end[e] - begin), &es);
+    bd->experiment_median_ms[e] = es.median;
+  }
+}
+
+tkb_status tkb__summarize(tkb_std_fn *f, tkb__samples *s, const tkb__run_facts *facts,
+                          tkb_benchmark_data **out) {
+  tkb_benchmark_data *bd = calloc(1, sizeof *bd);
+  double *medians = malloc((size_t)s->experiments * sizeof *medians);
+  meta_builder m = {0};
+  if (bd && medians) {
+    bd->experiment_median_ms = medians;
+    statistics(bd, s);
+    for (size_t k = 0; s->throttled && k < s->n; k++) bd->n_throttled += s->throttled[k];
+    describe_run(&m, f, facts);
+    if (s->state) describe_clocks(&m, s, bd, facts->retries);
+  }
+  if (!bd || !medians || m.failed) {
+    free(bd);
+    free(medians);
+    meta_free(m.items, m.n);
+    return tkb_set_error(TKB_ERR_OUT_OF_MEMORY, "out of memory writing the benchmark data");
+  }
+  bd->lower_time_ms = facts->lower_time_ms;
+  bd->compile_time_ms = facts->compile_time_ms;
+  bd->peak_memory_mb = facts->peak_memory_mb;
+  bd->evaluation_times_ms = s->ms;
+  bd->n_evaluation_times = (int)s->n;
+  bd->iterations = facts->o->iterations;
+  bd->experiments = s->experiments;
+  bd->throttled = s->throttled;
+  bd->n_throttle_retries = facts->retries;
+  bd->metadata = m.items;
+  bd->n_metadata = m.n;
+  s->ms = NULL;
+  s->throttled = NULL;
+  *out = bd;
+  return TKB_OK;
+}
