@@ -686,16 +686,17 @@ typedef struct tkb_meta {
 } tkb_meta;
 
 /**
- * Tokamax's BenchmarkData plus statistics. Owned by the caller
- * (tkb_benchmark_data_free). All times in milliseconds; statistics are over every
+ * Tokamax's BenchmarkData plus statistics and the evidence of their noise. Owned by the
+ * caller (tkb_benchmark_data_free). All times in milliseconds; statistics are over every
  * evaluation time (all experiments together).
  */
 typedef struct tkb_benchmark_data {
   double lower_time_ms;          /* binding and shape inference */
   double compile_time_ms;        /* prepare hook and output allocation */
-  double *evaluation_times_ms;   /* experiments * iterations, experiment-major */
+  double *evaluation_times_ms;   /* per timed call (or batch: batch_size), experiment-major */
   int n_evaluation_times;
-  int iterations;                /* per experiment */
+  int iterations;                /* the fixed rule's calls per experiment (experiment_sizes
+                                    gives each experiment's count under any rule) */
   int experiments;
   double median_evaluation_time_ms;
   double peak_memory_mb;         /* device memory this benchmark held at its peak, in MB
@@ -716,6 +717,36 @@ typedef struct tkb_benchmark_data {
                                     device reports no clock state (cpu, opencl) */
   int n_throttled;               /* calls kept although flagged in throttled[] */
   int n_throttle_retries;        /* calls discarded and retried (throttle_retries) */
+  /* How far the numbers can be trusted (every stopping rule): */
+  double median_ci_low_ms;       /* the 95% confidence interval of the median */
+  double median_ci_high_ms;
+  double ci_level;               /* 0.95 */
+  const char *ci_method;         /* static: "order statistics" (one experiment: the
+                                    binomial ranks around n/2, distribution-free) or
+                                    "two-level bootstrap" (experiments drawn with
+                                    replacement, then calls within them: the spread between
+                                    experiments widens the interval) */
+  int outliers_mild;             /* Tukey's fences: evaluation times beyond 1.5 IQR of the */
+  int outliers_severe;           /* quartiles (and within 3), and beyond 3; counted, never
+                                    removed from the statistics */
+  bool converged;                /* the stopping rule reached its goal (fixed always does;
+                                    ci: the interval narrowed before max_time) */
+  char *stopping_rule;           /* the rule as run, every parameter written out:
+                                    "fixed", "ci:max_noise=0.01,min_samples=10,..." */
+  int batch_size;                /* calls timed together per evaluation time: 1, or for calls
+                                    too short for the host clock (under 100 reads of it) a
+                                    batch, each evaluation time then being the batch's mean
+                                    per call (the distribution is that of batches) */
+  int *experiment_sizes;         /* evaluation times in each experiment (experiments of
+                                    them); the fixed rule's are all `iterations` */
+  double first_call_ms;          /* wall time of the first call (a warm-up), NaN when the
+                                    method reads a device timer */
+  char **warnings;               /* short sentences, each a reason to doubt these numbers:
+                                    an interval wider than the rule's target, a bimodal
+                                    distribution, a machine busier than its cores, calls
+                                    too short for the clock, a slow first call, more
+                                    OpenMP threads than free cores */
+  int n_warnings;
 } tkb_benchmark_data;
 
 /**

@@ -133,12 +133,18 @@ typedef struct tkb__measure {
   /* clock state, on devices that report it (CUDA/NVML); read NULL: not reported */
   tkb_status (*read_state)(tkb_device *dev, tkb_device_state *out);
   int retries;            /* calls discarded and retried, in all */
+  int batch;              /* calls per timed sample (host clocks only; 1: each call alone) */
+  double first_call_ms;   /* the first warm-up's wall time; NaN until it runs */
 } tkb__measure;
+
+/* Three untimed-as-samples timed calls (each after a warm-up), for the batch size: *ms is
+ * the fastest, per call. Leaves m->batch at 1. */
+tkb_status tkb__measure_calibrate(tkb__measure *m, double *ms);
 
 /* Starts experiment e: reads the clock state into *state (when reported) and makes the
  * experiment's warm-up call when warm-up is once per experiment. */
 tkb_status tkb__measure_experiment(tkb__measure *m, tkb_device_state *state);
-/* One sample: warm-up (each), the timed call under the meter, the clock state after it;
+/* One sample: warm-up (each), the timed call (or batch) under the meter, the clock state after it;
  * a throttled call is retried after a pause while the experiment's budget lasts.
  * *ms: the call's time; *throttled: the device reported a thermal or power reason at
  * its end (false where clocks are not reported). Nothing here allocates. */
@@ -146,6 +152,24 @@ tkb_status tkb__measure_sample(tkb__measure *m, double *ms, bool *throttled);
 
 /* Sleeps ms milliseconds (the interval between experiments, a throttle pause). */
 void tkb__sleep_ms(double ms);
+
+/* ------------------------------------------------------------------------------ */
+/* Samples: what the loop collects                                                 */
+/* ------------------------------------------------------------------------------ */
+
+/* Every sample so far; the loop keeps it consistent after each one, so a stopping rule
+ * may read it. */
+typedef struct tkb__samples {
+  double *ms;                /* every sample, experiment-major: the time per call (of a
+                                batch's calls, averaged, when batch > 1) */
+  bool *throttled;           /* per sample; NULL where clocks are not reported */
+  size_t n, cap;
+  int *experiment_end;       /* experiment e's samples: [end[e-1], end[e]) */
+  int experiments;           /* experiments begun */
+  int experiments_cap;
+  tkb_device_state *state;   /* per experiment; NULL where clocks are not reported */
+  int batch;                 /* calls per sample (1 unless batched) */
+} tkb__samples;
 
 /* ------------------------------------------------------------------------------ */
 /* Stopping rules (stop.c, one file per rule)                                      */
@@ -161,7 +185,8 @@ typedef enum tkb__verdict {
 /* One sample as a rule sees it. */
 typedef struct tkb__sample {
   double ms;                 /* the call's time */
-  int experiment;            /* 0-based */
+  int experiment;            /* 0-based; the rule may ask for more experiments than
+                                tkb_bench_opts.experiments, which is then their minimum */
   int64_t elapsed_ns;        /* wall time since the first experiment started */
 } tkb__sample;
 
@@ -187,12 +212,18 @@ typedef struct tkb__stop_rule {
   /* Starts a benchmark. values[i] is params[i]'s value; o holds the benchmark's options
    * (checked), e.g. the experiments and, for fixed, the iterations. */
   void (*reset)(void *state, const double *values, const tkb_bench_opts *o);
-  /* Takes a sample and says what comes next. */
-  tkb__verdict (*add)(void *state, const tkb__sample *s);
+  /* Takes a sample (already in so_far) and says what comes next. */
+  tkb__verdict (*add)(void *state, const tkb__sample *s, const tkb__samples *so_far);
   /* The most samples it can take (the loop sizes its buffer from it); 0: no bound known. */
   size_t (*max_samples)(const void *state);
   /* After the loop: whether the rule reached its goal, rather than a cap. */
   bool (*converged)(const void *state);
+  /* Times batches of calls when one call is too short for the host clock to time well
+   * (below 100 clock reads): the rule then sees per-call means of batches. */
+  bool batches;
+  /* The target half-width of the median's interval, as a fraction of the median, for
+   * the warning when the rule gave up (0: the rule has none). */
+  double (*target)(const void *state);
 } tkb__stop_rule;
 
 /* A rule with its parameters, parsed from "name" or "name:param=value,param=value". */
@@ -211,20 +242,48 @@ tkb_status tkb__stop_parse(const char *text, const char *what, tkb__stop_choice 
 extern const tkb__stop_rule *const tkb__stop_rules[];
 /* One per file. */
 extern const tkb__stop_rule tkb__stop_fixed;
+extern const tkb__stop_rule tkb__stop_ci;
+
+/* ------------------------------------------------------------------------------ */
+/* Noise evidence (ci.c, distribution.c)                                           */
+/* ------------------------------------------------------------------------------ */
+
+#define TKB__CI_LEVEL 0.95
+#define TKB__CI_Z 1.959963984540054 /* the two-sided 95% quantile of the normal */
+/* Calls of one experiment the bootstrap takes into account (equally spaced order
+ * statistics of the experiment's sorted calls). */
+#define TKB__BOOT_CALLS 2000
+
+typedef struct tkb__ci {
+  double median;         /* of every sample (tkb_stats_compute's) */
+  double low, high;      /* NaN without samples */
+  double level;          /* TKB__CI_LEVEL */
+  const char *method;    /* "order statistics" or "two-level bootstrap" (static) */
+  bool too_few;          /* one experiment of fewer samples than a 95% interval needs (5 or
+                            fewer): the interval is [min, max] and covers less often */
+} tkb__ci;
+
+/* The 95% confidence interval of the median of x, whose experiment e holds
+ * x[experiment_end[e-1] .. experiment_end[e]) (ci.c states the method). Allocates a
+ * copy of the samples: call it between timed calls, never inside one. */
+tkb_status tkb__median_ci(const double *x, const int *experiment_end, int experiments, tkb__ci *out);
+
+/* Tukey's fences on sorted[0..n): mild outliers beyond 1.5 IQR of the quartiles (and
+ * within 3), severe beyond 3 IQR. */
+void tkb__tukey_outliers(const double *sorted, size_t n, int *mild, int *severe);
+
+/* Two clusters of calls (distribution.c states the rule). */
+#define TKB__BIMODAL_GAP 2.0
+typedef struct tkb__modes {
+  size_t split;          /* sorted[0..split) is the faster cluster */
+  double low_ms, high_ms;/* each cluster's median */
+  double low_fraction;   /* split / n */
+} tkb__modes;
+bool tkb__bimodal(const double *sorted, size_t n, tkb__modes *out);
 
 /* ------------------------------------------------------------------------------ */
 /* Summary (summarize.c)                                                           */
 /* ------------------------------------------------------------------------------ */
-
-/* What the loop leaves for the summary. */
-typedef struct tkb__samples {
-  double *ms;                /* every sample, experiment-major */
-  bool *throttled;           /* per sample; NULL where clocks are not reported */
-  size_t n, cap;
-  int *experiment_end;       /* experiment e's samples: [end[e-1], end[e]) */
-  int experiments;           /* experiments run */
-  tkb_device_state *state;   /* per experiment; NULL where clocks are not reported */
-} tkb__samples;
 
 /* How the benchmark ran, for the metadata. */
 typedef struct tkb__run_facts {
@@ -232,6 +291,8 @@ typedef struct tkb__run_facts {
   const tkb_bench_opts *o;
   const tkb__stop_choice *stop;
   bool converged;
+  double target;             /* the rule's interval half-width goal (fraction), or 0 */
+  double clock_read_ns;      /* one read of the host clock the method uses */
   int retries;
   size_t commands, kept;     /* device commands of the last call, and those the filter kept */
   const tkb_meta *notes;     /* the device timer's */
@@ -239,7 +300,23 @@ typedef struct tkb__run_facts {
   const char *trace;         /* the trace file, or "" */
   double lower_time_ms, compile_time_ms;
   double peak_memory_mb;
+  double first_call_ms;      /* NaN when not timed */
+  tkb__load load_start, load_end;
 } tkb__run_facts;
+
+/* What the samples say about their own trust (summarize.c computes it). */
+typedef struct tkb__evidence {
+  const tkb_stats *stats;
+  const tkb__ci *ci;
+  bool bimodal;
+  tkb__modes modes;
+  size_t n;
+  int batch;
+} tkb__evidence;
+
+/* The warnings (warnings.c): appends each short sentence to list with add(user, text). */
+void tkb__warnings(const tkb__evidence *ev, const tkb__run_facts *facts, struct tkb_std_fn *f,
+                   void (*add)(void *user, const char *text), void *user);
 
 /* Builds the BenchmarkData from the samples (whose buffers move into it) and the facts.
  * TKB_ERR_OUT_OF_MEMORY leaves the samples to the caller. */

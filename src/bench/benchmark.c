@@ -80,31 +80,50 @@ static void samples_free(tkb__samples *s) {
   *s = (tkb__samples){0};
 }
 
-static tkb_status samples_init(tkb__samples *s, size_t bound, int experiments, bool clocks) {
-  *s = (tkb__samples){.cap = bound};
-  s->ms = malloc((bound ? bound : 1) * sizeof *s->ms);
-  s->experiment_end = calloc((size_t)experiments, sizeof *s->experiment_end);
-  if (clocks) {
-    s->throttled = calloc(bound ? bound : 1, sizeof *s->throttled);
-    s->state = calloc((size_t)experiments, sizeof *s->state);
-  }
-  if (!s->ms || !s->experiment_end || (clocks && (!s->throttled || !s->state))) {
-    samples_free(s);
-    return tkb_set_error(TKB_ERR_OUT_OF_MEMORY, "out of memory for %zu evaluation times", bound);
-  }
+/* Room for experiment e (the rule may ask for more than tkb_bench_opts.experiments). */
+static tkb_status reserve_experiment(tkb__samples *s, int e) {
+  if (e < s->experiments_cap) return TKB_OK;
+  const int cap = s->experiments_cap ? 2 * s->experiments_cap : 8;
+  int *end = realloc(s->experiment_end, (size_t)cap * sizeof *end);
+  if (end) s->experiment_end = end;
+  tkb_device_state *state = s->state && end ? realloc(s->state, (size_t)cap * sizeof *state) : s->state;
+  if (state) s->state = state;
+  if (!end || (s->state && !state))
+    return tkb_set_error(TKB_ERR_OUT_OF_MEMORY, "out of memory for %d experiments", cap);
+  memset(s->experiment_end + s->experiments_cap, 0, (size_t)(cap - s->experiments_cap) * sizeof *end);
+  if (s->state) memset(s->state + s->experiments_cap, 0, (size_t)(cap - s->experiments_cap) * sizeof *s->state);
+  s->experiments_cap = cap;
   return TKB_OK;
 }
 
-/* Experiments of samples until the rule says stop; spaced by interval_ms. */
+static tkb_status samples_init(tkb__samples *s, size_t bound, int experiments, bool clocks) {
+  *s = (tkb__samples){.cap = bound ? bound : 1024, .batch = 1};
+  s->ms = malloc(s->cap * sizeof *s->ms);
+  if (clocks) {
+    s->throttled = calloc(s->cap, sizeof *s->throttled);
+    s->state = calloc(1, sizeof *s->state);
+  }
+  tkb_status st = TKB_OK;
+  if (!s->ms || (clocks && (!s->throttled || !s->state)))
+    st = tkb_set_error(TKB_ERR_OUT_OF_MEMORY, "out of memory for %zu evaluation times", s->cap);
+  if (!st) st = reserve_experiment(s, experiments - 1);
+  if (st) samples_free(s);
+  return st;
+}
+
+/* Experiments of samples until the rule says stop, spaced by interval_ms. */
 static tkb_status sample_loop(tkb__measure *m, const tkb__stop_rule *rule, void *rule_state,
                               const tkb_bench_opts *o, tkb__samples *s) {
   const int64_t t_start = tkb__now_ns();
-  for (int e = 0; e < o->experiments; e++) {
+  for (int e = 0;; e++) {
+    tkb_status st = reserve_experiment(s, e);
+    if (st) return st;
     if (e > 0) tkb__sleep_ms(o->interval_ms);
     tkb_device_state unused;
-    tkb_status st = tkb__measure_experiment(m, s->state ? &s->state[e] : &unused);
+    st = tkb__measure_experiment(m, s->state ? &s->state[e] : &unused);
     if (st) return st;
     s->experiments = e + 1;
+    s->experiment_end[e] = (int)s->n;
     tkb__verdict v = TKB__GO_ON;
     while (v == TKB__GO_ON) {
       if ((st = reserve(s)) != TKB_OK) return st;
@@ -113,12 +132,26 @@ static tkb_status sample_loop(tkb__measure *m, const tkb__stop_rule *rule, void 
       if (st) return st;
       if (s->throttled) s->throttled[s->n] = throttled;
       const tkb__sample sample = {.ms = s->ms[s->n], .experiment = e, .elapsed_ns = tkb__now_ns() - t_start};
-      s->n++;
-      v = rule->add(rule_state, &sample);
+      s->experiment_end[e] = (int)++s->n;
+      v = rule->add(rule_state, &sample, s);
     }
-    s->experiment_end[e] = (int)s->n;
-    if (v == TKB__STOP) break;
+    if (v == TKB__STOP) return TKB_OK;
   }
+}
+
+/* Calls per sample: 1, or for a rule that batches, enough calls that a sample spans at
+ * least 100 reads of the host clock (Google Benchmark grows its batches the same way),
+ * in a power of two. Device methods time each call on the device: never batched. */
+static tkb_status choose_batch(tkb__measure *m, const tkb__method *method, const tkb__stop_rule *rule,
+                               double *clock_read_ns) {
+  *clock_read_ns = tkb__clock_read_ns(m->meter.clock, 5, 200);
+  m->batch = 1;
+  if (!rule->batches || method->reading > TKB__READ_CPU) return TKB_OK;
+  double call_ms;
+  tkb_status st = tkb__measure_calibrate(m, &call_ms);
+  if (st) return st;
+  const double floor_ms = 100 * *clock_read_ns / 1e6;
+  while (m->batch < (1 << 20) && call_ms * m->batch < floor_ms) m->batch *= 2;
   return TKB_OK;
 }
 
@@ -175,7 +208,8 @@ static tkb_status measure_all(tkb_compiled *c, const tkb_bench_opts *o, const tk
   stop->rule->reset(rule_state, stop->values, o);
   tkb__measure m = {.f = f, .dev = f->device, .warmup_each = !o->warmup_once,
                     .throttle_retries = o->throttle_retries,
-                    .read_state = f->device->backend->device_state};
+                    .read_state = f->device->backend->device_state, .batch = 1,
+                    .first_call_ms = NAN};
   tkb_status st = samples_init(s, stop->rule->max_samples(rule_state), o->experiments, m.read_state != NULL);
   if (!st) st = tkb__meter_open(&m.meter, f->device, method, o);
   if (st) {
@@ -186,7 +220,12 @@ static tkb_status measure_all(tkb_compiled *c, const tkb_bench_opts *o, const tk
   tkb__std_bind_call(f, c->args);
   const size_t in_use_start = tkb_device_bytes_in_use(f->device);
   tkb_device_reset_peak(f->device);
-  st = sample_loop(&m, stop->rule, rule_state, o, s);
+  tkb__load_now(&facts->load_start);
+  st = choose_batch(&m, method, stop->rule, &facts->clock_read_ns);
+  s->batch = m.batch;
+  if (!st) st = sample_loop(&m, stop->rule, rule_state, o, s);
+  tkb__load_now(&facts->load_end);
+  facts->first_call_ms = method->reading <= TKB__READ_CPU ? m.first_call_ms : NAN;
   const size_t peak = tkb_device_peak_bytes(f->device);
   /* profiler: the last timed call's trace (Tokamax's xprof keeps the last one's) */
   if (!st && method->trace)
@@ -196,6 +235,7 @@ static tkb_status measure_all(tkb_compiled *c, const tkb_bench_opts *o, const tk
   facts->kept = m.meter.n_kept_last;
   facts->retries = m.retries;
   facts->converged = stop->rule->converged(rule_state);
+  facts->target = stop->rule->target ? stop->rule->target(rule_state) : 0;
   /* Memory this benchmark holds: its args, what f_std keeps, and any growth while it ran. */
   const size_t held = c->args_bytes + f->resident_bytes + (peak > in_use_start ? peak - in_use_start : 0);
   facts->peak_memory_mb = (double)held / 1e6;

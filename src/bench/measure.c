@@ -18,10 +18,15 @@ void tkb__sleep_ms(double ms) {
   }
 }
 
-/* An untimed call, waited for. */
+/* An untimed call, waited for. The first one's wall time is kept: a first call far
+ * slower than the rest (lazy initialization, first-touch page faults) is worth a word. */
 static tkb_status warm_up(tkb__measure *m) {
+  const bool first = isnan(m->first_call_ms);
+  const int64_t t0 = first ? tkb__now_ns() : 0;
   tkb_status st = tkb__std_invoke(m->f);
-  return st ? st : tkb_device_synchronize(m->dev);
+  if (!st) st = tkb_device_synchronize(m->dev);
+  if (first) m->first_call_ms = (double)(tkb__now_ns() - t0) / 1e6;
+  return st;
 }
 
 tkb_status tkb__measure_experiment(tkb__measure *m, tkb_device_state *state) {
@@ -34,16 +39,36 @@ tkb_status tkb__measure_experiment(tkb__measure *m, tkb_device_state *state) {
   return m->warmup_each ? TKB_OK : warm_up(m);
 }
 
-/* The timed call: the meter's before and after hooks sit outside the two clock reads. */
+/* The timed call (or batch of calls, each waited for): the meter's before and after
+ * hooks sit outside the two clock reads. *ms is per call. */
 static tkb_status timed_call(tkb__measure *m, double *ms) {
   tkb_status st = tkb__meter_before(&m->meter);
   if (st) return st;
   int64_t (*read_clock)(void) = m->meter.clock;
+  const int batch = m->batch;
   const int64_t t0 = read_clock();
-  st = tkb__std_invoke(m->f);
-  if (!st) st = tkb_device_synchronize(m->dev);
+  for (int k = 0; k < batch && !st; k++) {
+    st = tkb__std_invoke(m->f);
+    if (!st) st = tkb_device_synchronize(m->dev);
+  }
   const int64_t t1 = read_clock();
-  return st ? st : tkb__meter_after(&m->meter, t1 - t0, ms);
+  if (!st) st = tkb__meter_after(&m->meter, t1 - t0, ms);
+  if (!st && batch > 1) *ms /= batch;
+  return st;
+}
+
+tkb_status tkb__measure_calibrate(tkb__measure *m, double *ms) {
+  m->batch = 1;
+  double best = INFINITY;
+  for (int k = 0; k < 3; k++) {
+    double t;
+    tkb_status st = warm_up(m);
+    if (!st) st = timed_call(m, &t);
+    if (st) return st;
+    if (t < best) best = t;
+  }
+  *ms = best;
+  return TKB_OK;
 }
 
 tkb_status tkb__measure_sample(tkb__measure *m, double *ms, bool *throttled) {

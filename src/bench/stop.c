@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-const tkb__stop_rule *const tkb__stop_rules[] = {&tkb__stop_fixed, NULL};
+const tkb__stop_rule *const tkb__stop_rules[] = {&tkb__stop_fixed, &tkb__stop_ci, NULL};
 
 static const tkb__stop_rule *rule_named(const char *name, size_t len) {
   for (int i = 0; tkb__stop_rules[i]; i++)

@@ -15,7 +15,8 @@ static void fixed_reset(void *state, const double *values, const tkb_bench_opts 
   *(fixed_state *)state = (fixed_state){.iterations = o->iterations, .experiments = o->experiments};
 }
 
-static tkb__verdict fixed_add(void *state, const tkb__sample *s) {
+static tkb__verdict fixed_add(void *state, const tkb__sample *s, const tkb__samples *so_far) {
+  (void)so_far;
   fixed_state *f = state;
   if (++f->in_experiment < f->iterations) return TKB__GO_ON;
   f->in_experiment = 0;

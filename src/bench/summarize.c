@@ -60,8 +60,46 @@ void tkb_benchmark_data_free(tkb_benchmark_data *bd) {
   meta_free(bd->metadata, bd->n_metadata);
   free(bd->evaluation_times_ms);
   free(bd->experiment_median_ms);
+  free(bd->experiment_sizes);
   free(bd->throttled);
+  free(bd->stopping_rule);
+  for (int i = 0; i < bd->n_warnings; i++) free(bd->warnings[i]);
+  free(bd->warnings);
   free(bd);
+}
+
+/* A growable list of owned sentences. */
+typedef struct text_list {
+  char **items;
+  int n, cap;
+  bool failed;
+} text_list;
+
+static void text_add(void *user, const char *text) {
+  text_list *l = user;
+  if (l->failed) return;
+  if (l->n == l->cap) {
+    int cap = l->cap ? 2 * l->cap : 4;
+    char **t = realloc(l->items, (size_t)cap * sizeof *t);
+    if (!t) {
+      l->failed = true;
+      return;
+    }
+    l->items = t;
+    l->cap = cap;
+  }
+  if (!(l->items[l->n] = tkb__strdup(text))) l->failed = true;
+  else l->n++;
+}
+
+/* "ci:max_noise=0.01,min_samples=10,min_time=0.5,max_time=10": the rule as run. */
+static char *rule_text(const tkb__stop_choice *c) {
+  char buf[512];
+  size_t len = (size_t)snprintf(buf, sizeof buf, "%s", c->rule->name);
+  for (size_t k = 0; k < c->rule->n_params && len < sizeof buf; k++)
+    len += (size_t)snprintf(buf + len, sizeof buf - len, "%s%s=%g", k ? "," : ":",
+                            c->rule->params[k].name, c->values[k]);
+  return tkb__strdup(buf);
 }
 
 /* What the run was: the function, the device, the method and how it was applied. */
@@ -120,10 +158,11 @@ static void describe_clocks(meta_builder *m, const tkb__samples *s, const tkb_be
   meta_add(m, "throttle_retries", "%d", retries);
 }
 
-/* The statistics over every sample, and each experiment's median. */
-static void statistics(tkb_benchmark_data *bd, const tkb__samples *s) {
+/* The statistics over every sample, and each experiment's median and size. */
+static void statistics(tkb_benchmark_data *bd, const tkb__samples *s, tkb_stats *out) {
   tkb_stats st;
   tkb_stats_compute(s->ms, s->n, &st);
+  *out = st;
   bd->median_evaluation_time_ms = st.median;
   bd->min_ms = st.min;
   bd->max_ms = st.max;
@@ -139,27 +178,75 @@ static void statistics(tkb_benchmark_data *bd, const tkb__samples *s) {
     tkb_stats es;
     tkb_stats_compute(s->ms + begin, (size_t)(s->experiment_end[e] - begin), &es);
     bd->experiment_median_ms[e] = es.median;
+    bd->experiment_sizes[e] = s->experiment_end[e] - begin;
   }
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* The interval, the outliers and the modes of the samples, and the warnings they and
+ * the machine give. */
+static tkb_status weigh(tkb_benchmark_data *bd, const tkb__samples *s, const tkb_stats *st,
+                        tkb_std_fn *f, const tkb__run_facts *facts, text_list *warnings) {
+  tkb__ci ci;
+  tkb_status status = tkb__median_ci(s->ms, s->experiment_end, s->experiments, &ci);
+  double *sorted = status ? NULL : malloc(s->n * sizeof *sorted);
+  if (status || !sorted)
+    return status ? status : tkb_set_error(TKB_ERR_OUT_OF_MEMORY, "out of memory sorting %zu samples", s->n);
+  memcpy(sorted, s->ms, s->n * sizeof *sorted);
+  qsort(sorted, s->n, sizeof *sorted, cmp_double);
+  tkb__tukey_outliers(sorted, s->n, &bd->outliers_mild, &bd->outliers_severe);
+  tkb__evidence ev = {.stats = st, .ci = &ci, .n = s->n, .batch = s->batch};
+  ev.bimodal = tkb__bimodal(sorted, s->n, &ev.modes);
+  free(sorted);
+  bd->median_ci_low_ms = ci.low;
+  bd->median_ci_high_ms = ci.high;
+  bd->ci_level = ci.level;
+  bd->ci_method = ci.method;
+  tkb__warnings(&ev, facts, f, text_add, warnings);
+  return TKB_OK;
 }
 
 tkb_status tkb__summarize(tkb_std_fn *f, tkb__samples *s, const tkb__run_facts *facts,
                           tkb_benchmark_data **out) {
   tkb_benchmark_data *bd = calloc(1, sizeof *bd);
   double *medians = malloc((size_t)s->experiments * sizeof *medians);
+  int *sizes = malloc((size_t)s->experiments * sizeof *sizes);
+  char *rule = rule_text(facts->stop);
   meta_builder m = {0};
-  if (bd && medians) {
+  text_list warnings = {0};
+  tkb_status st = TKB_OK;
+  if (bd && medians && sizes && rule) {
     bd->experiment_median_ms = medians;
-    statistics(bd, s);
+    bd->experiment_sizes = sizes;
+    tkb_stats stats;
+    statistics(bd, s, &stats);
+    st = weigh(bd, s, &stats, f, facts, &warnings);
     for (size_t k = 0; s->throttled && k < s->n; k++) bd->n_throttled += s->throttled[k];
     describe_run(&m, f, facts);
+    meta_add(&m, "stopping_rule", "%s", rule);
+    meta_add(&m, "batch_size", "%d", s->batch);
     if (s->state) describe_clocks(&m, s, bd, facts->retries);
   }
-  if (!bd || !medians || m.failed) {
+  if (!bd || !medians || !sizes || !rule || m.failed || warnings.failed || st) {
     free(bd);
     free(medians);
+    free(sizes);
+    free(rule);
     meta_free(m.items, m.n);
-    return tkb_set_error(TKB_ERR_OUT_OF_MEMORY, "out of memory writing the benchmark data");
+    for (int i = 0; i < warnings.n; i++) free(warnings.items[i]);
+    free(warnings.items);
+    return st ? st : tkb_set_error(TKB_ERR_OUT_OF_MEMORY, "out of memory writing the benchmark data");
   }
+  bd->converged = facts->converged;
+  bd->stopping_rule = rule;
+  bd->batch_size = s->batch;
+  bd->first_call_ms = facts->first_call_ms;
+  bd->warnings = warnings.items;
+  bd->n_warnings = warnings.n;
   bd->lower_time_ms = facts->lower_time_ms;
   bd->compile_time_ms = facts->compile_time_ms;
   bd->peak_memory_mb = facts->peak_memory_mb;

@@ -82,12 +82,24 @@ int64_t tkb__now_ns(void);
 int64_t tkb__cpu_now_ns(void);
 /* Resolution of the monotonic raw clock in nanoseconds. */
 int64_t tkb__clock_resolution_ns(void);
+/* What one read of `clock` costs, in ns: the fastest of `runs` runs of `reads`
+ * back-to-back reads (the fastest, since preemption only ever adds). */
+double tkb__clock_read_ns(int64_t (*clock)(void), int runs, int reads);
 
 /* ---- system facts (bench/sysinfo.c) ---- */
 /* CPU model name (static storage; "unknown" when unreadable). */
 const char *tkb__cpu_model(void);
 /* Number of online CPUs. */
 int tkb__num_cpus(void);
+/* The machine's load now: the 1, 5 and 15 minute load averages, and the threads of other
+ * processes running or waiting to run at this moment (/proc/loadavg's runnable count
+ * without this process's own). */
+typedef struct tkb__load {
+  bool valid;    /* /proc/loadavg was readable */
+  double avg[3]; /* NaN when unreadable */
+  int others;    /* -1 when unknown */
+} tkb__load;
+void tkb__load_now(tkb__load *out);
 
 /* ---- small helpers ---- */
 /* strdup that reports TKB_ERR_OUT_OF_MEMORY through *st (NULL in -> NULL out). */

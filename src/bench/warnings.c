@@ -1,0 +1,117 @@
+/*
+ * warnings.c - the reasons to doubt a result, each a short sentence that says what was
+ * seen and what would help (pyperf's habit). They are computed from the samples and
+ * from the machine around them, and never change a number: a warned result is reported
+ * like any other, with its warnings beside it.
+ *
+ *   the interval is wider than the rule's target     the rule stopped at max_time
+ *   bimodal                                          two clusters of calls (distribution.c)
+ *   busier than its cores                            a load average above the online cores
+ *                                                    at the start or end
+ *   calls too short for the clock                    under 100 clock reads, not batched
+ *   a slow first call                                over 10x the median
+ *   more OpenMP threads than free cores              cpu threads > online cores minus the
+ *                                                    other processes' runnable threads
+ */
+#include "bench.h"
+#include "std_fn.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+typedef struct sink {
+  void (*add)(void *user, const char *text);
+  void *user;
+} sink;
+
+static void say(const sink *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void say(const sink *s, const char *fmt, ...) {
+  char buf[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  s->add(s->user, buf);
+}
+
+/* "12.3 ms", "45.6 us", "789 ns": 3 significant digits. */
+static void fmt_ms(double ms, char *buf, size_t cap) {
+  const double a = fabs(ms);
+  if (a >= 1e3) snprintf(buf, cap, "%.3g s", ms / 1e3);
+  else if (a >= 1) snprintf(buf, cap, "%.3g ms", ms);
+  else if (a >= 1e-3) snprintf(buf, cap, "%.3g us", ms * 1e3);
+  else snprintf(buf, cap, "%.3g ns", ms * 1e6);
+}
+
+static void interval_too_wide(const sink *s, const tkb__evidence *ev, const tkb__run_facts *r) {
+  if (r->converged || !(r->target > 0) || !(ev->ci->median > 0)) return;
+  const double lo = 100 * (ev->ci->median - ev->ci->low) / ev->ci->median;
+  const double hi = 100 * (ev->ci->high - ev->ci->median) / ev->ci->median;
+  say(s, "the median's 95%% interval (-%.2g%%, +%.2g%%) is wider than the +-%.2g%% target: the "
+      "rule stopped at its time limit (max_time) after %zu samples; a quieter machine or a "
+      "larger max_time would narrow it", lo, hi, 100 * r->target, ev->n);
+}
+
+static void bimodal(const sink *s, const tkb__evidence *ev, const tkb_std_fn *f) {
+  if (!ev->bimodal) return;
+  char low[32], high[32];
+  fmt_ms(ev->modes.low_ms, low, sizeof low);
+  fmt_ms(ev->modes.high_ms, high, sizeof high);
+  const bool omp = strcmp(f->device->backend->kind, "cpu") == 0 && tkb_get_num_threads() > 1;
+  say(s, "bimodal: %.0f%% of the calls near %s, %.0f%% near %s, so the median depends on the "
+      "mix%s", 100 * ev->modes.low_fraction, low, 100 * (1 - ev->modes.low_fraction), high,
+      omp ? " (OpenMP threads descheduled while they spin? OMP_WAIT_POLICY=PASSIVE or fewer "
+            "threads often remove the slow cluster)" : "");
+}
+
+static void busy_machine(const sink *s, const tkb__run_facts *r) {
+  const double cores = tkb__num_cpus();
+  const double start = r->load_start.avg[0], end = r->load_end.avg[0];
+  if (!(start > cores) && !(end > cores)) return;
+  say(s, "the load average (%.2f at the start, %.2f at the end) exceeds the %.0f online cores: "
+      "other work competes for them", start, end, cores);
+}
+
+static void too_short(const sink *s, const tkb__evidence *ev, const tkb__run_facts *r) {
+  if (ev->batch > 1 || r->method->reading > TKB__READ_CPU || !(r->clock_read_ns > 0)) return;
+  const double floor_ms = 100 * r->clock_read_ns / 1e6;
+  if (!(ev->stats->median < floor_ms)) return;
+  char med[32];
+  fmt_ms(ev->stats->median, med, sizeof med);
+  say(s, "calls take %s, under 100 reads of the clock (%.0f ns each): its cost is a large part "
+      "of each time; --stop ci times batches of such calls", med, r->clock_read_ns);
+}
+
+static void slow_first_call(const sink *s, const tkb__evidence *ev, const tkb__run_facts *r) {
+  if (!(r->first_call_ms > 10 * ev->stats->median) || !(ev->stats->median > 0)) return;
+  char first[32];
+  fmt_ms(r->first_call_ms, first, sizeof first);
+  say(s, "the first call took %s, %.0fx the median: lazy initialization or first-touch page "
+      "faults; warm-up keeps it out of the samples, but a cold caller pays it",
+      first, r->first_call_ms / ev->stats->median);
+}
+
+static void crowded_threads(const sink *s, const tkb_std_fn *f, const tkb__run_facts *r) {
+  if (strcmp(f->device->backend->kind, "cpu") != 0) return;
+  const int others = r->load_start.others > r->load_end.others ? r->load_start.others : r->load_end.others;
+  if (others < 0) return;
+  const int cores = tkb__num_cpus(), threads = tkb_get_num_threads();
+  const int free_cores = cores - others > 0 ? cores - others : 0;
+  if (threads <= 1 || threads <= free_cores) return;
+  say(s, "the cpu ops run %d OpenMP threads, but other processes kept %d of the %d cores busy: "
+      "a descheduled thread stalls each parallel region (--threads %d or a quieter machine)",
+      threads, others, cores, free_cores > 0 ? free_cores : 1);
+}
+
+void tkb__warnings(const tkb__evidence *ev, const tkb__run_facts *facts, tkb_std_fn *f,
+                   void (*add)(void *user, const char *text), void *user) {
+  const sink s = {add, user};
+  interval_too_wide(&s, ev, facts);
+  bimodal(&s, ev, f);
+  busy_machine(&s, facts);
+  too_short(&s, ev, facts);
+  slow_first_call(&s, ev, facts);
+  crowded_threads(&s, f, facts);
+}
