@@ -6,7 +6,7 @@
  *
  * Bimodality is looked for on the logarithm of the sorted times, since timing noise is
  * multiplicative: two clusters are two runs of sorted samples separated by a gap that is
- * wide against the spread within each (more than TKB__BIMODAL_GAP times the larger of
+ * wide against the spread within them (more than TKB__BIMODAL_GAP times the mean of
  * their interquartile ranges), at least 10% apart in time, and each holding at least 5%
  * of the samples (and 3 of them), so that a few stray calls count as outliers, not as a
  * second mode. A 1:2 alternation, or a few fast calls among slow OpenMP stalls, are two
@@ -50,8 +50,7 @@ bool tkb__bimodal(const double *sorted, size_t n, tkb__modes *out) {
   for (size_t i = min_side; i + min_side <= n; i++) {
     const double gap = log(sorted[i]) - log(sorted[i - 1]);
     if (gap < log(1.1) || gap <= best) continue;
-    const double lw = log_iqr(sorted, 0, i), hw = log_iqr(sorted, i, n);
-    const double spread = lw > hw ? lw : hw;
+    const double spread = (log_iqr(sorted, 0, i) + log_iqr(sorted, i, n)) / 2;
     if (gap <= TKB__BIMODAL_GAP * spread) continue;
     best = gap;
     out->split = i;

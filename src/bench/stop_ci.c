@@ -34,6 +34,8 @@ typedef struct ci_state {
   double quota_samples;   /* per experiment */
   double quota_ms;        /* timed work per experiment */
   double in_experiment, work_ms;
+  double min_samples, min_work_ms; /* before the interval may count as narrow */
+  double samples, total_work_ms;
   bool converged;
 } ci_state;
 
@@ -43,7 +45,9 @@ static void ci_reset(void *state, const double *v, const tkb_bench_opts *o) {
                                   .max_time_ns = v[MAX_TIME] * 1e9,
                                   .experiments = e,
                                   .quota_samples = ceil(v[MIN_SAMPLES] / e),
-                                  .quota_ms = v[MIN_TIME] * 1e3 / e};
+                                  .quota_ms = v[MIN_TIME] * 1e3 / e,
+                                  .min_samples = v[MIN_SAMPLES],
+                                  .min_work_ms = v[MIN_TIME] * 1e3};
 }
 
 /* The interval of every sample so far lies within +-max_noise of the median. */
@@ -58,13 +62,17 @@ static bool narrow_enough(const ci_state *c, const tkb__samples *so_far) {
 static tkb__verdict ci_add(void *state, const tkb__sample *s, const tkb__samples *so_far) {
   ci_state *c = state;
   c->in_experiment++;
+  c->samples++;
   c->work_ms += s->ms * so_far->batch;
+  c->total_work_ms += s->ms * so_far->batch;
   const bool quota = c->in_experiment >= c->quota_samples && c->work_ms >= c->quota_ms;
   const bool out_of_time = (double)s->elapsed_ns >= c->max_time_ns;
   if (!quota && !out_of_time) return TKB__GO_ON;
   c->in_experiment = c->work_ms = 0;
   if (s->experiment + 1 < c->experiments && !out_of_time) return TKB__NEXT_EXPERIMENT;
-  c->converged = narrow_enough(c, so_far);
+  /* stopped by max_time before the minimum: not converged, however narrow */
+  c->converged = c->samples >= c->min_samples && c->total_work_ms >= c->min_work_ms * (1 - 1e-12) &&
+                 narrow_enough(c, so_far);
   return c->converged || out_of_time ? TKB__STOP : TKB__NEXT_EXPERIMENT;
 }
 

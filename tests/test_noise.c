@@ -1,0 +1,349 @@
+/*
+ * test_noise.c - the evidence tkbench gives about noise, on samples whose truth is known:
+ * the median's confidence interval (coverage on known distributions, exact ranks, the
+ * bootstrap across experiments), Tukey's outlier fences, the bimodality rule, the
+ * stopping rules' decisions on synthetic sample streams, and the warnings (firing on
+ * crafted inputs, silent on clean ones).
+ */
+#include "check.h"
+
+#include "bench.h"
+#include "std_fn.h"
+
+#include <math.h>
+#include <stdint.h>
+
+/* A seeded generator for the synthetic samples (xorshift64*). */
+static uint64_t rng_state = 0x1234567;
+static double uniform01(void) {
+  rng_state ^= rng_state >> 12;
+  rng_state ^= rng_state << 25;
+  rng_state ^= rng_state >> 27;
+  return (double)((rng_state * 2685821657736338717ull) >> 11) / 9007199254740992.0;
+}
+static double normal01(void) {
+  double u = uniform01(), v = uniform01();
+  if (u < 1e-300) u = 1e-300;
+  return sqrt(-2 * log(u)) * cos(6.283185307179586 * v);
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* ---- the confidence interval ---- */
+
+static void test_order_statistics(void) {
+  /* n = 10: the classic ranks 2 and 9 (coverage 97.9%); n = 5 is too few for 95% */
+  double x[10] = {9, 1, 8, 2, 7, 3, 6, 4, 5, 10};
+  int end[1] = {10};
+  tkb__ci ci;
+  CHECK_OK(tkb__median_ci(x, end, 1, &ci));
+  CHECK_MSG(ci.low == 2 && ci.high == 9 && !ci.too_few, "[%g, %g]", ci.low, ci.high);
+  CHECK(ci.median == 5.5 && strcmp(ci.method, "order statistics") == 0 && ci.level == 0.95);
+  end[0] = 5;
+  CHECK_OK(tkb__median_ci(x, end, 1, &ci));
+  CHECK(ci.too_few && ci.low == 1 && ci.high == 9);
+  end[0] = 6; /* 1 - 2/64 = 96.9% >= 95%: the extremes cover */
+  CHECK_OK(tkb__median_ci(x, end, 1, &ci));
+  CHECK(!ci.too_few && ci.low == 1 && ci.high == 9);
+}
+
+/* Coverage of the true median over many samples of known distributions: the
+ * order-statistic interval is distribution-free, so >= 95% (up to the trials' noise). */
+static void test_coverage(void) {
+  enum { TRIALS = 2000 };
+  static double x[1500];
+  const int sizes[] = {12, 50, 1500};
+  for (int dist = 0; dist < 3; dist++)
+    for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
+      const int n = sizes[si];
+      /* medians: normal(10, 1) 10; exponential(1) + 1: 1 + ln 2; lognormal: e^0 = 1 */
+      const double truth = dist == 0 ? 10 : dist == 1 ? 1 + log(2.0) : 1;
+      int covered = 0;
+      for (int t = 0; t < TRIALS; t++) {
+        for (int i = 0; i < n; i++) {
+          const double z = normal01();
+          x[i] = dist == 0 ? 10 + z : dist == 1 ? 1 - log(1 - uniform01()) : exp(0.5 * z);
+        }
+        int end[1] = {n};
+        tkb__ci ci;
+        tkb__median_ci(x, end, 1, &ci);
+        covered += ci.low <= truth && truth <= ci.high;
+      }
+      const double rate = (double)covered / TRIALS;
+      CHECK_MSG(rate >= 0.935 && rate <= 0.995, "distribution %d, n %d: coverage %.3f", dist, n, rate);
+    }
+}
+
+/* Experiments that disagree widen the interval (the calls alone would not see it). */
+static void test_bootstrap(void) {
+  static double x[3000];
+  int end[3] = {1000, 2000, 3000};
+  const double level[3] = {1.00, 1.03, 0.98}; /* three machine states */
+  for (int e = 0; e < 3; e++)
+    for (int i = 0; i < 1000; i++) x[e * 1000 + i] = level[e] * (1 + 0.002 * normal01());
+  tkb__ci pooled, boot;
+  int all[1] = {3000};
+  CHECK_OK(tkb__median_ci(x, all, 1, &pooled));
+  CHECK_OK(tkb__median_ci(x, end, 3, &boot));
+  CHECK(strcmp(boot.method, "two-level bootstrap") == 0);
+  CHECK_MSG(boot.high - boot.low > 5 * (pooled.high - pooled.low), "bootstrap [%g, %g], pooled [%g, %g]",
+            boot.low, boot.high, pooled.low, pooled.high);
+  CHECK(boot.low <= boot.median && boot.median <= boot.high);
+  CHECK(boot.low < 1.0 && boot.high > 1.0);
+  /* deterministic: the same samples, the same interval */
+  tkb__ci again;
+  CHECK_OK(tkb__median_ci(x, end, 3, &again));
+  CHECK(again.low == boot.low && again.high == boot.high);
+  /* agreeing experiments: about the pooled interval, and it covers the median */
+  for (int e = 0; e < 3; e++)
+    for (int i = 0; i < 1000; i++) x[e * 1000 + i] = 1 + 0.01 * normal01();
+  CHECK_OK(tkb__median_ci(x, end, 3, &boot));
+  CHECK_OK(tkb__median_ci(x, all, 1, &pooled));
+  CHECK_MSG(boot.high - boot.low < 3 * (pooled.high - pooled.low) && boot.low < 1 && boot.high > 1,
+            "bootstrap [%g, %g], pooled [%g, %g]", boot.low, boot.high, pooled.low, pooled.high);
+  CHECK(fabs(boot.median - pooled.median) < 1e-15);
+}
+
+/* ---- the shape of the samples ---- */
+
+static void test_outliers(void) {
+  /* quartiles of 1..20 (linear): 5.75 and 15.25, IQR 9.5: mild beyond 1.5 IQR (29.5),
+   * severe beyond 3 IQR (43.75) */
+  double x[22];
+  for (int i = 0; i < 20; i++) x[i] = i + 1;
+  x[20] = 35;
+  x[21] = 100;
+  qsort(x, 22, sizeof *x, cmp_double);
+  int mild, severe;
+  tkb__tukey_outliers(x, 22, &mild, &severe);
+  /* with the two added, the quartiles are 6.25 and 16.75 (IQR 10.5): 32.5 and 48.25 */
+  CHECK_MSG(mild == 1 && severe == 1, "mild %d, severe %d", mild, severe);
+  for (int i = 0; i < 22; i++) x[i] = 7;
+  tkb__tukey_outliers(x, 22, &mild, &severe);
+  CHECK(mild == 0 && severe == 0);
+}
+
+static bool bimodal_of(double *x, size_t n, tkb__modes *m) {
+  qsort(x, n, sizeof *x, cmp_double);
+  return tkb__bimodal(x, n, m);
+}
+
+static void test_bimodality(void) {
+  static double x[2000];
+  tkb__modes m;
+  /* a 1:2 alternation with 1% noise */
+  for (int i = 0; i < 400; i++) x[i] = (i % 2 ? 2.0 : 1.0) * (1 + 0.01 * normal01());
+  CHECK(bimodal_of(x, 400, &m));
+  CHECK_MSG(fabs(m.low_ms - 1) < 0.02 && fabs(m.high_ms - 2) < 0.04 && fabs(m.low_fraction - 0.5) < 0.01,
+            "low %g high %g fraction %g", m.low_ms, m.high_ms, m.low_fraction);
+  /* the OpenMP stall pattern: 30% near 0.35 ms, the rest spread over 4-40 ms */
+  for (int i = 0; i < 300; i++) x[i] = 0.32 + 0.1 * uniform01();
+  for (int i = 300; i < 1000; i++) x[i] = 4 * exp(2.3 * uniform01());
+  CHECK(bimodal_of(x, 1000, &m));
+  CHECK(m.low_fraction > 0.29 && m.low_fraction < 0.31);
+  /* unimodal: normal noise, a lognormal tail, a handful of preempted calls */
+  for (int i = 0; i < 2000; i++) x[i] = 1 + 0.05 * normal01();
+  CHECK(!bimodal_of(x, 2000, &m));
+  for (int i = 0; i < 2000; i++) x[i] = exp(0.4 * normal01());
+  CHECK(!bimodal_of(x, 2000, &m));
+  for (int i = 0; i < 1000; i++) x[i] = 0.05 * (1 + 0.02 * normal01()) + (i % 100 == 0 ? 4.0 : 0);
+  CHECK(!bimodal_of(x, 1000, &m));
+  /* too few samples to tell */
+  for (int i = 0; i < 10; i++) x[i] = i % 2 ? 1 : 2;
+  CHECK(!bimodal_of(x, 10, &m));
+}
+
+/* ---- the stopping rules on synthetic streams ---- */
+
+typedef struct stream {
+  double ms[200000];
+  int end[4096];
+  tkb__samples s;
+} stream;
+
+/* Feeds samples from gen() to the rule until it stops (or `cap` samples); returns the
+ * number taken. Elapsed time: the samples' sum (as if nothing but the calls ran). */
+static size_t feed(const tkb__stop_rule *r, const char *text, const tkb_bench_opts *o,
+                   double (*gen)(size_t i), size_t cap, stream *st, bool *converged) {
+  tkb__stop_choice c;
+  CHECK_OK(tkb__stop_parse(text, "stop", &c));
+  CHECK(c.rule == r);
+  void *state = calloc(1, r->state_size);
+  r->reset(state, c.values, o);
+  st->s = (tkb__samples){.ms = st->ms, .cap = cap, .experiment_end = st->end, .experiments = 1, .batch = 1};
+  int e = 0;
+  double elapsed_ms = 0;
+  st->end[0] = 0;
+  while (st->s.n < cap) {
+    const double ms = gen(st->s.n);
+    st->ms[st->s.n++] = ms;
+    st->end[e] = (int)st->s.n;
+    elapsed_ms += ms;
+    tkb__sample smp = {.ms = ms, .experiment = e, .elapsed_ns = (int64_t)(elapsed_ms * 1e6)};
+    tkb__verdict v = r->add(state, &smp, &st->s);
+    if (v == TKB__STOP) break;
+    if (v == TKB__NEXT_EXPERIMENT) {
+      e++;
+      st->end[e] = (int)st->s.n;
+      st->s.experiments = e + 1;
+    }
+  }
+  *converged = r->converged(state);
+  free(state);
+  return st->s.n;
+}
+
+static double constant(size_t i) { (void)i; return 1.0; }
+static double noisy(size_t i) { (void)i; return 1.0 * (1 + 0.2 * fabs(normal01())); }
+static double drifting(size_t i) { return 1.0 + 0.01 * (double)i; }
+static double slow(size_t i) { (void)i; return 2000.0; }
+
+static void test_rules(void) {
+  static stream st;
+  bool conv;
+  /* fixed: exactly iterations x experiments, whatever the samples */
+  tkb_bench_opts o = {.iterations = 7, .experiments = 3};
+  CHECK(feed(&tkb__stop_fixed, "fixed", &o, noisy, 100000, &st, &conv) == 21 && conv);
+  CHECK(st.s.experiments == 3 && st.end[0] == 7 && st.end[1] == 14 && st.end[2] == 21);
+  /* ci on a constant stream: the interval is a point once min_samples and min_time are
+   * met (0.5 s of 1 ms calls: 500 samples, in 3 experiments of 167) */
+  o = (tkb_bench_opts){.experiments = 3};
+  size_t n = feed(&tkb__stop_ci, "ci", &o, constant, 100000, &st, &conv);
+  CHECK_MSG(conv && n == 501 && st.s.experiments == 3, "n %zu, experiments %d", n, st.s.experiments);
+  /* min_time 0 and min_samples 30: 30 samples */
+  n = feed(&tkb__stop_ci, "ci:min_time=0,min_samples=30", &o, constant, 100000, &st, &conv);
+  CHECK_MSG(conv && n == 30, "n %zu", n);
+  /* noisy (20% half-normal): more than the minimum, and it converges at +-1% */
+  n = feed(&tkb__stop_ci, "ci:min_time=0", &o, noisy, 100000, &st, &conv);
+  CHECK_MSG(conv && n > 30 && st.s.experiments > 3, "n %zu, experiments %d", n, st.s.experiments);
+  {
+    tkb__ci ci;
+    CHECK_OK(tkb__median_ci(st.ms, st.end, st.s.experiments, &ci));
+    CHECK(ci.low >= 0.99 * ci.median && ci.high <= 1.01 * ci.median);
+  }
+  /* a looser target stops sooner */
+  size_t loose = feed(&tkb__stop_ci, "ci:min_time=0,max_noise=5%", &o, noisy, 100000, &st, &conv);
+  CHECK_MSG(conv && loose < n, "loose %zu, tight %zu", loose, n);
+  /* drifting by 1% of the first call per call: the experiments never agree; stops at max_time unconverged */
+  n = feed(&tkb__stop_ci, "ci:min_time=0,max_time=2", &o, drifting, 100000, &st, &conv);
+  CHECK_MSG(!conv && n < 100000, "n %zu", n);
+  /* a 2 s call with max_time 10 s: 5 calls, not converged (min_samples 10 not reached) */
+  n = feed(&tkb__stop_ci, "ci", &o, slow, 100000, &st, &conv);
+  CHECK_MSG(!conv && n == 5, "n %zu", n);
+  /* parameters: units, ranges, names */
+  tkb__stop_choice c;
+  CHECK_OK(tkb__stop_parse("ci:max_noise=0.5%,min_time=200ms,max_time=3s", "stop", &c));
+  CHECK(fabs(c.values[0] - 0.005) < 1e-15 && fabs(c.values[2] - 0.2) < 1e-15 && c.values[3] == 3);
+  CHECK_ERR(tkb__stop_parse("ci:max_noise=2", "--stop", &c), TKB_ERR_INVALID_ARGUMENT,
+            "--stop: ci max_noise=2 is outside [1e-05, 1]");
+  CHECK_ERR(tkb__stop_parse("ci:min_time", "--stop", &c), TKB_ERR_INVALID_ARGUMENT, "is not name=number");
+  CHECK_ERR(tkb__stop_parse("ci:patience=3", "--stop", &c), TKB_ERR_INVALID_ARGUMENT,
+            "its parameters: max_noise, min_samples, min_time, max_time");
+  CHECK_ERR(tkb__stop_parse("ci:max_noise=1x", "--stop", &c), TKB_ERR_INVALID_ARGUMENT, "max_noise");
+}
+
+/* ---- the warnings ---- */
+
+typedef struct collected {
+  char text[16][512];
+  int n;
+} collected;
+static void collect(void *user, const char *text) {
+  collected *c = user;
+  if (c->n < 16) snprintf(c->text[c->n++], sizeof c->text[0], "%s", text);
+}
+static bool said(const collected *c, const char *needle) {
+  for (int i = 0; i < c->n; i++)
+    if (strstr(c->text[i], needle)) return true;
+  return false;
+}
+
+static void test_warnings(void) {
+  /* a stand-in f_std on the cpu: the warnings read its device only */
+  tkb_std_fn f = {.device = tkb__cpu_device()};
+  tkb__method wall = {.name = "wallclock", .reading = TKB__READ_WALL};
+  tkb_stats stats = {.median = 1.0};
+  tkb__ci ci = {.median = 1.0, .low = 0.99, .high = 1.01, .level = 0.95};
+  tkb__evidence ev = {.stats = &stats, .ci = &ci, .n = 100, .batch = 1};
+  tkb__run_facts facts = {.method = &wall, .converged = true, .target = 0.01, .clock_read_ns = 20,
+                          .first_call_ms = 2.0,
+                          .load_start = {.valid = true, .avg = {0.1, 0.1, 0.1}, .others = 0},
+                          .load_end = {.valid = true, .avg = {0.2, 0.1, 0.1}, .others = 0}};
+  collected c = {.n = 0};
+  tkb__warnings(&ev, &facts, &f, collect, &c);
+  CHECK_MSG(c.n == 0, "clean input warned: %s", c.n ? c.text[0] : "");
+
+  /* each reason on its own */
+  tkb__run_facts r = facts;
+  r.converged = false;
+  ci.low = 0.9;
+  ci.high = 1.2;
+  c.n = 0;
+  tkb__warnings(&ev, &r, &f, collect, &c);
+  CHECK(c.n == 1 && said(&c, "(-10%, +20%) is wider than the +-1% target"));
+  ci.low = 0.99;
+  ci.high = 1.01;
+
+  ev.bimodal = true;
+  ev.modes = (tkb__modes){.split = 30, .low_ms = 0.35, .high_ms = 15.6, .low_fraction = 0.3};
+  c.n = 0;
+  tkb__warnings(&ev, &facts, &f, collect, &c);
+  CHECK(c.n == 1 && said(&c, "bimodal: 30% of the calls near 350 us, 70% near 15.6 ms"));
+  ev.bimodal = false;
+
+  r = facts;
+  r.load_end.avg[0] = tkb__num_cpus() + 0.5;
+  c.n = 0;
+  tkb__warnings(&ev, &r, &f, collect, &c);
+  CHECK(c.n == 1 && said(&c, "exceeds the") && said(&c, "online cores"));
+
+  stats.median = 0.0015; /* 1.5 us < 100 reads of 20 ns */
+  ci = (tkb__ci){.median = 0.0015, .low = 0.0015, .high = 0.0015};
+  r = facts;
+  r.first_call_ms = 0.002;
+  c.n = 0;
+  tkb__warnings(&ev, &r, &f, collect, &c);
+  CHECK_MSG(c.n == 1 && said(&c, "calls take 1.5 us, under 100 reads of the clock (20 ns each)"), "%d: %s",
+            c.n, c.n ? c.text[0] : "");
+  ev.batch = 16; /* batched: the clock's cost is spread over the batch */
+  c.n = 0;
+  tkb__warnings(&ev, &r, &f, collect, &c);
+  CHECK(c.n == 0);
+  ev.batch = 1;
+  stats.median = 1.0;
+  ci = (tkb__ci){.median = 1.0, .low = 0.99, .high = 1.01};
+
+  r = facts;
+  r.first_call_ms = 50;
+  c.n = 0;
+  tkb__warnings(&ev, &r, &f, collect, &c);
+  CHECK(c.n == 1 && said(&c, "the first call took 50 ms, 50x the median"));
+
+  r = facts;
+  r.load_start.others = tkb__num_cpus();
+  const int threads = tkb_get_num_threads();
+  tkb_set_num_threads(2);
+  c.n = 0;
+  tkb__warnings(&ev, &r, &f, collect, &c);
+  CHECK_MSG(c.n == 1 && said(&c, "the cpu ops run 2 OpenMP threads, but other processes kept"), "%d", c.n);
+  tkb_set_num_threads(1); /* one thread cannot be crowded out of a parallel region */
+  c.n = 0;
+  tkb__warnings(&ev, &r, &f, collect, &c);
+  CHECK(c.n == 0);
+  (void)threads;
+  tkb_set_num_threads(0);
+}
+
+int main(void) {
+  test_order_statistics();
+  test_coverage();
+  test_bootstrap();
+  test_outliers();
+  test_bimodality();
+  test_rules();
+  test_warnings();
+  return CHECK_DONE();
+}
