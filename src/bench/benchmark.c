@@ -64,9 +64,9 @@ static tkb_status reserve(tkb__samples *s) {
   size_t cap = s->cap ? 2 * s->cap : 1024;
   double *ms = realloc(s->ms, cap * sizeof *ms);
   if (ms) s->ms = ms;
-  bool *th = s->throttled && ms ? realloc(s->throttled, cap * sizeof *th) : s->throttled;
+  bool *th = s->throttled && ms ? realloc(s->throttled, cap * sizeof *th) : NULL;
   if (th) s->throttled = th;
-  if (!ms || !th)
+  if (!ms || (s->throttled && !th))
     return tkb_set_error(TKB_ERR_OUT_OF_MEMORY, "out of memory for %zu evaluation times", cap);
   s->cap = cap;
   return TKB_OK;
