@@ -157,23 +157,28 @@ static int match(const tkb__flag *row, void *base, void *ctx) {
 }
 
 /* Google Benchmark's flags that the command takes, as its tools spell them. */
+typedef struct gb_names {
+  char text[512];
+  size_t len;
+} gb_names;
+
 static int gb_name(const tkb__flag *row, void *base, void *ctx) {
   (void)base;
-  char *buf = ctx;
-  size_t len = strlen(buf);
-  if (strncmp(row->name, "--benchmark_", 12) == 0)
-    snprintf(buf + len, 512 - len, "%s%s%s", len ? ", " : "", row->name,
-             row->kind == TKB__FLAG_SWITCH ? "" : "=");
+  gb_names *g = ctx;
+  if (strncmp(row->name, "--benchmark_", 12) == 0 && g->len < sizeof g->text)
+    g->len += (size_t)snprintf(g->text + g->len, sizeof g->text - g->len, "%s%s%s",
+                               g->len ? ", " : "", row->name,
+                               row->kind == TKB__FLAG_SWITCH ? "" : "=");
   return 0;
 }
 
 /* A word that is no flag of the command. */
 static int unknown(const tkb__command *cmd, const char *arg, void *args, tkb__select_args *sel) {
-  char gb[512] = "";
-  each_row(cmd, args, sel, gb_name, gb);
-  if (*gb && strncmp(arg, "--benchmark_", 12) == 0)
+  gb_names gb = {.len = 0};
+  each_row(cmd, args, sel, gb_name, &gb);
+  if (gb.len && strncmp(arg, "--benchmark_", 12) == 0)
     return tkb__usage(cmd->name, "Google Benchmark flag '%s' is not supported; tkbench takes %s",
-                      arg, gb);
+                      arg, gb.text);
   if (arg[0] == '-') return tkb__usage(cmd->name, "unknown flag '%s'", arg);
   return tkb__usage(cmd->name, "unexpected argument '%s'%s", arg,
                     cmd->positional ? cmd->positional : "");

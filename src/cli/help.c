@@ -173,7 +173,7 @@ static int help_main(int argc, char **argv) {
     tkb__help_command(stdout, &tkb__command_help);
     return TKB_EXIT_OK;
   }
-  if (argc > 2) return tkb__usage("help", "takes one command name, got %d arguments", argc - 1);
+  if (argc > 2) return tkb__usage(tkb__command_help.name, "takes one command name, got %d arguments", argc - 1);
   const tkb__command *cmd = tkb__command_find(argv[1]);
   if (!cmd) {
     char names[256];
