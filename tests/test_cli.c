@@ -7,6 +7,7 @@
  */
 #define _XOPEN_SOURCE 700 /* posix_openpt */
 #include "cli_util.h"
+#include "../src/cli/cli.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -16,8 +17,8 @@ static void test_help_and_version(void) {
   CHECK(r.rc == 0);
   golden("help_overview.txt", r.out);
   cli_free(&r);
-  const char *cmds[] = {"run", "list", "info"};
-  for (int k = 0; k < 3; k++) {
+  const char *cmds[] = {"run", "list", "info", "check"};
+  for (int k = 0; k < 4; k++) {
     char name[64];
     snprintf(name, sizeof name, "help_%s.txt", cmds[k]);
     r = CLI("help", cmds[k]);
@@ -34,9 +35,34 @@ static void test_help_and_version(void) {
   r = CLI("-h");
   CHECK(r.rc == 0 && strstr(r.out, "Commands:"));
   cli_free(&r);
+  /* the overview lists every command of the table, each with a help of its own */
+  size_t n_cmds;
+  const tkb__command *const *table = tkb__commands(&n_cmds);
+  r = CLI("--help");
+  for (size_t k = 0; k < n_cmds; k++) {
+    char line[64];
+    snprintf(line, sizeof line, "\n  %s ", table[k]->name);
+    CHECK_MSG(strstr(r.out, line) != NULL, "overview lacks %s", table[k]->name);
+    cli_result h = CLI("help", table[k]->name);
+    char usage[64];
+    snprintf(usage, sizeof usage, "Usage: tkbench %s", table[k]->name);
+    CHECK_MSG(h.rc == 0 && !strncmp(h.out, usage, strlen(usage)), "help %s: %s", table[k]->name, h.out);
+    cli_free(&h);
+  }
+  cli_free(&r);
+  r = CLI("version", "extra");
+  CHECK(r.rc == 2 && strstr(r.err, "unexpected argument 'extra'"));
+  cli_free(&r);
+  /* check takes the same selection flags as run, with the same help */
+  r = CLI("help", "check");
+  const char *check_flags[] = {"--filter", "--tag", "--op", "--mode", "--impl", "--device", "--load",
+                               "--seed", "--rtol", "--atol"};
+  for (size_t k = 0; k < sizeof check_flags / sizeof check_flags[0]; k++)
+    CHECK_MSG(strstr(r.out, check_flags[k]) != NULL, "help check lacks %s", check_flags[k]);
+  cli_free(&r);
   /* every run flag is in the help, each with its default */
   r = CLI("help", "run");
-  const char *flags[] = {"--filter", "--tag", "--mode", "--impl", "--load", "--device", "--method",
+  const char *flags[] = {"--filter", "--tag", "--op", "--mode", "--impl", "--load", "--device", "--method",
                          "--iterations", "--experiments", "--warmup", "--interval-ms", "--seed",
                          "--cold-cache", "--event-filter", "--trace-dir", "--no-blocking-kernel", "--format", "--out", "--quiet", "--benchmark_filter=",
                          "--benchmark_out=", "--benchmark_out_format=", "--benchmark_format=",
@@ -188,7 +214,20 @@ static void test_bad_input(void) {
       "--out", out);
   BAD("no entry matches --impl nobody", "run", "--impl", "nobody", "--out", out);
   BAD("no entry matches --filter 'zzz'", "list", "--filter", "zzz");
-  BAD("no entry matches the --tag given", "list", "--tag", "zzz");
+  BAD("no entry matches --tag zzz (8 entries registered", "list", "--tag", "zzz");
+  BAD("no entry matches --filter 'toy_1k' --op nan_kernel", "list", "--filter", "toy_1k", "--op",
+      "nan_kernel");
+  BAD("--op: op \"relu\" is not the op of any registered entry; the ops are axpy, nan_kernel, "
+      "failing_kernel and sigint_kernel", "run", "--op", "relu", "--out", out);
+  BAD("--op: op \"zzz\"", "list", "--op", "axpy,zzz");
+  BAD("--op: op \"zzz\"", "check", "--op", "zzz");
+  BAD("--op needs a value", "check", "--op");
+  BAD("unknown flag '--device'", "list", "--device", "cpu");
+  BAD("--rtol 'x' is not a number >= 0", "check", "--rtol", "x");
+  BAD("--atol '-1' is not a number >= 0", "check", "--atol=-1");
+  BAD("unexpected argument 'extra' (entries are chosen with --filter REGEX)", "check", "extra");
+  BAD("no entry other than a reference matches --filter 'zzz' on device cpu", "check", "--filter",
+      "zzz");
   /* --out where it cannot be created */
   BAD("its directory does not exist", "run", "--filter", "toy_1k_forward_c", "--out",
       "/nonexistent_tkb_dir/sub/out.json");
@@ -239,6 +278,9 @@ static void test_bad_input(void) {
       {"run", "--mode", "sideways"},
       {"run", "--format", "xml"},
       {"run", "--filter", "nothing_matches"},
+      {"run", "--op", "nosuch"},
+      {"check", "--tag", "nosuch"},
+      {"list", "--mode", "vjp", "--impl", "c"},
       {"run", "--out", "/nonexistent_tkb_dir/out.json", "--filter", "toy_1k_forward_c"},
   };
   size_t cap = 16384, len = 0;
@@ -343,6 +385,46 @@ static void test_default_selection(void) {
   r = CLI("run", "--benchmark_list_tests=false", "--filter", "^toy_1k_forward_c$", "--iterations", "1",
           "--quiet");
   CHECK(r.rc == 0 && *r.out == '\0');
+  cli_free(&r);
+  /* --op selects by the entry's op; alone it keeps the default tag, as --mode and --impl do */
+  const struct {
+    const char *args[8];
+    const char *want;
+  } by_op[] = {
+      {{"--op", "axpy"}, "toy_1k_forward_c\ntoy_1k_forward_and_vjp_c\ntoy_64x64_forward_ref\n"},
+      {{"--op", "axpy", "--mode", "forward_and_vjp"}, "toy_1k_forward_and_vjp_c\n"},
+      /* no entry of the op carries the default tag: it is dropped */
+      {{"--op", "nan_kernel"}, "nan_1k_forward_c\n"},
+      {{"--op", "nan_kernel,failing_kernel"}, "nan_1k_forward_c\nfailing_1k_forward_c\n"},
+      /* some do: it narrows */
+      {{"--op", "axpy,nan_kernel", "--impl", "c"}, "toy_1k_forward_c\ntoy_1k_forward_and_vjp_c\n"},
+      {{"--op", "axpy", "--op", "nan_kernel", "--tag", "bad"}, "nan_1k_forward_c\n"},
+      {{"--op", "axpy", "--filter", "64"}, "toy_64x64_forward_ref\n"},
+  };
+  for (size_t k = 0; k < sizeof by_op / sizeof by_op[0]; k++) {
+    const char *args[12] = {"run"};
+    int n = 1;
+    for (int a = 0; by_op[k].args[a]; a++) args[n++] = by_op[k].args[a];
+    args[n++] = "--benchmark_list_tests";
+    args[n] = NULL;
+    r = cli_v(args);
+    CHECK_MSG(r.rc == 0 && !strcmp(r.out, by_op[k].want), "--op case %zu: %s%s", k, r.out, r.err);
+    cli_free(&r);
+  }
+  /* list has no default tag: every entry of the op, on every device (late_1k is axpy too) */
+  r = CLI("list", "--op", "axpy");
+  CHECK_MSG(r.rc == 0 && strstr(r.out, "toy_gpu_forward_cuda") && strstr(r.out, "5 of 8 entries"), "%s%s", r.out, r.err);
+  cli_free(&r);
+  r = CLI("list", "--mode", "forward_and_vjp", "--impl", "c");
+  CHECK(r.rc == 0 && strstr(r.out, "toy_1k_forward_and_vjp_c") && strstr(r.out, "1 of 8 entries"));
+  cli_free(&r);
+  /* check selects by the same rule (its default tag falls back the same way) */
+  r = CLI("check", "--op", "nan_kernel");
+  CHECK_MSG(r.rc == 0 && strstr(r.out, "SKIP nan_1k_forward_c has no reference") &&
+            strstr(r.out, "0 passed, 0 failed"), "%s%s", r.out, r.err);
+  cli_free(&r);
+  r = CLI("check", "--impl", "c", "--mode", "forward_and_vjp");
+  CHECK(r.rc == 0 && strstr(r.out, "SKIP toy_1k_forward_and_vjp_c") && count_lines(r.out) == 3);
   cli_free(&r);
 }
 

@@ -614,13 +614,22 @@ static void test_units(void) {
   CHECK(!strcmp(b, "19.12"));
   tkb__fmt_sig(0.5312, b, sizeof b);
   CHECK(!strcmp(b, "0.531"));
-  CHECK(tkb__format_from_path("a/b.json") == TKB__FORMAT_JSON);
-  CHECK(tkb__format_from_path("b.CSV") == TKB__FORMAT_CSV);
-  CHECK(tkb__format_from_path("b.md") == TKB__FORMAT_MARKDOWN);
-  CHECK(tkb__format_from_path("b.markdown") == TKB__FORMAT_MARKDOWN);
-  CHECK(tkb__format_from_path("b.txt") == TKB__FORMAT_CONSOLE);
-  CHECK(tkb__format_from_path("/tmp/tmpab12cd") == TKB__FORMAT_JSON);
-  CHECK(tkb__format_from_path("dir.d/file") == TKB__FORMAT_JSON);
+  const struct {
+    const char *path, *format;
+  } by_path[] = {{"a/b.json", "json"},  {"b.CSV", "csv"},          {"b.md", "markdown"},
+                 {"b.markdown", "markdown"}, {"b.txt", "console"}, {"b.log", "console"},
+                 {"/tmp/tmpab12cd", "json"}, {"dir.d/file", "json"}, {"b.xml", "json"}};
+  for (size_t k = 0; k < sizeof by_path / sizeof by_path[0]; k++)
+    CHECK_MSG(!strcmp(tkb__format_from_path(by_path[k].path)->name, by_path[k].format),
+              "%s: %s", by_path[k].path, tkb__format_from_path(by_path[k].path)->name);
+  /* the one table: names, an alias, and the message listing them */
+  const tkb__format *fmt;
+  CHECK(tkb__format_parse("md", &fmt) == TKB_OK && !strcmp(fmt->name, "markdown"));
+  CHECK(tkb__format_parse("xml", &fmt) == TKB_ERR_NOT_FOUND &&
+        strstr(tkb_last_error(), "expected console, json, csv or markdown"));
+  size_t n_formats;
+  tkb__formats(&n_formats);
+  CHECK(n_formats == 4);
   tkb__aggregates g = tkb__aggregate((const double[]){1, 2, 3, 10}, 4);
   CHECK(g.mean == 4 && g.median == 2.5);
   CHECK_NEAR(g.stddev, sqrt((9 + 4 + 1 + 36) / 3.0), 1e-12);

@@ -494,7 +494,9 @@ static char *run_json(const char *entry, const char *device, const char *method)
   char *buf = NULL;
   size_t len = 0;
   FILE *f = open_memstream(&buf, &len);
-  CHECK_OK(tkb__write_json(f, &ctx, &r, 1));
+  const tkb__format *json;
+  CHECK_OK(tkb__format_parse("json", &json));
+  CHECK_OK(tkb__report_write(json, f, &ctx, &r, 1, NULL));
   fclose(f);
   tkb__result_clear(&r);
   return buf;

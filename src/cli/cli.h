@@ -2,7 +2,12 @@
  * cli.h - the tkbench command line, inside libtkbench so that tkb_main() serves both
  * the tkbench executable and users' TKB_MAIN() programs. Internal.
  *
- * Conventions every subcommand follows: reports to stdout, everything else (progress,
+ * Every command is one file that defines its tkb__command (name, one-line help, handler,
+ * flags with their help and defaults) and one row of the table in commands.c. Help,
+ * dispatch and flag parsing all read the table, so nothing lists the commands or a
+ * command's flags twice.
+ *
+ * Conventions every command follows: reports to stdout, everything else (progress,
  * warnings, errors) to stderr; a usage error prints "<prog> <cmd>: <what is wrong>"
  * plus a pointer to the help and returns TKB_EXIT_USAGE before anything runs or is
  * written.
@@ -17,6 +22,10 @@
 #define TKB_EXIT_USAGE 2       /* bad command line; nothing ran */
 #define TKB_EXIT_INTERRUPTED 130 /* 128 + SIGINT, the shell's convention */
 
+/* A macro's value as text, for defaults that help prints and the parser reads. */
+#define TKB__TEXT(x) TKB__TEXT_(x)
+#define TKB__TEXT_(x) #x
+
 /* `run` defaults: Tokamax's 5 timed calls, in 3 spaced experiments (SEED's advice
  * against throttling, and what Google Benchmark's aggregates need). */
 #define TKB__DEFAULT_ITERATIONS 5
@@ -29,47 +38,45 @@
  * default run quick everywhere (--tag primary selects Tokamax's full-size specs). */
 #define TKB__DEFAULT_TAG "cpu"
 
-/* The subcommands. argv[0] is the subcommand's name; they return an exit code. */
-int tkb__cli_list(int argc, char **argv);
-int tkb__cli_run(int argc, char **argv);
-int tkb__cli_info(int argc, char **argv);
-/* `tkbench check`: numerics of every impl against the reference (src/cli/check.c). */
-int tkb__cli_check(int argc, char **argv);
-
 /* Program name for messages (basename of tkb_main's argv[0]), and argv[0] itself. */
 extern const char *tkb__prog;
 extern const char *tkb__exe;
 
-/* ---- help (help.c) ---- */
-/* Prints the overview (`tkbench --help`). */
-void tkb__help_overview(FILE *f);
-/* Prints the help of a subcommand; false when there is no such subcommand. `check`
- * prints through tkb__cli_check(--help). */
-bool tkb__help_command(FILE *f, const char *cmd);
-
-/* ---- flag parsing helpers (flags.c) ---- */
-/*
- * Prints "<prog> <cmd>: <message>" and "Run '<prog> help <cmd>' for the flags." on
- * stderr and returns TKB_EXIT_USAGE.
- */
-int tkb__usage(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* ---- flags ---- */
+typedef enum tkb__flag_kind {
+  TKB__FLAG_TEXT,   /* const char *: the last one given */
+  TKB__FLAG_LIST,   /* tkb__strlist: repeatable, comma-separated */
+  TKB__FLAG_PATHS,  /* tkb__strlist: repeatable, one item each (a path may hold a comma) */
+  TKB__FLAG_COUNT,  /* int, 1 to 100000000 */
+  TKB__FLAG_MS,     /* double, milliseconds >= 0 */
+  TKB__FLAG_U64,    /* uint64_t */
+  TKB__FLAG_SWITCH, /* bool: --name, --name=true|false|1|0|yes|no */
+} tkb__flag_kind;
 
 /*
- * Matches argv[*i] against flag `name` ("--iterations"), in the forms "--name VALUE"
- * and "--name=VALUE". Returns 1 and sets *value (advancing *i past a separate value),
- * 0 when argv[*i] is another flag, -1 when the value is missing (message printed).
+ * One flag of a command: how it is spelled, where its value goes, its default and its
+ * help. A row with only `heading` starts a section of the help; {0} ends a table. The
+ * help text and the default may hold {prog}, {formats}, {extensions}, {default_tag} and
+ * {tag_default} (see help.c), and are wrapped to the terminal width when printed.
  */
-int tkb__flag(const char *cmd, int argc, char **argv, int *i, const char *name,
-              const char **value);
-/* True when argv[*i] is the boolean flag `name` ("--quiet"); "--name=true/false" too
- * (*on gets the value). Returns -1 for "--name=<not a boolean>" (message printed). */
-int tkb__switch(const char *cmd, char **argv, int i, const char *name, bool *on);
-
-/* Number parsing with messages naming the flag and the value; return TKB_EXIT_USAGE
- * (after printing) or 0. */
-int tkb__parse_count(const char *cmd, const char *flag, const char *s, int *out);  /* 1..1e8 */
-int tkb__parse_ms(const char *cmd, const char *flag, const char *s, double *out);  /* >= 0 */
-int tkb__parse_u64(const char *cmd, const char *flag, const char *s, uint64_t *out);
+typedef struct tkb__flag {
+  const char *name;      /* "--iterations" */
+  const char *metavar;   /* "N" (value flags); NULL for a switch */
+  tkb__flag_kind kind;
+  size_t offset;         /* of the value, in the command's argument struct (selection
+                            flags: in tkb__select_args) */
+  const char *value;     /* the default, parsed as if given; NULL: none (unset, empty,
+                            off) */
+  const char *help;
+  const char *shown;     /* help's "Default: ..." when the default is not `value` itself
+                            ("every mode"); "" prints no default */
+  const char *same_as;   /* another spelling of this flag: help says "Same as ..." */
+  /* A check of the value when it is read, so that a bad one is reported before later
+   * flags are; returns 0 or TKB_EXIT_USAGE after printing. */
+  int (*check)(const char *cmd, const char *flag, const char *value);
+  unsigned selection;    /* selection flags: the TKB__SELECT_* bit a command takes */
+  const char *heading;   /* a heading row's text ("Measurement:") */
+} tkb__flag;
 
 /* A growable list of strings from repeatable, comma-separated flags (--tag a,b --tag c). */
 typedef struct tkb__strlist {
@@ -83,8 +90,92 @@ typedef struct tkb__strlist {
 int tkb__strlist_add(tkb__strlist *l, const char *s, bool split);
 void tkb__strlist_free(tkb__strlist *l);
 
+/* ---- selection (selection.c): the flags list, run and check share ---- */
+enum {
+  TKB__SELECT_FILTER = 1u << 0,
+  TKB__SELECT_TAG = 1u << 1,
+  TKB__SELECT_OP = 1u << 2,
+  TKB__SELECT_MODE = 1u << 3,
+  TKB__SELECT_IMPL = 1u << 4,
+  TKB__SELECT_DEVICE = 1u << 5, /* only the entries for the device's kind */
+  TKB__SELECT_LOAD = 1u << 6,
+  TKB__SELECT_ALL = (1u << 7) - 1
+};
+
+typedef struct tkb__select_args {
+  const char *filter;                    /* --filter REGEX */
+  tkb__strlist tags, ops, modes, impls;  /* --tag, --op, --mode, --impl */
+  const char *device;                    /* --device NAME */
+  tkb__strlist loads;                    /* --load LIB.so */
+} tkb__select_args;
+
+/* The selection flags' rows, in the order help prints them. */
+extern const tkb__flag tkb__selection_flags[];
+
+/* ---- commands ---- */
+typedef struct tkb__command {
+  const char *name;       /* "run" */
+  const char *summary;    /* one line for the overview */
+  /* argv[0] is the command's name (or the program's, for `run` without one); returns
+   * an exit code. */
+  int (*handler)(int argc, char **argv);
+  const char *usage;      /* after "Usage: <prog> <name>": "[flags]", "" */
+  const char *about;      /* what it does, before the flags */
+  unsigned selection;     /* the selection flags it takes (TKB__SELECT_*) */
+  bool default_tag;       /* TKB__DEFAULT_TAG when neither --filter nor --tag is given */
+  const tkb__flag *flags; /* its own, after the selection's; NULL: none */
+  const char *epilogue;   /* exit status, examples */
+  const char *positional; /* why no plain argument is taken, for its message */
+} tkb__command;
+
+/* The table (commands.c): *n gets the count. */
+const tkb__command *const *tkb__commands(size_t *n);
+/* The command named name; NULL when there is none. */
+const tkb__command *tkb__command_find(const char *name);
+/* "list, run, check, info, help and version" */
+void tkb__command_names(char *buf, size_t cap);
+
+/* `tkbench check`'s handler, which tests call directly. */
+int tkb__cli_check(int argc, char **argv);
+
+/* ---- parsing (flags.c) ---- */
+#define TKB__PARSED (-1)
+/*
+ * Reads argv[1..argc) by the command's flags (its selection flags into *sel, its own
+ * into *args), after setting every flag to its default. -h and --help print the help.
+ * Returns TKB__PARSED, or the exit code to return now (help printed: TKB_EXIT_OK; a
+ * usage error: TKB_EXIT_USAGE, message printed). Free with tkb__flags_free either way.
+ */
+int tkb__flags_parse(const tkb__command *cmd, int argc, char **argv, void *args,
+                     tkb__select_args *sel);
+/* Frees the lists tkb__flags_parse filled. */
+void tkb__flags_free(const tkb__command *cmd, void *args, tkb__select_args *sel);
+
+/*
+ * Prints "<prog> <cmd>: <message>" and "Run '<prog> help <cmd>' for the flags." on
+ * stderr and returns TKB_EXIT_USAGE.
+ */
+int tkb__usage(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 /* Loads every --load plugin; on failure prints the reason and returns TKB_EXIT_USAGE. */
 int tkb__load_plugins(const char *cmd, const tkb__strlist *paths);
+
+/*
+ * The entries a command selects: --mode and --op checked (an unknown op is a usage error
+ * naming the registered ones), the device's kind, the default tag rule, and one "no
+ * entry matches ..." message. The default tag narrows only what it can: when none of
+ * the entries the other flags select carries it, it is dropped (a program whose entries
+ * have no tags). Entries of except_impl are left out (NULL: none). Returns 0 with *idx
+ * malloc'd (free it), or TKB_EXIT_USAGE after printing why.
+ */
+int tkb__select_entries(const tkb__command *cmd, const tkb__select_args *a,
+                        const char *except_impl, size_t **idx, size_t *n);
+
+/* ---- help (help.c) ---- */
+/* Prints the overview (`tkbench --help`). */
+void tkb__help_overview(FILE *f);
+/* Prints a command's help, from its row. */
+void tkb__help_command(FILE *f, const tkb__command *cmd);
 
 /* True when colour may be used on stream f: a terminal and NO_COLOR unset or empty. */
 bool tkb__use_color(FILE *f);

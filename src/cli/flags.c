@@ -1,6 +1,7 @@
-/* flags.c - reading flags the same way in every subcommand: "--name VALUE" and
- * "--name=VALUE", numbers checked strictly (no trailing junk, no silent wrap), and
- * messages that name the flag and the value. */
+/* flags.c - reading flags the same way in every command, from its rows in the command
+ * table: "--name VALUE" and "--name=VALUE", switches with an optional =true/false,
+ * defaults set from the same rows help prints, numbers checked strictly (no trailing
+ * junk, no silent wrap), and messages that name the flag and the value. */
 #include "cli.h"
 
 #include <errno.h>
@@ -24,44 +25,7 @@ int tkb__usage(const char *cmd, const char *fmt, ...) {
   return TKB_EXIT_USAGE;
 }
 
-int tkb__flag(const char *cmd, int argc, char **argv, int *i, const char *name,
-              const char **value) {
-  const char *a = argv[*i];
-  size_t n = strlen(name);
-  if (strncmp(a, name, n) != 0) return 0;
-  if (a[n] == '=') {
-    *value = a + n + 1;
-    return 1;
-  }
-  if (a[n] != '\0') return 0;
-  if (*i + 1 >= argc) {
-    tkb__usage(cmd, "%s needs a value", name);
-    return -1;
-  }
-  *value = argv[++*i];
-  return 1;
-}
-
-int tkb__switch(const char *cmd, char **argv, int i, const char *name, bool *on) {
-  const char *a = argv[i];
-  size_t n = strlen(name);
-  if (strncmp(a, name, n) != 0) return 0;
-  if (a[n] == '\0') {
-    *on = true;
-    return 1;
-  }
-  if (a[n] != '=') return 0;
-  const char *v = a + n + 1;
-  if (!strcmp(v, "true") || !strcmp(v, "1") || !strcmp(v, "yes")) *on = true;
-  else if (!strcmp(v, "false") || !strcmp(v, "0") || !strcmp(v, "no")) *on = false;
-  else {
-    tkb__usage(cmd, "%s takes no value or true/false, not '%s'", name, v);
-    return -1;
-  }
-  return 1;
-}
-
-int tkb__parse_count(const char *cmd, const char *flag, const char *s, int *out) {
+static int parse_count(const char *cmd, const char *flag, const char *s, int *out) {
   char *end;
   errno = 0;
   long long v = strtoll(s, &end, 10);
@@ -73,7 +37,7 @@ int tkb__parse_count(const char *cmd, const char *flag, const char *s, int *out)
   return 0;
 }
 
-int tkb__parse_ms(const char *cmd, const char *flag, const char *s, double *out) {
+static int parse_ms(const char *cmd, const char *flag, const char *s, double *out) {
   char *end;
   errno = 0;
   double v = strtod(s, &end);
@@ -84,7 +48,7 @@ int tkb__parse_ms(const char *cmd, const char *flag, const char *s, double *out)
   return 0;
 }
 
-int tkb__parse_u64(const char *cmd, const char *flag, const char *s, uint64_t *out) {
+static int parse_u64(const char *cmd, const char *flag, const char *s, uint64_t *out) {
   char *end;
   errno = 0;
   unsigned long long v = strtoull(s, &end, 10);
@@ -123,11 +87,132 @@ void tkb__strlist_free(tkb__strlist *l) {
   *l = (tkb__strlist){0};
 }
 
-int tkb__load_plugins(const char *cmd, const tkb__strlist *paths) {
-  for (size_t i = 0; i < paths->n; i++)
-    if (tkb_load_plugin(paths->items[i]) != TKB_OK)
-      return tkb__usage(cmd, "--load: %s", tkb_last_error());
+/* The value of a switch given as argv[i] ("--quiet", "--quiet=false"). */
+static int switch_value(const char *cmd, const tkb__flag *row, const char *arg, bool *on) {
+  const char *v = arg[strlen(row->name)] == '=' ? arg + strlen(row->name) + 1 : NULL;
+  if (!v || !strcmp(v, "true") || !strcmp(v, "1") || !strcmp(v, "yes")) *on = true;
+  else if (!strcmp(v, "false") || !strcmp(v, "0") || !strcmp(v, "no")) *on = false;
+  else return tkb__usage(cmd, "%s takes no value or true/false, not '%s'", row->name, v);
   return 0;
+}
+
+/* Stores value (text) into the row's place; switches get their value in *on. */
+static int store(const char *cmd, const tkb__flag *row, void *base, const char *value, bool on) {
+  void *at = (char *)base + row->offset;
+  int rc = 0;
+  switch (row->kind) {
+    case TKB__FLAG_TEXT: *(const char **)at = value; break;
+    case TKB__FLAG_LIST:
+    case TKB__FLAG_PATHS:
+      if (tkb__strlist_add(at, value, row->kind == TKB__FLAG_LIST) != 0)
+        rc = tkb__usage(cmd, "%s given too many times (at most 64)", row->name);
+      break;
+    case TKB__FLAG_COUNT: rc = parse_count(cmd, row->name, value, at); break;
+    case TKB__FLAG_MS: rc = parse_ms(cmd, row->name, value, at); break;
+    case TKB__FLAG_U64: rc = parse_u64(cmd, row->name, value, at); break;
+    case TKB__FLAG_SWITCH: *(bool *)at = on; break;
+  }
+  if (!rc && row->check && value) rc = row->check(cmd, row->name, value);
+  return rc;
+}
+
+/* Calls fn on every flag row the command takes, with the struct the row's offset is in;
+ * stops at the first nonzero return and returns it. */
+static int each_row(const tkb__command *cmd, void *args, tkb__select_args *sel,
+                    int (*fn)(const tkb__flag *row, void *base, void *ctx), void *ctx) {
+  int rc = 0;
+  for (const tkb__flag *r = tkb__selection_flags; !rc && (r->name || r->heading); r++)
+    if (r->name && (cmd->selection & r->selection)) rc = fn(r, sel, ctx);
+  for (const tkb__flag *r = cmd->flags; !rc && r && (r->name || r->heading); r++)
+    if (r->name) rc = fn(r, args, ctx);
+  return rc;
+}
+
+static int set_default(const tkb__flag *row, void *base, void *cmd) {
+  if (!row->value) return 0;
+  return store(((const tkb__command *)cmd)->name, row, base, row->value, false);
+}
+
+static int free_list(const tkb__flag *row, void *base, void *unused) {
+  (void)unused;
+  if (row->kind == TKB__FLAG_LIST || row->kind == TKB__FLAG_PATHS)
+    tkb__strlist_free((tkb__strlist *)((char *)base + row->offset));
+  return 0;
+}
+
+/* The row argv's word names ("--name" or "--name=..."): found->row, found->base. */
+typedef struct found {
+  const char *arg;
+  const tkb__flag *row;
+  void *base;
+} found;
+
+static int match(const tkb__flag *row, void *base, void *ctx) {
+  found *f = ctx;
+  size_t n = strlen(row->name);
+  if (strncmp(f->arg, row->name, n) != 0 || (f->arg[n] != '\0' && f->arg[n] != '=')) return 0;
+  f->row = row;
+  f->base = base;
+  return 1;
+}
+
+/* Google Benchmark's flags that the command takes, as its tools spell them. */
+typedef struct gb_names {
+  char text[512];
+  size_t len;
+} gb_names;
+
+static int gb_name(const tkb__flag *row, void *base, void *ctx) {
+  (void)base;
+  gb_names *g = ctx;
+  if (strncmp(row->name, "--benchmark_", 12) == 0 && g->len < sizeof g->text)
+    g->len += (size_t)snprintf(g->text + g->len, sizeof g->text - g->len, "%s%s%s",
+                               g->len ? ", " : "", row->name,
+                               row->kind == TKB__FLAG_SWITCH ? "" : "=");
+  return 0;
+}
+
+/* A word that is no flag of the command. */
+static int unknown(const tkb__command *cmd, const char *arg, void *args, tkb__select_args *sel) {
+  gb_names gb = {.len = 0};
+  each_row(cmd, args, sel, gb_name, &gb);
+  if (gb.len && strncmp(arg, "--benchmark_", 12) == 0)
+    return tkb__usage(cmd->name, "Google Benchmark flag '%s' is not supported; tkbench takes %s",
+                      arg, gb.text);
+  if (arg[0] == '-') return tkb__usage(cmd->name, "unknown flag '%s'", arg);
+  return tkb__usage(cmd->name, "unexpected argument '%s'%s", arg,
+                    cmd->positional ? cmd->positional : "");
+}
+
+int tkb__flags_parse(const tkb__command *cmd, int argc, char **argv, void *args,
+                     tkb__select_args *sel) {
+  int rc = each_row(cmd, args, sel, set_default, (void *)cmd);
+  for (int i = 1; !rc && i < argc; i++) {
+    const char *arg = argv[i];
+    if (!strcmp(arg, "-h") || !strcmp(arg, "--help")) {
+      tkb__help_command(stdout, cmd);
+      return TKB_EXIT_OK;
+    }
+    found f = {.arg = arg};
+    if (!each_row(cmd, args, sel, match, &f)) return unknown(cmd, arg, args, sel);
+    const char *name = f.row->name, *value = NULL;
+    bool on = false;
+    if (f.row->kind == TKB__FLAG_SWITCH) {
+      rc = switch_value(cmd->name, f.row, arg, &on);
+    } else if (arg[strlen(name)] == '=') {
+      value = arg + strlen(name) + 1;
+    } else if (i + 1 < argc) {
+      value = argv[++i];
+    } else {
+      rc = tkb__usage(cmd->name, "%s needs a value", name);
+    }
+    if (!rc) rc = store(cmd->name, f.row, f.base, value, on);
+  }
+  return rc ? rc : TKB__PARSED;
+}
+
+void tkb__flags_free(const tkb__command *cmd, void *args, tkb__select_args *sel) {
+  each_row(cmd, args, sel, free_list, NULL);
 }
 
 bool tkb__use_color(FILE *f) {

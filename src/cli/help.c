@@ -1,8 +1,136 @@
-/* help.c - `tkbench --help` and `tkbench help <command>`: every flag with its default.
- * The defaults printed come from the same macros the commands use. */
+/* help.c - `tkbench --help`, `tkbench help <command>` and `<command> --help`, printed
+ * from the command table: each command's summary, usage, text and flags, every flag with
+ * its default. The defaults shown are the ones the parser sets (the same rows). */
 #include "cli.h"
 
 #include <string.h>
+
+extern const tkb__command tkb__command_help;
+
+/* Help text is wrapped to a terminal's width; flag help starts at FLAG_COLUMN. */
+#define WIDTH 80
+#define FLAG_COLUMN 22
+
+/* The text of a placeholder ("prog" for {prog}) into buf; false when there is none. */
+static bool placeholder(const tkb__command *cmd, const char *name, size_t len, char *buf,
+                        size_t cap) {
+#define IS(s) (len == strlen(s) && strncmp(name, s, len) == 0)
+  if (IS("prog")) snprintf(buf, cap, "%s", tkb__prog);
+  else if (IS("formats")) tkb__format_names(buf, cap);
+  else if (IS("extensions")) tkb__format_extensions(buf, cap);
+  else if (IS("default_tag")) snprintf(buf, cap, "%s", TKB__DEFAULT_TAG);
+  else if (IS("tag_default"))
+    snprintf(buf, cap, "%s", cmd && cmd->default_tag
+                                 ? TKB__DEFAULT_TAG " (the small specs, on every device) when "
+                                   "neither --filter nor --tag is given; every entry when none "
+                                   "of those the other flags select has it"
+                                 : "none");
+  else return false;
+#undef IS
+  return true;
+}
+
+/* text with its {placeholders} replaced, into out. */
+static void expand(const tkb__command *cmd, const char *text, char *out, size_t cap) {
+  size_t len = 0;
+  for (const char *p = text; *p && len + 1 < cap;) {
+    const char *close = *p == '{' ? strchr(p, '}') : NULL;
+    char value[512];
+    if (close && placeholder(cmd, p + 1, (size_t)(close - p - 1), value, sizeof value)) {
+      len += (size_t)snprintf(out + len, cap - len, "%s", value);
+      p = close + 1;
+    } else {
+      out[len++] = *p++;
+    }
+  }
+  out[len < cap ? len : cap - 1] = '\0';
+}
+
+/*
+ * Prints text word-wrapped at WIDTH. The cursor is at column `col`; every further line
+ * starts at column `indent`. A '\n' in text starts a new line; the spaces a line of
+ * text starts with are kept (examples).
+ */
+static void wrap(FILE *f, const char *text, int col, int indent) {
+  for (const char *line = text; line;) {
+    const char *end = strchr(line, '\n');
+    const char *stop = end ? end : line + strlen(line), *p = line;
+    if (line != text && p < stop) {
+      fprintf(f, "%*s", indent, "");
+      col = indent;
+    }
+    for (; p < stop && *p == ' '; p++, col++) fputc(' ', f);
+    bool first_word = true;
+    while (p < stop) {
+      size_t word = strcspn(p, " ");
+      if (word > (size_t)(stop - p)) word = (size_t)(stop - p);
+      if (!first_word) {
+        bool fits = col + 1 + (int)word <= WIDTH;
+        if (fits) fputc(' ', f);
+        else fprintf(f, "\n%*s", indent, "");
+        col = fits ? col + 1 : indent;
+      }
+      fwrite(p, 1, word, f);
+      col += (int)word;
+      first_word = false;
+      for (p += word; p < stop && *p == ' ';) p++;
+    }
+    fputc('\n', f);
+    line = end && end[1] ? end + 1 : NULL;
+  }
+}
+
+static void print_flag(FILE *f, const tkb__command *cmd, const tkb__flag *row) {
+  /* Google Benchmark's tools spell their flags with '=' */
+  bool gb = strncmp(row->name, "--benchmark_", 12) == 0;
+  char left[128];
+  int n = snprintf(left, sizeof left, "  %s%s%s", row->name,
+                   row->metavar ? (gb ? "=" : " ") : "", row->metavar ? row->metavar : "");
+  if (n <= FLAG_COLUMN - 2) fprintf(f, "%-*s", FLAG_COLUMN, left);
+  else fprintf(f, "%s  ", left);
+  char text[2048], shown[512];
+  if (row->same_as) {
+    snprintf(text, sizeof text, "Same as %s", row->same_as);
+  } else {
+    const char *def = row->shown ? row->shown
+                      : row->value ? row->value
+                      : row->kind == TKB__FLAG_SWITCH ? "off"
+                                                      : "none";
+    expand(cmd, def, shown, sizeof shown);
+    size_t len = 0;
+    expand(cmd, row->help, text, sizeof text);
+    len = strlen(text);
+    if (*shown) snprintf(text + len, sizeof text - len, "\nDefault: %s", shown);
+  }
+  wrap(f, text, n <= FLAG_COLUMN - 2 ? FLAG_COLUMN : n + 2, FLAG_COLUMN);
+}
+
+/* A paragraph of the command's own text, wrapped from column 0. */
+static void paragraph(FILE *f, const tkb__command *cmd, const char *text) {
+  char buf[4096];
+  expand(cmd, text, buf, sizeof buf);
+  wrap(f, buf, 0, 0);
+}
+
+void tkb__help_command(FILE *f, const tkb__command *cmd) {
+  fprintf(f, "Usage: %s %s%s%s\n\n", tkb__prog, cmd->name, *cmd->usage ? " " : "", cmd->usage);
+  paragraph(f, cmd, cmd->about);
+  if (cmd->selection) fputs("\nSelection:\n", f);
+  for (const tkb__flag *r = tkb__selection_flags; r->name; r++)
+    if (cmd->selection & r->selection) print_flag(f, cmd, r);
+  for (const tkb__flag *r = cmd->flags; r && (r->name || r->heading); r++) {
+    if (r->name) {
+      print_flag(f, cmd, r);
+    } else {
+      fputc('\n', f);
+      paragraph(f, cmd, r->heading);
+    }
+  }
+  if (cmd->epilogue) {
+    fputc('\n', f);
+    paragraph(f, cmd, cmd->epilogue);
+  }
+}
 
 void tkb__help_overview(FILE *f) {
   fprintf(f,
@@ -11,12 +139,19 @@ void tkb__help_overview(FILE *f) {
           "\n"
           "Usage: %s <command> [flags]\n"
           "\n"
-          "Commands:\n"
-          "  list    List the registered benchmark entries\n"
-          "  run     Run entries and report their times (console, JSON, CSV, Markdown)\n"
-          "  check   Check the numerics of every implementation against the reference\n"
-          "  info    Show the version, devices, timing methods, CPU, caches and clocks\n"
-          "  help    Show the flags of a command: %s help run\n"
+          "Commands:\n",
+          tkb__prog, tkb_version(), tkb__prog);
+  size_t n;
+  const tkb__command *const *cmds = tkb__commands(&n);
+  int w = 0;
+  for (size_t i = 0; i < n; i++)
+    if ((int)strlen(cmds[i]->name) > w) w = (int)strlen(cmds[i]->name);
+  for (size_t i = 0; i < n; i++) {
+    char summary[512];
+    expand(cmds[i], cmds[i]->summary, summary, sizeof summary);
+    fprintf(f, "  %-*s  %s\n", w, cmds[i]->name, summary);
+  }
+  fprintf(f,
           "\n"
           "Flags:\n"
           "  -h, --help   Show this help\n"
@@ -25,141 +160,36 @@ void tkb__help_overview(FILE *f) {
           "With no arguments, or with Google Benchmark flags only (--benchmark_filter=...),\n"
           "%s does 'run'.\n"
           "Exit status: 0 success, 1 an entry failed, 2 usage error, 130 interrupted (Ctrl-C).\n",
-          tkb__prog, tkb_version(), tkb__prog, tkb__prog, tkb__prog);
-}
-
-/* One fprintf per section: ISO C promises string literals up to 4095 characters. */
-static void help_run(FILE *f) {
-  fprintf(f,
-          "Usage: %s run [flags]\n"
-          "\n"
-          "Runs the selected entries one after another and reports, per entry, the median,\n"
-          "min and max time per call, the spread (stddev / median) and the throughputs.\n"
-          "A failing entry (an error, or NaN/Inf in its outputs) is reported and the run\n"
-          "goes on. Ctrl-C stops after the entry in progress and writes what finished.\n"
-          "\n"
-          "Selection:\n"
-          "  --filter REGEX      Entries whose full name ({spec}_{mode}_{impl}) matches this\n"
-          "                      POSIX extended regex; a leading '-' keeps the others.\n"
-          "                      Default: none\n"
-          "  --tag TAG           Entries that carry TAG (repeatable or comma-separated: all\n"
-          "                      must match). Default: %s (the small specs) on every\n"
-          "                      device when neither --filter nor --tag is given (every\n"
-          "                      entry when none has it); --tag primary: Tokamax's sizes\n"
-          "  --mode MODE         forward, forward_res, vjp or forward_and_vjp (repeatable or\n"
-          "                      comma-separated). Default: every mode\n"
-          "  --impl NAME         Implementations, e.g. reference, cpu (repeatable or\n"
-          "                      comma-separated). Default: every implementation\n"
-          "  --load LIB.so       Load a plugin that registers entries (it exports\n"
-          "                      tkb_plugin_init); repeatable. Default: none\n"
-          "\n",
-          tkb__prog, TKB__DEFAULT_TAG);
-  fprintf(f,
-          "Measurement:\n"
-          "  --device NAME       cpu, cuda:N or opencl:N. Default: cpu\n"
-          "  --method NAME       Timing method: auto (the device's default), wallclock,\n"
-          "                      cpu_time, opencl_events, cuda_events, cupti, profiler\n"
-          "                      (alias xprof), hermetic_profiler (alias hermetic_xprof)\n"
-          "                      ('%s info' lists each device's). Default: auto\n"
-          "  --iterations N      Timed calls per experiment. Default: %d\n"
-          "  --experiments N     Experiments per entry (Google Benchmark's repetitions).\n"
-          "                      Default: %d\n"
-          "  --warmup WHEN       each: an untimed call before every timed call (Tokamax's\n"
-          "                      wallclock); once: one per experiment. Default: each\n"
-          "  --interval-ms MS    Pause between experiments, in milliseconds. Default: 0\n"
-          "  --seed N            Seed of the random inputs. Default: 0\n"
-          "  --cold-cache        Before each timed call (outside the timed interval), write\n"
-          "                      a scratch buffer twice the size of the device's cache\n"
-          "                      (cpu: last-level cache; opencl: global memory cache), so\n"
-          "                      each call starts with cold caches. Default: off (warm)\n"
-          "  --event-filter REGEX  profiler methods only: time just the device commands\n"
-          "                      (kernels, copies, fills) whose name matches this POSIX\n"
-          "                      extended regex (Tokamax's event_filter_regex).\n"
-          "                      Default: every command\n"
-          "  --trace-dir DIR     profiler only: write each entry's Chrome trace (its last\n"
-          "                      timed call) into DIR, an existing writable folder; the\n"
-          "                      metadata's \"trace\" names the file. Default: $TMPDIR, else\n"
-          "                      /tmp\n"
-          "  --no-blocking-kernel  cuda_events only: start the events as soon as they are\n"
-          "                      queued, so each call's time includes the host's gaps\n"
-          "                      between its launches. Default: a blocking kernel holds\n"
-          "                      the stream until the call is queued (nvbench's), and the\n"
-          "                      metadata's \"blocking_kernel\" says how that went\n"
-          "\n",
-          tkb__prog, TKB__DEFAULT_ITERATIONS, TKB__DEFAULT_EXPERIMENTS);
-  fprintf(f,
-          "Output:\n"
-          "  --format FMT        console, json, csv or markdown: the format of --out's file\n"
-          "                      when --out is given, else of stdout. Default: console;\n"
-          "                      for --out, from the file's extension (.json .csv .md .txt)\n"
-          "                      and json for any other\n"
-          "  --out FILE          Also write the report to FILE (written whole under a\n"
-          "                      temporary name, then renamed). Default: none\n"
-          "  --quiet             No table and no progress line; errors still go to stderr\n"
-          "\n"
-          "Google Benchmark's spellings, so its tools (compare.py) can drive %s:\n"
-          "  --benchmark_filter=REGEX      Same as --filter\n"
-          "  --benchmark_out=FILE          Same as --out (json unless --benchmark_out_format)\n"
-          "  --benchmark_out_format=FMT    Format of --benchmark_out: json, console or csv\n"
-          "  --benchmark_format=FMT        Format of stdout: console, json or csv\n"
-          "  --benchmark_repetitions=N     Same as --experiments\n"
-          "  --benchmark_list_tests        Print the selected entries' names and exit\n"
-          "\n"
-          "Exit status: 0 every entry ran, 1 an entry failed, 2 usage error (nothing ran),\n"
-          "130 interrupted by Ctrl-C (the finished entries are written).\n"
-          "\n"
-          "Examples:\n"
-          "  %s run\n"
-          "  %s run --mode forward,forward_and_vjp --out results/latest.json\n"
-          "  %s run --filter '^cpu_96x96x64_' --iterations 50 --format markdown\n"
-          "  %s run --benchmark_repetitions=9 --benchmark_out=base.json\n"
-          "  %s run --device opencl:0 --method xprof --event-filter norm --trace-dir .\n",
-          tkb__prog, tkb__prog, tkb__prog, tkb__prog, tkb__prog, tkb__prog);
-}
-
-static void help_list(FILE *f) {
-  fprintf(f,
-          "Usage: %s list [flags]\n"
-          "\n"
-          "Lists the registered entries: full name ({spec}_{mode}_{impl}), op, impl, mode\n"
-          "and tags.\n"
-          "\n"
-          "  --filter REGEX   Entries whose full name matches this POSIX extended regex; a\n"
-          "                   leading '-' keeps the others. Default: every entry\n"
-          "  --tag TAG        Entries that carry TAG (repeatable or comma-separated: all\n"
-          "                   must match). Default: none\n"
-          "  --verbose        Also each entry's argument shapes and dtypes, static\n"
-          "                   arguments and work per call. Default: off\n"
-          "  --load LIB.so    Load a plugin that registers entries first; repeatable.\n"
-          "                   Default: none\n"
-          "\n"
-          "Exit status: 0, or 2 on a usage error or when nothing matches.\n",
           tkb__prog);
 }
 
-static void help_info(FILE *f) {
-  fprintf(f,
-          "Usage: %s info\n"
-          "\n"
-          "Shows the version and build type; the devices found, and for each one that is\n"
-          "not, why; the timing methods of each device; the CPU model, cores, caches,\n"
-          "frequency governor and boost state (from sysfs, when readable); the clock's\n"
-          "resolution and the measured cost of one clock read.\n"
-          "\n"
-          "No flags. Exit status: 0.\n",
-          tkb__prog);
+/* `tkbench help [COMMAND]` */
+static int help_main(int argc, char **argv) {
+  if (argc < 2) {
+    tkb__help_overview(stdout);
+    return TKB_EXIT_OK;
+  }
+  if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
+    tkb__help_command(stdout, &tkb__command_help);
+    return TKB_EXIT_OK;
+  }
+  if (argc > 2) return tkb__usage(tkb__command_help.name, "takes one command name, got %d arguments", argc - 1);
+  const tkb__command *cmd = tkb__command_find(argv[1]);
+  if (!cmd) {
+    char names[256];
+    tkb__command_names(names, sizeof names);
+    return tkb__usage(NULL, "help: '%s' is not a command; the commands are %s", argv[1], names);
+  }
+  tkb__help_command(stdout, cmd);
+  return TKB_EXIT_OK;
 }
 
-bool tkb__help_command(FILE *f, const char *cmd) {
-  if (strcmp(cmd, "run") == 0) help_run(f);
-  else if (strcmp(cmd, "list") == 0) help_list(f);
-  else if (strcmp(cmd, "info") == 0) help_info(f);
-  else if (strcmp(cmd, "help") == 0) tkb__help_overview(f);
-  else if (strcmp(cmd, "check") == 0) {
-    fflush(f);
-    char *args[] = {"check", "--help", NULL};
-    tkb__cli_check(2, args);
-  } else
-    return false;
-  return true;
-}
+const tkb__command tkb__command_help = {
+    .name = "help",
+    .summary = "Show the flags of a command: {prog} help run",
+    .handler = help_main,
+    .usage = "[COMMAND]",
+    .about = "Shows the commands, or with COMMAND that command's flags, each with its "
+             "default ('{prog} COMMAND --help' shows the same).",
+    .epilogue = "Exit status: 0, or 2 when COMMAND is not a command.",
+};

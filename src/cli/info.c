@@ -7,8 +7,6 @@
 #include <string.h>
 #include <time.h>
 
-#define CMD "info"
-
 static int cmp_double(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
   return (x > y) - (x < y);
@@ -104,18 +102,26 @@ static void clocks(void) {
          "20000 reads)\n", "read cost", wall, cpu_t);
 }
 
-int tkb__cli_info(int argc, char **argv) {
-  for (int i = 1; i < argc; i++) {
-    if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-      tkb__help_command(stdout, CMD);
-      return TKB_EXIT_OK;
-    }
-    if (argv[i][0] == '-') return tkb__usage(CMD, "unknown flag '%s'", argv[i]);
-    return tkb__usage(CMD, "unexpected argument '%s'", argv[i]);
-  }
+extern const tkb__command tkb__command_info;
+
+static int info_main(int argc, char **argv) {
+  int rc = tkb__flags_parse(&tkb__command_info, argc, argv, NULL, NULL);
+  if (rc != TKB__PARSED) return rc;
   printf("%s %s (%s build)\n\n", tkb__prog, tkb_version(), tkb_build_type());
   devices();
   cpu();
   clocks();
   return TKB_EXIT_OK;
 }
+
+const tkb__command tkb__command_info = {
+    .name = "info",
+    .summary = "Show the version, devices, timing methods, CPU, caches and clocks",
+    .handler = info_main,
+    .usage = "",
+    .about = "Shows the version and build type; the devices found, and for each one that is "
+             "not, why; the timing methods of each device; the CPU model, cores, caches, "
+             "frequency governor and boost state (from sysfs, when readable); the clock's "
+             "resolution and the measured cost of one clock read.",
+    .epilogue = "No flags. Exit status: 0.",
+};

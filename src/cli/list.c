@@ -1,8 +1,9 @@
-/* list.c - `tkbench list`: the registered entries as an aligned table; --verbose adds
+/* list.c - `tkbench list`: the selected entries as an aligned table; --verbose adds
  * each entry's argument specs, static arguments and work per call, found by
  * standardizing with no_init (shapes only: nothing is allocated or run). */
 #include "cli.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -63,73 +64,71 @@ static void details(size_t entry) {
   tkb_arrays_free(specs);
 }
 
-int tkb__cli_list(int argc, char **argv) {
-  const char *filter = NULL;
-  tkb__strlist tags = {0}, loads = {0};
-  bool verbose = false;
-  int rc = -1;
-  for (int i = 1; i < argc && rc < 0; i++) {
-    const char *v;
-    int m;
-    bool on;
-    if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-      tkb__help_command(stdout, CMD);
-      rc = TKB_EXIT_OK;
-    } else if ((m = tkb__flag(CMD, argc, argv, &i, "--filter", &v)) != 0) {
-      if (m < 0) rc = TKB_EXIT_USAGE;
-      else filter = v;
-    } else if ((m = tkb__flag(CMD, argc, argv, &i, "--tag", &v)) != 0) {
-      if (m < 0) rc = TKB_EXIT_USAGE;
-      else if (tkb__strlist_add(&tags, v, true)) rc = tkb__usage(CMD, "--tag given too many times");
-    } else if ((m = tkb__flag(CMD, argc, argv, &i, "--load", &v)) != 0) {
-      if (m < 0) rc = TKB_EXIT_USAGE;
-      else if (tkb__strlist_add(&loads, v, false)) rc = tkb__usage(CMD, "--load given too many times");
-    } else if ((m = tkb__switch(CMD, argv, i, "--verbose", &on)) != 0) {
-      if (m < 0) rc = TKB_EXIT_USAGE;
-      else verbose = on;
-    } else if (argv[i][0] == '-') {
-      rc = tkb__usage(CMD, "unknown flag '%s'", argv[i]);
-    } else {
-      rc = tkb__usage(CMD, "unexpected argument '%s' (entries are chosen with --filter REGEX)", argv[i]);
-    }
+typedef struct list_args {
+  tkb__select_args sel;
+  bool verbose;
+} list_args;
+
+static const tkb__flag list_flags[] = {
+    {.heading = "Output:"},
+    {.name = "--verbose", .kind = TKB__FLAG_SWITCH, .offset = offsetof(list_args, verbose),
+     .help = "Also each entry's argument shapes and dtypes, static arguments and work per "
+             "call."},
+    {0},
+};
+
+extern const tkb__command tkb__command_list;
+
+static void print_table(const size_t *idx, size_t n, bool verbose) {
+  int wn = 4, wo = 2, wi = 4, wm = 4;
+  for (size_t k = 0; k < n; k++) {
+    const tkb_benchmark_def *d = tkb_registry_get(idx[k]);
+    wn = max_int(wn, (int)strlen(tkb_registry_full_name(idx[k])));
+    wo = max_int(wo, (int)strlen(d->op));
+    wi = max_int(wi, (int)strlen(d->impl_name));
+    wm = max_int(wm, (int)strlen(tkb_mode_name(d->mode)));
   }
+  if (wn > MAX_NAME_COLUMN) wn = MAX_NAME_COLUMN;
+  printf("%-*s  %-*s  %-*s  %-*s  %s\n", wn, "Name", wo, "Op", wi, "Impl", wm, "Mode", "Tags");
+  for (size_t k = 0; k < n; k++) {
+    const tkb_benchmark_def *d = tkb_registry_get(idx[k]);
+    const char *name = tkb_registry_full_name(idx[k]);
+    if ((int)strlen(name) > wn) printf("%s\n%-*s", name, wn, "");
+    else printf("%-*s", wn, name);
+    printf("  %-*s  %-*s  %-*s  %s\n", wo, d->op, wi, d->impl_name, wm, tkb_mode_name(d->mode),
+           *d->tags ? d->tags : "-");
+    if (verbose) details(idx[k]);
+  }
+  if (n == tkb_registry_count()) printf("\n%zu entr%s\n", n, n == 1 ? "y" : "ies");
+  else printf("\n%zu of %zu entries\n", n, tkb_registry_count());
+}
+
+static int list(const list_args *a) {
   size_t *idx = NULL, n = 0;
-  if (rc < 0 && tkb__load_plugins(CMD, &loads)) rc = TKB_EXIT_USAGE;
-  if (rc < 0) {
-    tkb__selection sel = {.filter = filter, .tags = tags.items, .n_tags = tags.n};
-    if (tkb__select(&sel, &idx, &n) != TKB_OK) rc = tkb__usage(CMD, "--filter: %s", tkb_last_error());
-    else if (n == 0 && tkb_registry_count() == 0) rc = tkb__usage(CMD, "no entries are registered");
-    else if (n == 0) rc = tkb__usage(CMD, "no entry matches%s%s%s%s (%zu entries registered)",
-                                     filter ? " --filter '" : "", filter ? filter : "",
-                                     filter ? "'" : "", tags.n ? " the --tag given" : "",
-                                     tkb_registry_count());
-  }
-  if (rc < 0) {
-    int wn = 4, wo = 2, wi = 4, wm = 4;
-    for (size_t k = 0; k < n; k++) {
-      const tkb_benchmark_def *d = tkb_registry_get(idx[k]);
-      wn = max_int(wn, (int)strlen(tkb_registry_full_name(idx[k])));
-      wo = max_int(wo, (int)strlen(d->op));
-      wi = max_int(wi, (int)strlen(d->impl_name));
-      wm = max_int(wm, (int)strlen(tkb_mode_name(d->mode)));
-    }
-    if (wn > MAX_NAME_COLUMN) wn = MAX_NAME_COLUMN;
-    printf("%-*s  %-*s  %-*s  %-*s  %s\n", wn, "Name", wo, "Op", wi, "Impl", wm, "Mode", "Tags");
-    for (size_t k = 0; k < n; k++) {
-      const tkb_benchmark_def *d = tkb_registry_get(idx[k]);
-      const char *name = tkb_registry_full_name(idx[k]);
-      if ((int)strlen(name) > wn) printf("%s\n%-*s", name, wn, "");
-      else printf("%-*s", wn, name);
-      printf("  %-*s  %-*s  %-*s  %s\n", wo, d->op, wi, d->impl_name, wm, tkb_mode_name(d->mode),
-             *d->tags ? d->tags : "-");
-      if (verbose) details(idx[k]);
-    }
-    if (n == tkb_registry_count()) printf("\n%zu entr%s\n", n, n == 1 ? "y" : "ies");
-    else printf("\n%zu of %zu entries\n", n, tkb_registry_count());
-    rc = TKB_EXIT_OK;
-  }
+  if (tkb__load_plugins(CMD, &a->sel.loads)) return TKB_EXIT_USAGE;
+  if (tkb__select_entries(&tkb__command_list, &a->sel, NULL, &idx, &n)) return TKB_EXIT_USAGE;
+  print_table(idx, n, a->verbose);
   free(idx);
-  tkb__strlist_free(&tags);
-  tkb__strlist_free(&loads);
+  return TKB_EXIT_OK;
+}
+
+static int list_main(int argc, char **argv) {
+  list_args a = {0};
+  int rc = tkb__flags_parse(&tkb__command_list, argc, argv, &a, &a.sel);
+  if (rc == TKB__PARSED) rc = list(&a);
+  tkb__flags_free(&tkb__command_list, &a, &a.sel);
   return rc;
 }
+
+const tkb__command tkb__command_list = {
+    .name = CMD,
+    .summary = "List the registered benchmark entries",
+    .handler = list_main,
+    .usage = "[flags]",
+    .about = "Lists the registered entries: full name ({spec}_{mode}_{impl}), op, impl, mode "
+             "and tags. With no flags, every entry.",
+    .selection = TKB__SELECT_ALL & ~TKB__SELECT_DEVICE,
+    .flags = list_flags,
+    .epilogue = "Exit status: 0, or 2 on a usage error or when nothing matches.",
+    .positional = " (entries are chosen with --filter REGEX)",
+};

@@ -1,13 +1,15 @@
 /*
  * run.c - `tkbench run`: read the flags (tkbench's and Google Benchmark's spellings),
  * check everything that can be checked before any entry runs (so a usage error costs
- * nothing and writes nothing), run the selected entries, stream the console table,
- * and write the report file under a temporary name, renamed when complete.
+ * nothing and writes nothing), run the selected entries, and hand each finished one to
+ * the reporters: stdout's (the console table, streamed) and --out's (its text lands on
+ * disk under a temporary name, renamed when complete).
  */
 #include "cli.h"
 #include "intervals.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -15,124 +17,124 @@
 
 #define CMD "run"
 
+/* Google Benchmark's format on stdout. */
+#define STDOUT_FORMAT "console"
+
 typedef struct run_args {
-  const char *filter;
-  tkb__strlist tags, modes, impls, loads;
-  const char *device, *method;
+  tkb__select_args sel;
+  const char *method;
   int iterations, experiments;
+  const char *warmup; /* "each" or "once" */
   double interval_ms;
   uint64_t seed;
-  const char *format, *out;
-  const char *gb_format, *gb_out_format; /* --benchmark_format, --benchmark_out_format */
-  bool quiet, list_tests;
-  const char *warmup; /* "each" or "once" */
-  const char *event_filter, *trace_dir; /* tkb_bench_opts' event_filter_regex, trace_dir */
   bool cold_cache;
+  const char *event_filter, *trace_dir; /* tkb_bench_opts' event_filter_regex, trace_dir */
   bool no_blocking_kernel;
+  const char *format, *out;
+  bool quiet;
+  const char *gb_format, *gb_out_format; /* --benchmark_format, --benchmark_out_format */
+  bool list_tests;
 } run_args;
-
-/* The Google Benchmark flags tkbench honours, for the message about the others. */
-static const char gb_supported[] =
-    "--benchmark_filter=, --benchmark_out=, --benchmark_out_format=, --benchmark_format=, "
-    "--benchmark_repetitions=, --benchmark_list_tests";
-
-enum { PARSED = -1, HELPED = -2 };
-
-static int add_item(tkb__strlist *l, const char *flag, const char *v, bool split) {
-  if (tkb__strlist_add(l, v, split) == 0) return 0;
-  return tkb__usage(CMD, "%s given too many times (at most 64)", flag);
-}
 
 /* Compiles the regex as the profiler will (the library's own filter), so that a typo is
  * a usage error here rather than a failure of every entry. */
-static int check_event_filter(const char *regex) {
+static int check_event_filter(const char *cmd, const char *flag, const char *regex) {
+  (void)flag;
   tkb__event_filter f;
   if (tkb__event_filter_init(&f, regex) != TKB_OK)
-    return tkb__usage(CMD, "--event-filter: %s", tkb_last_error());
+    return tkb__usage(cmd, "--event-filter: %s", tkb_last_error());
   tkb__event_filter_free(&f);
   return 0;
 }
 
 /* The profiler writes its trace into dir: it must be a writable folder that exists. */
-static int check_trace_dir(const char *dir) {
+static int check_trace_dir(const char *cmd, const char *flag, const char *dir) {
+  (void)flag;
   struct stat st;
-  if (!*dir) return tkb__usage(CMD, "--trace-dir is empty; expected a folder");
+  if (!*dir) return tkb__usage(cmd, "--trace-dir is empty; expected a folder");
   if (stat(dir, &st) != 0)
-    return tkb__usage(CMD, "--trace-dir \"%s\" does not exist (%s); expected a writable folder",
+    return tkb__usage(cmd, "--trace-dir \"%s\" does not exist (%s); expected a writable folder",
                       dir, strerror(errno));
   if (!S_ISDIR(st.st_mode))
-    return tkb__usage(CMD, "--trace-dir \"%s\" is not a folder; expected a writable folder", dir);
+    return tkb__usage(cmd, "--trace-dir \"%s\" is not a folder; expected a writable folder", dir);
   if (access(dir, W_OK | X_OK) != 0)
-    return tkb__usage(CMD, "--trace-dir \"%s\" is not writable (%s)", dir, strerror(errno));
+    return tkb__usage(cmd, "--trace-dir \"%s\" is not writable (%s)", dir, strerror(errno));
   return 0;
 }
 
-/* Returns PARSED, HELPED, or an exit code. */
-static int parse(int argc, char **argv, run_args *a) {
-  for (int i = 1; i < argc; i++) {
-    const char *arg = argv[i], *v = NULL;
-    int m;
-    bool on;
-    if (!strcmp(arg, "-h") || !strcmp(arg, "--help")) {
-      tkb__help_command(stdout, CMD);
-      return HELPED;
-    }
-#define VALUE(name) ((m = tkb__flag(CMD, argc, argv, &i, name, &v)) != 0)
-#define CHECKED(expr) \
-  if (m < 0) return TKB_EXIT_USAGE; \
-  if ((expr) != 0) return TKB_EXIT_USAGE; \
-  continue
-    if (VALUE("--filter") || VALUE("--benchmark_filter")) { CHECKED((a->filter = v, 0)); }
-    if (VALUE("--tag")) { CHECKED(add_item(&a->tags, "--tag", v, true)); }
-    if (VALUE("--mode")) { CHECKED(add_item(&a->modes, "--mode", v, true)); }
-    if (VALUE("--impl")) { CHECKED(add_item(&a->impls, "--impl", v, true)); }
-    if (VALUE("--load")) { CHECKED(add_item(&a->loads, "--load", v, false)); }
-    if (VALUE("--device")) { CHECKED((a->device = v, 0)); }
-    if (VALUE("--method")) { CHECKED((a->method = v, 0)); }
-    if (VALUE("--iterations")) { CHECKED(tkb__parse_count(CMD, "--iterations", v, &a->iterations)); }
-    if (VALUE("--experiments")) { CHECKED(tkb__parse_count(CMD, "--experiments", v, &a->experiments)); }
-    if (VALUE("--benchmark_repetitions")) {
-      CHECKED(tkb__parse_count(CMD, "--benchmark_repetitions", v, &a->experiments));
-    }
-    if (VALUE("--interval-ms")) { CHECKED(tkb__parse_ms(CMD, "--interval-ms", v, &a->interval_ms)); }
-    if (VALUE("--seed")) { CHECKED(tkb__parse_u64(CMD, "--seed", v, &a->seed)); }
-    if (VALUE("--warmup")) { CHECKED((a->warmup = v, 0)); }
-    if (VALUE("--event-filter")) { CHECKED(check_event_filter(a->event_filter = v)); }
-    if (VALUE("--trace-dir")) { CHECKED(check_trace_dir(a->trace_dir = v)); }
-    if (VALUE("--format")) { CHECKED((a->format = v, 0)); }
-    if (VALUE("--out") || VALUE("--benchmark_out")) { CHECKED((a->out = v, 0)); }
-    if (VALUE("--benchmark_format")) { CHECKED((a->gb_format = v, 0)); }
-    if (VALUE("--benchmark_out_format")) { CHECKED((a->gb_out_format = v, 0)); }
-#undef VALUE
-#undef CHECKED
-    if ((m = tkb__switch(CMD, argv, i, "--quiet", &on)) != 0) {
-      if (m < 0) return TKB_EXIT_USAGE;
-      a->quiet = on;
-      continue;
-    }
-    if ((m = tkb__switch(CMD, argv, i, "--cold-cache", &on)) != 0) {
-      if (m < 0) return TKB_EXIT_USAGE;
-      a->cold_cache = on;
-      continue;
-    }
-    if ((m = tkb__switch(CMD, argv, i, "--no-blocking-kernel", &on)) != 0) {
-      if (m < 0) return TKB_EXIT_USAGE;
-      a->no_blocking_kernel = on;
-      continue;
-    }
-    if ((m = tkb__switch(CMD, argv, i, "--benchmark_list_tests", &on)) != 0) {
-      if (m < 0) return TKB_EXIT_USAGE;
-      a->list_tests = on;
-      continue;
-    }
-    if (strncmp(arg, "--benchmark_", 12) == 0)
-      return tkb__usage(CMD, "Google Benchmark flag '%s' is not supported; tkbench takes %s",
-                        arg, gb_supported);
-    if (arg[0] == '-') return tkb__usage(CMD, "unknown flag '%s'", arg);
-    return tkb__usage(CMD, "unexpected argument '%s' (entries are chosen with --filter REGEX)", arg);
-  }
-  return PARSED;
+static int check_warmup(const char *cmd, const char *flag, const char *value) {
+  if (strcmp(value, "each") == 0 || strcmp(value, "once") == 0) return 0;
+  return tkb__usage(cmd, "%s '%s' is not a warm-up policy; expected each or once", flag, value);
 }
+
+#define AT(field) offsetof(run_args, field)
+
+static const tkb__flag run_flags[] = {
+    {.heading = "Measurement:"},
+    {.name = "--method", .metavar = "NAME", .kind = TKB__FLAG_TEXT, .offset = AT(method),
+     .value = "auto",
+     .help = "Timing method: auto (the device's default), wallclock, cpu_time, opencl_events, "
+             "cuda_events, cupti, profiler (alias xprof), hermetic_profiler (alias "
+             "hermetic_xprof) ('{prog} info' lists each device's)."},
+    {.name = "--iterations", .metavar = "N", .kind = TKB__FLAG_COUNT, .offset = AT(iterations),
+     .value = TKB__TEXT(TKB__DEFAULT_ITERATIONS), .help = "Timed calls per experiment."},
+    {.name = "--experiments", .metavar = "N", .kind = TKB__FLAG_COUNT, .offset = AT(experiments),
+     .value = TKB__TEXT(TKB__DEFAULT_EXPERIMENTS),
+     .help = "Experiments per entry (Google Benchmark's repetitions)."},
+    {.name = "--warmup", .metavar = "WHEN", .kind = TKB__FLAG_TEXT, .offset = AT(warmup),
+     .value = "each", .check = check_warmup,
+     .help = "each: an untimed call before every timed call (Tokamax's wallclock); once: one "
+             "per experiment."},
+    {.name = "--interval-ms", .metavar = "MS", .kind = TKB__FLAG_MS, .offset = AT(interval_ms),
+     .value = "0", .help = "Pause between experiments, in milliseconds."},
+    {.name = "--seed", .metavar = "N", .kind = TKB__FLAG_U64, .offset = AT(seed), .value = "0",
+     .help = "Seed of the random inputs."},
+    {.name = "--cold-cache", .kind = TKB__FLAG_SWITCH, .offset = AT(cold_cache),
+     .shown = "off (warm)",
+     .help = "Before each timed call (outside the timed interval), write a scratch buffer "
+             "twice the size of the device's cache (cpu: last-level cache; opencl: global "
+             "memory cache), so each call starts with cold caches."},
+    {.name = "--event-filter", .metavar = "REGEX", .kind = TKB__FLAG_TEXT,
+     .offset = AT(event_filter), .check = check_event_filter, .shown = "every command",
+     .help = "profiler methods only: time just the device commands (kernels, copies, fills) "
+             "whose name matches this POSIX extended regex (Tokamax's event_filter_regex)."},
+    {.name = "--trace-dir", .metavar = "DIR", .kind = TKB__FLAG_TEXT, .offset = AT(trace_dir),
+     .check = check_trace_dir, .shown = "$TMPDIR, else /tmp",
+     .help = "profiler only: write each entry's Chrome trace (its last timed call) into DIR, "
+             "an existing writable folder; the metadata's \"trace\" names the file."},
+    {.name = "--no-blocking-kernel", .kind = TKB__FLAG_SWITCH, .offset = AT(no_blocking_kernel),
+     .shown = "a blocking kernel holds the stream until the call is queued (nvbench's), and "
+              "the metadata's \"blocking_kernel\" says how that went",
+     .help = "cuda_events only: start the events as soon as they are queued, so each call's "
+             "time includes the host's gaps between its launches."},
+    {.heading = "Output:"},
+    {.name = "--format", .metavar = "FMT", .kind = TKB__FLAG_TEXT, .offset = AT(format),
+     .shown = STDOUT_FORMAT "; for --out, from the file's extension ({extensions}) and "
+              TKB__FILE_FORMAT " for any other",
+     .help = "{formats}: the format of --out's file when --out is given, else of stdout."},
+    {.name = "--out", .metavar = "FILE", .kind = TKB__FLAG_TEXT, .offset = AT(out),
+     .help = "Also write the report to FILE (written whole under a temporary name, then "
+             "renamed)."},
+    {.name = "--quiet", .kind = TKB__FLAG_SWITCH, .offset = AT(quiet),
+     .help = "No table and no progress line; errors still go to stderr."},
+    {.heading = "Google Benchmark's spellings, so its tools (compare.py) can drive {prog}:"},
+    {.name = "--benchmark_filter", .metavar = "REGEX", .kind = TKB__FLAG_TEXT,
+     .offset = AT(sel.filter), .same_as = "--filter"},
+    {.name = "--benchmark_out", .metavar = "FILE", .kind = TKB__FLAG_TEXT, .offset = AT(out),
+     .same_as = "--out (" TKB__FILE_FORMAT " unless --benchmark_out_format)"},
+    {.name = "--benchmark_out_format", .metavar = "FMT", .kind = TKB__FLAG_TEXT,
+     .offset = AT(gb_out_format), .shown = TKB__FILE_FORMAT,
+     .help = "Format of --benchmark_out: {formats}."},
+    {.name = "--benchmark_format", .metavar = "FMT", .kind = TKB__FLAG_TEXT,
+     .offset = AT(gb_format), .shown = STDOUT_FORMAT, .help = "Format of stdout: {formats}."},
+    {.name = "--benchmark_repetitions", .metavar = "N", .kind = TKB__FLAG_COUNT,
+     .offset = AT(experiments), .same_as = "--experiments"},
+    {.name = "--benchmark_list_tests", .kind = TKB__FLAG_SWITCH, .offset = AT(list_tests),
+     .help = "Print the selected entries' names and exit."},
+    {0},
+};
+
+extern const tkb__command tkb__command_run;
 
 /* The method through the library's own rule (auto, aliases such as xprof, what the
  * device has), with the library's message; *resolved gets the canonical name. Then the
@@ -160,59 +162,47 @@ static int check_method(tkb_device *dev, const run_args *a, const char **resolve
   return 0;
 }
 
-/* "--filter 'x' --tag cpu --mode forward" for the nothing-matches message. */
-static void describe(const run_args *a, const tkb__selection *sel, char *buf, size_t cap) {
-  size_t len = 0;
-  buf[0] = '\0';
-  if (a->filter) len += (size_t)snprintf(buf + len, cap - len, " --filter '%s'", a->filter);
-  for (size_t k = 0; k < sel->n_tags && len < cap; k++)
-    len += (size_t)snprintf(buf + len, cap - len, " --tag %s", sel->tags[k]);
-  for (size_t k = 0; k < a->modes.n && len < cap; k++)
-    len += (size_t)snprintf(buf + len, cap - len, " --mode %s", a->modes.items[k]);
-  for (size_t k = 0; k < a->impls.n && len < cap; k++)
-    len += (size_t)snprintf(buf + len, cap - len, " --impl %s", a->impls.items[k]);
-}
-
-/* Selection with the default tag rule: TKB__DEFAULT_TAG when neither a filter nor a tag
- * is given, and every entry when no entry carries that tag (a user's own program whose
- * entries have no tags). */
-static int select_entries(const run_args *a, const char *kind, size_t **idx, size_t *n) {
-  unsigned modes = 0;
-  for (size_t k = 0; k < a->modes.n; k++) {
-    tkb_mode m;
-    if (tkb_mode_parse(a->modes.items[k], &m) != TKB_OK)
-      return tkb__usage(CMD, "--mode: %s", tkb_last_error());
-    modes |= 1u << m;
-  }
-  const char *default_tag[1] = {TKB__DEFAULT_TAG};
-  bool use_default = !a->filter && a->tags.n == 0;
-  tkb__selection sel = {.filter = a->filter,
-                        .tags = use_default ? default_tag : a->tags.items,
-                        .n_tags = use_default ? 1 : a->tags.n,
-                        .impls = a->impls.items,
-                        .n_impls = a->impls.n,
-                        .modes = modes,
-                        .device_kind = kind};
-  if (tkb__select(&sel, idx, n) != TKB_OK) return tkb__usage(CMD, "--filter: %s", tkb_last_error());
-  if (*n == 0 && use_default) {
-    sel.n_tags = 0;
-    if (tkb__select(&sel, idx, n) != TKB_OK) return tkb__usage(CMD, "%s", tkb_last_error());
-  }
-  if (*n == 0) {
-    char what[1024];
-    describe(a, &sel, what, sizeof what);
-    return tkb__usage(CMD, "no entry matches%s on device %s (%zu entries registered; '%s list' "
-                      "shows them)", *what ? what : " (no criteria)", a->device,
-                      tkb_registry_count(), tkb__prog);
-  }
+/* The formats of stdout and of --out's file, as the flags ask. */
+static int formats(const run_args *a, const tkb__format **stdout_fmt, const tkb__format **file_fmt) {
+  const tkb__format *fmt = NULL;
+  tkb__format_parse(STDOUT_FORMAT, stdout_fmt);
+  tkb__format_parse(TKB__FILE_FORMAT, file_fmt);
+  if (a->format && tkb__format_parse(a->format, &fmt) != TKB_OK)
+    return tkb__usage(CMD, "--format: %s", tkb_last_error());
+  if (a->gb_format && tkb__format_parse(a->gb_format, stdout_fmt) != TKB_OK)
+    return tkb__usage(CMD, "--benchmark_format: %s", tkb_last_error());
+  if (a->gb_out_format && tkb__format_parse(a->gb_out_format, file_fmt) != TKB_OK)
+    return tkb__usage(CMD, "--benchmark_out_format: %s", tkb_last_error());
+  if (a->format && !a->out && !a->gb_format) *stdout_fmt = fmt;
+  if (a->out && !a->gb_out_format) *file_fmt = a->format ? fmt : tkb__format_from_path(a->out);
   return 0;
 }
 
-/* State the runner's callbacks share: the progress line and the streaming table. */
+/* The run's one context, which every reporter reads. */
+static void fill_context(tkb__report_ctx *ctx, const run_args *a, tkb_device *dev,
+                         const char *method, const size_t *idx, size_t n) {
+  *ctx = (tkb__report_ctx){.executable = tkb__exe,
+                           .device = tkb_device_name(dev),
+                           .device_description = tkb_device_description(dev),
+                           .method = method,
+                           .seed = a->seed,
+                           .iterations = a->iterations,
+                           .experiments = a->experiments,
+                           .interval_ms = a->interval_ms,
+                           .warmup_once = strcmp(a->warmup, "once") == 0};
+  tkb__iso_date(ctx->date, sizeof ctx->date);
+  tkb__host_facts_read(&ctx->host);
+  for (size_t k = 0; k < n; k++) {
+    int len = (int)strlen(tkb_registry_full_name(idx[k]));
+    if (len > ctx->name_width) ctx->name_width = len;
+  }
+}
+
+/* What the runner's callbacks share: the progress line and the reporters. */
 typedef struct live {
   tkb__progress progress;
-  const tkb__report_ctx *ctx;
-  bool table;
+  tkb__reporter *reporters[2]; /* stdout's, --out's; either may be NULL */
+  bool table;                  /* stdout shows failures itself (a live view) */
 } live;
 
 static void on_start(void *user, size_t k, size_t n, const char *name) {
@@ -226,165 +216,135 @@ static void on_done(void *user, size_t k, size_t n, const tkb__result *r) {
   (void)n;
   live *l = user;
   tkb__progress_clear(&l->progress);
-  if (l->table) {
-    tkb__console_row(stdout, l->ctx, r);
-    fflush(stdout);
-  }
+  for (size_t i = 0; i < TKB_ARRAY_LEN(l->reporters); i++)
+    if (l->reporters[i]) tkb__reporter_entry(l->reporters[i], r);
+  /* No table on stdout: a failure still needs saying. */
+  if (!r->bd && !l->table)
+    fprintf(stderr, "%s %s: %s failed (%s): %s\n", tkb__prog, CMD, r->name,
+            tkb_status_name(r->status), r->error ? r->error : "");
 }
 
-static tkb_status write_doc(FILE *f, tkb__format fmt, const tkb__report_ctx *ctx,
-                            const tkb__result *res, size_t n, size_t n_selected, double wall_s) {
-  switch (fmt) {
-    case TKB__FORMAT_JSON: return tkb__write_json(f, ctx, res, n);
-    case TKB__FORMAT_CSV: return tkb__write_csv(f, ctx, res, n);
-    case TKB__FORMAT_MARKDOWN: return tkb__write_markdown(f, ctx, res, n);
-    case TKB__FORMAT_CONSOLE: return tkb__write_console(f, ctx, res, n, n_selected, wall_s);
-  }
-  return TKB_ERR_INTERNAL;
+static tkb__runner make_runner(const run_args *a, const char *method, live *l) {
+  return (tkb__runner){.device = a->sel.device,
+                       .seed = a->seed,
+                       .bench = {.iterations = a->iterations,
+                                 .experiments = a->experiments,
+                                 .interval_ms = a->interval_ms,
+                                 .method = method,
+                                 .event_filter_regex = a->event_filter,
+                                 .warmup_once = strcmp(a->warmup, "once") == 0,
+                                 .cold_cache = a->cold_cache,
+                                 .trace_dir = a->trace_dir,
+                                 .no_blocking_kernel = a->no_blocking_kernel},
+                       .stop_on_sigint = true,
+                       .on_start = on_start,
+                       .on_done = on_done,
+                       .user = l};
 }
 
-static tkb_status write_file(const char *path, tkb__format fmt, const tkb__report_ctx *ctx,
-                             const tkb__result *res, size_t n, size_t n_selected, double wall_s) {
-  tkb__outfile o;
-  tkb_status st = tkb__outfile_open(&o, path);
-  if (st) return st;
-  st = write_doc(o.f, fmt, ctx, res, n, n_selected, wall_s);
-  if (st) {
-    tkb__outfile_abort(&o);
-    return st;
-  }
-  return tkb__outfile_commit(&o);
+/* Ends --out's report and lands the file; false (message printed) when that failed. */
+static bool finish_file(const run_args *a, tkb__reporter *r, tkb__outfile *o,
+                        const tkb__run_summary *s, bool table) {
+  tkb_status st = tkb__reporter_end(r, s);
+  if (st) tkb__outfile_abort(o);
+  else st = tkb__outfile_commit(o);
+  if (st) fprintf(stderr, "%s %s: %s\n", tkb__prog, CMD, tkb_last_error());
+  else if (table) printf("wrote %s (%s)\n", a->out, r->format->name);
+  return st == TKB_OK;
 }
 
-/* Everything after parsing; a is freed by the caller. */
-static int run(run_args *a) {
-  if (tkb__load_plugins(CMD, &a->loads)) return TKB_EXIT_USAGE;
-
-  if (strcmp(a->warmup, "each") != 0 && strcmp(a->warmup, "once") != 0)
-    return tkb__usage(CMD, "--warmup '%s' is not a warm-up policy; expected each or once", a->warmup);
-  tkb__format stdout_fmt = TKB__FORMAT_CONSOLE, file_fmt = TKB__FORMAT_JSON, fmt;
-  if (a->format && tkb__format_parse(a->format, &fmt) != TKB_OK)
-    return tkb__usage(CMD, "--format: %s", tkb_last_error());
-  if (a->gb_format && tkb__format_parse(a->gb_format, &stdout_fmt) != TKB_OK)
-    return tkb__usage(CMD, "--benchmark_format: %s", tkb_last_error());
-  if (a->gb_out_format && tkb__format_parse(a->gb_out_format, &file_fmt) != TKB_OK)
-    return tkb__usage(CMD, "--benchmark_out_format: %s", tkb_last_error());
-  if (a->format && !a->out && !a->gb_format) stdout_fmt = fmt;
-  if (a->out && !a->gb_out_format) file_fmt = a->format ? fmt : tkb__format_from_path(a->out);
-
-  tkb_device *dev;
-  if (tkb_device_get(a->device, &dev) != TKB_OK) return tkb__usage(CMD, "--device: %s", tkb_last_error());
-  const char *method = NULL;
-  if (check_method(dev, a, &method)) return TKB_EXIT_USAGE;
-  char kind[32];
-  tkb__device_kind(a->device, kind, sizeof kind);
-
-  size_t *idx = NULL, n = 0;
-  if (select_entries(a, kind, &idx, &n)) return TKB_EXIT_USAGE;
-  if (a->list_tests) {
-    for (size_t k = 0; k < n; k++) printf("%s\n", tkb_registry_full_name(idx[k]));
-    free(idx);
-    return TKB_EXIT_OK;
-  }
-  if (a->out && tkb__outfile_check(a->out) != TKB_OK) {
-    free(idx);
-    return tkb__usage(CMD, "--out: %s", tkb_last_error());
-  }
-
-  tkb__report_ctx ctx = {.executable = tkb__exe,
-                         .device = tkb_device_name(dev),
-                         .device_description = tkb_device_description(dev),
-                         .method = method,
-                         .seed = a->seed,
-                         .iterations = a->iterations,
-                         .experiments = a->experiments,
-                         .interval_ms = a->interval_ms,
-                         .warmup_once = strcmp(a->warmup, "once") == 0};
-  tkb__iso_date(ctx.date, sizeof ctx.date);
-  for (size_t k = 0; k < n; k++) {
-    int len = (int)strlen(tkb_registry_full_name(idx[k]));
-    if (len > ctx.name_width) ctx.name_width = len;
-  }
-  bool table = stdout_fmt == TKB__FORMAT_CONSOLE && !a->quiet;
-  ctx.color = table && tkb__use_color(stdout);
-  live l = {.ctx = &ctx, .table = table};
+/* Runs the selected entries idx[0..n) into the reporters; returns the exit code. */
+static int run_selected(const run_args *a, tkb_device *dev, const char *method,
+                        const tkb__format *stdout_fmt, const tkb__format *file_fmt,
+                        const size_t *idx, size_t n) {
+  tkb__report_ctx ctx;
+  fill_context(&ctx, a, dev, method, idx, n);
+  const bool to_stdout = !(a->quiet && stdout_fmt->live_view);
+  live l = {.table = to_stdout && stdout_fmt->live_view};
+  tkb__reporter out_r, file_r;
+  tkb__outfile file = {0};
   tkb__progress_begin(&l.progress, stderr, !a->quiet && isatty(fileno(stderr)), n);
-  if (table) {
-    tkb__console_header(stdout, &ctx);
-    tkb__console_titles(stdout, &ctx);
-    fflush(stdout);
-  }
-
-  tkb__result *res = calloc(n, sizeof *res);
-  if (!res) {
-    free(idx);
-    fprintf(stderr, "%s %s: out of memory for %zu results\n", tkb__prog, CMD, n);
+  tkb_status st = a->out ? tkb__outfile_open(&file, a->out) : TKB_OK;
+  if (!st && a->out && !(st = tkb__reporter_begin(&file_r, file_fmt, file.f, &ctx, false)))
+    l.reporters[1] = &file_r;
+  if (!st && to_stdout &&
+      !(st = tkb__reporter_begin(&out_r, stdout_fmt, stdout, &ctx, l.table && tkb__use_color(stdout))))
+    l.reporters[0] = &out_r;
+  if (st) {
+    if (l.reporters[1]) tkb__reporter_discard(l.reporters[1]);
+    tkb__outfile_abort(&file);
+    fprintf(stderr, "%s %s: %s\n", tkb__prog, CMD, tkb_last_error());
     return TKB_EXIT_FAILED;
   }
-  tkb__runner runner = {.device = a->device,
-                        .seed = a->seed,
-                        .bench = {.iterations = a->iterations,
-                                  .experiments = a->experiments,
-                                  .interval_ms = a->interval_ms,
-                                  .method = method,
-                                  .event_filter_regex = a->event_filter,
-                                  .warmup_once = strcmp(a->warmup, "once") == 0,
-                                  .cold_cache = a->cold_cache,
-                                  .trace_dir = a->trace_dir,
-                                  .no_blocking_kernel = a->no_blocking_kernel},
-                        .stop_on_sigint = true,
-                        .on_start = on_start,
-                        .on_done = on_done,
-                        .user = &l};
-  size_t done = 0;
-  bool interrupted = false;
-  tkb__run_entries(&runner, idx, n, res, &done, &interrupted);
-  tkb__progress_clear(&l.progress);
-  double wall_s = tkb__progress_elapsed(&l.progress);
-  ctx.interrupted = interrupted;
 
-  size_t failed = 0;
-  for (size_t k = 0; k < done; k++) failed += res[k].bd == NULL;
-  int rc = interrupted ? TKB_EXIT_INTERRUPTED : failed ? TKB_EXIT_FAILED : TKB_EXIT_OK;
-  if (table) {
-    tkb__console_summary(stdout, &ctx, res, done, n, wall_s);
-  } else {
-    if (stdout_fmt != TKB__FORMAT_CONSOLE) write_doc(stdout, stdout_fmt, &ctx, res, done, n, wall_s);
-    /* No table on stdout: failures and interruption still need saying. */
-    for (size_t k = 0; k < done; k++)
-      if (!res[k].bd)
-        fprintf(stderr, "%s %s: %s failed (%s): %s\n", tkb__prog, CMD, res[k].name,
-                tkb_status_name(res[k].status), res[k].error ? res[k].error : "");
-    if (interrupted)
-      fprintf(stderr, "%s %s: interrupted: %zu of %zu entries ran\n", tkb__prog, CMD, done, n);
-  }
+  tkb__runner runner = make_runner(a, method, &l);
+  tkb__run_count count = tkb__run_entries(&runner, idx, n);
+  tkb__progress_clear(&l.progress);
+  tkb__run_summary s = {.n_selected = n,
+                        .wall_s = tkb__progress_elapsed(&l.progress),
+                        .interrupted = count.interrupted};
+  int rc = count.interrupted ? TKB_EXIT_INTERRUPTED : count.failed ? TKB_EXIT_FAILED : TKB_EXIT_OK;
+  if (l.reporters[0]) tkb__reporter_end(l.reporters[0], &s);
+  if (count.interrupted && !l.table)
+    fprintf(stderr, "%s %s: interrupted: %zu of %zu entries ran\n", tkb__prog, CMD, count.done, n);
   fflush(stdout);
-  if (a->out) {
-    if (write_file(a->out, file_fmt, &ctx, res, done, n, wall_s) != TKB_OK) {
-      fprintf(stderr, "%s %s: %s\n", tkb__prog, CMD, tkb_last_error());
-      if (rc == TKB_EXIT_OK) rc = TKB_EXIT_FAILED;
-    } else if (table) {
-      printf("wrote %s (%s)\n", a->out, tkb__format_name(file_fmt));
-    }
-  }
-  for (size_t k = 0; k < done; k++) tkb__result_clear(&res[k]);
-  free(res);
+  if (a->out && !finish_file(a, &file_r, &file, &s, l.table) && rc == TKB_EXIT_OK)
+    rc = TKB_EXIT_FAILED;
+  return rc;
+}
+
+/* Everything after parsing. */
+static int run(const run_args *a) {
+  if (tkb__load_plugins(CMD, &a->sel.loads)) return TKB_EXIT_USAGE;
+  const tkb__format *stdout_fmt, *file_fmt;
+  if (formats(a, &stdout_fmt, &file_fmt)) return TKB_EXIT_USAGE;
+  tkb_device *dev;
+  if (tkb_device_get(a->sel.device, &dev) != TKB_OK)
+    return tkb__usage(CMD, "--device: %s", tkb_last_error());
+  const char *method = NULL;
+  if (check_method(dev, a, &method)) return TKB_EXIT_USAGE;
+  size_t *idx = NULL, n = 0;
+  if (tkb__select_entries(&tkb__command_run, &a->sel, NULL, &idx, &n)) return TKB_EXIT_USAGE;
+  int rc = TKB_EXIT_OK;
+  if (a->list_tests)
+    for (size_t k = 0; k < n; k++) printf("%s\n", tkb_registry_full_name(idx[k]));
+  else if (a->out && tkb__outfile_check(a->out) != TKB_OK)
+    rc = tkb__usage(CMD, "--out: %s", tkb_last_error());
+  else
+    rc = run_selected(a, dev, method, stdout_fmt, file_fmt, idx, n);
   free(idx);
   return rc;
 }
 
-int tkb__cli_run(int argc, char **argv) {
-  run_args a = {.device = "cpu",
-                .method = "auto",
-                .warmup = "each",
-                .iterations = TKB__DEFAULT_ITERATIONS,
-                .experiments = TKB__DEFAULT_EXPERIMENTS};
-  int rc = parse(argc, argv, &a);
-  if (rc == HELPED) rc = TKB_EXIT_OK;
-  else if (rc == PARSED) rc = run(&a);
-  tkb__strlist_free(&a.tags);
-  tkb__strlist_free(&a.modes);
-  tkb__strlist_free(&a.impls);
-  tkb__strlist_free(&a.loads);
+static int run_main(int argc, char **argv) {
+  run_args a = {0};
+  int rc = tkb__flags_parse(&tkb__command_run, argc, argv, &a, &a.sel);
+  if (rc == TKB__PARSED) rc = run(&a);
+  tkb__flags_free(&tkb__command_run, &a, &a.sel);
   return rc;
 }
+
+const tkb__command tkb__command_run = {
+    .name = CMD,
+    .summary = "Run entries and report their times ({formats})",
+    .handler = run_main,
+    .usage = "[flags]",
+    .about = "Runs the selected entries one after another and reports, per entry, the median, "
+             "min and max time per call, the spread (stddev / median) and the throughputs. A "
+             "failing entry (an error, or NaN/Inf in its outputs) is reported and the run goes "
+             "on. Ctrl-C stops after the entry in progress and writes what finished.",
+    .selection = TKB__SELECT_ALL,
+    .default_tag = true,
+    .flags = run_flags,
+    .epilogue = "Exit status: 0 every entry ran, 1 an entry failed, 2 usage error (nothing "
+                "ran), 130 interrupted by Ctrl-C (the finished entries are written).\n"
+                "\n"
+                "Examples:\n"
+                "  {prog} run\n"
+                "  {prog} run --mode forward,forward_and_vjp --out results/latest.json\n"
+                "  {prog} run --op ragged_dot,normalization --mode forward\n"
+                "  {prog} run --filter '^cpu_96x96x64_' --iterations 50 --format markdown\n"
+                "  {prog} run --benchmark_repetitions=9 --benchmark_out=base.json\n"
+                "  {prog} run --device opencl:0 --method xprof --event-filter norm --trace-dir .",
+    .positional = " (entries are chosen with --filter REGEX)",
+};

@@ -1,12 +1,13 @@
 /* host.c - facts about the machine that reports record (Google Benchmark's context) and
- * `tkbench info` prints: caches, clock rate, frequency governor, boost, load. Everything
- * comes from sysfs and /proc and degrades to "unknown" where those are missing
- * (containers, other kernels). */
+ * `tkbench info` prints: caches, clock rate, frequency governor, boost, load, host name.
+ * Everything comes from sysfs, /proc and gethostname and degrades to "unknown" where
+ * those are missing (containers, other kernels). */
 #include "report.h"
 
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 /* First line of a small file, newline stripped; false when unreadable. */
 static bool read_line(const char *path, char *buf, size_t cap) {
@@ -105,6 +106,19 @@ bool tkb__host_loadavg(double out[3]) {
   char buf[256];
   if (!read_line("/proc/loadavg", buf, sizeof buf)) return false;
   return sscanf(buf, "%lf %lf %lf", &out[0], &out[1], &out[2]) == 3;
+}
+
+void tkb__host_facts_read(tkb__host_facts *h) {
+  *h = (tkb__host_facts){0};
+  if (gethostname(h->host_name, sizeof h->host_name) != 0)
+    snprintf(h->host_name, sizeof h->host_name, "unknown");
+  h->host_name[sizeof h->host_name - 1] = '\0'; /* POSIX leaves a truncated name unended */
+  h->cpu_model = tkb__cpu_model();
+  h->num_cpus = tkb__num_cpus();
+  h->mhz = tkb__host_mhz();
+  h->cpu_scaling = tkb__host_cpu_scaling();
+  h->n_caches = tkb__host_caches(h->caches, (int)TKB_ARRAY_LEN(h->caches));
+  h->have_load_avg = tkb__host_loadavg(h->load_avg);
 }
 
 void tkb__iso_date(char *buf, size_t cap) {

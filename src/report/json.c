@@ -9,6 +9,8 @@
  * Every iteration entry also carries a "tkbench" object with the whole BenchmarkData.
  * Times are always in ns: compare.py only matches entries whose time_unit agrees, so a
  * unit picked per run could make two runs of the same entry incomparable.
+ * The context comes first and says whether the run was interrupted, so the entries are
+ * written into memory as they finish and the document is put together at the end.
  */
 #include "jsonw.h"
 #include "report.h"
@@ -16,35 +18,30 @@
 #include <ctype.h>
 #include <math.h>
 #include <string.h>
-#include <unistd.h>
 
-static void write_context(jw *w, const tkb__report_ctx *ctx) {
+static void write_context(jw *w, const tkb__report_ctx *ctx, bool interrupted) {
+  const tkb__host_facts *host = &ctx->host;
   jw_begin_object(w, "context");
   jw_string(w, "date", ctx->date);
-  char host[256] = "unknown";
-  if (gethostname(host, sizeof host) != 0) snprintf(host, sizeof host, "unknown");
-  host[sizeof host - 1] = '\0';
-  jw_string(w, "host_name", host);
+  jw_string(w, "host_name", host->host_name);
   jw_string(w, "executable", ctx->executable ? ctx->executable : "tkbench");
-  jw_int(w, "num_cpus", tkb__num_cpus());
-  jw_int(w, "mhz_per_cpu", (long long)llround(tkb__host_mhz()));
-  jw_bool(w, "cpu_scaling_enabled", tkb__host_cpu_scaling());
+  jw_int(w, "num_cpus", host->num_cpus);
+  jw_int(w, "mhz_per_cpu", (long long)llround(host->mhz));
+  jw_bool(w, "cpu_scaling_enabled", host->cpu_scaling);
   jw_begin_array(w, "caches", false);
-  tkb__cache caches[16];
-  int nc = tkb__host_caches(caches, 16);
-  for (int i = 0; i < nc; i++) {
+  for (int i = 0; i < host->n_caches; i++) {
+    const tkb__cache *c = &host->caches[i];
     jw_begin_object(w, NULL);
-    jw_string(w, "type", caches[i].type);
-    jw_int(w, "level", caches[i].level);
-    jw_int(w, "size", caches[i].size);
-    jw_int(w, "num_sharing", caches[i].num_sharing);
+    jw_string(w, "type", c->type);
+    jw_int(w, "level", c->level);
+    jw_int(w, "size", c->size);
+    jw_int(w, "num_sharing", c->num_sharing);
     jw_end_object(w);
   }
   jw_end_array(w);
-  double load[3];
   jw_begin_array(w, "load_avg", true);
-  if (tkb__host_loadavg(load))
-    for (int i = 0; i < 3; i++) jw_number(w, NULL, load[i]);
+  if (host->have_load_avg)
+    for (int i = 0; i < 3; i++) jw_number(w, NULL, host->load_avg[i]);
   jw_end_array(w);
   jw_string(w, "library_version", tkb_version());
   char build[32];
@@ -56,14 +53,14 @@ static void write_context(jw *w, const tkb__report_ctx *ctx) {
   jw_string(w, "library", "tkbench");
   jw_string(w, "device", ctx->device);
   jw_string(w, "device_description", ctx->device_description);
-  jw_string(w, "cpu_model", tkb__cpu_model());
+  jw_string(w, "cpu_model", host->cpu_model);
   jw_string(w, "method", ctx->method);
   jw_uint(w, "seed", ctx->seed);
   jw_int(w, "iterations", ctx->iterations);
   jw_int(w, "experiments", ctx->experiments);
   jw_number(w, "interval_ms", ctx->interval_ms);
   jw_string(w, "warmup", ctx->warmup_once ? "once" : "each");
-  jw_bool(w, "interrupted", ctx->interrupted);
+  jw_bool(w, "interrupted", interrupted);
   jw_end_object(w);
 }
 
@@ -217,17 +214,47 @@ static void write_runs(jw *w, const tkb__result *r) {
   }
 }
 
-tkb_status tkb__write_json(FILE *f, const tkb__report_ctx *ctx, const tkb__result *res, size_t n) {
-  jw w = {.f = f};
+/* The benchmarks[] elements so far, written at the depth they have in the document. */
+typedef struct entries {
+  tkb__textbuf text;
+  jw w;
+} entries;
+
+/* Inside the document's object and its "benchmarks" array. */
+#define ENTRY_DEPTH 2
+
+static tkb_status begin(tkb__reporter *r) {
+  entries *e = r->state;
+  tkb_status st = tkb__textbuf_open(&e->text);
+  if (!st) jw_begin_at(&e->w, e->text.f, ENTRY_DEPTH);
+  return st;
+}
+
+static void entry(tkb__reporter *r, const tkb__result *res) {
+  entries *e = r->state;
+  if (res->bd) write_runs(&e->w, res);
+  else write_failed(&e->w, res, r->ctx->experiments);
+}
+
+static tkb_status end(tkb__reporter *r, const tkb__run_summary *s) {
+  entries *e = r->state;
+  tkb_status st = tkb__textbuf_close(&e->text);
+  if (st) return st;
+  jw w = {.f = r->f};
   jw_begin_object(&w, NULL);
-  write_context(&w, ctx);
+  write_context(&w, r->ctx, s->interrupted);
   jw_begin_array(&w, "benchmarks", false);
-  for (size_t i = 0; i < n; i++) {
-    if (res[i].bd) write_runs(&w, &res[i]);
-    else write_failed(&w, &res[i], ctx->experiments);
-  }
+  jw_splice(&w, e->text.text, e->text.len);
   jw_end_array(&w);
   jw_end_object(&w);
   jw_finish(&w);
-  return ferror(f) ? tkb_set_error(TKB_ERR_IO, "writing the JSON report failed") : TKB_OK;
+  return TKB_OK;
 }
+
+static void release(tkb__reporter *r) {
+  entries *e = r->state;
+  if (e) tkb__textbuf_free(&e->text);
+}
+
+const tkb__reporter_ops tkb__json_reporter = {
+    .state_size = sizeof(entries), .begin = begin, .entry = entry, .end = end, .release = release};

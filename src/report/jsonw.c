@@ -103,3 +103,14 @@ void jw_null(jw *w, const char *key) {
 }
 
 void jw_finish(jw *w) { fputc('\n', w->f); }
+
+void jw_begin_at(jw *w, FILE *f, int depth) {
+  *w = (jw){.f = f, .depth = depth < JW_MAX_DEPTH ? depth : JW_MAX_DEPTH - 1};
+  w->first[w->depth] = true;
+}
+
+void jw_splice(jw *w, const char *text, size_t len) {
+  if (len == 0) return;
+  fwrite(text, 1, len, w->f);
+  w->first[w->depth] = false;
+}

@@ -30,4 +30,13 @@ void jw_null(jw *w, const char *key);
 /* Ends the document with a newline. */
 void jw_finish(jw *w);
 
+/* A document's parts may become known out of order (a report's context says at its top
+ * how the run ended): elements of a container can be written ahead by their own writer,
+ * started on another stream at the depth the container will have, and spliced in when
+ * the document reaches it. */
+void jw_begin_at(jw *w, FILE *f, int depth);
+/* Puts text (elements written by a jw_begin_at writer of w's depth) into w's current
+ * container, which must hold no element yet. */
+void jw_splice(jw *w, const char *text, size_t len);
+
 #endif

@@ -1,8 +1,11 @@
 /* markdown.c - the console's table as GitHub-flavoured Markdown, for pull requests and
- * docs: a line of context, then one row per entry with times in fitting units. */
+ * docs: a line of context, then one row per entry with times in fitting units. The
+ * context line says whether the run was interrupted, so the rows wait in memory until
+ * the run ends. */
 #include "report.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* Table cells cannot hold '|' or line breaks. */
@@ -24,39 +27,58 @@ static const char *trim(char *s) {
   return s;
 }
 
-tkb_status tkb__write_markdown(FILE *f, const tkb__report_ctx *ctx, const tkb__result *res,
-                               size_t n) {
+static tkb_status begin(tkb__reporter *r) { return tkb__textbuf_open(r->state); }
+
+static void entry(tkb__reporter *rep, const tkb__result *r) {
+  FILE *f = ((tkb__textbuf *)rep->state)->f;
+  char name[600];
+  snprintf(name, sizeof name, "`%s`", r->name);
+  cell(f, name);
+  if (!r->bd) {
+    char msg[1200];
+    snprintf(msg, sizeof msg, "**FAILED** %s: %s", tkb_status_name(r->status),
+             r->error ? r->error : "");
+    cell(f, msg);
+    for (int k = 0; k < 6; k++) cell(f, "");
+    fputs("|\n", f);
+    return;
+  }
+  tkb__cells c;
+  tkb__format_cells(r, &c);
+  cell(f, trim(c.median));
+  cell(f, trim(c.min));
+  cell(f, trim(c.max));
+  cell(f, c.spread);
+  cell(f, c.items);
+  cell(f, c.gbs);
+  cell(f, c.gflops);
+  fputs("|\n", f);
+}
+
+static tkb_status end(tkb__reporter *r, const tkb__run_summary *s) {
+  tkb__textbuf *rows = r->state;
+  const tkb__report_ctx *ctx = r->ctx;
+  tkb_status st = tkb__textbuf_close(rows);
+  if (st) return st;
+  FILE *f = r->f;
   fprintf(f, "tkbench %s (%s), %s; device `%s` (%s); method `%s`, seed %llu, %d iterations x %d "
              "experiments, warm-up %s%s\n\n",
           tkb_version(), tkb_build_type(), ctx->date, ctx->device, ctx->device_description,
           ctx->method, (unsigned long long)ctx->seed, ctx->iterations, ctx->experiments,
-          ctx->warmup_once ? "once per experiment" : "before each call", ctx->interrupted ? " (interrupted: partial results)" : "");
+          ctx->warmup_once ? "once per experiment" : "before each call",
+          s->interrupted ? " (interrupted: partial results)" : "");
   fputs("| Benchmark | Median | Min | Max | SD/Med | Items/s | GB/s | GFLOP/s |\n", f);
   fputs("|---|--:|--:|--:|--:|--:|--:|--:|\n", f);
-  for (size_t i = 0; i < n; i++) {
-    const tkb__result *r = &res[i];
-    char name[600];
-    snprintf(name, sizeof name, "`%s`", r->name);
-    cell(f, name);
-    if (!r->bd) {
-      char msg[1200];
-      snprintf(msg, sizeof msg, "**FAILED** %s: %s", tkb_status_name(r->status),
-               r->error ? r->error : "");
-      cell(f, msg);
-      for (int k = 0; k < 6; k++) cell(f, "");
-      fputs("|\n", f);
-      continue;
-    }
-    tkb__cells c;
-    tkb__format_cells(r, &c);
-    cell(f, trim(c.median));
-    cell(f, trim(c.min));
-    cell(f, trim(c.max));
-    cell(f, c.spread);
-    cell(f, c.items);
-    cell(f, c.gbs);
-    cell(f, c.gflops);
-    fputs("|\n", f);
-  }
-  return ferror(f) ? tkb_set_error(TKB_ERR_IO, "writing the Markdown report failed") : TKB_OK;
+  if (rows->len) fwrite(rows->text, 1, rows->len, f);
+  return TKB_OK;
 }
+
+static void release(tkb__reporter *r) {
+  if (r->state) tkb__textbuf_free(r->state);
+}
+
+const tkb__reporter_ops tkb__markdown_reporter = {.state_size = sizeof(tkb__textbuf),
+                                                  .begin = begin,
+                                                  .entry = entry,
+                                                  .end = end,
+                                                  .release = release};

@@ -1,6 +1,8 @@
-/* outfile.c - output files that are either complete or absent: the text goes to a
- * temporary name in the same directory (so rename() stays on one filesystem and is
- * atomic) and replaces the target only once it is fully written and synced. */
+/* outfile.c - output files that are either complete or absent: the report is collected
+ * in memory while the run goes, then written to a temporary name in the target's
+ * directory (so rename() stays on one filesystem and is atomic) and renamed over the
+ * target once it is fully written and synced. Nothing touches the disk before the run
+ * ends, so a run killed midway leaves no temporary behind. */
 #include "report.h"
 
 #include <errno.h>
@@ -64,46 +66,48 @@ tkb_status tkb__outfile_check(const char *path) {
 tkb_status tkb__outfile_open(tkb__outfile *o, const char *path) {
   *o = (tkb__outfile){0};
   o->path = tkb__strdup(path);
-  o->tmp = temp_name(path);
-  if (!o->path || !o->tmp) {
+  if (!o->path || tkb__textbuf_open(&o->text) != TKB_OK) {
     tkb__outfile_abort(o);
-    return tkb_set_error(TKB_ERR_OUT_OF_MEMORY, "out of memory");
+    return tkb_set_error(TKB_ERR_OUT_OF_MEMORY, "out of memory for output file \"%s\"", path);
   }
-  int fd;
-  tkb_status st = open_temp(path, o->tmp, &fd);
-  if (st) {
-    free(o->tmp);
-    o->tmp = NULL;
-    tkb__outfile_abort(o);
-    return st;
-  }
-  o->f = fdopen(fd, "w");
-  if (!o->f) {
-    close(fd);
-    tkb__outfile_abort(o);
-    return why(path, "fdopen failed", errno);
-  }
+  o->f = o->text.f;
   return TKB_OK;
 }
 
+/* The collected text onto disk under the temporary name, synced, renamed over path. */
+static tkb_status land(const char *path, const char *text, size_t len) {
+  char *tmp = temp_name(path);
+  if (!tmp) return tkb_set_error(TKB_ERR_OUT_OF_MEMORY, "out of memory");
+  int fd;
+  tkb_status st = open_temp(path, tmp, &fd);
+  if (st) {
+    free(tmp);
+    return st;
+  }
+  for (size_t done = 0; !st && done < len;) {
+    ssize_t n = write(fd, text + done, len - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) st = why(path, "write failed", n < 0 ? errno : EIO);
+    else done += (size_t)n;
+  }
+  if (!st && fsync(fd) != 0 && errno != EINVAL) st = why(path, "fsync failed", errno);
+  if (close(fd) != 0 && !st) st = why(path, "close failed", errno);
+  if (!st && rename(tmp, path) != 0) st = why(path, "rename failed", errno);
+  if (st) unlink(tmp);
+  free(tmp);
+  return st;
+}
+
 tkb_status tkb__outfile_commit(tkb__outfile *o) {
-  tkb_status st = TKB_OK;
-  if (fflush(o->f) != 0 || ferror(o->f)) st = why(o->path, "write failed", errno);
-  else if (fsync(fileno(o->f)) != 0 && errno != EINVAL) st = why(o->path, "fsync failed", errno);
-  if (fclose(o->f) != 0 && !st) st = why(o->path, "close failed", errno);
-  o->f = NULL;
-  if (!st && rename(o->tmp, o->path) != 0) st = why(o->path, "rename failed", errno);
-  if (st) unlink(o->tmp);
-  free(o->tmp);
-  free(o->path);
-  *o = (tkb__outfile){0};
+  tkb_status st = tkb__textbuf_close(&o->text);
+  if (st) st = why(o->path, "out of memory collecting the report", ENOMEM);
+  else st = land(o->path, o->text.text ? o->text.text : "", o->text.len);
+  tkb__outfile_abort(o);
   return st;
 }
 
 void tkb__outfile_abort(tkb__outfile *o) {
-  if (o->f) fclose(o->f);
-  if (o->tmp) unlink(o->tmp);
-  free(o->tmp);
+  tkb__textbuf_free(&o->text);
   free(o->path);
   *o = (tkb__outfile){0};
 }

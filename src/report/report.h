@@ -1,7 +1,8 @@
 /*
- * report.h - what a run produced and the writers that render it (console, JSON, CSV,
- * Markdown). Internal to libtkbench: the suite runner fills tkb__result records and
- * the CLI picks the writers. Writers only format; they never run anything.
+ * report.h - what a run produced and the reporters that render it (console, JSON, CSV,
+ * Markdown). Internal to libtkbench: the suite runner fills tkb__result records, the
+ * CLI fills the run's context once and hands each finished result to its reporters.
+ * Reporters only format; they never run anything.
  */
 #ifndef TKB_REPORT_H
 #define TKB_REPORT_H
@@ -26,7 +27,47 @@ typedef struct tkb__result {
 /* Frees what a result owns (error, bd) and zeroes those fields. */
 void tkb__result_clear(tkb__result *r);
 
-/* What every report says about the run as a whole. */
+/* ---- host facts (host.c): for reports and `info` ---- */
+typedef struct tkb__cache {
+  char type[16];   /* "Data", "Instruction", "Unified" */
+  int level;
+  long long size;  /* bytes */
+  int num_sharing; /* CPUs sharing it */
+} tkb__cache;
+/* Reads cpu0's caches from sysfs; returns how many were written (<= cap). */
+int tkb__host_caches(tkb__cache *out, int cap);
+/* MHz of a CPU (cpufreq max, else /proc/cpuinfo); 0 when unknown. */
+double tkb__host_mhz(void);
+/* cpu0's scaling governor ("performance", ...) into buf; false when unreadable. */
+bool tkb__host_governor(char *buf, size_t cap);
+/* Turbo/boost: 1 on, 0 off, -1 unreadable; *source names the file read. */
+int tkb__host_boost(const char **source);
+/* 1, 5 and 15 minute load averages; false when unreadable. */
+bool tkb__host_loadavg(double out[3]);
+/* Google Benchmark's cpu_scaling_enabled: a governor other than "performance". */
+bool tkb__host_cpu_scaling(void);
+
+/* The machine a run ran on, as Google Benchmark's context records it. */
+typedef struct tkb__host_facts {
+  char host_name[256];      /* "unknown" when gethostname fails */
+  const char *cpu_model;    /* tkb__cpu_model() */
+  int num_cpus;
+  double mhz;               /* 0 when unknown */
+  bool cpu_scaling;
+  tkb__cache caches[16];
+  int n_caches;
+  bool have_load_avg;
+  double load_avg[3];       /* 1, 5 and 15 minutes, when have_load_avg */
+} tkb__host_facts;
+/* Reads every fact (the load average as of now: call it when the run starts). */
+void tkb__host_facts_read(tkb__host_facts *h);
+
+/* Fills buf with the current local time ("2025-01-31T12:00:00+01:00"). */
+void tkb__iso_date(char *buf, size_t cap);
+
+/* ---- the run as reporters see it ---- */
+/* The run's configuration: filled once, before the run, by the CLI; every reporter
+ * reads this one copy. */
 typedef struct tkb__report_ctx {
   const char *executable;  /* argv[0] */
   const char *device;      /* "cpu" */
@@ -37,27 +78,94 @@ typedef struct tkb__report_ctx {
   double interval_ms;
   bool warmup_once;        /* one warm-up call per experiment, not one per timed call */
   char date[40];           /* ISO 8601 local time with offset, at the start of the run */
-  bool interrupted;        /* stopped early by SIGINT */
-  bool color;              /* ANSI colours (console writer only) */
-  int name_width;          /* console: width of the name column */
+  int name_width;          /* length of the longest selected entry name */
+  tkb__host_facts host;
 } tkb__report_ctx;
 
-/* Fills date with the current local time ("2025-01-31T12:00:00+01:00"). */
-void tkb__iso_date(char *buf, size_t cap);
+/* How the run ended: known only at its end. */
+typedef struct tkb__run_summary {
+  size_t n_selected;       /* entries the run was to run (those reported may be fewer) */
+  double wall_s;           /* the whole run's wall time */
+  bool interrupted;        /* stopped early by SIGINT */
+} tkb__run_summary;
 
-typedef enum tkb__format {
-  TKB__FORMAT_CONSOLE = 0,
-  TKB__FORMAT_JSON,
-  TKB__FORMAT_CSV,
-  TKB__FORMAT_MARKDOWN
+/* ---- reporters (reporter.c holds the format table; one file per format) ---- */
+/*
+ * A reporter gets the run's context once (begin), each finished entry as it completes
+ * (entry) and how the run ended (end). A streaming format (console, CSV) writes as it
+ * goes; a whole-document format (JSON, Markdown, whose first lines say whether the run
+ * was interrupted) keeps its text until end.
+ */
+typedef struct tkb__reporter tkb__reporter;
+
+/* What a format implements; the format's file defines one and the table names it. */
+typedef struct tkb__reporter_ops {
+  size_t state_size; /* bytes of the format's own state (r->state), zeroed before begin */
+  tkb_status (*begin)(tkb__reporter *r);
+  void (*entry)(tkb__reporter *r, const tkb__result *res);
+  tkb_status (*end)(tkb__reporter *r, const tkb__run_summary *s);
+  void (*release)(tkb__reporter *r); /* frees what begin made; NULL when nothing */
+} tkb__reporter_ops;
+
+/* One row of the format table. */
+typedef struct tkb__format {
+  const char *name;       /* "markdown" */
+  const char *alias;      /* another accepted name ("md"), or NULL */
+  const char *extensions; /* space-separated file endings that ask for it (".md .markdown") */
+  bool live_view;         /* a table to watch while the run goes: on stdout it shows the
+                             failures and the interruption itself, so they need not go to
+                             stderr as well */
+  const tkb__reporter_ops *ops;
 } tkb__format;
 
-/* "console", "json", "csv", "markdown" (also "md"). TKB_ERR_NOT_FOUND naming the value. */
-tkb_status tkb__format_parse(const char *name, tkb__format *out);
-const char *tkb__format_name(tkb__format f);
-/* The format a file name asks for: .json, .csv, .md/.markdown, .txt/.log (console);
- * anything else is JSON (Google Benchmark's default for --benchmark_out). */
-tkb__format tkb__format_from_path(const char *path);
+struct tkb__reporter {
+  const tkb__format *format;
+  FILE *f;                 /* not owned */
+  const tkb__report_ctx *ctx;
+  bool color;              /* ANSI colours (the console on a terminal) */
+  size_t n_entries;        /* entries reported so far */
+  size_t n_failed;         /* of which failed */
+  void *state;             /* the format's own, ops->state_size bytes */
+};
+
+/* The formats, in the table's order; *n gets their count. */
+const tkb__format *tkb__formats(size_t *n);
+/* The format named `name` or by its alias. TKB_ERR_NOT_FOUND naming the value and the
+ * formats there are. */
+tkb_status tkb__format_parse(const char *name, const tkb__format **out);
+/* The format a file name's ending asks for (case-insensitive); any other name gets
+ * TKB__FILE_FORMAT. */
+const tkb__format *tkb__format_from_path(const char *path);
+/* Google Benchmark's format for --benchmark_out, and tkbench's for a file whose name
+ * says none. */
+#define TKB__FILE_FORMAT "json"
+/* "console, json, csv or markdown" */
+void tkb__format_names(char *buf, size_t cap);
+/* ".txt .log .json .csv .md .markdown" */
+void tkb__format_extensions(char *buf, size_t cap);
+
+/* Starts a reporter of fmt on f (not owned); ctx must outlive the reporter.
+ * TKB_ERR_OUT_OF_MEMORY; after a failure nothing needs freeing. */
+tkb_status tkb__reporter_begin(tkb__reporter *r, const tkb__format *fmt, FILE *f,
+                               const tkb__report_ctx *ctx, bool color);
+/* Reports one finished entry (res need only live through the call), then flushes f so
+ * that streamed text reaches its reader at once. */
+void tkb__reporter_entry(tkb__reporter *r, const tkb__result *res);
+/* Ends the report and frees the reporter's state. TKB_ERR_IO when f has an error. */
+tkb_status tkb__reporter_end(tkb__reporter *r, const tkb__run_summary *s);
+/* Frees the reporter's state without ending the report. */
+void tkb__reporter_discard(tkb__reporter *r);
+
+/* A whole report of results in memory: begin, res[0..n), end with s (NULL: nothing was
+ * interrupted and n were selected). */
+tkb_status tkb__report_write(const tkb__format *fmt, FILE *f, const tkb__report_ctx *ctx,
+                             const tkb__result *res, size_t n, const tkb__run_summary *s);
+
+/* The formats' reporters, one file each. */
+extern const tkb__reporter_ops tkb__console_reporter;  /* console.c */
+extern const tkb__reporter_ops tkb__json_reporter;     /* json.c */
+extern const tkb__reporter_ops tkb__csv_reporter;      /* csv.c */
+extern const tkb__reporter_ops tkb__markdown_reporter; /* markdown.c */
 
 /* ---- units (units.c) ---- */
 /* "12.34 us": 4 significant digits in ns, us, ms or s, right-aligned in 9 columns.
@@ -86,57 +194,38 @@ typedef struct tkb__aggregates {
 /* Over x[0..n), n >= 1 (stddev: sample, n - 1; 0 for n == 1). */
 tkb__aggregates tkb__aggregate(const double *x, int n);
 
-/* ---- host facts for reports and `info` (host.c) ---- */
-typedef struct tkb__cache {
-  char type[16];   /* "Data", "Instruction", "Unified" */
-  int level;
-  long long size;  /* bytes */
-  int num_sharing; /* CPUs sharing it */
-} tkb__cache;
-/* Reads cpu0's caches from sysfs; returns how many were written (<= cap). */
-int tkb__host_caches(tkb__cache *out, int cap);
-/* MHz of a CPU (cpufreq max, else /proc/cpuinfo); 0 when unknown. */
-double tkb__host_mhz(void);
-/* cpu0's scaling governor ("performance", ...) into buf; false when unreadable. */
-bool tkb__host_governor(char *buf, size_t cap);
-/* Turbo/boost: 1 on, 0 off, -1 unreadable; *source names the file read. */
-int tkb__host_boost(const char **source);
-/* 1, 5 and 15 minute load averages; false when unreadable. */
-bool tkb__host_loadavg(double out[3]);
-/* Google Benchmark's cpu_scaling_enabled: a governor other than "performance". */
-bool tkb__host_cpu_scaling(void);
+/* ---- text collected in memory (textbuf.c) ---- */
+typedef struct tkb__textbuf {
+  FILE *f;                 /* write here while open */
+  char *text;              /* what was written, once closed (may be NULL when empty) */
+  size_t len;
+} tkb__textbuf;
+/* TKB_ERR_OUT_OF_MEMORY. */
+tkb_status tkb__textbuf_open(tkb__textbuf *b);
+/* Ends writing: text and len are final. TKB_ERR_OUT_OF_MEMORY when a write was lost. */
+tkb_status tkb__textbuf_close(tkb__textbuf *b);
+/* Frees the text (closing the stream first when still open). */
+void tkb__textbuf_free(tkb__textbuf *b);
 
-/* ---- writers ---- */
-/* Console: the header lines, the column titles, one row, and the closing summary. */
-void tkb__console_header(FILE *f, const tkb__report_ctx *ctx);
-void tkb__console_titles(FILE *f, const tkb__report_ctx *ctx);
-void tkb__console_row(FILE *f, const tkb__report_ctx *ctx, const tkb__result *r);
-void tkb__console_summary(FILE *f, const tkb__report_ctx *ctx, const tkb__result *res, size_t n,
-                          size_t n_selected, double wall_s);
-
-/* Whole documents. Return TKB_ERR_IO when the stream reports an error. */
-tkb_status tkb__write_json(FILE *f, const tkb__report_ctx *ctx, const tkb__result *res, size_t n);
-tkb_status tkb__write_csv(FILE *f, const tkb__report_ctx *ctx, const tkb__result *res, size_t n);
-tkb_status tkb__write_markdown(FILE *f, const tkb__report_ctx *ctx, const tkb__result *res,
-                               size_t n);
-/* Console as a document (header, titles, rows, summary; never coloured). */
-tkb_status tkb__write_console(FILE *f, const tkb__report_ctx *ctx, const tkb__result *res,
-                              size_t n, size_t n_selected, double wall_s);
-
-/* ---- safe files (outfile.c): write to a temporary name, rename when complete ---- */
+/* ---- output files (outfile.c): complete or absent ---- */
+/* The text is collected in memory while the run goes and lands on disk only at commit,
+ * under a temporary name renamed over the target: a killed run leaves no file behind,
+ * and the target is never half-written. */
 typedef struct tkb__outfile {
-  FILE *f;
-  char *path, *tmp;
+  FILE *f;                 /* write the report here (text.f) */
+  char *path;
+  tkb__textbuf text;
 } tkb__outfile;
 /* Checks that `path` can be created: its directory exists and is writable, and it is
  * not a directory. Creates and removes a probe file; leaves nothing behind.
  * TKB_ERR_IO naming the path and the reason. */
 tkb_status tkb__outfile_check(const char *path);
-/* Opens "<dir>/.<name>.tmp.<pid>" for writing. */
+/* Starts collecting the text of `path`. TKB_ERR_OUT_OF_MEMORY. */
 tkb_status tkb__outfile_open(tkb__outfile *o, const char *path);
-/* Flushes, syncs, closes and renames the temporary over path. */
+/* Writes the text to "<dir>/.<name>.tmp.<pid>", syncs it and renames it over path.
+ * TKB_ERR_IO naming the path and the reason (nothing is left behind then). */
 tkb_status tkb__outfile_commit(tkb__outfile *o);
-/* Closes and removes the temporary (after a failure). */
+/* Drops the text (after a failure). */
 void tkb__outfile_abort(tkb__outfile *o);
 
 #endif

@@ -1,11 +1,10 @@
 /* units.c - numbers for people: times in the unit that fits, rates with SI prefixes,
- * and the names of the output formats. */
+ * and the console's cells that the tables share. */
 #include "report.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 /* Four significant digits without an exponent: 1234, 123.4, 12.34, 1.234. */
 static const char *sig4(double v) {
@@ -87,35 +86,4 @@ void tkb__format_cells(const tkb__result *r, tkb__cells *c) {
   tkb__fmt_si(is, c->items, sizeof c->items);
   tkb__fmt_sig(bs / 1e9, c->gbs, sizeof c->gbs);
   tkb__fmt_sig(fs / 1e9, c->gflops, sizeof c->gflops);
-}
-
-static const char *const format_names[] = {"console", "json", "csv", "markdown"};
-
-const char *tkb__format_name(tkb__format f) {
-  return (unsigned)f < TKB_ARRAY_LEN(format_names) ? format_names[f] : "invalid";
-}
-
-tkb_status tkb__format_parse(const char *name, tkb__format *out) {
-  for (size_t i = 0; name && i < TKB_ARRAY_LEN(format_names); i++)
-    if (strcmp(name, format_names[i]) == 0) {
-      *out = (tkb__format)i;
-      return TKB_OK;
-    }
-  if (name && strcmp(name, "md") == 0) {
-    *out = TKB__FORMAT_MARKDOWN;
-    return TKB_OK;
-  }
-  return tkb_set_error(TKB_ERR_NOT_FOUND,
-                       "format \"%s\" is not an output format; expected console, json, csv or "
-                       "markdown", name ? name : "(null)");
-}
-
-tkb__format tkb__format_from_path(const char *path) {
-  const char *slash = strrchr(path, '/');
-  const char *dot = strrchr(slash ? slash : path, '.');
-  if (!dot) return TKB__FORMAT_JSON;
-  if (strcasecmp(dot, ".csv") == 0) return TKB__FORMAT_CSV;
-  if (strcasecmp(dot, ".md") == 0 || strcasecmp(dot, ".markdown") == 0) return TKB__FORMAT_MARKDOWN;
-  if (strcasecmp(dot, ".txt") == 0 || strcasecmp(dot, ".log") == 0) return TKB__FORMAT_CONSOLE;
-  return TKB__FORMAT_JSON;
 }

@@ -2,8 +2,9 @@
  * runner.c - runs suite entries one after another. Each entry is standardized, timed
  * and freed before the next, so a run's memory is one entry's. A failing entry (an
  * error status, or NaN/Inf in its outputs) becomes a result with its message and the
- * run goes on. Ctrl-C sets a flag that is read between entries: the entry in progress
- * finishes and the caller writes what finished.
+ * run goes on. Each result goes to the caller as it finishes and is freed after, so
+ * nothing accumulates. Ctrl-C sets a flag that is read between entries: the entry in
+ * progress finishes and the caller writes what finished.
  */
 #include "runner.h"
 
@@ -52,21 +53,24 @@ void tkb__run_entry(const tkb__runner *runner, size_t entry, tkb__result *r) {
   r->wall_s = (double)(tkb__now_ns() - t0) / 1e9;
 }
 
-void tkb__run_entries(const tkb__runner *runner, const size_t *idx, size_t n,
-                      tkb__result *results, size_t *n_done, bool *interrupted) {
+tkb__run_count tkb__run_entries(const tkb__runner *runner, const size_t *idx, size_t n) {
   struct sigaction old, sa = {.sa_handler = on_sigint, .sa_flags = SA_RESTART};
   sigemptyset(&sa.sa_mask);
   sigint_seen = 0;
   if (runner->stop_on_sigint) sigaction(SIGINT, &sa, &old);
-  size_t k = 0;
-  for (; k < n && !sigint_seen; k++) {
+  tkb__run_count count = {0};
+  for (; count.done < n && !sigint_seen; count.done++) {
+    size_t k = count.done;
     if (runner->on_start) runner->on_start(runner->user, k, n, tkb_registry_full_name(idx[k]));
-    results[k].family_index = (int)k;
-    tkb__run_entry(runner, idx[k], &results[k]);
-    if (runner->on_done) runner->on_done(runner->user, k, n, &results[k]);
+    tkb__result r = {.family_index = (int)k};
+    tkb__run_entry(runner, idx[k], &r);
+    count.failed += r.bd == NULL;
+    if (runner->on_done) runner->on_done(runner->user, k, n, &r);
+    tkb__result_clear(&r);
   }
   if (runner->stop_on_sigint) sigaction(SIGINT, &old, NULL);
-  *n_done = k;
-  *interrupted = sigint_seen && k < n; /* a late Ctrl-C after the last entry changes nothing */
+  /* a late Ctrl-C after the last entry changes nothing */
+  count.interrupted = sigint_seen && count.done < n;
   sigint_seen = 0;
+  return count;
 }

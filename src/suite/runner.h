@@ -1,7 +1,8 @@
 /*
  * runner.h - the suite runner: which entries a run selects, running them one after
  * another (a failing entry is recorded and the run goes on), stopping cleanly on
- * Ctrl-C, and the progress line. Internal; the CLI and `check` build on it.
+ * Ctrl-C, and the progress line. The runner never prints: each finished result goes to
+ * the caller's on_done (the CLI hands it to its reporters). Internal.
  */
 #ifndef TKB_RUNNER_H
 #define TKB_RUNNER_H
@@ -15,8 +16,11 @@ typedef struct tkb__selection {
                                 negative filter). NULL or "": every name */
   const char *const *tags;   /* an entry must carry every one of these tags */
   size_t n_tags;
+  const char *const *ops;    /* an entry's op must be one of these (none: any) */
+  size_t n_ops;
   const char *const *impls;  /* an entry's impl must be one of these (none: any) */
   size_t n_impls;
+  const char *except_impl;   /* entries of this impl are left out (NULL: none) */
   unsigned modes;            /* bit (1u << mode) per allowed mode; 0: every mode */
   const char *device_kind;   /* only entries for this kind ("cpu"); NULL: any */
 } tkb__selection;
@@ -27,6 +31,10 @@ typedef struct tkb__selection {
  * TKB_ERR_INVALID_ARGUMENT naming the regex and regerror's reason when it does not compile.
  */
 tkb_status tkb__select(const tkb__selection *sel, size_t **idx, size_t *n);
+
+/* TKB_OK when every name is the op of a registered entry; else TKB_ERR_NOT_FOUND naming
+ * the first that is not and the ops there are. */
+tkb_status tkb__ops_check(const char *const *ops, size_t n);
 
 /* "cpu" for "cpu"/"cpu:0", "cuda" for "cuda:1", "opencl" for "opencl:0". */
 void tkb__device_kind(const char *device, char *kind, size_t cap);
@@ -40,21 +48,27 @@ typedef struct tkb__runner {
   uint64_t seed;
   tkb_bench_opts bench;      /* check_outputs is forced on: NaN/Inf outputs fail an entry */
   bool stop_on_sigint;       /* install a SIGINT handler for the run */
-  /* Called before and after each entry (k of n); either may be NULL. */
+  /* Called before and after each entry (k of n); either may be NULL. The result passed
+   * to on_done lives only through the call. */
   void (*on_start)(void *user, size_t k, size_t n, const char *name);
   void (*on_done)(void *user, size_t k, size_t n, const tkb__result *r);
   void *user;
 } tkb__runner;
 
+/* What a run of entries came to. */
+typedef struct tkb__run_count {
+  size_t done;               /* entries that ran (n unless interrupted) */
+  size_t failed;             /* of which failed */
+  bool interrupted;          /* stopped by SIGINT before the last entry */
+} tkb__run_count;
+
 /*
- * Runs entries idx[0..n) in order; results[k] receives entry k's outcome (results must
- * hold n). With stop_on_sigint, the first SIGINT lets the entry in progress finish and
- * then stops (*interrupted = true); a second one ends the process as SIGINT normally
- * does. *n_done is the number of results written. The previous SIGINT disposition is
- * restored before returning.
+ * Runs entries idx[0..n) in order, each result to on_done (family_index = its position
+ * k). With stop_on_sigint, the first SIGINT lets the entry in progress finish and then
+ * stops; a second one ends the process as SIGINT normally does. The previous SIGINT
+ * disposition is restored before returning.
  */
-void tkb__run_entries(const tkb__runner *runner, const size_t *idx, size_t n,
-                      tkb__result *results, size_t *n_done, bool *interrupted);
+tkb__run_count tkb__run_entries(const tkb__runner *runner, const size_t *idx, size_t n);
 
 /* Runs one registry entry (standardize, benchmark, counts) into *r. */
 void tkb__run_entry(const tkb__runner *runner, size_t entry, tkb__result *r);

@@ -1,6 +1,6 @@
 /* select.c - which registered entries a run or a listing covers: a regex over full
- * names (Google Benchmark's --benchmark_filter, negation included), tags, impls, modes
- * and the device kind an impl runs on. */
+ * names (Google Benchmark's --benchmark_filter, negation included), tags, ops, impls,
+ * modes and the device kind an impl runs on. */
 #include "runner.h"
 
 #include <regex.h>
@@ -23,6 +23,13 @@ void tkb__result_identity(tkb__result *r, size_t entry) {
   r->mode = d->mode;
 }
 
+/* True when s is one of list[0..n). */
+static bool one_of(const char *s, const char *const *list, size_t n) {
+  for (size_t k = 0; k < n; k++)
+    if (strcmp(s, list[k]) == 0) return true;
+  return false;
+}
+
 static bool wanted(const tkb__selection *sel, size_t i, const regex_t *re, bool negate) {
   const tkb_benchmark_def *d = tkb_registry_get(i);
   if (!d) return false;
@@ -30,11 +37,9 @@ static bool wanted(const tkb__selection *sel, size_t i, const regex_t *re, bool 
   if (sel->modes && !(sel->modes & (1u << d->mode))) return false;
   for (size_t t = 0; t < sel->n_tags; t++)
     if (!tkb_registry_has_tag(i, sel->tags[t])) return false;
-  if (sel->n_impls) {
-    bool any = false;
-    for (size_t k = 0; k < sel->n_impls && !any; k++) any = strcmp(d->impl_name, sel->impls[k]) == 0;
-    if (!any) return false;
-  }
+  if (sel->n_ops && !one_of(d->op, sel->ops, sel->n_ops)) return false;
+  if (sel->n_impls && !one_of(d->impl_name, sel->impls, sel->n_impls)) return false;
+  if (sel->except_impl && strcmp(d->impl_name, sel->except_impl) == 0) return false;
   if (re) {
     bool match = regexec(re, tkb_registry_full_name(i), 0, NULL, 0) == 0;
     if (match == negate) return false;
@@ -79,5 +84,37 @@ tkb_status tkb__select(const tkb__selection *sel, size_t **idx, size_t *n) {
   }
   *idx = out;
   *n = k;
+  return TKB_OK;
+}
+
+/* The ops of the registry, each once, in registration order: "a, b and c". */
+static void known_ops(char *buf, size_t cap) {
+  size_t len = 0, total = tkb_registry_count(), shown = 0;
+  buf[0] = '\0';
+  const char *last = NULL;
+  for (size_t i = 0; i < total && len < cap; i++) {
+    const char *op = tkb_registry_get(i)->op;
+    bool seen = false;
+    for (size_t j = 0; j < i && !seen; j++) seen = strcmp(tkb_registry_get(j)->op, op) == 0;
+    if (seen) continue;
+    if (last) len += (size_t)snprintf(buf + len, cap - len, "%s%s", shown > 1 ? ", " : "", last);
+    last = op;
+    shown++;
+  }
+  if (!last) snprintf(buf, cap, "none (no entries are registered)");
+  else if (len < cap) snprintf(buf + len, cap - len, "%s%s", shown > 1 ? " and " : "", last);
+}
+
+tkb_status tkb__ops_check(const char *const *ops, size_t n) {
+  size_t total = tkb_registry_count();
+  for (size_t k = 0; k < n; k++) {
+    bool found = false;
+    for (size_t i = 0; i < total && !found; i++) found = strcmp(tkb_registry_get(i)->op, ops[k]) == 0;
+    if (found) continue;
+    char names[1024];
+    known_ops(names, sizeof names);
+    return tkb_set_error(TKB_ERR_NOT_FOUND, "op \"%s\" is not the op of any registered entry; "
+                         "the ops are %s", ops[k], names);
+  }
   return TKB_OK;
 }

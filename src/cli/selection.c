@@ -1,0 +1,113 @@
+/* selection.c - the flags that choose entries, shared by list, run and check (each takes
+ * the ones its row names), their one set of defaults, the one default-tag rule and the
+ * one "no entry matches ..." message. */
+#include "cli.h"
+
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define AT(field) offsetof(tkb__select_args, field)
+
+const tkb__flag tkb__selection_flags[] = {
+    {.name = "--filter", .metavar = "REGEX", .kind = TKB__FLAG_TEXT, .offset = AT(filter),
+     .selection = TKB__SELECT_FILTER, .shown = "none",
+     .help = "Entries whose full name ({spec}_{mode}_{impl}) matches this POSIX extended "
+             "regex; a leading '-' keeps the others."},
+    {.name = "--tag", .metavar = "TAG", .kind = TKB__FLAG_LIST, .offset = AT(tags),
+     .selection = TKB__SELECT_TAG, .shown = "{tag_default}",
+     .help = "Entries that carry TAG (repeatable or comma-separated: all must match); "
+             "--tag primary selects Tokamax's full sizes."},
+    {.name = "--op", .metavar = "NAME", .kind = TKB__FLAG_LIST, .offset = AT(ops),
+     .selection = TKB__SELECT_OP, .shown = "every op",
+     .help = "Entries of these ops, e.g. ragged_dot,normalization (repeatable or "
+             "comma-separated; '{prog} list' shows each entry's op)."},
+    {.name = "--mode", .metavar = "MODE", .kind = TKB__FLAG_LIST, .offset = AT(modes),
+     .selection = TKB__SELECT_MODE, .shown = "every mode",
+     .help = "forward, forward_res, vjp or forward_and_vjp (repeatable or comma-separated)."},
+    {.name = "--impl", .metavar = "NAME", .kind = TKB__FLAG_LIST, .offset = AT(impls),
+     .selection = TKB__SELECT_IMPL, .shown = "every implementation",
+     .help = "Implementations, e.g. reference, cpu (repeatable or comma-separated)."},
+    {.name = "--device", .metavar = "NAME", .kind = TKB__FLAG_TEXT, .offset = AT(device),
+     .selection = TKB__SELECT_DEVICE, .value = "cpu",
+     .help = "cpu, cuda:N or opencl:N: the device to run on, and the entries for its kind."},
+    {.name = "--load", .metavar = "LIB.so", .kind = TKB__FLAG_PATHS, .offset = AT(loads),
+     .selection = TKB__SELECT_LOAD, .shown = "none",
+     .help = "Load a plugin that registers entries (it exports tkb_plugin_init); "
+             "repeatable."},
+    {0},
+};
+
+int tkb__load_plugins(const char *cmd, const tkb__strlist *paths) {
+  for (size_t i = 0; i < paths->n; i++)
+    if (tkb_load_plugin(paths->items[i]) != TKB_OK)
+      return tkb__usage(cmd, "--load: %s", tkb_last_error());
+  return 0;
+}
+
+/* " --filter 'x' --tag cpu --op y --mode forward --impl c" for the message. */
+static void describe(const tkb__select_args *a, const tkb__selection *sel, char *buf, size_t cap) {
+  size_t len = 0;
+  buf[0] = '\0';
+  if (a->filter) len += (size_t)snprintf(buf + len, cap - len, " --filter '%s'", a->filter);
+  const struct {
+    const char *flag;
+    const char *const *items;
+    size_t n;
+  } lists[] = {{"--tag", sel->tags, sel->n_tags},
+               {"--op", a->ops.items, a->ops.n},
+               {"--mode", a->modes.items, a->modes.n},
+               {"--impl", a->impls.items, a->impls.n}};
+  for (size_t l = 0; l < TKB_ARRAY_LEN(lists); l++)
+    for (size_t k = 0; k < lists[l].n && len < cap; k++)
+      len += (size_t)snprintf(buf + len, cap - len, " %s %s", lists[l].flag, lists[l].items[k]);
+}
+
+static int nothing_matches(const tkb__command *cmd, const tkb__select_args *a,
+                           const tkb__selection *sel) {
+  if (tkb_registry_count() == 0) return tkb__usage(cmd->name, "no entries are registered");
+  char what[1024], other[128] = "", where[160] = "";
+  describe(a, sel, what, sizeof what);
+  if (sel->except_impl) snprintf(other, sizeof other, " other than a %s", sel->except_impl);
+  if (sel->device_kind) snprintf(where, sizeof where, " on device %s", a->device);
+  return tkb__usage(cmd->name, "no entry%s matches%s%s (%zu entries registered; '%s list' shows "
+                    "them)", other, *what ? what : " (no criteria)", where, tkb_registry_count(),
+                    tkb__prog);
+}
+
+int tkb__select_entries(const tkb__command *cmd, const tkb__select_args *a,
+                        const char *except_impl, size_t **idx, size_t *n) {
+  *idx = NULL;
+  *n = 0;
+  unsigned modes = 0;
+  for (size_t k = 0; k < a->modes.n; k++) {
+    tkb_mode m;
+    if (tkb_mode_parse(a->modes.items[k], &m) != TKB_OK)
+      return tkb__usage(cmd->name, "--mode: %s", tkb_last_error());
+    modes |= 1u << m;
+  }
+  if (tkb__ops_check(a->ops.items, a->ops.n) != TKB_OK)
+    return tkb__usage(cmd->name, "--op: %s", tkb_last_error());
+  char kind[32];
+  bool by_device = cmd->selection & TKB__SELECT_DEVICE;
+  if (by_device) tkb__device_kind(a->device, kind, sizeof kind);
+  const char *default_tag[1] = {TKB__DEFAULT_TAG};
+  const bool use_default = cmd->default_tag && !a->filter && a->tags.n == 0;
+  tkb__selection sel = {.filter = a->filter,
+                        .tags = use_default ? default_tag : a->tags.items,
+                        .n_tags = use_default ? 1 : a->tags.n,
+                        .ops = a->ops.items,
+                        .n_ops = a->ops.n,
+                        .impls = a->impls.items,
+                        .n_impls = a->impls.n,
+                        .except_impl = except_impl,
+                        .modes = modes,
+                        .device_kind = by_device ? kind : NULL};
+  if (tkb__select(&sel, idx, n) != TKB_OK)
+    return tkb__usage(cmd->name, "--filter: %s", tkb_last_error());
+  if (*n == 0 && use_default) {
+    sel.n_tags = 0;
+    if (tkb__select(&sel, idx, n) != TKB_OK) return tkb__usage(cmd->name, "%s", tkb_last_error());
+  }
+  return *n ? 0 : nothing_matches(cmd, a, &sel);
+}

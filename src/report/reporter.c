@@ -1,0 +1,120 @@
+/* reporter.c - the format table (a format's names, the file endings that ask for it and
+ * its reporter: a new format is one reporter file and one row here) and the calls every
+ * reporter goes through, which keep the counts every format's summary needs. */
+#include "report.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+static const tkb__format formats[] = {
+    {"console", NULL, ".txt .log", true, &tkb__console_reporter},
+    {"json", NULL, ".json", false, &tkb__json_reporter},
+    {"csv", NULL, ".csv", false, &tkb__csv_reporter},
+    {"markdown", "md", ".md .markdown", false, &tkb__markdown_reporter},
+};
+
+const tkb__format *tkb__formats(size_t *n) {
+  *n = TKB_ARRAY_LEN(formats);
+  return formats;
+}
+
+static const tkb__format *find(const char *name) {
+  for (size_t i = 0; name && i < TKB_ARRAY_LEN(formats); i++)
+    if (!strcmp(name, formats[i].name) || (formats[i].alias && !strcmp(name, formats[i].alias)))
+      return &formats[i];
+  return NULL;
+}
+
+void tkb__format_names(char *buf, size_t cap) {
+  size_t len = 0, n = TKB_ARRAY_LEN(formats);
+  buf[0] = '\0';
+  for (size_t i = 0; i < n && len < cap; i++)
+    len += (size_t)snprintf(buf + len, cap - len, "%s%s", i == 0 ? "" : i + 1 < n ? ", " : " or ",
+                            formats[i].name);
+}
+
+void tkb__format_extensions(char *buf, size_t cap) {
+  size_t len = 0;
+  buf[0] = '\0';
+  for (size_t i = 0; i < TKB_ARRAY_LEN(formats) && len < cap; i++)
+    len += (size_t)snprintf(buf + len, cap - len, "%s%s", i ? " " : "", formats[i].extensions);
+}
+
+tkb_status tkb__format_parse(const char *name, const tkb__format **out) {
+  const tkb__format *f = find(name);
+  if (f) {
+    *out = f;
+    return TKB_OK;
+  }
+  char names[256];
+  tkb__format_names(names, sizeof names);
+  return tkb_set_error(TKB_ERR_NOT_FOUND, "format \"%s\" is not an output format; expected %s",
+                       name ? name : "(null)", names);
+}
+
+/* True when the space-separated list holds ending (case-insensitive). */
+static bool has_ending(const char *list, const char *ending) {
+  size_t n = strlen(ending);
+  for (const char *p = list; *p;) {
+    size_t len = strcspn(p, " ");
+    if (len == n && strncasecmp(p, ending, n) == 0) return true;
+    p += len;
+    p += strspn(p, " ");
+  }
+  return false;
+}
+
+const tkb__format *tkb__format_from_path(const char *path) {
+  const char *slash = strrchr(path, '/');
+  const char *dot = strrchr(slash ? slash : path, '.');
+  for (size_t i = 0; dot && i < TKB_ARRAY_LEN(formats); i++)
+    if (has_ending(formats[i].extensions, dot)) return &formats[i];
+  return find(TKB__FILE_FORMAT);
+}
+
+tkb_status tkb__reporter_begin(tkb__reporter *r, const tkb__format *fmt, FILE *f,
+                               const tkb__report_ctx *ctx, bool color) {
+  *r = (tkb__reporter){.format = fmt, .f = f, .ctx = ctx, .color = color};
+  if (fmt->ops->state_size) {
+    r->state = calloc(1, fmt->ops->state_size);
+    if (!r->state)
+      return tkb_set_error(TKB_ERR_OUT_OF_MEMORY, "out of memory starting the %s report", fmt->name);
+  }
+  tkb_status st = fmt->ops->begin(r);
+  if (st) tkb__reporter_discard(r);
+  else fflush(f);
+  return st;
+}
+
+void tkb__reporter_entry(tkb__reporter *r, const tkb__result *res) {
+  r->format->ops->entry(r, res);
+  r->n_entries++;
+  r->n_failed += res->bd == NULL;
+  fflush(r->f);
+}
+
+tkb_status tkb__reporter_end(tkb__reporter *r, const tkb__run_summary *s) {
+  tkb_status st = r->format->ops->end(r, s);
+  fflush(r->f);
+  if (!st && ferror(r->f))
+    st = tkb_set_error(TKB_ERR_IO, "writing the %s report failed", r->format->name);
+  tkb__reporter_discard(r);
+  return st;
+}
+
+void tkb__reporter_discard(tkb__reporter *r) {
+  if (r->format && r->format->ops->release) r->format->ops->release(r);
+  free(r->state);
+  r->state = NULL;
+}
+
+tkb_status tkb__report_write(const tkb__format *fmt, FILE *f, const tkb__report_ctx *ctx,
+                             const tkb__result *res, size_t n, const tkb__run_summary *s) {
+  tkb__reporter r;
+  tkb_status st = tkb__reporter_begin(&r, fmt, f, ctx, false);
+  if (st) return st;
+  for (size_t i = 0; i < n; i++) tkb__reporter_entry(&r, &res[i]);
+  tkb__run_summary whole = {.n_selected = n};
+  return tkb__reporter_end(&r, s ? s : &whole);
+}
