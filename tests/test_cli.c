@@ -183,18 +183,21 @@ static void test_bad_input(void) {
   /* the bench options' flags */
   BAD("--event-filter: event_filter_regex \"(\" is not a valid POSIX extended regular expression",
       "run", "--event-filter", "(", "--out", out);
-  BAD("--event-filter applies to the profiler methods", "run", "--event-filter", "gemm", "--out", out);
+  BAD("--event-filter applies only to --method profiler or hermetic_profiler (aliases xprof, "
+      "hermetic_xprof), which filter the device's commands by name; this run uses --method "
+      "wallclock on device cpu", "run", "--event-filter", "gemm", "--out", out);
   BAD("--event-filter needs a value", "run", "--out", out, "--event-filter");
   BAD("--trace-dir \"/nonexistent_tkb_dir\" does not exist", "run", "--trace-dir",
       "/nonexistent_tkb_dir", "--out", out);
   BAD("--trace-dir is empty", "run", "--trace-dir=", "--out", out);
   BAD("is not a folder", "run", "--trace-dir", "/dev/null", "--out", out);
-  BAD("--trace-dir: only --method profiler (alias xprof) writes a trace, and this run uses "
-      "--method wallclock on device cpu", "run", "--trace-dir", cli_tmp, "--out", out);
+  BAD("--trace-dir applies only to --method profiler (alias xprof), the only method that writes "
+      "a trace; this run uses --method wallclock on device cpu", "run", "--trace-dir", cli_tmp,
+      "--out", out);
   BAD("--cold-cache takes no value or true/false, not 'maybe'", "run", "--cold-cache=maybe",
       "--out", out);
-  BAD("--no-blocking-kernel applies to --method cuda_events, the only method that holds the "
-      "stream with a blocking kernel, and this run uses --method wallclock on device cpu", "run",
+  BAD("--no-blocking-kernel applies only to --method cuda_events, the only method that holds the "
+      "stream with a blocking kernel; this run uses --method wallclock on device cpu", "run",
       "--no-blocking-kernel", "--out", out);
   BAD("--no-blocking-kernel takes no value or true/false, not '2'", "run",
       "--no-blocking-kernel=2", "--out", out);

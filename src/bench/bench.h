@@ -60,6 +60,8 @@ typedef enum tkb__naming { TKB__NAME_FIELDS = 0, TKB__NAME_FLAGS } tkb__naming;
  * TKB_ERR_NOT_FOUND for a name that is no timing method.
  */
 tkb_status tkb__method_lookup(const tkb_device *dev, const char *asked, const tkb__method **out);
+/* "cupti, cuda_events, ..., profiler (alias xprof), ...": every method, for help. */
+void tkb__method_names(char *buf, size_t cap);
 /* The backend timer a device method reads on dev (NULL for the host-clock methods). */
 const tkb_timer_ops *tkb__method_timer(const tkb_device *dev, const tkb__method *m);
 

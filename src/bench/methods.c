@@ -124,6 +124,15 @@ static void every_name(char *buf, size_t cap) {
     }
 }
 
+void tkb__method_names(char *buf, size_t cap) {
+  size_t len = 0;
+  buf[0] = '\0';
+  for (size_t i = 0; i < N_METHODS; i++) {
+    put(buf, cap, &len, i ? ", %s" : "%s", methods[i].name);
+    if (methods[i].alias) put(buf, cap, &len, " (alias %s)", methods[i].alias);
+  }
+}
+
 /* The device's timer of the method's kind, or NULL. */
 static const tkb_timer_ops *timer_of(const tkb_device *dev, const tkb__method *m) {
   const tkb_timer_ops *const *t = dev->backend->timers;
@@ -191,7 +200,7 @@ typedef struct option_fact {
 
 static const option_fact option_facts[] = {
     {TKB__OPT_EVENT_FILTER, "event_filter_regex", "--event-filter",
-     "the profiler methods, which time the device's commands and can filter them by name"},
+     "which filter the device's commands by name"},
     {TKB__OPT_TRACE_DIR, "trace_dir", "--trace-dir", "the only method that writes a trace"},
     {TKB__OPT_BLOCKING_KERNEL, "no_blocking_kernel", "--no-blocking-kernel",
      "the only method that holds the stream with a blocking kernel"},
@@ -297,14 +306,14 @@ tkb_status tkb__bench_check(const tkb_device *dev, const tkb_bench_opts *opts, t
     if (st) return prefixed(st, naming, "--event-filter");
     tkb__event_filter_free(&f);
   }
+  if (o.trace_dir && (st = check_trace_dir(o.trace_dir, flags ? "--trace-dir" : "trace_dir")))
+    return st;
   const tkb__method *m = NULL;
   st = tkb__method_lookup(dev, o.method, &m);
   if (st) return prefixed(st, naming, "--method");
   const unsigned refused = options_given(&o) & ~m->options;
   for (size_t i = 0; i < TKB_ARRAY_LEN(option_facts); i++)
     if (refused & option_facts[i].bit) return refuse_option(&option_facts[i], naming, &o, m, dev);
-  if (o.trace_dir && (st = check_trace_dir(o.trace_dir, flags ? "--trace-dir" : "trace_dir")))
-    return st;
   if (o.cold_cache && !dev->backend->flush_cache)
     return tkb_set_error(TKB_ERR_UNSUPPORTED, "%s: device %s cannot flush its caches",
                          flags ? "--cold-cache" : "cold_cache", tkb_device_name(dev));

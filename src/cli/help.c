@@ -1,6 +1,7 @@
 /* help.c - `tkbench --help`, `tkbench help <command>` and `<command> --help`, printed
  * from the command table: each command's summary, usage, text and flags, every flag with
  * its default. The defaults shown are the ones the parser sets (the same rows). */
+#include "bench.h"
 #include "cli.h"
 
 #include <string.h>
@@ -18,6 +19,7 @@ static bool placeholder(const tkb__command *cmd, const char *name, size_t len, c
   if (IS("prog")) snprintf(buf, cap, "%s", tkb__prog);
   else if (IS("formats")) tkb__format_names(buf, cap);
   else if (IS("extensions")) tkb__format_extensions(buf, cap);
+  else if (IS("methods")) tkb__method_names(buf, cap);
   else if (IS("default_tag")) snprintf(buf, cap, "%s", TKB__DEFAULT_TAG);
   else if (IS("tag_default"))
     snprintf(buf, cap, "%s", cmd && cmd->default_tag

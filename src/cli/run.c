@@ -5,14 +5,12 @@
  * the reporters: stdout's (the console table, streamed) and --out's (its text lands on
  * disk under a temporary name, renamed when complete).
  */
+#include "bench.h"
 #include "cli.h"
-#include "intervals.h"
 
-#include <errno.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #define CMD "run"
@@ -36,32 +34,6 @@ typedef struct run_args {
   bool list_tests;
 } run_args;
 
-/* Compiles the regex as the profiler will (the library's own filter), so that a typo is
- * a usage error here rather than a failure of every entry. */
-static int check_event_filter(const char *cmd, const char *flag, const char *regex) {
-  (void)flag;
-  tkb__event_filter f;
-  if (tkb__event_filter_init(&f, regex) != TKB_OK)
-    return tkb__usage(cmd, "--event-filter: %s", tkb_last_error());
-  tkb__event_filter_free(&f);
-  return 0;
-}
-
-/* The profiler writes its trace into dir: it must be a writable folder that exists. */
-static int check_trace_dir(const char *cmd, const char *flag, const char *dir) {
-  (void)flag;
-  struct stat st;
-  if (!*dir) return tkb__usage(cmd, "--trace-dir is empty; expected a folder");
-  if (stat(dir, &st) != 0)
-    return tkb__usage(cmd, "--trace-dir \"%s\" does not exist (%s); expected a writable folder",
-                      dir, strerror(errno));
-  if (!S_ISDIR(st.st_mode))
-    return tkb__usage(cmd, "--trace-dir \"%s\" is not a folder; expected a writable folder", dir);
-  if (access(dir, W_OK | X_OK) != 0)
-    return tkb__usage(cmd, "--trace-dir \"%s\" is not writable (%s)", dir, strerror(errno));
-  return 0;
-}
-
 static int check_warmup(const char *cmd, const char *flag, const char *value) {
   if (strcmp(value, "each") == 0 || strcmp(value, "once") == 0) return 0;
   return tkb__usage(cmd, "%s '%s' is not a warm-up policy; expected each or once", flag, value);
@@ -73,9 +45,8 @@ static const tkb__flag run_flags[] = {
     {.heading = "Measurement:"},
     {.name = "--method", .metavar = "NAME", .kind = TKB__FLAG_TEXT, .offset = AT(method),
      .value = "auto",
-     .help = "Timing method: auto (the device's default), wallclock, cpu_time, opencl_events, "
-             "cuda_events, cupti, profiler (alias xprof), hermetic_profiler (alias "
-             "hermetic_xprof) ('{prog} info' lists each device's)."},
+     .help = "Timing method: auto (the device's default) or one of {methods} ('{prog} info' "
+             "lists each device's)."},
     {.name = "--iterations", .metavar = "N", .kind = TKB__FLAG_COUNT, .offset = AT(iterations),
      .value = TKB__TEXT(TKB__DEFAULT_ITERATIONS), .help = "Timed calls per experiment."},
     {.name = "--experiments", .metavar = "N", .kind = TKB__FLAG_COUNT, .offset = AT(experiments),
@@ -95,11 +66,11 @@ static const tkb__flag run_flags[] = {
              "twice the size of the device's cache (cpu: last-level cache; opencl: global "
              "memory cache), so each call starts with cold caches."},
     {.name = "--event-filter", .metavar = "REGEX", .kind = TKB__FLAG_TEXT,
-     .offset = AT(event_filter), .check = check_event_filter, .shown = "every command",
+     .offset = AT(event_filter), .shown = "every command",
      .help = "profiler methods only: time just the device commands (kernels, copies, fills) "
              "whose name matches this POSIX extended regex (Tokamax's event_filter_regex)."},
     {.name = "--trace-dir", .metavar = "DIR", .kind = TKB__FLAG_TEXT, .offset = AT(trace_dir),
-     .check = check_trace_dir, .shown = "$TMPDIR, else /tmp",
+     .shown = "$TMPDIR, else /tmp",
      .help = "profiler only: write each entry's Chrome trace (its last timed call) into DIR, "
              "an existing writable folder; the metadata's \"trace\" names the file."},
     {.name = "--no-blocking-kernel", .kind = TKB__FLAG_SWITCH, .offset = AT(no_blocking_kernel),
@@ -136,29 +107,28 @@ static const tkb__flag run_flags[] = {
 
 extern const tkb__command tkb__command_run;
 
-/* The method through the library's own rule (auto, aliases such as xprof, what the
- * device has), with the library's message; *resolved gets the canonical name. Then the
- * flags that only some methods and devices honour, which would otherwise fail every
- * entry once the run is under way. */
-static int check_method(tkb_device *dev, const run_args *a, const char **resolved) {
-  if (tkb_method_resolve(dev, a->method, resolved) != TKB_OK)
-    return tkb__usage(CMD, "--method: %s", tkb_last_error());
-  const bool profiler = !strcmp(*resolved, "profiler") || !strcmp(*resolved, "hermetic_profiler");
-  if (a->event_filter && *a->event_filter && !profiler)
-    return tkb__usage(CMD, "--event-filter applies to the profiler methods (profiler, "
-                      "hermetic_profiler; aliases xprof, hermetic_xprof), and --method %s on "
-                      "device %s has no device events to filter", *resolved, tkb_device_name(dev));
-  if (a->trace_dir && strcmp(*resolved, "profiler") != 0)
-    return tkb__usage(CMD, "--trace-dir: only --method profiler (alias xprof) writes a trace, "
-                      "and this run uses --method %s on device %s", *resolved,
-                      tkb_device_name(dev));
-  if (a->cold_cache && !dev->backend->flush_cache)
-    return tkb__usage(CMD, "--cold-cache: device %s cannot flush its caches",
-                      tkb_device_name(dev));
-  if (a->no_blocking_kernel && strcmp(*resolved, "cuda_events") != 0)
-    return tkb__usage(CMD, "--no-blocking-kernel applies to --method cuda_events, the only "
-                      "method that holds the stream with a blocking kernel, and this run uses "
-                      "--method %s on device %s", *resolved, tkb_device_name(dev));
+/* The benchmark options the flags ask for. */
+static tkb_bench_opts bench_opts(const run_args *a) {
+  return (tkb_bench_opts){.iterations = a->iterations,
+                          .experiments = a->experiments,
+                          .interval_ms = a->interval_ms,
+                          .method = a->method,
+                          .event_filter_regex = a->event_filter,
+                          .warmup_once = strcmp(a->warmup, "once") == 0,
+                          .cold_cache = a->cold_cache,
+                          .trace_dir = a->trace_dir,
+                          .no_blocking_kernel = a->no_blocking_kernel};
+}
+
+/* The options through the library's one check (the method table: auto, aliases, what the
+ * device has, which flags which methods honour), so that what would fail every entry
+ * once the run is under way is a usage error now. *method gets the canonical name. */
+static int check_options(tkb_device *dev, const run_args *a, const char **method) {
+  const tkb_bench_opts o = bench_opts(a);
+  const tkb__method *m;
+  if (tkb__bench_check(dev, &o, TKB__NAME_FLAGS, &m, NULL) != TKB_OK)
+    return tkb__usage(CMD, "%s", tkb_last_error());
+  *method = m->name;
   return 0;
 }
 
@@ -225,17 +195,11 @@ static void on_done(void *user, size_t k, size_t n, const tkb__result *r) {
 }
 
 static tkb__runner make_runner(const run_args *a, const char *method, live *l) {
+  tkb_bench_opts o = bench_opts(a);
+  o.method = method;
   return (tkb__runner){.device = a->sel.device,
                        .seed = a->seed,
-                       .bench = {.iterations = a->iterations,
-                                 .experiments = a->experiments,
-                                 .interval_ms = a->interval_ms,
-                                 .method = method,
-                                 .event_filter_regex = a->event_filter,
-                                 .warmup_once = strcmp(a->warmup, "once") == 0,
-                                 .cold_cache = a->cold_cache,
-                                 .trace_dir = a->trace_dir,
-                                 .no_blocking_kernel = a->no_blocking_kernel},
+                       .bench = o,
                        .stop_on_sigint = true,
                        .on_start = on_start,
                        .on_done = on_done,
@@ -302,7 +266,7 @@ static int run(const run_args *a) {
   if (tkb_device_get(a->sel.device, &dev) != TKB_OK)
     return tkb__usage(CMD, "--device: %s", tkb_last_error());
   const char *method = NULL;
-  if (check_method(dev, a, &method)) return TKB_EXIT_USAGE;
+  if (check_options(dev, a, &method)) return TKB_EXIT_USAGE;
   size_t *idx = NULL, n = 0;
   if (tkb__select_entries(&tkb__command_run, &a->sel, NULL, &idx, &n)) return TKB_EXIT_USAGE;
   int rc = TKB_EXIT_OK;

@@ -24,5 +24,5 @@ expect 0 "wrote" "$TKBENCH" run --device cuda:0 --filter "$one" --method cuda_ev
 json_check "$TMP/e.json" "$meta['blocking_kernel'].startswith('on (')"
 expect 0 "wrote" "$TKBENCH" run --device cuda:0 --filter "$one" --method cuda_events --no-blocking-kernel --iterations 3 --out "$TMP/o.json"
 json_check "$TMP/o.json" "$meta['blocking_kernel'].startswith('off (no_blocking_kernel')"
-expect 2 "--no-blocking-kernel applies to --method cuda_events" "$TKBENCH" run --device cuda:0 --filter "$one" --no-blocking-kernel --out "$TMP/x.json"
+expect 2 "--no-blocking-kernel applies only to --method cuda_events" "$TKBENCH" run --device cuda:0 --filter "$one" --no-blocking-kernel --out "$TMP/x.json"
 finish
