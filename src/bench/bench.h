@@ -284,6 +284,34 @@ typedef struct tkb__modes {
 bool tkb__bimodal(const double *sorted, size_t n, tkb__modes *out);
 
 /* ------------------------------------------------------------------------------ */
+/* Sessions (session.c): a benchmark's experiments, one at a time                  */
+/* ------------------------------------------------------------------------------ */
+
+/* A compiled benchmark (Tokamax's compile_benchmark): benchmark.c makes it. */
+struct tkb_compiled {
+  struct tkb_std_fn *f;
+  const tkb_arrays *args;
+  double lower_time_ms;
+  double compile_time_ms;
+  size_t args_bytes;
+};
+
+typedef struct tkb__session tkb__session;
+
+/* Checks opts (tkb__bench_check) and prepares a session on c; nothing is timed yet.
+ * c must outlive it. Free with tkb__session_free. */
+tkb_status tkb__session_open(tkb_compiled *c, const tkb_bench_opts *opts, tkb__session **out);
+/* Runs the next experiment: samples until the stopping rule ends it. *done: the rule
+ * has stopped (no experiment follows). */
+tkb_status tkb__session_experiment(tkb__session *s, bool *done);
+/* Closes the device timer until the next experiment (another session may then time the
+ * device). The timer's notes kept are those of its last experiment. */
+void tkb__session_pause(tkb__session *s);
+/* After the last experiment: the outputs' check (check_outputs) and the BenchmarkData. */
+tkb_status tkb__session_finish(tkb__session *s, tkb_benchmark_data **out);
+void tkb__session_free(tkb__session *s);
+
+/* ------------------------------------------------------------------------------ */
 /* Summary (summarize.c)                                                           */
 /* ------------------------------------------------------------------------------ */
 
