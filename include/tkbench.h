@@ -685,6 +685,16 @@ typedef struct tkb_meta {
   const char *value;
 } tkb_meta;
 
+/** One reason to doubt a result: what was seen, and what would help. */
+typedef struct tkb_warning {
+  const char *kind; /* static: "interval" (wider than the stopping rule's target when it
+                       gave up), "bimodal" (two clusters of calls), "load" (a load average
+                       above the online cores), "short_call" (calls under 100 clock reads,
+                       not batched), "first_call" (the first call over 10x the median),
+                       "threads" (more OpenMP threads than cores other processes left) */
+  char *text;       /* a short sentence (owned by the benchmark data) */
+} tkb_warning;
+
 /**
  * Tokamax's BenchmarkData plus statistics and the evidence of their noise. Owned by the
  * caller (tkb_benchmark_data_free). All times in milliseconds; statistics are over every
@@ -741,11 +751,7 @@ typedef struct tkb_benchmark_data {
                                     them); the fixed rule's are all `iterations` */
   double first_call_ms;          /* wall time of the first call (a warm-up), NaN when the
                                     method reads a device timer */
-  char **warnings;               /* short sentences, each a reason to doubt these numbers:
-                                    an interval wider than the rule's target, a bimodal
-                                    distribution, a machine busier than its cores, calls
-                                    too short for the clock, a slow first call, more
-                                    OpenMP threads than free cores */
+  tkb_warning *warnings;         /* each a reason to doubt these numbers (n_warnings) */
   int n_warnings;
 } tkb_benchmark_data;
 

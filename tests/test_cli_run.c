@@ -25,7 +25,9 @@ static void mask_field(char *line, int start, int width, const char *placeholder
   memcpy(line + start, buf, (size_t)width);
 }
 
-/* The console output with what varies between runs and machines masked. */
+/* The console output with what varies between runs and machines masked. The warnings
+ * (the machine's under the header and at the end, an entry's under its row) depend on
+ * the machine and the moment: they are dropped. */
 static char *mask_console(const char *text, int *bad_rows) {
   char *out = malloc(strlen(text) * 2 + 1024);
   out[0] = '\0';
@@ -38,6 +40,7 @@ static char *mask_console(const char *text, int *bad_rows) {
     if (next) *next++ = '\0';
     char buf[4096];
     snprintf(buf, sizeof buf, "%s", line);
+    if (!strncmp(buf, "warning ", 8) || !strncmp(buf, "  ^ ", 4)) continue;
     if (!strncmp(buf, "tkbench ", 8)) snprintf(buf, sizeof buf, "tkbench <version> (<build>)   <date>");
     else if (!strncmp(buf, "device  cpu: ", 13)) snprintf(buf, sizeof buf, "device  cpu: <description>");
     else if (!strncmp(buf, "Benchmark ", 10)) {
@@ -54,9 +57,9 @@ static char *mask_console(const char *text, int *bad_rows) {
       snprintf(in, sizeof buf - (size_t)(in - buf), " in <seconds>%s", rest);
     } else if (in_table && (int)strlen(buf) == titles_len) {
       int pos = name_w + 2;
-      const int widths[] = {9, 9, 9, 6, 9, 8, 8};
-      const char *ph[] = {"<time>", "<time>", "<time>", "<%>", "<rate>", "<rate>", "<rate>"};
-      for (int k = 0; k < 7; k++) {
+      const int widths[] = {9, 7, 9, 9, 6, 9, 8, 8};
+      const char *ph[] = {"<time>", "<ci>", "<time>", "<time>", "<%>", "<rate>", "<rate>", "<rate>"};
+      for (int k = 0; k < 8; k++) {
         mask_field(buf, pos, widths[k], ph[k]);
         pos += widths[k] + 2;
       }
@@ -350,7 +353,7 @@ static void test_failures(void) {
   cli_free(&r);
   /* CSV and Markdown carry the failure too */
   r = CLI("run", "--filter", "^nan_1k_forward_c$", "--iterations", "1", "--format", "csv");
-  CHECK(r.rc == 1 && strstr(r.out, "nan_1k_forward_c,nan_kernel,nan_1k,c,forward,,,,,,,,,,NUMERICS: nan_kernel: output 0"));
+  CHECK(r.rc == 1 && strstr(r.out, "nan_1k_forward_c,nan_kernel,nan_1k,c,forward,,,,,,,,,,,,,,NUMERICS: nan_kernel: output 0"));
   cli_free(&r);
   r = CLI("run", "--filter", "^nan_1k_forward_c$", "--iterations", "1", "--format", "markdown");
   CHECK(r.rc == 1 && strstr(r.out, "| `nan_1k_forward_c` | **FAILED** NUMERICS:"));
@@ -396,17 +399,23 @@ static void test_formats(void) {
   cli_result r = CLI("run", "--filter", flt, "--iterations", "2", "--out", cli_path("t.csv"), "--quiet");
   CHECK(r.rc == 0);
   char *csv = read_file(cli_path("t.csv"));
-  const char *header = "name,op,spec,impl,mode,median_ms,min_ms,max_ms,stddev_over_median,"
-                       "items_per_second,bytes_per_second,flops_per_second,iterations,experiments,error\n";
+  const char *header = "name,op,spec,impl,mode,median_ms,median_ci_low_ms,median_ci_high_ms,min_ms,"
+                       "max_ms,stddev_over_median,items_per_second,bytes_per_second,flops_per_second,"
+                       "iterations,experiments,converged,warnings,error\n";
   CHECK(csv && !strncmp(csv, header, strlen(header)));
   CHECK(csv && count_lines(csv) == 3 && strstr(csv, "\ntoy_1k_forward_c,axpy,toy_1k,c,forward,"));
-  /* every data row has 15 fields; numbers parse; a missing count is an empty field */
+  /* every data row has 19 fields (a quoted field may hold commas); numbers parse; a
+   * missing count is an empty field */
   for (char *line = csv ? strchr(csv, '\n') + 1 : NULL; line && *line;) {
     char *end = strchr(line, '\n');
     *end = '\0';
     int commas = 0;
-    for (char *p = line; *p; p++) commas += *p == ',';
-    CHECK(commas == 14);
+    bool quoted = false;
+    for (char *p = line; *p; p++) {
+      quoted ^= *p == '"';
+      commas += *p == ',' && !quoted;
+    }
+    CHECK_MSG(commas == 18, "%d commas: %s", commas, line);
     char *f = line;
     for (int k = 0; k < 5; k++) f = strchr(f, ',') + 1;
     CHECK(atof(f) > 0); /* median_ms */
@@ -418,7 +427,7 @@ static void test_formats(void) {
 
   r = CLI("run", "--filter", flt, "--iterations", "2", "--out", cli_path("t.md"), "--quiet");
   char *md = read_file(cli_path("t.md"));
-  CHECK(r.rc == 0 && md && strstr(md, "| Benchmark | Median | Min | Max | SD/Med | Items/s | GB/s | GFLOP/s |"));
+  CHECK(r.rc == 0 && md && strstr(md, "| Benchmark | Median | 95% CI | Min | Max | SD/Med | Items/s | GB/s | GFLOP/s |"));
   CHECK(md && strstr(md, "| `toy_1k_forward_c` | ") && count_of(md, "\n| `") == 2);
   free(md);
   cli_free(&r);

@@ -200,6 +200,7 @@ static double constant(size_t i) { (void)i; return 1.0; }
 static double noisy(size_t i) { (void)i; return 1.0 * (1 + 0.2 * fabs(normal01())); }
 static double drifting(size_t i) { return 1.0 + 0.01 * (double)i; }
 static double slow(size_t i) { (void)i; return 2000.0; }
+static double disagreeing(size_t i) { return i < 10 ? 1.0 : i < 20 ? 1.05 : 0.95; }
 
 static void test_rules(void) {
   static stream st;
@@ -216,9 +217,11 @@ static void test_rules(void) {
   /* min_time 0 and min_samples 30: 30 samples */
   n = feed(&tkb__stop_ci, "ci:min_time=0,min_samples=30", &o, constant, 100000, &st, &conv);
   CHECK_MSG(conv && n == 30, "n %zu", n);
-  /* noisy (20% half-normal): more than the minimum, and it converges at +-1% */
+  /* noisy (20% half-normal): more than the minimum in each of the 3 experiments, and it
+   * converges at +-1% */
   n = feed(&tkb__stop_ci, "ci:min_time=0", &o, noisy, 100000, &st, &conv);
-  CHECK_MSG(conv && n > 30 && st.s.experiments > 3, "n %zu, experiments %d", n, st.s.experiments);
+  CHECK_MSG(conv && n > 30 && st.s.experiments == 3 && st.end[0] > 100 && st.end[1] - st.end[0] > 100,
+            "n %zu, experiments %d", n, st.s.experiments);
   {
     tkb__ci ci;
     CHECK_OK(tkb__median_ci(st.ms, st.end, st.s.experiments, &ci));
@@ -230,6 +233,9 @@ static void test_rules(void) {
   /* drifting by 1% of the first call per call: the experiments never agree; stops at max_time unconverged */
   n = feed(&tkb__stop_ci, "ci:min_time=0,max_time=2", &o, drifting, 100000, &st, &conv);
   CHECK_MSG(!conv && n < 100000, "n %zu", n);
+  /* three experiments, each steady, at three levels: each narrows, together they do not */
+  n = feed(&tkb__stop_ci, "ci:min_time=0,min_samples=30", &o, disagreeing, 100000, &st, &conv);
+  CHECK_MSG(!conv && n == 30 && st.s.experiments == 3, "n %zu", n);
   /* a 2 s call with max_time 10 s: 5 calls, not converged (min_samples 10 not reached) */
   n = feed(&tkb__stop_ci, "ci", &o, slow, 100000, &st, &conv);
   CHECK_MSG(!conv && n == 5, "n %zu", n);
@@ -249,11 +255,15 @@ static void test_rules(void) {
 
 typedef struct collected {
   char text[16][512];
+  const char *kind[16];
   int n;
 } collected;
-static void collect(void *user, const char *text) {
+static void collect(void *user, const char *kind, const char *text) {
   collected *c = user;
-  if (c->n < 16) snprintf(c->text[c->n++], sizeof c->text[0], "%s", text);
+  if (c->n < 16) {
+    c->kind[c->n] = kind;
+    snprintf(c->text[c->n++], sizeof c->text[0], "%s", text);
+  }
 }
 static bool said(const collected *c, const char *needle) {
   for (int i = 0; i < c->n; i++)
@@ -283,7 +293,20 @@ static void test_warnings(void) {
   ci.high = 1.2;
   c.n = 0;
   tkb__warnings(&ev, &r, &f, collect, &c);
-  CHECK(c.n == 1 && said(&c, "(-10%, +20%) is wider than the +-1% target"));
+  CHECK(c.n == 1 && said(&c, "(-10%, +20%) is wider than the +-1% target") && !strcmp(c.kind[0], "interval"));
+  CHECK(said(&c, "stopped at its time limit"));
+  /* unconverged in time, with experiments that disagree: says so, with their medians */
+  const double medians[3] = {1.0, 1.05, 0.95};
+  ev.experiment_median_ms = medians;
+  ev.experiments = 3;
+  c.n = 0;
+  tkb__warnings(&ev, &r, &f, collect, &c);
+  CHECK(c.n == 1 && said(&c, "their medians disagree (1 ms, 1.05 ms, 950 us)"));
+  r.timed_out = true;
+  c.n = 0;
+  tkb__warnings(&ev, &r, &f, collect, &c);
+  CHECK(c.n == 1 && said(&c, "stopped at its time limit"));
+  ev.experiments = 0;
   ci.low = 0.99;
   ci.high = 1.01;
 
@@ -291,7 +314,8 @@ static void test_warnings(void) {
   ev.modes = (tkb__modes){.split = 30, .low_ms = 0.35, .high_ms = 15.6, .low_fraction = 0.3};
   c.n = 0;
   tkb__warnings(&ev, &facts, &f, collect, &c);
-  CHECK(c.n == 1 && said(&c, "bimodal: 30% of the calls near 350 us, 70% near 15.6 ms"));
+  CHECK(c.n == 1 && said(&c, "bimodal: 30% of the calls near 350 us, 70% near 15.6 ms") &&
+        !strcmp(c.kind[0], "bimodal"));
   ev.bimodal = false;
 
   r = facts;

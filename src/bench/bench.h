@@ -160,7 +160,7 @@ void tkb__sleep_ms(double ms);
 /* ------------------------------------------------------------------------------ */
 
 /* Every sample so far; the loop keeps it consistent after each one, so a stopping rule
- * may read it. */
+ * may read it (the experiment in progress included). */
 typedef struct tkb__samples {
   double *ms;                /* every sample, experiment-major: the time per call (of a
                                 batch's calls, averaged, when batch > 1) */
@@ -187,8 +187,7 @@ typedef enum tkb__verdict {
 /* One sample as a rule sees it. */
 typedef struct tkb__sample {
   double ms;                 /* the call's time */
-  int experiment;            /* 0-based; the rule may ask for more experiments than
-                                tkb_bench_opts.experiments, which is then their minimum */
+  int experiment;            /* 0-based */
   int64_t elapsed_ns;        /* wall time since the first experiment started */
 } tkb__sample;
 
@@ -226,6 +225,8 @@ typedef struct tkb__stop_rule {
   /* The target half-width of the median's interval, as a fraction of the median, for
    * the warning when the rule gave up (0: the rule has none). */
   double (*target)(const void *state);
+  /* Whether it gave up because its time ran out (NULL: it has no time limit). */
+  bool (*timed_out)(const void *state);
 } tkb__stop_rule;
 
 /* A rule with its parameters, parsed from "name" or "name:param=value,param=value". */
@@ -239,6 +240,12 @@ typedef struct tkb__stop_choice {
  * (listing its parameters), a value that is not a number, or one outside its range.
  * `what` names the option in messages ("stop", "--stop"). */
 tkb_status tkb__stop_parse(const char *text, const char *what, tkb__stop_choice *out);
+
+/* "fixed: ...; ci: ... (max_noise 0.01: ...)": every rule with its parameters and their
+ * defaults, for help. */
+void tkb__stop_rules_help(char *buf, size_t cap);
+/* "ci:max_noise=0.01,min_samples=10,min_time=0.5,max_time=10": a choice as run. */
+void tkb__stop_text(const tkb__stop_choice *c, char *buf, size_t cap);
 
 /* The rules, NULL-ended, in the order help lists them. */
 extern const tkb__stop_rule *const tkb__stop_rules[];
@@ -322,6 +329,8 @@ typedef struct tkb__run_facts {
   const tkb__stop_choice *stop;
   bool converged;
   double target;             /* the rule's interval half-width goal (fraction), or 0 */
+  bool timed_out;            /* the rule ran out of time (else, unconverged, the experiments
+                                disagreed) */
   double clock_read_ns;      /* one read of the host clock the method uses */
   int retries;
   size_t commands, kept;     /* device commands of the last call, and those the filter kept */
@@ -338,15 +347,18 @@ typedef struct tkb__run_facts {
 typedef struct tkb__evidence {
   const tkb_stats *stats;
   const tkb__ci *ci;
+  const double *experiment_median_ms;
+  int experiments;
   bool bimodal;
   tkb__modes modes;
   size_t n;
   int batch;
 } tkb__evidence;
 
-/* The warnings (warnings.c): appends each short sentence to list with add(user, text). */
+/* The warnings (warnings.c): hands each to add(user, kind, text); kind is static (the
+ * kinds tkb_warning lists). */
 void tkb__warnings(const tkb__evidence *ev, const tkb__run_facts *facts, struct tkb_std_fn *f,
-                   void (*add)(void *user, const char *text), void *user);
+                   void (*add)(void *user, const char *kind, const char *text), void *user);
 
 /* Builds the BenchmarkData from the samples (whose buffers move into it) and the facts.
  * TKB_ERR_OUT_OF_MEMORY leaves the samples to the caller. */

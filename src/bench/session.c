@@ -209,6 +209,7 @@ static tkb_status conclude(tkb__session *ss) {
   facts->retries = ss->m.retries;
   facts->converged = ss->stop.rule->converged(ss->rule_state);
   facts->target = ss->stop.rule->target ? ss->stop.rule->target(ss->rule_state) : 0;
+  facts->timed_out = ss->stop.rule->timed_out && ss->stop.rule->timed_out(ss->rule_state);
   facts->peak_memory_mb = (double)ss->held / 1e6;
   tkb__session_pause(ss);
   ss->done = true;

@@ -100,3 +100,23 @@ tkb_status tkb__stop_parse(const char *text, const char *what, tkb__stop_choice 
   *out = c;
   return TKB_OK;
 }
+
+void tkb__stop_rules_help(char *buf, size_t cap) {
+  size_t len = 0;
+  buf[0] = '\0';
+  for (int i = 0; tkb__stop_rules[i] && len < cap; i++) {
+    const tkb__stop_rule *r = tkb__stop_rules[i];
+    len += (size_t)snprintf(buf + len, cap - len, "%s%s: %s", i ? "; " : "", r->name, r->help);
+    for (size_t k = 0; k < r->n_params && len < cap; k++)
+      len += (size_t)snprintf(buf + len, cap - len, "%s%s=%g", k ? ", " : " (", r->params[k].name,
+                              r->params[k].def);
+    if (r->n_params && len < cap) len += (size_t)snprintf(buf + len, cap - len, ")");
+  }
+}
+
+void tkb__stop_text(const tkb__stop_choice *c, char *buf, size_t cap) {
+  size_t len = (size_t)snprintf(buf, cap, "%s", c->rule->name);
+  for (size_t k = 0; k < c->rule->n_params && len < cap; k++)
+    len += (size_t)snprintf(buf + len, cap - len, "%s%s=%g", k ? "," : ":", c->rule->params[k].name,
+                            c->values[k]);
+}

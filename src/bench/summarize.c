@@ -63,24 +63,24 @@ void tkb_benchmark_data_free(tkb_benchmark_data *bd) {
   free(bd->experiment_sizes);
   free(bd->throttled);
   free(bd->stopping_rule);
-  for (int i = 0; i < bd->n_warnings; i++) free(bd->warnings[i]);
+  for (int i = 0; i < bd->n_warnings; i++) free(bd->warnings[i].text);
   free(bd->warnings);
   free(bd);
 }
 
-/* A growable list of owned sentences. */
-typedef struct text_list {
-  char **items;
+/* A growable list of warnings. */
+typedef struct warning_list {
+  tkb_warning *items;
   int n, cap;
   bool failed;
-} text_list;
+} warning_list;
 
-static void text_add(void *user, const char *text) {
-  text_list *l = user;
+static void warning_add(void *user, const char *kind, const char *text) {
+  warning_list *l = user;
   if (l->failed) return;
   if (l->n == l->cap) {
     int cap = l->cap ? 2 * l->cap : 4;
-    char **t = realloc(l->items, (size_t)cap * sizeof *t);
+    tkb_warning *t = realloc(l->items, (size_t)cap * sizeof *t);
     if (!t) {
       l->failed = true;
       return;
@@ -88,17 +88,15 @@ static void text_add(void *user, const char *text) {
     l->items = t;
     l->cap = cap;
   }
-  if (!(l->items[l->n] = tkb__strdup(text))) l->failed = true;
+  l->items[l->n].kind = kind;
+  if (!(l->items[l->n].text = tkb__strdup(text))) l->failed = true;
   else l->n++;
 }
 
-/* "ci:max_noise=0.01,min_samples=10,min_time=0.5,max_time=10": the rule as run. */
+/* The rule as run, every parameter written out. */
 static char *rule_text(const tkb__stop_choice *c) {
   char buf[512];
-  size_t len = (size_t)snprintf(buf, sizeof buf, "%s", c->rule->name);
-  for (size_t k = 0; k < c->rule->n_params && len < sizeof buf; k++)
-    len += (size_t)snprintf(buf + len, sizeof buf - len, "%s%s=%g", k ? "," : ":",
-                            c->rule->params[k].name, c->values[k]);
+  tkb__stop_text(c, buf, sizeof buf);
   return tkb__strdup(buf);
 }
 
@@ -190,7 +188,7 @@ static int cmp_double(const void *a, const void *b) {
 /* The interval, the outliers and the modes of the samples, and the warnings they and
  * the machine give. */
 static tkb_status weigh(tkb_benchmark_data *bd, const tkb__samples *s, const tkb_stats *st,
-                        tkb_std_fn *f, const tkb__run_facts *facts, text_list *warnings) {
+                        tkb_std_fn *f, const tkb__run_facts *facts, warning_list *warnings) {
   tkb__ci ci;
   tkb_status status = tkb__median_ci(s->ms, s->experiment_end, s->experiments, &ci);
   double *sorted = status ? NULL : malloc(s->n * sizeof *sorted);
@@ -199,14 +197,15 @@ static tkb_status weigh(tkb_benchmark_data *bd, const tkb__samples *s, const tkb
   memcpy(sorted, s->ms, s->n * sizeof *sorted);
   qsort(sorted, s->n, sizeof *sorted, cmp_double);
   tkb__tukey_outliers(sorted, s->n, &bd->outliers_mild, &bd->outliers_severe);
-  tkb__evidence ev = {.stats = st, .ci = &ci, .n = s->n, .batch = s->batch};
+  tkb__evidence ev = {.stats = st, .ci = &ci, .n = s->n, .batch = s->batch,
+                      .experiment_median_ms = bd->experiment_median_ms, .experiments = s->experiments};
   ev.bimodal = tkb__bimodal(sorted, s->n, &ev.modes);
   free(sorted);
   bd->median_ci_low_ms = ci.low;
   bd->median_ci_high_ms = ci.high;
   bd->ci_level = ci.level;
   bd->ci_method = ci.method;
-  tkb__warnings(&ev, facts, f, text_add, warnings);
+  tkb__warnings(&ev, facts, f, warning_add, warnings);
   return TKB_OK;
 }
 
@@ -217,7 +216,7 @@ tkb_status tkb__summarize(tkb_std_fn *f, tkb__samples *s, const tkb__run_facts *
   int *sizes = malloc((size_t)s->experiments * sizeof *sizes);
   char *rule = rule_text(facts->stop);
   meta_builder m = {0};
-  text_list warnings = {0};
+  warning_list warnings = {0};
   tkb_status st = TKB_OK;
   if (bd && medians && sizes && rule) {
     bd->experiment_median_ms = medians;
@@ -237,7 +236,7 @@ tkb_status tkb__summarize(tkb_std_fn *f, tkb__samples *s, const tkb__run_facts *
     free(sizes);
     free(rule);
     meta_free(m.items, m.n);
-    for (int i = 0; i < warnings.n; i++) free(warnings.items[i]);
+    for (int i = 0; i < warnings.n; i++) free(warnings.items[i].text);
     free(warnings.items);
     return st ? st : tkb_set_error(TKB_ERR_OUT_OF_MEMORY, "out of memory writing the benchmark data");
   }

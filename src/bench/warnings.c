@@ -22,18 +22,18 @@
 #include <string.h>
 
 typedef struct sink {
-  void (*add)(void *user, const char *text);
+  void (*add)(void *user, const char *kind, const char *text);
   void *user;
 } sink;
 
-static void say(const sink *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void say(const sink *s, const char *fmt, ...) {
+static void say(const sink *s, const char *kind, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void say(const sink *s, const char *kind, const char *fmt, ...) {
   char buf[512];
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(buf, sizeof buf, fmt, ap);
   va_end(ap);
-  s->add(s->user, buf);
+  s->add(s->user, kind, buf);
 }
 
 /* "12.3 ms", "45.6 us", "789 ns": 3 significant digits. */
@@ -49,9 +49,24 @@ static void interval_too_wide(const sink *s, const tkb__evidence *ev, const tkb_
   if (r->converged || !(r->target > 0) || !(ev->ci->median > 0)) return;
   const double lo = 100 * (ev->ci->median - ev->ci->low) / ev->ci->median;
   const double hi = 100 * (ev->ci->high - ev->ci->median) / ev->ci->median;
-  say(s, "the median's 95%% interval (-%.2g%%, +%.2g%%) is wider than the +-%.2g%% target: the "
-      "rule stopped at its time limit (max_time) after %zu samples; a quieter machine or a "
-      "larger max_time would narrow it", lo, hi, 100 * r->target, ev->n);
+  if (r->timed_out || ev->experiments < 2) {
+    say(s, "interval", "the median's 95%% interval (-%.2g%%, +%.2g%%) is wider than the +-%.2g%% "
+        "target: the rule stopped at its time limit (max_time) after %zu samples; a quieter "
+        "machine or a larger max_time would narrow it", lo, hi, 100 * r->target, ev->n);
+    return;
+  }
+  char medians[160] = "";
+  size_t len = 0;
+  for (int e = 0; e < ev->experiments && e < 8 && len < sizeof medians; e++) {
+    char t[32];
+    fmt_ms(ev->experiment_median_ms[e], t, sizeof t);
+    len += (size_t)snprintf(medians + len, sizeof medians - len, "%s%s", e ? ", " : "", t);
+  }
+  say(s, "interval", "the median's 95%% interval (-%.2g%%, +%.2g%%) is wider than the +-%.2g%% "
+      "target although each experiment narrowed: their medians disagree (%s%s), so the machine "
+      "changed between them (drift, throttling, other load); --interval-ms spaces them, "
+      "--interleave spreads the drift over every entry", lo, hi, 100 * r->target, medians,
+      ev->experiments > 8 ? ", ..." : "");
 }
 
 static void bimodal(const sink *s, const tkb__evidence *ev, const tkb_std_fn *f) {
@@ -60,7 +75,7 @@ static void bimodal(const sink *s, const tkb__evidence *ev, const tkb_std_fn *f)
   fmt_ms(ev->modes.low_ms, low, sizeof low);
   fmt_ms(ev->modes.high_ms, high, sizeof high);
   const bool omp = strcmp(f->device->backend->kind, "cpu") == 0 && tkb_get_num_threads() > 1;
-  say(s, "bimodal: %.0f%% of the calls near %s, %.0f%% near %s, so the median depends on the "
+  say(s, "bimodal", "bimodal: %.0f%% of the calls near %s, %.0f%% near %s, so the median depends on the "
       "mix%s", 100 * ev->modes.low_fraction, low, 100 * (1 - ev->modes.low_fraction), high,
       omp ? " (OpenMP threads descheduled while they spin? OMP_WAIT_POLICY=PASSIVE or fewer "
             "threads often remove the slow cluster)" : "");
@@ -70,7 +85,7 @@ static void busy_machine(const sink *s, const tkb__run_facts *r) {
   const double cores = tkb__num_cpus();
   const double start = r->load_start.avg[0], end = r->load_end.avg[0];
   if (!(start > cores) && !(end > cores)) return;
-  say(s, "the load average (%.2f at the start, %.2f at the end) exceeds the %.0f online cores: "
+  say(s, "load", "the load average (%.2f at the start, %.2f at the end) exceeds the %.0f online cores: "
       "other work competes for them", start, end, cores);
 }
 
@@ -80,7 +95,7 @@ static void too_short(const sink *s, const tkb__evidence *ev, const tkb__run_fac
   if (!(ev->stats->median < floor_ms)) return;
   char med[32];
   fmt_ms(ev->stats->median, med, sizeof med);
-  say(s, "calls take %s, under 100 reads of the clock (%.0f ns each): its cost is a large part "
+  say(s, "short_call", "calls take %s, under 100 reads of the clock (%.0f ns each): its cost is a large part "
       "of each time; --stop ci times batches of such calls", med, r->clock_read_ns);
 }
 
@@ -88,7 +103,7 @@ static void slow_first_call(const sink *s, const tkb__evidence *ev, const tkb__r
   if (!(r->first_call_ms > 10 * ev->stats->median) || !(ev->stats->median > 0)) return;
   char first[32];
   fmt_ms(r->first_call_ms, first, sizeof first);
-  say(s, "the first call took %s, %.0fx the median: lazy initialization or first-touch page "
+  say(s, "first_call", "the first call took %s, %.0fx the median: lazy initialization or first-touch page "
       "faults; warm-up keeps it out of the samples, but a cold caller pays it",
       first, r->first_call_ms / ev->stats->median);
 }
@@ -100,13 +115,13 @@ static void crowded_threads(const sink *s, const tkb_std_fn *f, const tkb__run_f
   const int cores = tkb__num_cpus(), threads = tkb_get_num_threads();
   const int free_cores = cores - others > 0 ? cores - others : 0;
   if (threads <= 1 || threads <= free_cores) return;
-  say(s, "the cpu ops run %d OpenMP threads, but other processes kept %d of the %d cores busy: "
+  say(s, "threads", "the cpu ops run %d OpenMP threads, but other processes kept %d of the %d cores busy: "
       "a descheduled thread stalls each parallel region (--threads %d or a quieter machine)",
       threads, others, cores, free_cores > 0 ? free_cores : 1);
 }
 
 void tkb__warnings(const tkb__evidence *ev, const tkb__run_facts *facts, tkb_std_fn *f,
-                   void (*add)(void *user, const char *text), void *user) {
+                   void (*add)(void *user, const char *kind, const char *text), void *user) {
   const sink s = {add, user};
   interval_too_wide(&s, ev, facts);
   bimodal(&s, ev, f);

@@ -30,6 +30,9 @@
  * against throttling, and what Google Benchmark's aggregates need). */
 #define TKB__DEFAULT_ITERATIONS 5
 #define TKB__DEFAULT_EXPERIMENTS 3
+/* `run`'s stopping rule: the interval of the median, not a fixed count, so each number
+ * comes with how far it can be trusted (the library's own default stays Tokamax's fixed). */
+#define TKB__DEFAULT_STOP "ci"
 
 /* The tag `run` and `check` select when neither --filter nor --tag is given: the suite's
  * small specs, sized for a CPU. It is meant for every device whose compute units are

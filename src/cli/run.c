@@ -21,7 +21,11 @@
 typedef struct run_args {
   tkb__select_args sel;
   const char *method;
-  int iterations, experiments;
+  const char *stop;   /* NULL: ci, or fixed when --iterations is given */
+  int iterations;     /* 0: not given (TKB__DEFAULT_ITERATIONS) */
+  int experiments;
+  int threads;        /* 0: the OpenMP default */
+  bool interleave;
   const char *warmup; /* "each" or "once" */
   double interval_ms;
   uint64_t seed;
@@ -33,6 +37,13 @@ typedef struct run_args {
   const char *gb_format, *gb_out_format; /* --benchmark_format, --benchmark_out_format */
   bool list_tests;
 } run_args;
+
+/* A stopping rule and its parameters, checked as they are read. */
+static int check_stop(const char *cmd, const char *flag, const char *value) {
+  tkb__stop_choice c;
+  if (tkb__stop_parse(value, flag, &c) != TKB_OK) return tkb__usage(cmd, "%s", tkb_last_error());
+  return 0;
+}
 
 static int check_warmup(const char *cmd, const char *flag, const char *value) {
   if (strcmp(value, "each") == 0 || strcmp(value, "once") == 0) return 0;
@@ -47,11 +58,25 @@ static const tkb__flag run_flags[] = {
      .value = "auto",
      .help = "Timing method: auto (the device's default) or one of {methods} ('{prog} info' "
              "lists each device's)."},
+    {.name = "--stop", .metavar = "RULE", .kind = TKB__FLAG_TEXT, .offset = AT(stop),
+     .check = check_stop, .shown = TKB__DEFAULT_STOP ", or fixed when --iterations is given",
+     .help = "How many timed calls an entry takes: RULE or RULE:param=value,... (a value may "
+             "end in % or s). {stop_rules}"},
     {.name = "--iterations", .metavar = "N", .kind = TKB__FLAG_COUNT, .offset = AT(iterations),
-     .value = TKB__TEXT(TKB__DEFAULT_ITERATIONS), .help = "Timed calls per experiment."},
+     .shown = TKB__TEXT(TKB__DEFAULT_ITERATIONS),
+     .help = "Timed calls per experiment under --stop fixed (given alone, it selects fixed)."},
     {.name = "--experiments", .metavar = "N", .kind = TKB__FLAG_COUNT, .offset = AT(experiments),
      .value = TKB__TEXT(TKB__DEFAULT_EXPERIMENTS),
-     .help = "Experiments per entry (Google Benchmark's repetitions)."},
+     .help = "Experiments per entry, spaced groups of calls (Google Benchmark's repetitions; "
+             "under ci, the fewest)."},
+    {.name = "--interleave", .kind = TKB__FLAG_SWITCH, .offset = AT(interleave),
+     .help = "Run the experiments of the selected entries round-robin, in an order drawn from "
+             "--seed each round (Google Benchmark's random interleaving), so a slow drift of the "
+             "machine spreads over every entry instead of landing on a few. Every selected "
+             "entry is held in memory at once."},
+    {.name = "--threads", .metavar = "N", .kind = TKB__FLAG_COUNT, .offset = AT(threads),
+     .shown = "the OpenMP default (OMP_NUM_THREADS, else the cores)",
+     .help = "OpenMP threads of the cpu ops and fills."},
     {.name = "--warmup", .metavar = "WHEN", .kind = TKB__FLAG_TEXT, .offset = AT(warmup),
      .value = "each", .check = check_warmup,
      .help = "each: an untimed call before every timed call (Tokamax's wallclock); once: one "
@@ -107,9 +132,15 @@ static const tkb__flag run_flags[] = {
 
 extern const tkb__command tkb__command_run;
 
+/* The stopping rule the flags ask for. */
+static const char *stop_rule(const run_args *a) {
+  return a->stop ? a->stop : a->iterations ? "fixed" : TKB__DEFAULT_STOP;
+}
+
 /* The benchmark options the flags ask for. */
 static tkb_bench_opts bench_opts(const run_args *a) {
-  return (tkb_bench_opts){.iterations = a->iterations,
+  return (tkb_bench_opts){.iterations = a->iterations ? a->iterations : TKB__DEFAULT_ITERATIONS,
+                          .stop = stop_rule(a),
                           .experiments = a->experiments,
                           .interval_ms = a->interval_ms,
                           .method = a->method,
@@ -149,19 +180,33 @@ static int formats(const run_args *a, const tkb__format **stdout_fmt, const tkb_
 }
 
 /* The run's one context, which every reporter reads. */
+/* A machine warning into the context. */
+static void add_warning(void *user, const char *kind, const char *text) {
+  tkb__report_ctx *ctx = user;
+  if (ctx->n_warnings == (int)TKB_ARRAY_LEN(ctx->warnings)) return;
+  ctx->warnings[ctx->n_warnings].kind = kind;
+  snprintf(ctx->warnings[ctx->n_warnings++].text, sizeof ctx->warnings[0].text, "%s", text);
+}
+
 static void fill_context(tkb__report_ctx *ctx, const run_args *a, tkb_device *dev,
-                         const char *method, const size_t *idx, size_t n) {
+                         const char *method, const size_t *idx, size_t n, char *stop, size_t stop_cap) {
+  tkb__stop_choice choice;
+  tkb__stop_parse(stop_rule(a), "--stop", &choice); /* checked when read */
+  tkb__stop_text(&choice, stop, stop_cap);
   *ctx = (tkb__report_ctx){.executable = tkb__exe,
                            .device = tkb_device_name(dev),
                            .device_description = tkb_device_description(dev),
                            .method = method,
                            .seed = a->seed,
-                           .iterations = a->iterations,
+                           .iterations = a->iterations ? a->iterations : TKB__DEFAULT_ITERATIONS,
                            .experiments = a->experiments,
                            .interval_ms = a->interval_ms,
-                           .warmup_once = strcmp(a->warmup, "once") == 0};
+                           .warmup_once = strcmp(a->warmup, "once") == 0,
+                           .stop = stop,
+                           .interleave = a->interleave};
   tkb__iso_date(ctx->date, sizeof ctx->date);
   tkb__host_facts_read(&ctx->host);
+  tkb__environment_warnings(&ctx->host.env, add_warning, ctx);
   for (size_t k = 0; k < n; k++) {
     int len = (int)strlen(tkb_registry_full_name(idx[k]));
     if (len > ctx->name_width) ctx->name_width = len;
@@ -200,6 +245,7 @@ static tkb__runner make_runner(const run_args *a, const char *method, live *l) {
   return (tkb__runner){.device = a->sel.device,
                        .seed = a->seed,
                        .bench = o,
+                       .interleave = a->interleave,
                        .stop_on_sigint = true,
                        .on_start = on_start,
                        .on_done = on_done,
@@ -222,7 +268,8 @@ static int run_selected(const run_args *a, tkb_device *dev, const char *method,
                         const tkb__format *stdout_fmt, const tkb__format *file_fmt,
                         const size_t *idx, size_t n) {
   tkb__report_ctx ctx;
-  fill_context(&ctx, a, dev, method, idx, n);
+  char stop[256];
+  fill_context(&ctx, a, dev, method, idx, n, stop, sizeof stop);
   const bool to_stdout = !(a->quiet && stdout_fmt->live_view);
   live l = {.table = to_stdout && stdout_fmt->live_view};
   tkb__reporter out_r, file_r;
@@ -247,6 +294,7 @@ static int run_selected(const run_args *a, tkb_device *dev, const char *method,
   tkb__run_summary s = {.n_selected = n,
                         .wall_s = tkb__progress_elapsed(&l.progress),
                         .interrupted = count.interrupted};
+  tkb__load_now(&s.load_end);
   int rc = count.interrupted ? TKB_EXIT_INTERRUPTED : count.failed ? TKB_EXIT_FAILED : TKB_EXIT_OK;
   if (l.reporters[0]) tkb__reporter_end(l.reporters[0], &s);
   if (count.interrupted && !l.table)
@@ -260,6 +308,7 @@ static int run_selected(const run_args *a, tkb_device *dev, const char *method,
 /* Everything after parsing. */
 static int run(const run_args *a) {
   if (tkb__load_plugins(CMD, &a->sel.loads)) return TKB_EXIT_USAGE;
+  if (a->threads) tkb_set_num_threads(a->threads);
   const tkb__format *stdout_fmt, *file_fmt;
   if (formats(a, &stdout_fmt, &file_fmt)) return TKB_EXIT_USAGE;
   tkb_device *dev;
@@ -284,6 +333,7 @@ static int run_main(int argc, char **argv) {
   run_args a = {0};
   int rc = tkb__flags_parse(&tkb__command_run, argc, argv, &a, &a.sel);
   if (rc == TKB__PARSED) rc = run(&a);
+  if (a.threads) tkb_set_num_threads(0); /* a TKB_MAIN program goes on with its own */
   tkb__flags_free(&tkb__command_run, &a, &a.sel);
   return rc;
 }

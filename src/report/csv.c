@@ -1,6 +1,7 @@
 /* csv.c - the console's columns as RFC 4180 CSV, streamed: one row per entry as it
- * finishes, times in ms and rates per second as plain numbers (empty when unknown), for
- * spreadsheets and scripts. */
+ * finishes, times in ms and rates per second as plain numbers (empty when unknown), the
+ * median's 95% interval, whether the stopping rule converged and the entry's warnings
+ * (joined by "; "), for spreadsheets and scripts. */
 #include "report.h"
 
 #include <math.h>
@@ -33,8 +34,9 @@ static void rate(FILE *f, double v) {
 }
 
 static tkb_status begin(tkb__reporter *r) {
-  fputs("name,op,spec,impl,mode,median_ms,min_ms,max_ms,stddev_over_median,items_per_second,"
-        "bytes_per_second,flops_per_second,iterations,experiments,error\n", r->f);
+  fputs("name,op,spec,impl,mode,median_ms,median_ci_low_ms,median_ci_high_ms,min_ms,max_ms,"
+        "stddev_over_median,items_per_second,bytes_per_second,flops_per_second,iterations,"
+        "experiments,converged,warnings,error\n", r->f);
   return TKB_OK;
 }
 
@@ -54,15 +56,23 @@ static void entry(tkb__reporter *rep, const tkb__result *r) {
     double is, bs, fs;
     tkb__throughput(r, bd->median_evaluation_time_ms, &is, &bs, &fs);
     number(f, bd->median_evaluation_time_ms);
+    number(f, bd->median_ci_low_ms);
+    number(f, bd->median_ci_high_ms);
     number(f, bd->min_ms);
     number(f, bd->max_ms);
     number(f, bd->stddev_over_median);
     rate(f, is);
     rate(f, bs);
     rate(f, fs);
-    fprintf(f, ",%d,%d,\n", bd->iterations, bd->experiments);
+    fprintf(f, ",%d,%d,%s,", bd->iterations, bd->experiments, bd->converged ? "true" : "false");
+    char warnings[2048] = "";
+    size_t len = 0;
+    for (int i = 0; i < bd->n_warnings && len < sizeof warnings; i++)
+      len += (size_t)snprintf(warnings + len, sizeof warnings - len, "%s%s", i ? "; " : "", bd->warnings[i].text);
+    field(f, warnings);
+    fputs(",\n", f);
   } else {
-    fputs(",,,,,,,,,,", f);
+    fputs(",,,,,,,,,,,,,,", f);
     char msg[1200];
     snprintf(msg, sizeof msg, "%s: %s", tkb_status_name(r->status), r->error ? r->error : "");
     field(f, msg);

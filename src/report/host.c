@@ -119,6 +119,7 @@ void tkb__host_facts_read(tkb__host_facts *h) {
   h->cpu_scaling = tkb__host_cpu_scaling();
   h->n_caches = tkb__host_caches(h->caches, (int)TKB_ARRAY_LEN(h->caches));
   h->have_load_avg = tkb__host_loadavg(h->load_avg);
+  tkb__environment_read(&h->env);
 }
 
 void tkb__iso_date(char *buf, size_t cap) {

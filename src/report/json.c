@@ -19,7 +19,41 @@
 #include <math.h>
 #include <string.h>
 
-static void write_context(jw *w, const tkb__report_ctx *ctx, bool interrupted) {
+static void write_load(jw *w, const char *key, const tkb__load *l) {
+  jw_begin_array(w, key, true);
+  if (l->valid)
+    for (int i = 0; i < 3; i++) jw_number(w, NULL, l->avg[i]);
+  jw_end_array(w);
+}
+
+static void env_string(jw *w, const char *key, const char *v) { jw_string(w, key, *v ? v : NULL); }
+
+/* The settings a timing depends on, and the load before and after the run. */
+static void write_environment(jw *w, const tkb__report_ctx *ctx, const tkb__run_summary *s) {
+  const tkb__environment *e = &ctx->host.env;
+  jw_begin_object(w, "environment");
+  env_string(w, "OMP_NUM_THREADS", e->omp_num_threads);
+  env_string(w, "OMP_WAIT_POLICY", e->omp_wait_policy);
+  env_string(w, "OMP_PROC_BIND", e->omp_proc_bind);
+  jw_int(w, "threads", e->threads);
+  env_string(w, "affinity", e->affinity);
+  jw_int(w, "affinity_cpus", e->affinity_count);
+  env_string(w, "governor", e->governor);
+  if (e->boost < 0) jw_null(w, "boost");
+  else jw_bool(w, "boost", e->boost == 1);
+  env_string(w, "transparent_hugepage", e->thp);
+  jw_end_object(w);
+  write_load(w, "load_avg_start", &e->load);
+  write_load(w, "load_avg_end", &s->load_end);
+  jw_bool(w, "load_exceeded_cores", (e->load.valid && e->load.avg[0] > e->cores) ||
+                                       (s->load_end.valid && s->load_end.avg[0] > e->cores));
+  jw_begin_array(w, "warnings", false);
+  for (int i = 0; i < ctx->n_warnings; i++) jw_string(w, NULL, ctx->warnings[i].text);
+  jw_end_array(w);
+}
+
+static void write_context(jw *w, const tkb__report_ctx *ctx, const tkb__run_summary *s) {
+  const bool interrupted = s->interrupted;
   const tkb__host_facts *host = &ctx->host;
   jw_begin_object(w, "context");
   jw_string(w, "date", ctx->date);
@@ -60,7 +94,10 @@ static void write_context(jw *w, const tkb__report_ctx *ctx, bool interrupted) {
   jw_int(w, "experiments", ctx->experiments);
   jw_number(w, "interval_ms", ctx->interval_ms);
   jw_string(w, "warmup", ctx->warmup_once ? "once" : "each");
+  jw_string(w, "stopping_rule", ctx->stop);
+  jw_bool(w, "interleave", ctx->interleave);
   jw_bool(w, "interrupted", interrupted);
+  write_environment(w, ctx, s);
   jw_end_object(w);
 }
 
@@ -138,7 +175,23 @@ static void write_tkbench(jw *w, const tkb__result *r, int experiment) {
   jw_begin_array(w, "experiment_median_ms", true);
   for (int e = 0; e < bd->experiments; e++) jw_number(w, NULL, bd->experiment_median_ms[e]);
   jw_end_array(w);
+  jw_begin_array(w, "experiment_sizes", true);
+  for (int e = 0; e < bd->experiments; e++) jw_int(w, NULL, bd->experiment_sizes[e]);
+  jw_end_array(w);
+  jw_number(w, "median_ci_low_ms", bd->median_ci_low_ms);
+  jw_number(w, "median_ci_high_ms", bd->median_ci_high_ms);
+  jw_number(w, "ci_level", bd->ci_level);
+  jw_string(w, "ci_method", bd->ci_method);
+  jw_int(w, "outliers_mild", bd->outliers_mild);
+  jw_int(w, "outliers_severe", bd->outliers_severe);
+  jw_bool(w, "converged", bd->converged);
+  jw_string(w, "stopping_rule", bd->stopping_rule);
+  jw_int(w, "batch_size", bd->batch_size);
+  jw_number(w, "first_call_ms", bd->first_call_ms);
   jw_end_object(w);
+  jw_begin_array(w, "warnings", false);
+  for (int i = 0; i < bd->n_warnings; i++) jw_string(w, NULL, bd->warnings[i].text);
+  jw_end_array(w);
   jw_begin_object(w, "counts");
   write_count(w, "items", r->counts.items);
   write_count(w, "bytes", r->counts.bytes);
@@ -178,7 +231,8 @@ static void write_runs(jw *w, const tkb__result *r) {
     write_ids(w, r, r->name, "iteration", n);
     jw_int(w, "repetition_index", e);
     jw_int(w, "threads", 1);
-    jw_int(w, "iterations", bd->iterations);
+    /* the timed calls of this experiment (a batch's calls each count) */
+    jw_int(w, "iterations", (long long)bd->experiment_sizes[e] * bd->batch_size);
     jw_number(w, "real_time", ns);
     jw_number(w, "cpu_time", ns);
     jw_string(w, "time_unit", "ns");
@@ -242,7 +296,7 @@ static tkb_status end(tkb__reporter *r, const tkb__run_summary *s) {
   if (st) return st;
   jw w = {.f = r->f};
   jw_begin_object(&w, NULL);
-  write_context(&w, r->ctx, s->interrupted);
+  write_context(&w, r->ctx, s);
   jw_begin_array(&w, "benchmarks", false);
   jw_splice(&w, e->text.text, e->text.len);
   jw_end_array(&w);

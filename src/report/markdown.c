@@ -39,13 +39,14 @@ static void entry(tkb__reporter *rep, const tkb__result *r) {
     snprintf(msg, sizeof msg, "**FAILED** %s: %s", tkb_status_name(r->status),
              r->error ? r->error : "");
     cell(f, msg);
-    for (int k = 0; k < 6; k++) cell(f, "");
+    for (int k = 0; k < 7; k++) cell(f, "");
     fputs("|\n", f);
     return;
   }
   tkb__cells c;
   tkb__format_cells(r, &c);
   cell(f, trim(c.median));
+  cell(f, c.ci);
   cell(f, trim(c.min));
   cell(f, trim(c.max));
   cell(f, c.spread);
@@ -61,14 +62,16 @@ static tkb_status end(tkb__reporter *r, const tkb__run_summary *s) {
   tkb_status st = tkb__textbuf_close(rows);
   if (st) return st;
   FILE *f = r->f;
-  fprintf(f, "tkbench %s (%s), %s; device `%s` (%s); method `%s`, seed %llu, %d iterations x %d "
-             "experiments, warm-up %s%s\n\n",
+  fprintf(f, "tkbench %s (%s), %s; device `%s` (%s); method `%s`, seed %llu, stop `%s`, %d "
+             "iterations x %d experiments, warm-up %s%s\n\n",
           tkb_version(), tkb_build_type(), ctx->date, ctx->device, ctx->device_description,
-          ctx->method, (unsigned long long)ctx->seed, ctx->iterations, ctx->experiments,
+          ctx->method, (unsigned long long)ctx->seed, ctx->stop, ctx->iterations, ctx->experiments,
           ctx->warmup_once ? "once per experiment" : "before each call",
           s->interrupted ? " (interrupted: partial results)" : "");
-  fputs("| Benchmark | Median | Min | Max | SD/Med | Items/s | GB/s | GFLOP/s |\n", f);
-  fputs("|---|--:|--:|--:|--:|--:|--:|--:|\n", f);
+  for (int i = 0; i < ctx->n_warnings; i++) fprintf(f, "> warning: %s\n", ctx->warnings[i].text);
+  if (ctx->n_warnings) fputc('\n', f);
+  fputs("| Benchmark | Median | 95% CI | Min | Max | SD/Med | Items/s | GB/s | GFLOP/s |\n", f);
+  fputs("|---|--:|--:|--:|--:|--:|--:|--:|--:|\n", f);
   if (rows->len) fwrite(rows->text, 1, rows->len, f);
   return TKB_OK;
 }

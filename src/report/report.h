@@ -47,6 +47,28 @@ bool tkb__host_loadavg(double out[3]);
 /* Google Benchmark's cpu_scaling_enabled: a governor other than "performance". */
 bool tkb__host_cpu_scaling(void);
 
+/* The settings a timing depends on (environment.c). Strings are "" when unset or
+ * unreadable. */
+typedef struct tkb__environment {
+  char omp_num_threads[32], omp_wait_policy[32], omp_proc_bind[32]; /* the variables */
+  int threads;             /* the cpu ops' OpenMP threads (tkb_get_num_threads) */
+  int cores;               /* online */
+  char affinity[128];      /* the CPUs this process may run on: "0-3,8" */
+  int affinity_count;      /* how many; 0 when unknown */
+  char governor[64];       /* cpu0's cpufreq governor */
+  int boost;               /* 1 on, 0 off, -1 unreadable */
+  char thp[32];            /* transparent huge pages: "always", "madvise", "never" */
+  tkb__load load;          /* when read */
+} tkb__environment;
+/* Reads every setting now. */
+void tkb__environment_read(tkb__environment *e);
+/* The warnings the machine itself gives (frequency scaling on or unreadable, a load above
+ * the cores, more OpenMP threads than free cores), each to add(user, kind, text). */
+void tkb__environment_warnings(const tkb__environment *e, void (*add)(void *, const char *, const char *),
+                               void *user);
+/* `info --check`: what to change for steadier times and why, on f; returns how many. */
+int tkb__environment_advice(const tkb__environment *e, FILE *f);
+
 /* The machine a run ran on, as Google Benchmark's context records it. */
 typedef struct tkb__host_facts {
   char host_name[256];      /* "unknown" when gethostname fails */
@@ -58,6 +80,7 @@ typedef struct tkb__host_facts {
   int n_caches;
   bool have_load_avg;
   double load_avg[3];       /* 1, 5 and 15 minutes, when have_load_avg */
+  tkb__environment env;     /* as the run starts */
 } tkb__host_facts;
 /* Reads every fact (the load average as of now: call it when the run starts). */
 void tkb__host_facts_read(tkb__host_facts *h);
@@ -79,7 +102,15 @@ typedef struct tkb__report_ctx {
   bool warmup_once;        /* one warm-up call per experiment, not one per timed call */
   char date[40];           /* ISO 8601 local time with offset, at the start of the run */
   int name_width;          /* length of the longest selected entry name */
+  const char *stop;        /* the stopping rule as run, every parameter written out */
+  bool interleave;         /* the entries' experiments ran round-robin */
   tkb__host_facts host;
+  /* what the machine says about every number of the run, as it starts */
+  struct {
+    const char *kind;
+    char text[400];
+  } warnings[8];
+  int n_warnings;
 } tkb__report_ctx;
 
 /* How the run ended: known only at its end. */
@@ -87,6 +118,7 @@ typedef struct tkb__run_summary {
   size_t n_selected;       /* entries the run was to run (those reported may be fewer) */
   double wall_s;           /* the whole run's wall time */
   bool interrupted;        /* stopped early by SIGINT */
+  tkb__load load_end;      /* the machine's load as the run ended */
 } tkb__run_summary;
 
 /* ---- reporters (reporter.c holds the format table; one file per format) ---- */
@@ -178,11 +210,18 @@ void tkb__fmt_sig(double v, char *buf, size_t cap);
 /* The console's measured columns of a successful result, formatted. */
 typedef struct tkb__cells {
   char median[24], min[24], max[24]; /* tkb__fmt_time */
+  char ci[16];                       /* the median's 95% interval: "+-0.42%", "+-12%", "-" */
   char spread[16];                   /* stddev / median: "2.1%", ">999%", "-" */
   char items[24];                    /* items/s, SI prefixed */
   char gbs[24], gflops[24];          /* GB/s and GFLOP/s */
 } tkb__cells;
 void tkb__format_cells(const tkb__result *r, tkb__cells *c);
+/* The larger side of the median's 95% interval, as a fraction of the median (NaN when
+ * unknown). */
+double tkb__ci_halfwidth(const tkb_benchmark_data *bd);
+/* True for the warnings about the machine rather than the entry (kinds "load" and
+ * "threads"): the console says those once for the run. */
+bool tkb__machine_warning(const tkb_warning *w);
 /* Throughputs of a result at its median time: per second (0 when unknown). */
 void tkb__throughput(const tkb__result *r, double ms, double *items_s, double *bytes_s,
                      double *flops_s);

@@ -77,6 +77,10 @@ void tkb__format_cells(const tkb__result *r, tkb__cells *c) {
   tkb__fmt_time(bd->median_evaluation_time_ms, c->median, sizeof c->median);
   tkb__fmt_time(bd->min_ms, c->min, sizeof c->min);
   tkb__fmt_time(bd->max_ms, c->max, sizeof c->max);
+  const double ci = tkb__ci_halfwidth(bd);
+  if (!isfinite(ci)) snprintf(c->ci, sizeof c->ci, "-");
+  else if (ci >= 9.995) snprintf(c->ci, sizeof c->ci, ">999%%");
+  else snprintf(c->ci, sizeof c->ci, ci < 0.1 ? "+-%.2f%%" : "+-%.0f%%", 100 * ci);
   double sm = bd->stddev_over_median;
   if (sm >= 9.995) snprintf(c->spread, sizeof c->spread, ">999%%"); /* keeps the column 6 wide */
   else if (isfinite(sm)) snprintf(c->spread, sizeof c->spread, "%.1f%%", 100 * sm);
@@ -86,4 +90,15 @@ void tkb__format_cells(const tkb__result *r, tkb__cells *c) {
   tkb__fmt_si(is, c->items, sizeof c->items);
   tkb__fmt_sig(bs / 1e9, c->gbs, sizeof c->gbs);
   tkb__fmt_sig(fs / 1e9, c->gflops, sizeof c->gflops);
+}
+
+double tkb__ci_halfwidth(const tkb_benchmark_data *bd) {
+  const double m = bd->median_evaluation_time_ms;
+  if (!(m > 0) || !isfinite(bd->median_ci_low_ms) || !isfinite(bd->median_ci_high_ms)) return NAN;
+  const double lo = (m - bd->median_ci_low_ms) / m, hi = (bd->median_ci_high_ms - m) / m;
+  return lo > hi ? lo : hi;
+}
+
+bool tkb__machine_warning(const tkb_warning *w) {
+  return strcmp(w->kind, "load") == 0 || strcmp(w->kind, "threads") == 0;
 }

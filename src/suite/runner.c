@@ -59,6 +59,13 @@ tkb__run_count tkb__run_entries(const tkb__runner *runner, const size_t *idx, si
   sigint_seen = 0;
   if (runner->stop_on_sigint) sigaction(SIGINT, &sa, &old);
   tkb__run_count count = {0};
+  if (runner->interleave) {
+    count = tkb__run_interleaved(runner, idx, n, &sigint_seen);
+    count.interrupted = count.interrupted && sigint_seen;
+    if (runner->stop_on_sigint) sigaction(SIGINT, &old, NULL);
+    sigint_seen = 0;
+    return count;
+  }
   for (; count.done < n && !sigint_seen; count.done++) {
     size_t k = count.done;
     if (runner->on_start) runner->on_start(runner->user, k, n, tkb_registry_full_name(idx[k]));

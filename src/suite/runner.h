@@ -9,6 +9,8 @@
 
 #include "report.h"
 
+#include <signal.h>
+
 /* ---- selection (select.c) ---- */
 typedef struct tkb__selection {
   const char *filter;        /* POSIX extended regex searched in the full name; a leading
@@ -48,6 +50,7 @@ typedef struct tkb__runner {
   uint64_t seed;
   tkb_bench_opts bench;      /* check_outputs is forced on: NaN/Inf outputs fail an entry */
   bool stop_on_sigint;       /* install a SIGINT handler for the run */
+  bool interleave;           /* the entries' experiments round-robin (interleave.c) */
   /* Called before and after each entry (k of n); either may be NULL. The result passed
    * to on_done lives only through the call. */
   void (*on_start)(void *user, size_t k, size_t n, const char *name);
@@ -69,6 +72,12 @@ typedef struct tkb__run_count {
  * disposition is restored before returning.
  */
 tkb__run_count tkb__run_entries(const tkb__runner *runner, const size_t *idx, size_t n);
+
+/* The interleaved run (interleave.c): every entry resident, one experiment of each per
+ * round in an order drawn from the seed; results to on_done as entries finish. Stops
+ * between experiments once *stop is set (unfinished entries are dropped). */
+tkb__run_count tkb__run_interleaved(const tkb__runner *runner, const size_t *idx, size_t n,
+                                    volatile sig_atomic_t *stop);
 
 /* Runs one registry entry (standardize, benchmark, counts) into *r. */
 void tkb__run_entry(const tkb__runner *runner, size_t entry, tkb__result *r);
