@@ -124,9 +124,9 @@ static bool ci_timed_out(const void *state) { return ((const ci_state *)state)->
 
 const tkb__stop_rule tkb__stop_ci = {
     .name = "ci",
-    .help = "in each experiment, calls until its median's 95% interval is within +-max_noise "
-            "of it (min_samples and min_time first, max_time at most, shared by the "
-            "experiments)",
+    .help = "each experiment takes calls until its median's 95% interval is within "
+            "+-max_noise of it, after min_samples and min_time and within max_time (each "
+            "shared by the experiments)",
     .params = ci_params,
     .n_params = sizeof ci_params / sizeof ci_params[0],
     .state_size = sizeof(ci_state),

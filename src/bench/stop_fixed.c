@@ -35,7 +35,7 @@ static bool fixed_converged(const void *state) {
 
 const tkb__stop_rule tkb__stop_fixed = {
     .name = "fixed",
-    .help = "iterations timed calls in each of experiments experiments (Tokamax's)",
+    .help = "Tokamax's: `iterations` timed calls in each experiment",
     .state_size = sizeof(fixed_state),
     .reset = fixed_reset,
     .add = fixed_add,

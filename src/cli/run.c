@@ -61,14 +61,14 @@ static const tkb__flag run_flags[] = {
     {.name = "--stop", .metavar = "RULE", .kind = TKB__FLAG_TEXT, .offset = AT(stop),
      .check = check_stop, .shown = TKB__DEFAULT_STOP ", or fixed when --iterations is given",
      .help = "How many timed calls an entry takes: RULE or RULE:param=value,... (a value may "
-             "end in % or s). {stop_rules}"},
+             "end in %, s or ms). {stop_rules}."},
     {.name = "--iterations", .metavar = "N", .kind = TKB__FLAG_COUNT, .offset = AT(iterations),
      .shown = TKB__TEXT(TKB__DEFAULT_ITERATIONS),
      .help = "Timed calls per experiment under --stop fixed (given alone, it selects fixed)."},
     {.name = "--experiments", .metavar = "N", .kind = TKB__FLAG_COUNT, .offset = AT(experiments),
      .value = TKB__TEXT(TKB__DEFAULT_EXPERIMENTS),
-     .help = "Experiments per entry, spaced groups of calls (Google Benchmark's repetitions; "
-             "under ci, the fewest)."},
+     .help = "Experiments per entry: groups of calls spaced in time (Google Benchmark's "
+             "repetitions)."},
     {.name = "--interleave", .kind = TKB__FLAG_SWITCH, .offset = AT(interleave),
      .help = "Run the experiments of the selected entries round-robin, in an order drawn from "
              "--seed each round (Google Benchmark's random interleaving), so a slow drift of the "
