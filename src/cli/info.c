@@ -1,7 +1,11 @@
 /* info.c - `tkbench info`: what this build can measure on this machine, and the facts
  * that decide how far to trust a measurement (governor, boost, clock resolution and the
- * cost of reading the clock, which bounds the shortest call worth timing). */
+ * cost of reading the clock, which bounds the shortest call worth timing; OpenMP, the
+ * CPUs this process may use, the load). `info --check` adds what to change for steadier
+ * times, and why, changing nothing itself. */
 #include "cli.h"
+
+#include <stddef.h>
 
 #include <stdlib.h>
 #include <string.h>
@@ -102,15 +106,56 @@ static void clocks(void) {
          "20000 reads)\n", "read cost", wall, cpu_t);
 }
 
+static const char *or_unset(const char *v) { return *v ? v : "unset"; }
+
+static void environment(const tkb__environment *e) {
+  printf("\nEnvironment\n");
+  printf("  %-10s OMP_NUM_THREADS %s, OMP_WAIT_POLICY %s, OMP_PROC_BIND %s; the cpu ops run %d "
+         "thread%s\n", "OpenMP", or_unset(e->omp_num_threads), or_unset(e->omp_wait_policy),
+         or_unset(e->omp_proc_bind), e->threads, e->threads == 1 ? "" : "s");
+  if (e->affinity_count)
+    printf("  %-10s CPUs %s (%d of %d online)\n", "affinity", e->affinity, e->affinity_count, e->cores);
+  else
+    printf("  %-10s unknown (sched_getaffinity failed)\n", "affinity");
+  if (e->load.valid)
+    printf("  %-10s %.2f %.2f %.2f (1, 5, 15 min); %d runnable thread%s of other processes now\n",
+           "load", e->load.avg[0], e->load.avg[1], e->load.avg[2], e->load.others,
+           e->load.others == 1 ? "" : "s");
+  else
+    printf("  %-10s unreadable (no /proc/loadavg)\n", "load");
+  printf("  %-10s %s\n", "huge pages", e->thp[0] ? e->thp : "unreadable (no transparent_hugepage in sysfs)");
+}
+
+typedef struct info_args {
+  bool check;
+} info_args;
+
+static const tkb__flag info_flags[] = {
+    {.name = "--check", .kind = TKB__FLAG_SWITCH, .offset = offsetof(info_args, check),
+     .help = "Also say what to change on this machine for steadier times, and why (the "
+             "governor, boost, load, OpenMP's wait policy and binding, pinning, huge pages); "
+             "changes nothing itself."},
+    {0},
+};
+
 extern const tkb__command tkb__command_info;
 
 static int info_main(int argc, char **argv) {
-  int rc = tkb__flags_parse(&tkb__command_info, argc, argv, NULL, NULL);
+  info_args a = {0};
+  int rc = tkb__flags_parse(&tkb__command_info, argc, argv, &a, NULL);
   if (rc != TKB__PARSED) return rc;
   printf("%s %s (%s build)\n\n", tkb__prog, tkb_version(), tkb_build_type());
   devices();
   cpu();
   clocks();
+  tkb__environment env;
+  tkb__environment_read(&env);
+  environment(&env);
+  if (a.check) {
+    printf("\nCheck\n");
+    if (tkb__environment_advice(&env, stdout) == 0)
+      printf("  nothing to change: this machine is set up for steady times\n");
+  }
   return TKB_EXIT_OK;
 }
 
@@ -118,10 +163,12 @@ const tkb__command tkb__command_info = {
     .name = "info",
     .summary = "Show the version, devices, timing methods, CPU, caches and clocks",
     .handler = info_main,
-    .usage = "",
+    .usage = "[--check]",
     .about = "Shows the version and build type; the devices found, and for each one that is "
              "not, why; the timing methods of each device; the CPU model, cores, caches, "
              "frequency governor and boost state (from sysfs, when readable); the clock's "
-             "resolution and the measured cost of one clock read.",
-    .epilogue = "No flags. Exit status: 0.",
+             "resolution and the measured cost of one clock read; the OpenMP settings, the "
+             "CPUs this process may run on, the load and transparent huge pages.",
+    .flags = info_flags,
+    .epilogue = "Exit status: 0.",
 };
