@@ -131,6 +131,7 @@ typedef struct info_args {
 } info_args;
 
 static const tkb__flag info_flags[] = {
+    {.heading = "Flags:"},
     {.name = "--check", .kind = TKB__FLAG_SWITCH, .offset = offsetof(info_args, check),
      .help = "Also say what to change on this machine for steadier times, and why (the "
              "governor, boost, load, OpenMP's wait policy and binding, pinning, huge pages); "
