@@ -166,11 +166,11 @@ typedef struct stream {
 
 /* Feeds samples from gen() to the rule until it stops (or `cap` samples); returns the
  * number taken. Elapsed time: the samples' sum (as if nothing but the calls ran). */
-static size_t feed(const tkb__stop_rule *r, const char *text, const tkb_bench_opts *o,
-                   double (*gen)(size_t i), size_t cap, stream *st, bool *converged) {
+static size_t feed(const char *text, const tkb_bench_opts *o, double (*gen)(size_t i), size_t cap,
+                   stream *st, bool *converged) {
   tkb__stop_choice c;
   CHECK_OK(tkb__stop_parse(text, "stop", &c));
-  CHECK(c.rule == r);
+  const tkb__stop_rule *r = c.rule;
   void *state = calloc(1, r->state_size);
   r->reset(state, c.values, o);
   st->s = (tkb__samples){.ms = st->ms, .cap = cap, .experiment_end = st->end, .experiments = 1, .batch = 1};
@@ -207,19 +207,19 @@ static void test_rules(void) {
   bool conv;
   /* fixed: exactly iterations x experiments, whatever the samples */
   tkb_bench_opts o = {.iterations = 7, .experiments = 3};
-  CHECK(feed(&tkb__stop_fixed, "fixed", &o, noisy, 100000, &st, &conv) == 21 && conv);
+  CHECK(feed("fixed", &o, noisy, 100000, &st, &conv) == 21 && conv);
   CHECK(st.s.experiments == 3 && st.end[0] == 7 && st.end[1] == 14 && st.end[2] == 21);
   /* ci on a constant stream: the interval is a point once min_samples and min_time are
    * met (0.5 s of 1 ms calls: 500 samples, in 3 experiments of 167) */
   o = (tkb_bench_opts){.experiments = 3};
-  size_t n = feed(&tkb__stop_ci, "ci", &o, constant, 100000, &st, &conv);
+  size_t n = feed("ci", &o, constant, 100000, &st, &conv);
   CHECK_MSG(conv && n == 501 && st.s.experiments == 3, "n %zu, experiments %d", n, st.s.experiments);
   /* min_time 0 and min_samples 30: 30 samples */
-  n = feed(&tkb__stop_ci, "ci:min_time=0,min_samples=30", &o, constant, 100000, &st, &conv);
+  n = feed("ci:min_time=0,min_samples=30", &o, constant, 100000, &st, &conv);
   CHECK_MSG(conv && n == 30, "n %zu", n);
   /* noisy (20% half-normal): more than the minimum in each of the 3 experiments, and it
    * converges at +-1% */
-  n = feed(&tkb__stop_ci, "ci:min_time=0", &o, noisy, 100000, &st, &conv);
+  n = feed("ci:min_time=0", &o, noisy, 100000, &st, &conv);
   CHECK_MSG(conv && n > 30 && st.s.experiments == 3 && st.end[0] > 100 && st.end[1] - st.end[0] > 100,
             "n %zu, experiments %d", n, st.s.experiments);
   {
@@ -228,16 +228,16 @@ static void test_rules(void) {
     CHECK(ci.low >= 0.99 * ci.median && ci.high <= 1.01 * ci.median);
   }
   /* a looser target stops sooner */
-  size_t loose = feed(&tkb__stop_ci, "ci:min_time=0,max_noise=5%", &o, noisy, 100000, &st, &conv);
+  size_t loose = feed("ci:min_time=0,max_noise=5%", &o, noisy, 100000, &st, &conv);
   CHECK_MSG(conv && loose < n, "loose %zu, tight %zu", loose, n);
   /* drifting by 1% of the first call per call: the experiments never agree; stops at max_time unconverged */
-  n = feed(&tkb__stop_ci, "ci:min_time=0,max_time=2", &o, drifting, 100000, &st, &conv);
+  n = feed("ci:min_time=0,max_time=2", &o, drifting, 100000, &st, &conv);
   CHECK_MSG(!conv && n < 100000, "n %zu", n);
   /* three experiments, each steady, at three levels: each narrows, together they do not */
-  n = feed(&tkb__stop_ci, "ci:min_time=0,min_samples=30", &o, disagreeing, 100000, &st, &conv);
+  n = feed("ci:min_time=0,min_samples=30", &o, disagreeing, 100000, &st, &conv);
   CHECK_MSG(!conv && n == 30 && st.s.experiments == 3, "n %zu", n);
   /* a 2 s call with max_time 10 s: 5 calls, not converged (min_samples 10 not reached) */
-  n = feed(&tkb__stop_ci, "ci", &o, slow, 100000, &st, &conv);
+  n = feed("ci", &o, slow, 100000, &st, &conv);
   CHECK_MSG(!conv && n == 5, "n %zu", n);
   /* parameters: units, ranges, names */
   tkb__stop_choice c;

@@ -247,11 +247,8 @@ void tkb__stop_rules_help(char *buf, size_t cap);
 /* "ci:max_noise=0.01,min_samples=10,min_time=0.5,max_time=10": a choice as run. */
 void tkb__stop_text(const tkb__stop_choice *c, char *buf, size_t cap);
 
-/* The rules, NULL-ended, in the order help lists them. */
+/* The rules, NULL-ended, in the order help lists them (stop.c; one file each). */
 extern const tkb__stop_rule *const tkb__stop_rules[];
-/* One per file. */
-extern const tkb__stop_rule tkb__stop_fixed;
-extern const tkb__stop_rule tkb__stop_ci;
 
 /* ------------------------------------------------------------------------------ */
 /* Noise evidence (ci.c, distribution.c)                                           */

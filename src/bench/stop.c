@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* One file each; the row is the only other place a rule is named. */
+extern const tkb__stop_rule tkb__stop_fixed, tkb__stop_ci;
 const tkb__stop_rule *const tkb__stop_rules[] = {&tkb__stop_fixed, &tkb__stop_ci, NULL};
 
 static const tkb__stop_rule *rule_named(const char *name, size_t len) {
@@ -78,7 +80,7 @@ static tkb_status parse_param(const tkb__stop_rule *r, const char *what, const c
 }
 
 tkb_status tkb__stop_parse(const char *text, const char *what, tkb__stop_choice *out) {
-  if (!text || !*text) text = tkb__stop_fixed.name;
+  if (!text || !*text) text = "fixed"; /* Tokamax's, the library's default */
   const char *colon = strchr(text, ':');
   size_t nlen = colon ? (size_t)(colon - text) : strlen(text);
   const tkb__stop_rule *r = rule_named(text, nlen);
