@@ -28,7 +28,7 @@
 #include <string.h>
 
 #include "bulk_copy.cuh"
-#include "cu_dtype.cuh"
+#include "../common/ops_cuda.cuh"
 #include "cu_occupancy.cuh"
 #include "norm_cuda.h"
 
@@ -301,7 +301,7 @@ int launch_rowreg(const norm_cu_args &a, const norm_fwd_prm &p, int c, unsigned 
 /* Stages in flight per block of the bulk-copy row kernel (measured on an H200, with 16
  * KiB stages: 4 for thread groups, 2 for a block per row: more was slower for 8192-wide
  * bfloat16 rows, 0.61 with 3 and 0.58 with 4 stages of 0.65; these variant figures come
- * from session 2's throwaway runs, not from a program in the repository). */
+ * from throwaway runs, not from a program in the repository). */
 constexpr int NORM_BULK_STAGES_GROUP = 4, NORM_BULK_STAGES_BLOCK = 2;
 
 template <int XDT, int C, bool BLOCK>
@@ -549,9 +549,8 @@ int vjp(const norm_cu_args &a) {
   return (int)cudaGetLastError();
 }
 
-} // namespace
-
-extern "C" int tkb_cu_norm_forward(const norm_cu_args *a) {
+/* The launchers of the op's table: the dtype picks the instantiation. */
+int tkb_cu_norm_forward(const norm_cu_args *a) {
   switch (a->x_dtype) {
     case TKB_CU_BF16: return forward<TKB_CU_BF16>(*a);
     case TKB_CU_F16: return forward<TKB_CU_F16>(*a);
@@ -561,7 +560,7 @@ extern "C" int tkb_cu_norm_forward(const norm_cu_args *a) {
   }
 }
 
-extern "C" int tkb_cu_norm_vjp(const norm_cu_args *a) {
+int tkb_cu_norm_vjp(const norm_cu_args *a) {
   switch (a->x_dtype) {
     case TKB_CU_BF16: return vjp<TKB_CU_BF16>(*a);
     case TKB_CU_F16: return vjp<TKB_CU_F16>(*a);
@@ -570,3 +569,14 @@ extern "C" int tkb_cu_norm_vjp(const norm_cu_args *a) {
     default: return (int)cudaErrorInvalidValue;
   }
 }
+
+const tkb_cu_kernel norm_kernels[] = {
+    /* name, argument struct, cuBLAS, waits for the host, launches, launch */
+    {"norm_forward", sizeof(norm_cu_args), false, false, nullptr, tkb_cu_call<norm_cu_args, tkb_cu_norm_forward>},
+    {"norm_vjp", sizeof(norm_cu_args), false, false, nullptr, tkb_cu_call<norm_cu_args, tkb_cu_norm_vjp>},
+};
+
+} // namespace
+
+extern "C" const tkb_cu_op_kernels tkb_cu_kernels_normalization = {"normalization", norm_kernels,
+                                                                   sizeof norm_kernels / sizeof norm_kernels[0]};

@@ -458,7 +458,7 @@ __device__ __forceinline__ void norm_bulk_issue(uint64_t *bar, unsigned char *ds
  * the pipeline runs through all of a block's tiles. Each thread's scale and offset
  * values (the same columns in every row) are loaded once, into registers (measured on
  * an H200: 0.65 of copy bandwidth for 8192-wide bfloat16 rows against 0.62 loading
- * them per row, in session 2's throwaway variant runs).
+ * them per row, in throwaway variant runs).
  */
 template <int XDT, int C, bool BLOCK, int S>
 __global__ void __launch_bounds__(256) norm_fwd_rowbulk(norm_cu_args a, norm_fwd_prm p) {
