@@ -15,7 +15,6 @@
  */
 #include "attention.h"
 #include "attn_cuda.h"
-#include "cuda_ops.h"
 #include "internal.h"
 
 #include <stdlib.h>

@@ -15,7 +15,6 @@
  * one glu_cu_args (glu_cuda.h) per launch. On a machine without a GPU the device does
  * not open, so these never run there.
  */
-#include "cuda_ops.h"
 #include "gated_linear_unit.h"
 #include "glu_cuda.h"
 #include "internal.h"

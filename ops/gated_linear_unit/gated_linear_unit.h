@@ -97,6 +97,11 @@ static inline double glu_dact_f64(glu_activation act, double g) {
 #define GLU_N_PARAMS 3
 extern const tkb_param tkb__glu_params[GLU_N_PARAMS];
 
+/* The device implementations (the reference and cpu ones are tkbench.h's): each
+ * validates on the host and launches its kernels through the device's backend. */
+extern const tkb_fn tkb__op_gated_linear_unit_opencl; /* opencl.c */
+extern const tkb_fn tkb__op_gated_linear_unit_cuda; /* cuda.c */
+
 /* "none", "silu", ... */
 const char *tkb__glu_activation_name(glu_activation act);
 /* Validates the call (dtypes, ranks, K, activation) and fills the plan. */

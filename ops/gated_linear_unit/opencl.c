@@ -12,7 +12,6 @@
  */
 #include "gated_linear_unit.h"
 #include "internal.h"
-#include "opencl_ops.h"
 
 #include <stdio.h>
 #include <stdlib.h>

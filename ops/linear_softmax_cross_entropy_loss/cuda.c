@@ -14,7 +14,6 @@
  * turns an out-of-range label into a NaN loss instead. On a machine without a GPU the
  * device does not open, so these never run there.
  */
-#include "cuda_ops.h"
 #include "internal.h"
 #include "lsce.h"
 #include "lsce_cuda.h"

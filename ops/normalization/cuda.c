@@ -13,7 +13,6 @@
  * one norm_cu_args (norm_cuda.h) per launch. On a machine without a GPU the device does
  * not open, so these never run there.
  */
-#include "cuda_ops.h"
 #include "internal.h"
 #include "norm.h"
 #include "norm_cuda.h"

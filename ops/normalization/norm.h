@@ -60,6 +60,11 @@ typedef struct norm_call {
 #define NORM_N_PARAMS 6
 extern const tkb_param tkb__norm_params[NORM_N_PARAMS];
 
+/* The device implementations (the reference and cpu ones are tkbench.h's): each
+ * validates on the host and launches its kernels through the device's backend. */
+extern const tkb_fn tkb__op_normalization_opencl; /* opencl.c */
+extern const tkb_fn tkb__op_normalization_cuda; /* cuda.c */
+
 /* Validates the bound call (dtypes, axis, epsilon, scale/offset shapes) and fills the
  * plan. Reads specs only, so it also serves abstract calls (infer, prepare). */
 tkb_status tkb__norm_plan_make(const tkb_args *a, norm_plan *p);

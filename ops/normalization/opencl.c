@@ -12,7 +12,6 @@
  */
 #include "internal.h"
 #include "norm.h"
-#include "opencl_ops.h"
 
 #include <stdio.h>
 #include <stdlib.h>

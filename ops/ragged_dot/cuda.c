@@ -18,7 +18,6 @@
  * are checked after the copy with the same tkb__rd_check_group_sizes. On a machine
  * without a GPU the device does not open, so these never run there.
  */
-#include "cuda_ops.h"
 #include "internal.h"
 #include "ragged_dot.h"
 #include "rd_cuda.h"
