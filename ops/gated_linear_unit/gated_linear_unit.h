@@ -27,6 +27,7 @@
 #define TKB_OP_GATED_LINEAR_UNIT_H
 
 #include "tkbench.h"
+#include "../common/ops_common.h"
 
 #include <math.h>
 #include <stdbool.h>

@@ -28,6 +28,7 @@
 #define TKB_LSCE_H
 
 #include "tkbench.h"
+#include "../common/ops_common.h"
 
 #include <stdint.h>
 #include <string.h>

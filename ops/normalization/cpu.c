@@ -734,7 +734,7 @@ static void norm_forward_item_lanes_f64(const norm_plan *p, const norm_block *b,
   static const T *norm_load_vec_##SFX(const tkb_array *a, int64_t n, void *v) {                \
     if (!a) return NULL;                                                                       \
     T *t = v;                                                                                  \
-    for (int64_t j = 0; j < n; j++) t[j] = (T)norm_get(a, j);                                  \
+    for (int64_t j = 0; j < n; j++) t[j] = (T)ops_get(a, j);                                  \
     return t;                                                                                  \
   }                                                                                            \
                                                                                                \
@@ -904,8 +904,8 @@ static void norm_forward_item_lanes_f64(const norm_plan *p, const norm_block *b,
         if (dscale_part) sum_ds += dscale_part[grp * n + j];                                   \
         if (doffset_part) sum_db += doffset_part[grp * n + j];                                 \
       }                                                                                        \
-      if (dscale) norm_set(dscale, j, (double)sum_ds);                                         \
-      if (doffset) norm_set(doffset, j, (double)sum_db);                                       \
+      if (dscale) ops_set(dscale, j, (double)sum_ds);                                         \
+      if (doffset) ops_set(doffset, j, (double)sum_db);                                       \
     }                                                                                          \
   }
 

@@ -20,6 +20,7 @@
 #define TKB_OP_RAGGED_DOT_H
 
 #include "tkbench.h"
+#include "../common/ops_common.h"
 
 #include <stdbool.h>
 #include <stdint.h>
