@@ -6,7 +6,7 @@
  * fixed order for a given shape (fixed block sizes, fixed tree reductions, no atomics),
  * so results are deterministic run to run.
  *
- *   forward: cuda_fwd.cuh's kernels read x once (rows held in registers, streamed
+ *   forward: cuda_fwd*.cuh's kernels read x once (rows held in registers, streamed
  *     through shared memory by bulk copies on sm_90, or tiles of lanes in shared memory
  *     or registers); the three-pass kernels below serve rows too long for them:
  *   axis last (inner = 1): one block of NORM_ROW_THREADS per lane; the threads stride
@@ -240,6 +240,8 @@ __global__ void norm_partial(norm_cu_args a) {
 }
 
 #include "cuda_fwd.cuh"
+#include "cuda_fwd_bulk.cuh"
+#include "cuda_fwd_cols.cuh"
 #include "cuda_dx.cuh"
 
 /* Host side of the forward's choices. */
