@@ -1,8 +1,7 @@
 /*
  * ops_common.c - the glue the ops' implementations share around their math (declared
- * in ops_common.h): the errors every hook gives in the same words, device-resident
- * arguments made abstract for a host plan, the one-struct kernel launch and prepare's
- * workspaces. None of it runs in a hot loop.
+ * in ops_common.h): the errors every hook gives in the same words, arguments readable
+ * on the host, the one-struct kernel launch and prepare's workspaces. None of it runs in a hot loop.
  */
 #include "ops_common.h"
 
@@ -51,18 +50,11 @@ tkb_status ops_require_device(const tkb_device *dev, const char *kind, const cha
                        dev->name);
 }
 
-tkb_status ops_abstract_arg(const tkb_args *a, const char *name, ops_abstract_args *out) {
-  if (a->count > OPS_MAX_PARAMS)
-    return tkb_set_error(TKB_ERR_INTERNAL, "%s: %zu arguments bound; ops_abstract_arg takes at "
-                         "most %d (OPS_MAX_PARAMS)", a->fn ? a->fn->name : "an op", a->count,
-                         OPS_MAX_PARAMS);
-  memcpy(out->values, a->values, a->count * sizeof *a->values);
-  int i = tkb_args_index(a, name);
-  if (i >= 0 && out->values[i].tag == TKB_VALUE_ARRAY && out->values[i].array)
-    out->values[i] = TKB_ABSTRACT(out->values[i].array->spec);
-  out->args = *a;
-  out->args.values = out->values;
-  return TKB_OK;
+const tkb_array *ops_host_array(const tkb_args *a, const char *name) {
+  const tkb_array *arr = tkb_args_array(a, name);
+  /* (an array of no known device, which tkbench never makes, is not read either) */
+  if (!arr || !arr->data || !arr->device) return NULL;
+  return strcmp(arr->device->backend->kind, "cpu") == 0 ? arr : NULL;
 }
 
 tkb_status ops_launch_args(tkb_device *dev, tkb_kernel *k, const void *args, size_t size) {

@@ -5,9 +5,9 @@
  * The helpers are static inline so that using one costs what the copy it replaced
  * cost: no extra call in a hot loop. What lives here:
  *  - sizes, and OPS_AT: element offset -> pointer into an array's data;
- *  - the glue of a hook (ops_common.c): concrete arguments, caller buffers, the
- *    prepared state's errors, device-resident arguments made abstract for the host's
- *    plan, the device-kind guard, kernel launches with one argument struct;
+ *  - the glue of a hook (ops_common.c): concrete arguments and those readable on the
+ *    host, caller buffers, the prepared state's errors, the device-kind guard, kernel
+ *    launches with one argument struct;
  *  - workspaces: 64-byte aligned pieces of one prepare-time allocation (ops_common.c);
  *  - row-major OpenBLAS products (sgemm/dgemm) with the k == 0 case written out;
  *  - element access for the floating dtypes, with tkb_array_get_f64/tkb_array_set_f64's
@@ -76,16 +76,11 @@ tkb_status ops_vjp_unprepared(const char *who);
  * a sentence naming both, before it touches any memory. */
 tkb_status ops_require_device(const tkb_device *dev, const char *kind, const char *who);
 
-/* A bound call whose array argument `name` is made abstract (its spec kept): the host
- * plan of an op whose checks read that array's values (labels in range, group sizes
- * summing to M) is then made from specs alone, for implementations that keep the
- * array in device memory. Use .args. */
-#define OPS_MAX_PARAMS 16
-typedef struct ops_abstract_args {
-  tkb_args args;
-  tkb_value values[OPS_MAX_PARAMS];
-} ops_abstract_args;
-tkb_status ops_abstract_arg(const tkb_args *a, const char *name, ops_abstract_args *out);
+/* The concrete array bound to `name` when its data can be read here, on the host (an
+ * array of a cpu device), else NULL: an op's plan checks an array's values (labels in range, group
+ * sizes summing to M) only then, so the one plan serves the implementations that keep
+ * the array in device memory too (the device code bounds what it reads). */
+const tkb_array *ops_host_array(const tkb_args *a, const char *name);
 
 /* Launches kernel k (a CUDA op kernel: src/backend/cuda/cu_kernels.h) with its one
  * argument struct of `size` bytes, passed by value. */

@@ -9,9 +9,9 @@
  *                 width vc and every workspace
  *   forward, forward_res:  lsce_forward (lse written when asked)
  *   vjp:          lsce_vjp (logits recomputed per chunk)
- * labels live on the device, so the shared plan (op.c), which range-checks concrete
- * labels on the host, is made here with labels made abstract (ops_abstract_arg); the device code
- * turns an out-of-range label into a NaN loss instead. On a machine without a GPU the
+ * labels live on the device, where the shared plan (op.c) does not range-check them
+ * (it reads only labels on the host: ops_host_array); the device code turns an
+ * out-of-range label into a NaN loss instead. On a machine without a GPU the
  * device does not open, so these never run there.
  */
 #include "../common/ops_common.h"
@@ -38,19 +38,6 @@ typedef struct lsce_cu {
   void *ws[WS_COUNT];
 } lsce_cu;
 
-/* The plan from the specs alone (labels made abstract: they are device memory here). */
-static tkb_status plan_of(const tkb_args *a, lsce_plan *p) {
-  ops_abstract_args b;
-  tkb_status st = ops_abstract_arg(a, "labels", &b);
-  return st ? st : tkb__lsce_plan_make(&b.args, p);
-}
-
-static tkb_status cu_infer(const tkb_args *a, tkb_shapes *shapes) {
-  ops_abstract_args b;
-  tkb_status st = ops_abstract_arg(a, "labels", &b);
-  return st ? st : tkb__lsce_infer(&b.args, shapes);
-}
-
 static void cu_release(void *state) {
   lsce_cu *s = state;
   if (!s) return;
@@ -62,7 +49,7 @@ static void cu_release(void *state) {
 
 static tkb_status cu_prepare(const tkb_args *a, void **state) {
   lsce_plan p;
-  tkb_status st = plan_of(a, &p);
+  tkb_status st = tkb__lsce_plan_make(a, &p);
   if (!st) st = ops_require_device(a->device, "cuda", OP);
   if (st) return st;
   tkb_device *dev = a->device;
@@ -102,7 +89,7 @@ static tkb_status cu_prepare(const tkb_args *a, void **state) {
 
 /* Binds the call against the prepared state and fills the common launch arguments. */
 static tkb_status bind(const tkb_args *a, const lsce_cu *s, lsce_plan *p, lsce_cu_args *g) {
-  tkb_status st = plan_of(a, p);
+  tkb_status st = tkb__lsce_plan_make(a, p);
   if (st) return st;
   if (!s || !tkb__lsce_plan_same(&s->p, p))
     return ops_state_error(OP, s != NULL, "other shapes or another reduction");
@@ -177,7 +164,7 @@ const tkb_fn tkb__op_linear_softmax_cross_entropy_loss_cuda = {
     .name = "linear_softmax_cross_entropy_loss",
     .params = tkb__lsce_params,
     .n_params = LSCE_N_PARAMS,
-    .infer = cu_infer,
+    .infer = tkb__lsce_infer,
     .prepare = cu_prepare,
     .release = cu_release,
     .forward = cu_forward,

@@ -97,7 +97,7 @@ tkb_status tkb__lsce_plan_make(const tkb_args *a, lsce_plan *p) {
     return tkb_set_error(TKB_ERR_INVALID_ARGUMENT,
                          OP ": reduction='%s' is not supported; allowed 'mean', 'sum'",
                          red ? red : "(null)");
-  if ((st = check_label_values(tkb_args_array(a, "labels"), w))) return st;
+  if ((st = check_label_values(ops_host_array(a, "labels"), w))) return st;
 
   p->x = *x;
   p->labels = *labels;

@@ -13,9 +13,9 @@
  *             sizes on the device (rd_cuda.h), after one rd_sizes and validation in the
  *             first call with a given group_sizes array (the warm-up, when
  *             benchmarking); prepare allocates the forward's workspace.
- * group_sizes lives on the device, so the shared plan (op.c), which reads concrete sizes
- * on the host, is always made here with group_sizes made abstract (ops_abstract_arg); the sizes
- * are checked after the copy with the same tkb__rd_check_group_sizes. On a machine
+ * group_sizes lives on the device, where the shared plan (op.c) does not read it (it
+ * reads only sizes on the host: ops_host_array); the sizes are checked after the copy
+ * with the same tkb__rd_check_group_sizes. On a machine
  * without a GPU the device does not open, so these never run there.
  */
 #include "../common/ops_common.h"
@@ -40,20 +40,6 @@ typedef struct rd_cu {
   void *part;         /* small: [splits][M][N] of the math type */
 } rd_cu;
 
-/* The plan from the specs alone: group_sizes (device memory here) is made abstract so
- * op.c never dereferences it on the host. */
-static tkb_status plan_of(const tkb_args *a, rd_plan *p) {
-  ops_abstract_args b;
-  tkb_status st = ops_abstract_arg(a, "group_sizes", &b);
-  return st ? st : tkb__rd_plan_make(&b.args, p);
-}
-
-static tkb_status cu_infer(const tkb_args *a, tkb_shapes *shapes) {
-  ops_abstract_args b;
-  tkb_status st = ops_abstract_arg(a, "group_sizes", &b);
-  return st ? st : tkb__rd_infer(&b.args, shapes);
-}
-
 static void cu_release(void *state) {
   rd_cu *s = state;
   if (!s) return;
@@ -67,7 +53,7 @@ static void cu_release(void *state) {
 
 static tkb_status cu_prepare(const tkb_args *a, void **state) {
   rd_plan p;
-  tkb_status st = plan_of(a, &p);
+  tkb_status st = tkb__rd_plan_make(a, &p);
   if (!st) st = ops_require_device(a->device, "cuda", WHO);
   if (st) return st;
   tkb_device *dev = a->device;
@@ -117,7 +103,7 @@ static tkb_status copy_and_check_sizes(rd_cu *s, const rd_plan *p, const rd_cu_a
 /* Binds the call (checking the state), copies the sizes to the host and checks them
  * (small: once per group_sizes array). */
 static tkb_status bind(const tkb_args *a, rd_cu *s, rd_plan *p, rd_cu_args *g) {
-  tkb_status st = plan_of(a, p);
+  tkb_status st = tkb__rd_plan_make(a, p);
   if (st) return st;
   if (!s || !tkb_spec_equal(&s->p.lhs, &p->lhs) || !tkb_spec_equal(&s->p.rhs, &p->rhs))
     return ops_state_error(WHO, s != NULL, "other shapes");
@@ -186,7 +172,7 @@ const tkb_fn tkb__op_ragged_dot_cuda = {
     .name = "ragged_dot",
     .params = tkb__rd_params,
     .n_params = RD_N_PARAMS,
-    .infer = cu_infer,
+    .infer = tkb__rd_infer,
     .prepare = cu_prepare,
     .release = cu_release,
     .forward = cu_forward,

@@ -19,8 +19,8 @@ static bool dtype_ok(tkb_dtype d) {
 
 /* The concrete group sizes of the call, or NULL while group_sizes is abstract. */
 static const int32_t *concrete_sizes(const tkb_args *a) {
-  const tkb_array *gs = tkb_args_array(a, "group_sizes");
-  return (gs && gs->data) ? gs->data : NULL;
+  const tkb_array *gs = ops_host_array(a, "group_sizes");
+  return gs ? gs->data : NULL;
 }
 
 tkb_status tkb__rd_plan_make(const tkb_args *a, rd_plan *p) {
