@@ -13,8 +13,27 @@
 #include <cuda_runtime.h>
 #include <math.h>
 
+#include <type_traits>
+
 #include "cu_dtype.cuh"
 #include "cu_kernels.h"
+
+/* ---- the dtype of an op's main operand, at compile time ------------------------------ */
+
+/* Calls f(std::integral_constant<int, DT>()) for dt, one of the dtypes the ops' kernels
+ * are instantiated for (bfloat16, float16, float32, float64), so a launcher is written
+ * once:  return tkb_cu_by_dtype(a->dtype, [&](auto dt) { return forward<decltype(dt)::value>(*a); });
+ * Another dtype is cudaErrorInvalidValue (the ops' C halves admit these four only). */
+template <typename F>
+static inline int tkb_cu_by_dtype(int dt, F &&f) {
+  switch (dt) {
+    case TKB_CU_BF16: return f(std::integral_constant<int, TKB_CU_BF16>());
+    case TKB_CU_F16: return f(std::integral_constant<int, TKB_CU_F16>());
+    case TKB_CU_F32: return f(std::integral_constant<int, TKB_CU_F32>());
+    case TKB_CU_F64: return f(std::integral_constant<int, TKB_CU_F64>());
+    default: return (int)cudaErrorInvalidValue;
+  }
+}
 
 /* ---- libm by the math type (float or double) ---------------------------------------- */
 

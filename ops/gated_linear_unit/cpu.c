@@ -379,8 +379,7 @@ static tkb_status cpu_run_forward(const tkb_args *a, glu_cpu_ws *ws, tkb_array *
   glu_plan p;
   const tkb_array *x, *w;
   tkb_status st = cpu_bind(a, ws, &p, &x, &w);
-  if (st == TKB_OK) st = tkb__glu_check_buffer(out, &p.out, "output out");
-  if (st == TKB_OK && y_out) st = tkb__glu_check_buffer(y_out, &p.y, "residual y");
+  if (st == TKB_OK) st = tkb__glu_check_forward_buffers(&p, out, y_out);
   if (st != TKB_OK) return st;
   if (p.f64) forward_f64(&p, ws, x, w, out, y_out);
   else forward_f32(&p, ws, x, w, out, y_out);

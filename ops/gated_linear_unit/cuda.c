@@ -131,8 +131,7 @@ static tkb_status run_forward(const tkb_args *a, glu_cu *s, tkb_array *out, tkb_
   const tkb_array *x, *w;
   tkb_status st = tkb__glu_bind(a, &p, &x, &w);
   if (!st) st = check_state(s, &p);
-  if (!st) st = tkb__glu_check_buffer(out, &p.out, "output out");
-  if (!st && y_res) st = tkb__glu_check_buffer(y_res, &p.y, "residual y");
+  if (!st) st = tkb__glu_check_forward_buffers(&p, out, y_res);
   if (st) return st;
   glu_cu_args g = base_args(s, &p, x, w);
   g.out = out->data;

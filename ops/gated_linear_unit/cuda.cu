@@ -259,27 +259,15 @@ int vjp(cublasHandle_t h, const glu_cu_args &a) {
   return (int)cudaGetLastError();
 }
 
-/* The launchers of the op's table: the dtype picks the instantiation. */
+/* The launchers of the op's table: the dtype picks the instantiation (tkb_cu_by_dtype). */
 int tkb_cu_glu_forward(void *blas, const glu_cu_args *a) {
   cublasHandle_t h = static_cast<cublasHandle_t>(blas);
-  switch (a->dtype) {
-    case TKB_CU_BF16: return forward<TKB_CU_BF16>(h, *a);
-    case TKB_CU_F16: return forward<TKB_CU_F16>(h, *a);
-    case TKB_CU_F32: return forward<TKB_CU_F32>(h, *a);
-    case TKB_CU_F64: return forward<TKB_CU_F64>(h, *a);
-    default: return (int)cudaErrorInvalidValue; /* cuda.c admits these four only */
-  }
+  return tkb_cu_by_dtype(a->dtype, [&](auto dt) { return forward<decltype(dt)::value>(h, *a); });
 }
 
 int tkb_cu_glu_vjp(void *blas, const glu_cu_args *a) {
   cublasHandle_t h = static_cast<cublasHandle_t>(blas);
-  switch (a->dtype) {
-    case TKB_CU_BF16: return vjp<TKB_CU_BF16>(h, *a);
-    case TKB_CU_F16: return vjp<TKB_CU_F16>(h, *a);
-    case TKB_CU_F32: return vjp<TKB_CU_F32>(h, *a);
-    case TKB_CU_F64: return vjp<TKB_CU_F64>(h, *a);
-    default: return (int)cudaErrorInvalidValue;
-  }
+  return tkb_cu_by_dtype(a->dtype, [&](auto dt) { return vjp<decltype(dt)::value>(h, *a); });
 }
 
 const tkb_cu_kernel glu_kernels[] = {

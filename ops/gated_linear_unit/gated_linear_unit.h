@@ -117,6 +117,9 @@ tkb_status tkb__glu_bind(const tkb_args *a, glu_plan *p, const tkb_array **x,
                          const tkb_array **w);
 /* Checks that an output/residual/cotangent/grad buffer has the spec the plan wants. */
 tkb_status tkb__glu_check_buffer(const tkb_array *arr, const tkb_spec *want, const char *what);
+/* The forward's buffers: the output out and, when not NULL, the residual y. */
+tkb_status tkb__glu_check_forward_buffers(const glu_plan *p, const tkb_array *out,
+                                          const tkb_array *y);
 /* The vjp's buffers: residual y, cotangent dout and the grads present (dx, dweights). */
 tkb_status tkb__glu_check_vjp_buffers(const glu_plan *p, const tkb_array *const *residuals,
                                       const tkb_array *const *cotangents,

@@ -121,6 +121,13 @@ tkb_status tkb__glu_check_buffer(const tkb_array *arr, const tkb_spec *want, con
   return ops_check_buffer("gated_linear_unit", arr, want, what);
 }
 
+tkb_status tkb__glu_check_forward_buffers(const glu_plan *p, const tkb_array *out,
+                                          const tkb_array *y) {
+  tkb_status st = tkb__glu_check_buffer(out, &p->out, "output out");
+  if (st == TKB_OK && y) st = tkb__glu_check_buffer(y, &p->y, "residual y");
+  return st;
+}
+
 tkb_status tkb__glu_check_vjp_buffers(const glu_plan *p, const tkb_array *const *residuals,
                                       const tkb_array *const *cotangents,
                                       tkb_array *const *grads) {

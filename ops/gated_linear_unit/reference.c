@@ -103,8 +103,7 @@ static tkb_status ref_run_forward(const tkb_args *a, glu_ref_ws *ws, tkb_array *
   glu_plan p;
   const tkb_array *x, *w;
   tkb_status st = ref_bind(a, ws, &p, &x, &w);
-  if (st == TKB_OK) st = tkb__glu_check_buffer(out, &p.out, "output out");
-  if (st == TKB_OK && y_out) st = tkb__glu_check_buffer(y_out, &p.y, "residual y");
+  if (st == TKB_OK) st = tkb__glu_check_forward_buffers(&p, out, y_out);
   if (st != TKB_OK) return st;
   tkb_convert(x->data, x->spec.dtype, ws->x, TKB_FLOAT64, (size_t)x->numel);
   tkb_convert(w->data, w->spec.dtype, ws->w, TKB_FLOAT64, (size_t)w->numel);

@@ -551,25 +551,13 @@ int vjp(const norm_cu_args &a) {
   return (int)cudaGetLastError();
 }
 
-/* The launchers of the op's table: the dtype picks the instantiation. */
+/* The launchers of the op's table: the dtype picks the instantiation (tkb_cu_by_dtype). */
 int tkb_cu_norm_forward(const norm_cu_args *a) {
-  switch (a->x_dtype) {
-    case TKB_CU_BF16: return forward<TKB_CU_BF16>(*a);
-    case TKB_CU_F16: return forward<TKB_CU_F16>(*a);
-    case TKB_CU_F32: return forward<TKB_CU_F32>(*a);
-    case TKB_CU_F64: return forward<TKB_CU_F64>(*a);
-    default: return (int)cudaErrorInvalidValue; /* cuda.c admits these four only */
-  }
+  return tkb_cu_by_dtype(a->x_dtype, [&](auto dt) { return forward<decltype(dt)::value>(*a); });
 }
 
 int tkb_cu_norm_vjp(const norm_cu_args *a) {
-  switch (a->x_dtype) {
-    case TKB_CU_BF16: return vjp<TKB_CU_BF16>(*a);
-    case TKB_CU_F16: return vjp<TKB_CU_F16>(*a);
-    case TKB_CU_F32: return vjp<TKB_CU_F32>(*a);
-    case TKB_CU_F64: return vjp<TKB_CU_F64>(*a);
-    default: return (int)cudaErrorInvalidValue;
-  }
+  return tkb_cu_by_dtype(a->x_dtype, [&](auto dt) { return vjp<decltype(dt)::value>(*a); });
 }
 
 const tkb_cu_kernel norm_kernels[] = {

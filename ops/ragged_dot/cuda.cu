@@ -98,12 +98,7 @@ int tkb_cu_rd_forward(void *blas, const rd_cu_args *a) {
   if (a->m * N == 0) return 0;
   if (K == 0 || a->g == 0) return (int)cudaMemsetAsync(a->out, 0, (size_t)(a->m * N) * es, 0);
   if (a->small) {
-    switch (a->dtype) {
-      case TKB_CU_BF16: return small_forward<TKB_CU_BF16>(*a);
-      case TKB_CU_F16: return small_forward<TKB_CU_F16>(*a);
-      case TKB_CU_F64: return small_forward<TKB_CU_F64>(*a);
-      default: return small_forward<TKB_CU_F32>(*a);
-    }
+    return tkb_cu_by_dtype(a->dtype, [&](auto dt) { return small_forward<decltype(dt)::value>(*a); });
   }
   int64_t o = 0;
   for (int64_t g = 0; g < a->g; o += a->sizes_host[g], g++) {
@@ -121,12 +116,7 @@ int tkb_cu_rd_vjp(void *blas, const rd_cu_args *a) {
   const int64_t M = a->m, K = a->k, N = a->n;
   const size_t es = tkb_cu_elem_size(a->dtype);
   if (a->small && M > 0 && K > 0 && N > 0 && a->g > 0) { /* (drhs written whole: no memset) */
-    switch (a->dtype) {
-      case TKB_CU_BF16: return small_vjp<TKB_CU_BF16>(*a);
-      case TKB_CU_F16: return small_vjp<TKB_CU_F16>(*a);
-      case TKB_CU_F64: return small_vjp<TKB_CU_F64>(*a);
-      default: return small_vjp<TKB_CU_F32>(*a);
-    }
+    return tkb_cu_by_dtype(a->dtype, [&](auto dt) { return small_vjp<decltype(dt)::value>(*a); });
   }
   int rc = 0;
   /* sum over an empty range: N = 0 zeroes dlhs, empty groups (and M = 0) zero drhs */
