@@ -204,7 +204,7 @@ __global__ void norm_bench_x(void *x, int dt, int64_t count, int64_t n, int64_t 
     h ^= h >> 12;
     /* values in [-2, 2) around a mean that varies between lanes */
     const float v = ((float)(h & 0xffff) / 65536.0f - 0.5f) * 4.0f + (float)((i / inner / n) % 7) * 0.25f;
-    if (dt == TKB_CU_BF16) static_cast<uint16_t *>(x)[i] = tkb_cu_f32_to_bf16(v);
+    if (dt == TKB_CU_BF16) static_cast<uint16_t *>(x)[i] = tkb_cvt_f32_to_bf16(v);
     else static_cast<float *>(x)[i] = v;
   }
 }

@@ -9,9 +9,10 @@
  * Exit 77 (CTest: SKIPPED, with the reason printed) when this machine has no OpenCL
  * backend or device; any other failure to open opencl:0 fails the test.
  */
+#include "../ops/gated_linear_unit/gated_linear_unit.h"
+#include "../ops/normalization/norm.h"
 #include "check.h"
 #include "intervals.h"
-#include "opencl_ops.h"
 #include "report.h"
 #include "runner.h"
 

@@ -1,10 +1,14 @@
 /*
- * ops_common.h - small helpers the ops' implementations share (internal, header only).
+ * ops_common.h - what the ops' C implementations share (internal): the glue every
+ * implementation needs around its math, and small helpers for that math.
  *
- * Everything here is static inline so that using it costs what the copy it replaced
- * cost: no extra call in a hot loop, no copy. What lives here:
- *  - workspace carving: 64-byte rounded pieces of one prepare-time allocation;
- *  - OPS_AT: element offset -> pointer into an array's data;
+ * The helpers are static inline so that using one costs what the copy it replaced
+ * cost: no extra call in a hot loop. What lives here:
+ *  - sizes, and OPS_AT: element offset -> pointer into an array's data;
+ *  - the glue of a hook (ops_common.c): concrete arguments and those readable on the
+ *    host, caller buffers, the prepared state's errors, the device-kind guard, kernel
+ *    launches with one argument struct;
+ *  - workspaces: 64-byte aligned pieces of one prepare-time allocation (ops_common.c);
  *  - row-major OpenBLAS products (sgemm/dgemm) with the k == 0 case written out;
  *  - element access for the floating dtypes, with tkb_array_get_f64/tkb_array_set_f64's
  *    exact semantics (inline for the floating dtypes, the library for the rest);
@@ -21,7 +25,7 @@
 #include <stdint.h>
 
 /* ------------------------------------------------------------------------------ */
-/* Sizes and workspaces                                                            */
+/* Sizes                                                                           */
 /* ------------------------------------------------------------------------------ */
 
 static inline int64_t ops_min64(int64_t a, int64_t b) { return a < b ? a : b; }
@@ -30,15 +34,79 @@ static inline int64_t ops_max64(int64_t a, int64_t b) { return a > b ? a : b; }
 /* n rounded up to a multiple of 64 (workspace pieces start on cache lines). */
 static inline size_t ops_round64(size_t n) { return (n + 63) / 64 * 64; }
 
-/* Carves `bytes` off *cursor; the next piece starts 64-byte aligned. */
-static inline void *ops_carve(char **cursor, size_t bytes) {
-  void *p = *cursor;
-  *cursor += ops_round64(bytes);
-  return p;
+/* True when mode runs the vjp (the hooks size its workspaces by it). */
+static inline bool ops_mode_has_vjp(int mode) {
+  return mode == TKB_MODE_VJP || mode == TKB_MODE_FORWARD_AND_VJP;
 }
 
 /* Element offset -> pointer into an array of element size es. */
 #define OPS_AT(arr, off, es) ((void *)((char *)(arr)->data + (size_t)(off) * (es)))
+
+/* ------------------------------------------------------------------------------ */
+/* The glue of a hook (ops_common.c). `who` names the implementation in messages:     */
+/* "ragged_dot", "normalization (cuda)".                                              */
+/* ------------------------------------------------------------------------------ */
+
+/* A spec as text ("bfloat16[64,95]") in buf, for messages. */
+static inline const char *ops_spec_str(const tkb_spec *s, char *buf, size_t cap) {
+  tkb_spec_format(s, buf, cap);
+  return buf;
+}
+
+/* The concrete array bound to parameter `name` into *out; an error naming it when it
+ * is None or abstract (the hooks that compute need data). */
+tkb_status ops_concrete(const tkb_args *a, const char *who, const char *name,
+                        const tkb_array **out);
+
+/* A caller's buffer (output, residual, cotangent or gradient; `what` says which, as
+ * "output y") must exist and have the spec the plan wants. */
+tkb_status ops_check_buffer(const char *who, const tkb_array *arr, const tkb_spec *want,
+                            const char *what);
+
+/* The error of a hook called without the state its prepare made (have_state false) or
+ * with one prepared for another call (`prepared_for` says what differs: "other
+ * shapes"). */
+tkb_status ops_state_error(const char *who, bool have_state, const char *prepared_for);
+
+/* The error of a vjp called on a state prepared in a mode without one (its workspaces
+ * were not made). */
+tkb_status ops_vjp_unprepared(const char *who);
+
+/* A device implementation's prepare refuses a device of another kind ("cuda") with
+ * a sentence naming both, before it touches any memory. */
+tkb_status ops_require_device(const tkb_device *dev, const char *kind, const char *who);
+
+/* The concrete array bound to `name` when its data can be read here, on the host (an
+ * array of a cpu device), else NULL: an op's plan checks an array's values (labels in range, group
+ * sizes summing to M) only then, so the one plan serves the implementations that keep
+ * the array in device memory too (the device code bounds what it reads). */
+const tkb_array *ops_host_array(const tkb_args *a, const char *name);
+
+/* Launches kernel k (a CUDA op kernel: src/backend/cuda/cu_kernels.h) with its one
+ * argument struct of `size` bytes, passed by value. */
+typedef struct tkb_kernel tkb_kernel;
+tkb_status ops_launch_args(tkb_device *dev, tkb_kernel *k, const void *args, size_t size);
+
+/* ------------------------------------------------------------------------------ */
+/* Workspaces (ops_common.c)                                                        */
+/* ------------------------------------------------------------------------------ */
+
+/* Memory from prepare: one tkb_device_alloc (peak memory counts it), carved into
+ * pieces that each start 64-byte aligned. More than one piece needs addressable device
+ * memory (cpu, cuda); an OpenCL allocation is a cl_mem handle, so OpenCL
+ * implementations take one piece per workspace. */
+typedef struct ops_workspace {
+  tkb_device *dev;
+  void *base;
+  size_t bytes;
+} ops_workspace;
+
+/* Allocates n pieces of sizes[i] bytes on dev (a piece of 0 bytes gets a pointer that
+ * must not be read): pieces[i] receives piece i. On failure *ws is left empty. */
+tkb_status ops_workspace_alloc(ops_workspace *ws, tkb_device *dev, size_t n, const size_t *sizes,
+                               void **pieces);
+/* Frees the allocation (an empty workspace is fine) and empties *ws. */
+void ops_workspace_free(ops_workspace *ws);
 
 /* ------------------------------------------------------------------------------ */
 /* Row-major products; k == 0 gives beta C explicitly (no BLAS call)               */

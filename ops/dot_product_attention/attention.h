@@ -53,6 +53,10 @@ typedef struct attn_inputs {
 extern const tkb_param tkb__attn_params[];
 #define TKB_ATTN_N_PARAMS 7
 
+/* The device implementation (the reference and cpu ones are tkbench.h's): it
+ * validates on the host and launches its kernels through the device's backend. */
+extern const tkb_fn tkb__op_dot_product_attention_cuda; /* cuda.c */
+
 /* Validates the bound call (shapes, dtypes, statics) and fills the plan. Errors name
  * the arguments and both shapes on a mismatch. */
 tkb_status tkb__attn_plan(const tkb_args *a, attn_plan *p);

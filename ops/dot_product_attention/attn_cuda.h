@@ -29,14 +29,4 @@ typedef struct attn_cu_args {
   int32_t causal;
 } attn_cu_args;
 
-#ifdef __cplusplus
-extern "C" {
-#endif
-/* Enqueue on the legacy default stream without waiting; return the cudaError_t. */
-int tkb_cu_attn_forward(const attn_cu_args *a);
-int tkb_cu_attn_vjp(const attn_cu_args *a);
-#ifdef __cplusplus
-}
-#endif
-
 #endif /* TKB_OP_ATTN_CUDA_H */

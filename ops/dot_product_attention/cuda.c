@@ -13,13 +13,15 @@
  * the largest head dim of the suite); larger ones are refused in prepare. On a machine
  * without a GPU the device does not open, so these never run there.
  */
+#include "../common/ops_common.h"
 #include "attention.h"
 #include "attn_cuda.h"
-#include "cuda_ops.h"
 #include "internal.h"
 
 #include <stdlib.h>
 #include <string.h>
+
+#define WHO "dot_product_attention (cuda)"
 
 typedef struct attn_cu {
   tkb_device *dev;
@@ -27,8 +29,8 @@ typedef struct attn_cu {
   attn_plan p;     /* the shapes prepared for (its bias/mask pointers are not used) */
   tkb_spec bias, mask;
   bool has_bias, has_mask;
+  ops_workspace ws; /* vjp modes: delta */
   void *delta;     /* [B, H, T] math type, vjp modes */
-  size_t delta_bytes;
 } attn_cu;
 
 static void cu_release(void *state) {
@@ -36,7 +38,7 @@ static void cu_release(void *state) {
   if (!s) return;
   tkb__kernel_free(s->dev, s->fwd);
   tkb__kernel_free(s->dev, s->vjp);
-  if (s->delta) tkb_device_free(s->dev, s->delta, s->delta_bytes);
+  ops_workspace_free(&s->ws);
   free(s);
 }
 
@@ -50,17 +52,14 @@ static bool same_plan(const attn_cu *s, const attn_plan *p) {
 static tkb_status cu_prepare(const tkb_args *a, void **state) {
   attn_plan p;
   tkb_status st = tkb__attn_plan(a, &p);
+  if (!st) st = ops_require_device(a->device, "cuda", WHO);
   if (st) return st;
   tkb_device *dev = a->device;
-  if (strcmp(dev->backend->kind, "cuda") != 0)
-    return tkb_set_error(TKB_ERR_UNSUPPORTED, "dot_product_attention (cuda) runs on cuda:N "
-                         "devices; got device %s", dev->name);
   if (p.D > ATTN_CU_MAX_D || p.Dv > ATTN_CU_MAX_D)
-    return tkb_set_error(TKB_ERR_UNSUPPORTED, "dot_product_attention (cuda): head dims D = %lld, "
-                         "Dv = %lld; the CUDA kernels take at most %d", (long long)p.D,
-                         (long long)p.Dv, ATTN_CU_MAX_D);
+    return tkb_set_error(TKB_ERR_UNSUPPORTED, WHO ": head dims D = %lld, Dv = %lld; the CUDA "
+                         "kernels take at most %d", (long long)p.D, (long long)p.Dv, ATTN_CU_MAX_D);
   attn_cu *s = calloc(1, sizeof *s);
-  if (!s) return tkb_set_error(TKB_ERR_OUT_OF_MEMORY, "dot_product_attention (cuda): out of memory");
+  if (!s) return tkb_set_error(TKB_ERR_OUT_OF_MEMORY, WHO ": out of memory");
   s->dev = dev;
   s->p = p;
   s->has_bias = p.bias != NULL;
@@ -69,10 +68,9 @@ static tkb_status cu_prepare(const tkb_args *a, void **state) {
   if (p.mask) s->mask = *p.mask;
   st = tkb__kernel_build(dev, "dot_product_attention", "", "attn_forward", &s->fwd);
   if (!st) st = tkb__kernel_build(dev, "dot_product_attention", "", "attn_vjp", &s->vjp);
-  if (!st && (a->mode == TKB_MODE_VJP || a->mode == TKB_MODE_FORWARD_AND_VJP)) {
-    s->delta_bytes = (size_t)(p.B * p.H * p.T) * (p.f64 ? sizeof(double) : sizeof(float));
-    st = tkb_device_alloc(dev, s->delta_bytes, &s->delta);
-    if (st) s->delta_bytes = 0;
+  if (!st && ops_mode_has_vjp(a->mode)) {
+    const size_t delta = (size_t)(p.B * p.H * p.T) * (p.f64 ? sizeof(double) : sizeof(float));
+    st = ops_workspace_alloc(&s->ws, dev, 1, &delta, &s->delta);
   }
   if (st) {
     cu_release(s);
@@ -88,10 +86,7 @@ static tkb_status bind(const tkb_args *a, const attn_cu *s, attn_plan *p, attn_c
   tkb_status st = tkb__attn_plan(a, p);
   if (!st) st = tkb__attn_inputs(a, p, &in);
   if (st) return st;
-  if (!s || !same_plan(s, p))
-    return tkb_set_error(TKB_ERR_INVALID_ARGUMENT, "dot_product_attention (cuda): %s",
-                         !s ? "called without a prepared state (run the prepare hook first)"
-                            : "the state was prepared for other shapes or statics");
+  if (!s || !same_plan(s, p)) return ops_state_error(WHO, s != NULL, "other shapes or statics");
   *g = (attn_cu_args){
       .q = in.q->data,
       .k = in.k->data,
@@ -112,12 +107,6 @@ static tkb_status bind(const tkb_args *a, const attn_cu *s, attn_plan *p, attn_c
   return TKB_OK;
 }
 
-static tkb_status launch(const attn_cu *s, tkb_kernel *k, const attn_cu_args *g) {
-  size_t one = 1;
-  tkb_karg arg = TKB_KARG_VAL(*g);
-  return tkb__kernel_launch(s->dev, k, 1, &one, NULL, 1, &arg);
-}
-
 static tkb_status run_forward(const tkb_args *a, attn_cu *s, tkb_array *out, tkb_array *lse) {
   attn_plan p;
   attn_cu_args g;
@@ -126,7 +115,7 @@ static tkb_status run_forward(const tkb_args *a, attn_cu *s, tkb_array *out, tkb
   if (st) return st;
   g.out = out->data;
   g.lse_out = lse ? lse->data : NULL;
-  return launch(s, s->fwd, &g);
+  return ops_launch_args(s->dev, s->fwd, &g, sizeof g);
 }
 
 static tkb_status cu_forward(const tkb_args *a, void *state, tkb_array *const *outputs) {
@@ -136,8 +125,7 @@ static tkb_status cu_forward(const tkb_args *a, void *state, tkb_array *const *o
 static tkb_status cu_forward_res(const tkb_args *a, void *state, tkb_array *const *outputs,
                                  tkb_array *const *residuals) {
   if (!residuals[0])
-    return tkb_set_error(TKB_ERR_INVALID_ARGUMENT,
-                         "dot_product_attention (cuda): forward_res needs the residual lse");
+    return tkb_set_error(TKB_ERR_INVALID_ARGUMENT, WHO ": forward_res needs the residual lse");
   return run_forward(a, state, outputs[0], residuals[0]);
 }
 
@@ -149,10 +137,7 @@ static tkb_status cu_vjp(const tkb_args *a, void *state, const tkb_array *const 
   tkb_status st = bind(a, s, &p, &g);
   if (!st) st = tkb__attn_check_vjp(&p, residuals[0], cotangents[0], grads);
   if (st) return st;
-  if (!s->delta && p.B * p.H * p.T > 0)
-    return tkb_set_error(TKB_ERR_INVALID_ARGUMENT, "dot_product_attention (cuda): vjp called on "
-                         "a state prepared for a mode without it (prepare in vjp or "
-                         "forward_and_vjp mode)");
+  if (!s->delta && p.B * p.H * p.T > 0) return ops_vjp_unprepared(WHO);
   tkb_array *dbias = p.bias ? grads[3] : NULL;
   if (!grads[0] && !grads[1] && !grads[2] && !dbias) return TKB_OK;
   g.lse_in = residuals[0]->data;
@@ -162,7 +147,7 @@ static tkb_status cu_vjp(const tkb_args *a, void *state, const tkb_array *const 
   g.dv = grads[2] ? grads[2]->data : NULL;
   g.dbias = dbias ? dbias->data : NULL;
   g.delta = s->delta;
-  return launch(s, s->vjp, &g);
+  return ops_launch_args(s->dev, s->vjp, &g, sizeof g);
 }
 
 const tkb_fn tkb__op_dot_product_attention_cuda = {

@@ -27,11 +27,8 @@
  * These recompute scores per pass and read k and q rows per lane from global memory
  * (cached): simple and exact, not fast. All on the legacy default stream.
  */
-#include <cuda_runtime.h>
-#include <math.h>
-
+#include "../common/ops_cuda.cuh"
 #include "attn_cuda.h"
-#include "cu_dtype.cuh"
 
 namespace {
 
@@ -39,11 +36,6 @@ constexpr int WARPS = 8;                   /* warps (query rows / keys) per bloc
 constexpr int KT = 32;                     /* keys per forward tile: one per lane */
 constexpr int MAXC = ATTN_CU_MAX_D / 32;   /* head-dim columns per lane */
 constexpr unsigned FULL = 0xffffffffu;
-
-__device__ __forceinline__ float exp_(float v) { return expf(v); }
-__device__ __forceinline__ double exp_(double v) { return exp(v); }
-__device__ __forceinline__ float log_(float v) { return logf(v); }
-__device__ __forceinline__ double log_(double v) { return log(v); }
 
 template <typename Acc>
 __device__ __forceinline__ Acc warp_sum(Acc v) {
@@ -77,7 +69,7 @@ __device__ Acc logit(const attn_cu_args &a, Acc dot, int64_t b, int64_t h, int64
 /* p = e^(l - lse), 0 when dropped or when the row kept nothing */
 template <typename Acc>
 __device__ __forceinline__ Acc prob(Acc l, Acc lse) {
-  return (l == (Acc)-INFINITY || lse == (Acc)-INFINITY) ? (Acc)0 : exp_(l - lse);
+  return (l == (Acc)-INFINITY || lse == (Acc)-INFINITY) ? (Acc)0 : tkb_cu_exp(l - lse);
 }
 
 /* sum_d x[d] y[d] with x in shared memory (math type) and y in global memory */
@@ -143,8 +135,8 @@ __global__ void __launch_bounds__(WARPS * 32) attn_fwd(attn_cu_args a) {
       }
       const Acc tm = warp_max(lg), nm = m > tm ? m : tm;
       if (nm == (Acc)-INFINITY) continue; /* nothing kept so far: o and l stay 0 */
-      const Acc p = lg == (Acc)-INFINITY ? (Acc)0 : exp_(lg - nm);
-      const Acc alpha = m == (Acc)-INFINITY ? (Acc)0 : exp_(m - nm);
+      const Acc p = lg == (Acc)-INFINITY ? (Acc)0 : tkb_cu_exp(lg - nm);
+      const Acc alpha = m == (Acc)-INFINITY ? (Acc)0 : tkb_cu_exp(m - nm);
       l = l * alpha + warp_sum(p);
 #pragma unroll
       for (int c = 0; c < MAXC; c++) o[c] *= alpha;
@@ -166,7 +158,7 @@ __global__ void __launch_bounds__(WARPS * 32) attn_fwd(attn_cu_args a) {
         if (d < Dv) out[d] = Dt::st(l > 0 ? o[c] / l : (Acc)0);
       }
       if (a.lse_out && lane == 0)
-        static_cast<Acc *>(a.lse_out)[(b * a.H + h) * a.T + t] = l > 0 ? m + log_(l) : (Acc)-INFINITY;
+        static_cast<Acc *>(a.lse_out)[(b * a.H + h) * a.T + t] = l > 0 ? m + tkb_cu_log(l) : (Acc)-INFINITY;
     }
   }
 }
@@ -358,24 +350,22 @@ int vjp(const attn_cu_args &a) {
   return (int)cudaGetLastError();
 }
 
+/* The launchers of the op's table: the dtype picks the instantiation (tkb_cu_by_dtype). */
+int tkb_cu_attn_forward(const attn_cu_args *a) {
+  return tkb_cu_by_dtype(a->dtype, [&](auto dt) { return forward<decltype(dt)::value>(*a); });
+}
+
+int tkb_cu_attn_vjp(const attn_cu_args *a) {
+  return tkb_cu_by_dtype(a->dtype, [&](auto dt) { return vjp<decltype(dt)::value>(*a); });
+}
+
+const tkb_cu_kernel attn_kernels[] = {
+    /* name, argument struct, cuBLAS, waits for the host, launches, launch */
+    {"attn_forward", sizeof(attn_cu_args), false, false, nullptr, tkb_cu_call<attn_cu_args, tkb_cu_attn_forward>},
+    {"attn_vjp", sizeof(attn_cu_args), false, false, nullptr, tkb_cu_call<attn_cu_args, tkb_cu_attn_vjp>},
+};
+
 } // namespace
 
-extern "C" int tkb_cu_attn_forward(const attn_cu_args *a) {
-  switch (a->dtype) {
-    case TKB_CU_BF16: return forward<TKB_CU_BF16>(*a);
-    case TKB_CU_F16: return forward<TKB_CU_F16>(*a);
-    case TKB_CU_F32: return forward<TKB_CU_F32>(*a);
-    case TKB_CU_F64: return forward<TKB_CU_F64>(*a);
-    default: return (int)cudaErrorInvalidValue; /* cuda.c admits these four only */
-  }
-}
-
-extern "C" int tkb_cu_attn_vjp(const attn_cu_args *a) {
-  switch (a->dtype) {
-    case TKB_CU_BF16: return vjp<TKB_CU_BF16>(*a);
-    case TKB_CU_F16: return vjp<TKB_CU_F16>(*a);
-    case TKB_CU_F32: return vjp<TKB_CU_F32>(*a);
-    case TKB_CU_F64: return vjp<TKB_CU_F64>(*a);
-    default: return (int)cudaErrorInvalidValue;
-  }
-}
+extern "C" const tkb_cu_op_kernels tkb_cu_kernels_dot_product_attention = {
+    "dot_product_attention", attn_kernels, sizeof attn_kernels / sizeof attn_kernels[0]};

@@ -23,11 +23,6 @@ const tkb_param tkb__attn_params[TKB_ATTN_N_PARAMS] = {
      .keyword_only = true},
 };
 
-static const char *spec_str(const tkb_spec *s, char *buf, size_t cap) {
-  tkb_spec_format(s, buf, cap);
-  return buf;
-}
-
 static bool attn_dtype_ok(tkb_dtype dt) {
   return dt == TKB_BFLOAT16 || dt == TKB_FLOAT16 || dt == TKB_FLOAT32 || dt == TKB_FLOAT64;
 }
@@ -48,7 +43,7 @@ static tkb_status check_qkv(const tkb_spec *s, const char *name, const char *lay
   if (s->rank != 4)
     return tkb_set_error(TKB_ERR_BAD_SHAPE,
                          "dot_product_attention: %s has shape %s (rank %d); %s must have rank 4 %s",
-                         name, spec_str(s, sb, sizeof sb), s->rank, name, layout);
+                         name, ops_spec_str(s, sb, sizeof sb), s->rank, name, layout);
   return TKB_OK;
 }
 
@@ -69,9 +64,9 @@ static tkb_status check_bcast(const attn_plan *p, const tkb_spec *s, const char 
                          "dot_product_attention: %s has shape %s, which does not broadcast to "
                          "[B, H, T, S] = [%lld, %lld, %lld, %lld] given by q %s and k %s; each "
                          "of its (at most 4, right-aligned) dims must be 1 or match",
-                         name, spec_str(s, sb, sizeof sb), (long long)p->B, (long long)p->H,
-                         (long long)p->T, (long long)p->S, spec_str(&p->q, qb, sizeof qb),
-                         spec_str(&p->k, kb, sizeof kb));
+                         name, ops_spec_str(s, sb, sizeof sb), (long long)p->B, (long long)p->H,
+                         (long long)p->T, (long long)p->S, ops_spec_str(&p->q, qb, sizeof qb),
+                         ops_spec_str(&p->k, kb, sizeof kb));
   /* row-major strides of the padded shape, 0 where the operand broadcasts */
   int64_t stride = 1;
   for (int i = 3; i >= 0; i--) {
@@ -93,9 +88,9 @@ tkb_status tkb__attn_plan(const tkb_args *a, attn_plan *p) {
   p->q = *q;
   p->k = *k;
   p->v = *v;
-  spec_str(q, qb, sizeof qb);
-  spec_str(k, kb, sizeof kb);
-  spec_str(v, vb, sizeof vb);
+  ops_spec_str(q, qb, sizeof qb);
+  ops_spec_str(k, kb, sizeof kb);
+  ops_spec_str(v, vb, sizeof vb);
   if (k->dtype != q->dtype || v->dtype != q->dtype)
     return tkb_set_error(TKB_ERR_UNSUPPORTED,
                          "dot_product_attention: q is %s, k is %s and v is %s; q, k and v "
@@ -189,25 +184,14 @@ tkb_status tkb__attn_inputs(const tkb_args *a, const attn_plan *p, attn_inputs *
   for (int i = 0; i < 5; i++) {
     *slots[i] = NULL;
     if (!present[i]) continue;
-    const tkb_array *arr = tkb_args_array(a, names[i]);
-    if (!arr || (!arr->data && arr->nbytes > 0))
-      return tkb_set_error(TKB_ERR_INVALID_ARGUMENT,
-                           "dot_product_attention: %s is abstract (no data); the hooks that "
-                           "compute need concrete arrays",
-                           names[i]);
-    *slots[i] = arr;
+    tkb_status st = ops_concrete(a, "dot_product_attention", names[i], slots[i]);
+    if (st) return st;
   }
   return TKB_OK;
 }
 
 static tkb_status check_buffer(const tkb_array *arr, const tkb_spec *want, const char *what) {
-  char ab[160], wb[160];
-  if (!arr)
-    return tkb_set_error(TKB_ERR_INVALID_ARGUMENT, "dot_product_attention: %s is NULL", what);
-  if (!tkb_spec_equal(&arr->spec, want) || (!arr->data && arr->nbytes > 0))
-    return tkb_set_error(TKB_ERR_BAD_SHAPE, "dot_product_attention: %s has spec %s; expected %s",
-                         what, spec_str(&arr->spec, ab, sizeof ab), spec_str(want, wb, sizeof wb));
-  return TKB_OK;
+  return ops_check_buffer("dot_product_attention", arr, want, what);
 }
 
 tkb_status tkb__attn_check_forward(const attn_plan *p, const tkb_array *out,

@@ -1,5 +1,6 @@
 /*
- * specs.c - dot_product_attention's suite entries.
+ * specs.c - dot_product_attention's declaration (src/suite/builtin.h): its
+ * implementations ("reference", "cpu", "cuda") and its suite entries:
  *
  *  - Tokamax's specs (tokamax/_src/ops/attention/arg_specs.py) under their full names
  *    ("{project}_{name}") and tags: mixtral 8x7b and deepseek2 16b (causal; primary,
@@ -10,8 +11,8 @@
  *    specs, vmapped and tagged forward_only, are not in OPS.md and not registered.)
  *  - Smaller specs of the same proportions tagged `cpu` (each forward under a ms for
  *    `cpu` and ~10 ms for `reference` on 2 cores).
- * Every spec is registered for both implementations ("reference", "cpu") in all four
- * modes; reference entries of the Tokamax-sized specs exist but would take hours.
+ * Every spec is registered in all four modes; reference entries of the Tokamax-sized
+ * specs exist but would take hours.
  * The bool masks use the default initializer (a fair coin per element), as Tokamax.
  */
 #include "attention.h"
@@ -83,14 +84,9 @@ static void make_fa3_specs(void) {
 static tkb_value spec_args[N_SPECS][5];
 static tkb_kwarg spec_kwargs[N_SPECS][1];
 
-static tkb_status register_spec(size_t i, const attn_spec *s) {
+static tkb_status add_spec(tkb__op_specs *out, size_t i, const attn_spec *s) {
   static const tkb_mode modes[] = {TKB_MODE_FORWARD, TKB_MODE_FORWARD_RES, TKB_MODE_VJP,
                                    TKB_MODE_FORWARD_AND_VJP};
-  static const struct {
-    const char *name;
-    const tkb_fn *fn;
-  } impls[] = {{"reference", &tkb_op_dot_product_attention_reference},
-               {"cpu", &tkb_op_dot_product_attention}};
   tkb_value *v = spec_args[i];
   v[0] = TKB_ABSTRACT(TKB_SPEC(s->dtype, s->B, s->T, s->H, s->D));
   v[1] = TKB_ABSTRACT(TKB_SPEC(s->dtype, s->B, s->S, s->Hk, s->D));
@@ -98,37 +94,41 @@ static tkb_status register_spec(size_t i, const attn_spec *s) {
   v[3] = s->bias_mask ? TKB_ABSTRACT(TKB_SPEC(s->dtype, 1, s->H, s->T, s->S)) : TKB_NONE;
   v[4] = s->bias_mask ? TKB_ABSTRACT(TKB_SPEC(TKB_BOOL, s->B, 1, 1, s->S)) : TKB_NONE;
   spec_kwargs[i][0] = (tkb_kwarg){"is_causal", TKB_BOOL(s->causal)};
-  for (size_t m = 0; m < sizeof modes / sizeof modes[0]; m++)
-    for (size_t k = 0; k < sizeof impls / sizeof impls[0]; k++) {
-      tkb_benchmark_def d = {
-          .op = "dot_product_attention",
-          .name = s->name,
-          .impl_name = impls[k].name,
-          .fn = impls[k].fn,
-          .args = v,
-          .n_args = 5,
-          .kwargs = spec_kwargs[i],
-          .n_kwargs = 1,
-          .mode = modes[m],
-          .counts = tkb__attn_counts,
-          .tags = s->tags,
-          .device_kind = "cpu",
-      };
-      tkb_status st = tkb_register_benchmark(&d);
-      if (st) return st;
-    }
+  for (size_t m = 0; m < sizeof modes / sizeof modes[0]; m++) {
+    tkb_benchmark_def d = {
+        .name = s->name,
+        .args = v,
+        .n_args = 5,
+        .kwargs = spec_kwargs[i],
+        .n_kwargs = 1,
+        .mode = modes[m],
+        .counts = tkb__attn_counts,
+        .tags = s->tags,
+    };
+    tkb_status st = tkb__op_add(out, &d);
+    if (st) return st;
+  }
   return TKB_OK;
 }
 
-tkb_status tkb__register_dot_product_attention(void) {
+static tkb_status attn_specs(tkb__op_specs *out) {
   make_fa3_specs();
   for (size_t i = 0; i < N_FIXED; i++) {
-    tkb_status st = register_spec(i, &fixed_specs[i]);
+    tkb_status st = add_spec(out, i, &fixed_specs[i]);
     if (st) return st;
   }
   for (size_t i = 0; i < N_FA3; i++) {
-    tkb_status st = register_spec(N_FIXED + i, &fa3_specs[i]);
+    tkb_status st = add_spec(out, N_FIXED + i, &fa3_specs[i]);
     if (st) return st;
   }
   return TKB_OK;
 }
+
+static const tkb__op_impl impls[] = {
+    {"reference", &tkb_op_dot_product_attention_reference, "cpu"},
+    {"cpu", &tkb_op_dot_product_attention, "cpu"},
+    {"cuda", &tkb__op_dot_product_attention_cuda, "cuda"},
+};
+
+const tkb__op_decl tkb__op_dot_product_attention = {"dot_product_attention", impls,
+                                                    TKB_ARRAY_LEN(impls), attn_specs};

@@ -160,9 +160,7 @@ static void gate_vjp_f32(glu_activation act, const float *restrict g, const floa
 /* ------------------------------------------------------------------------------ */
 
 typedef struct glu_cpu_ws {
-  tkb_device *dev;
-  void *base;
-  size_t bytes;
+  ops_workspace mem; /* the pieces below */
   glu_plan plan;  /* the shapes it was prepared for */
   bool vjp_ready; /* prepared for a mode with a vjp (its workspaces exist) */
   int64_t mb;     /* rows per block */
@@ -182,7 +180,7 @@ typedef struct glu_cpu_ws {
 static void cpu_release(void *state) {
   glu_cpu_ws *ws = state;
   if (!ws) return;
-  tkb_device_free(ws->dev, ws->base, ws->bytes);
+  ops_workspace_free(&ws->mem);
   free(ws);
 }
 
@@ -202,7 +200,7 @@ static tkb_status cpu_prepare(const tkb_args *a, void **state) {
   if (mb > R) mb = R > 0 ? R : 1;
   const bool narrow = !p.f64 && p.x.dtype != TKB_FLOAT32;
   /* the vjp's workspaces only when the mode has a vjp (peak memory counts them) */
-  const bool vjp = a->mode == TKB_MODE_VJP || a->mode == TKB_MODE_FORWARD_AND_VJP;
+  const bool vjp = ops_mode_has_vjp(a->mode);
   size_t sizes[9] = {0};
   if (p.f64) {
     sizes[7] = (size_t)(mb * N2) * 8;
@@ -216,30 +214,26 @@ static tkb_status cpu_prepare(const tkb_args *a, void **state) {
     sizes[5] = (size_t)(mb * N) * 4;
     sizes[6] = narrow && vjp ? (size_t)(mb * K) * 4 : 0;
   }
-  size_t bytes = 0;
-  for (int i = 0; i < 9; i++) bytes += ops_round64(sizes[i]);
+  void *piece[9];
   glu_cpu_ws *ws = calloc(1, sizeof *ws);
   if (!ws) return tkb_set_error(TKB_ERR_OUT_OF_MEMORY, "gated_linear_unit (cpu): out of memory");
-  ws->dev = a->device;
-  ws->bytes = bytes;
   ws->plan = p;
   ws->vjp_ready = vjp;
   ws->mb = mb;
-  st = tkb_device_alloc(ws->dev, bytes, &ws->base);
+  st = ops_workspace_alloc(&ws->mem, a->device, 9, sizes, piece);
   if (st != TKB_OK) {
     free(ws);
     return st;
   }
-  char *cur = ws->base;
-  ws->wf = ops_carve(&cur, sizes[0]);
-  ws->dwf = ops_carve(&cur, sizes[1]);
-  ws->xf = ops_carve(&cur, sizes[2]);
-  ws->yf = ops_carve(&cur, sizes[3]);
-  ws->dyf = ops_carve(&cur, sizes[4]);
-  ws->of = ops_carve(&cur, sizes[5]);
-  ws->dxf = ops_carve(&cur, sizes[6]);
-  ws->yd = ops_carve(&cur, sizes[7]);
-  ws->dyd = ops_carve(&cur, sizes[8]);
+  ws->wf = piece[0];
+  ws->dwf = piece[1];
+  ws->xf = piece[2];
+  ws->yf = piece[3];
+  ws->dyf = piece[4];
+  ws->of = piece[5];
+  ws->dxf = piece[6];
+  ws->yd = piece[7];
+  ws->dyd = piece[8];
   *state = ws;
   return TKB_OK;
 }
@@ -385,8 +379,7 @@ static tkb_status cpu_run_forward(const tkb_args *a, glu_cpu_ws *ws, tkb_array *
   glu_plan p;
   const tkb_array *x, *w;
   tkb_status st = cpu_bind(a, ws, &p, &x, &w);
-  if (st == TKB_OK) st = tkb__glu_check_buffer(out, &p.out, "output out");
-  if (st == TKB_OK && y_out) st = tkb__glu_check_buffer(y_out, &p.y, "residual y");
+  if (st == TKB_OK) st = tkb__glu_check_forward_buffers(&p, out, y_out);
   if (st != TKB_OK) return st;
   if (p.f64) forward_f64(&p, ws, x, w, out, y_out);
   else forward_f32(&p, ws, x, w, out, y_out);

@@ -15,14 +15,13 @@
  * one glu_cu_args (glu_cuda.h) per launch. On a machine without a GPU the device does
  * not open, so these never run there.
  */
-#include "cuda_ops.h"
+#include "../common/ops_common.h"
 #include "gated_linear_unit.h"
 #include "glu_cuda.h"
 #include "internal.h"
 
 #include <limits.h>
 #include <stdlib.h>
-#include <string.h>
 
 /* The workspaces in glu_cu_args' order: prod, dy, xw, ww, dxacc, dwacc. */
 enum { WS_PROD, WS_DY, WS_XW, WS_WW, WS_DXACC, WS_DWACC, WS_COUNT };
@@ -34,14 +33,16 @@ enum { WS_PROD, WS_DY, WS_XW, WS_WW, WS_DXACC, WS_DWACC, WS_COUNT };
  * Tokamax specs (26M rows) would be ~54 GB in bfloat16, ~107 GB in float32. */
 #define GLU_CU_CHUNK_BYTES ((size_t)1 << 30)
 
+#define WHO "gated_linear_unit (cuda)"
+
 typedef struct glu_cu {
   tkb_device *dev;
   tkb_kernel *fwd, *vjp;
   glu_plan p;               /* the shapes prepared for */
   int64_t chunk_rows;       /* rows of the product workspace (>= 1) */
   bool vjp_ready;           /* prepared in a mode with a vjp (its workspaces exist) */
+  ops_workspace mem;        /* the pieces below */
   void *ws[WS_COUNT];
-  size_t ws_bytes[WS_COUNT];
 } glu_cu;
 
 static void cu_release(void *state) {
@@ -49,29 +50,26 @@ static void cu_release(void *state) {
   if (!s) return;
   tkb__kernel_free(s->dev, s->fwd);
   tkb__kernel_free(s->dev, s->vjp);
-  for (int i = 0; i < WS_COUNT; i++)
-    if (s->ws[i]) tkb_device_free(s->dev, s->ws[i], s->ws_bytes[i]);
+  ops_workspace_free(&s->mem);
   free(s);
 }
 
 static tkb_status cu_prepare(const tkb_args *a, void **state) {
   glu_plan p;
   tkb_status st = tkb__glu_plan_make(a, &p);
+  if (!st) st = ops_require_device(a->device, "cuda", WHO);
   if (st) return st;
   tkb_device *dev = a->device;
-  if (strcmp(dev->backend->kind, "cuda") != 0)
-    return tkb_set_error(TKB_ERR_UNSUPPORTED, "gated_linear_unit (cuda) runs on cuda:N devices; "
-                         "got device %s", dev->name);
   /* cuBLAS takes int dimensions and leading dimensions (2N is one) */
   if (p.rows > INT_MAX || p.k > INT_MAX || p.n > INT_MAX / 2)
-    return tkb_set_error(TKB_ERR_UNSUPPORTED, "gated_linear_unit (cuda): R = %lld rows, K = %lld, "
-                         "N = %lld; cuBLAS needs R, K and 2N at most %d", (long long)p.rows,
-                         (long long)p.k, (long long)p.n, INT_MAX);
+    return tkb_set_error(TKB_ERR_UNSUPPORTED, WHO ": R = %lld rows, K = %lld, N = %lld; cuBLAS "
+                         "needs R, K and 2N at most %d", (long long)p.rows, (long long)p.k,
+                         (long long)p.n, INT_MAX);
   glu_cu *s = calloc(1, sizeof *s);
-  if (!s) return tkb_set_error(TKB_ERR_OUT_OF_MEMORY, "gated_linear_unit (cuda): out of memory");
+  if (!s) return tkb_set_error(TKB_ERR_OUT_OF_MEMORY, WHO ": out of memory");
   s->dev = dev;
   s->p = p;
-  s->vjp_ready = a->mode == TKB_MODE_VJP || a->mode == TKB_MODE_FORWARD_AND_VJP;
+  s->vjp_ready = ops_mode_has_vjp(a->mode);
   const size_t acc = p.f64 ? sizeof(double) : sizeof(float);
   const bool narrow = p.x.dtype == TKB_BFLOAT16 || p.x.dtype == TKB_FLOAT16;
   const int64_t r = p.rows, k = p.k, n2 = 2 * p.n;
@@ -81,21 +79,18 @@ static tkb_status cu_prepare(const tkb_args *a, void **state) {
   int64_t chunk = row_bytes ? (int64_t)(GLU_CU_CHUNK_BYTES / row_bytes) : r;
   if (chunk < 1) chunk = 1; /* a row over 1 GiB: one row at a time */
   s->chunk_rows = chunk;
-  s->ws_bytes[WS_PROD] = (size_t)(chunk < r ? chunk : r) * row_bytes;
+  size_t bytes[WS_COUNT] = {0};
+  bytes[WS_PROD] = (size_t)(chunk < r ? chunk : r) * row_bytes;
   if (s->vjp_ready) {
-    s->ws_bytes[WS_DY] = (size_t)(r * n2) * acc;
+    bytes[WS_DY] = (size_t)(r * n2) * acc;
     if (narrow) { /* float32 operands and results of the vjp's GEMMs */
-      s->ws_bytes[WS_XW] = s->ws_bytes[WS_DXACC] = (size_t)(r * k) * sizeof(float);
-      s->ws_bytes[WS_WW] = s->ws_bytes[WS_DWACC] = (size_t)(k * n2) * sizeof(float);
+      bytes[WS_XW] = bytes[WS_DXACC] = (size_t)(r * k) * sizeof(float);
+      bytes[WS_WW] = bytes[WS_DWACC] = (size_t)(k * n2) * sizeof(float);
     }
   }
   st = tkb__kernel_build(dev, "gated_linear_unit", "", "glu_forward", &s->fwd);
   if (!st) st = tkb__kernel_build(dev, "gated_linear_unit", "", "glu_vjp", &s->vjp);
-  for (int i = 0; i < WS_COUNT && !st; i++) {
-    if (i != WS_PROD && !s->vjp_ready) continue;
-    if (i >= WS_XW && !narrow) continue;
-    st = tkb_device_alloc(dev, s->ws_bytes[i], &s->ws[i]);
-  }
+  if (!st) st = ops_workspace_alloc(&s->mem, dev, WS_COUNT, bytes, s->ws);
   if (st) {
     cu_release(s);
     return st;
@@ -106,9 +101,7 @@ static tkb_status cu_prepare(const tkb_args *a, void **state) {
 
 static tkb_status check_state(const glu_cu *s, const glu_plan *p) {
   if (!s || !tkb_spec_equal(&s->p.x, &p->x) || !tkb_spec_equal(&s->p.w, &p->w) || s->p.act != p->act)
-    return tkb_set_error(TKB_ERR_INVALID_ARGUMENT, "gated_linear_unit (cuda): %s",
-                         !s ? "called without a prepared state (run the prepare hook first)"
-                            : "the state was prepared for other shapes or another activation");
+    return ops_state_error(WHO, s != NULL, "other shapes or another activation");
   return TKB_OK;
 }
 
@@ -133,24 +126,17 @@ static glu_cu_args base_args(const glu_cu *s, const glu_plan *p, const tkb_array
   return g;
 }
 
-static tkb_status launch(glu_cu *s, tkb_kernel *k, const glu_cu_args *g) {
-  size_t one = 1;
-  tkb_karg arg = TKB_KARG_VAL(*g);
-  return tkb__kernel_launch(s->dev, k, 1, &one, NULL, 1, &arg);
-}
-
 static tkb_status run_forward(const tkb_args *a, glu_cu *s, tkb_array *out, tkb_array *y_res) {
   glu_plan p;
   const tkb_array *x, *w;
   tkb_status st = tkb__glu_bind(a, &p, &x, &w);
   if (!st) st = check_state(s, &p);
-  if (!st) st = tkb__glu_check_buffer(out, &p.out, "output out");
-  if (!st && y_res) st = tkb__glu_check_buffer(y_res, &p.y, "residual y");
+  if (!st) st = tkb__glu_check_forward_buffers(&p, out, y_res);
   if (st) return st;
   glu_cu_args g = base_args(s, &p, x, w);
   g.out = out->data;
   g.y_out = y_res ? y_res->data : NULL;
-  return launch(s, s->fwd, &g);
+  return ops_launch_args(s->dev, s->fwd, &g, sizeof g);
 }
 
 static tkb_status cu_forward(const tkb_args *a, void *state, tkb_array *const *outputs) {
@@ -171,17 +157,14 @@ static tkb_status cu_vjp(const tkb_args *a, void *state, const tkb_array *const 
   if (!st) st = check_state(s, &p);
   if (!st) st = tkb__glu_check_vjp_buffers(&p, residuals, cotangents, grads);
   if (st) return st;
-  if (!s->vjp_ready)
-    return tkb_set_error(TKB_ERR_INVALID_ARGUMENT, "gated_linear_unit (cuda): vjp called on a "
-                         "state prepared for a mode without it (prepare in vjp or "
-                         "forward_and_vjp mode)");
+  if (!s->vjp_ready) return ops_vjp_unprepared(WHO);
   if (!grads[0] && !grads[1]) return TKB_OK;
   glu_cu_args g = base_args(s, &p, x, w);
   g.y_in = residuals[0]->data;
   g.dout = cotangents[0]->data;
   g.dx = grads[0] ? grads[0]->data : NULL;
   g.dw = grads[1] ? grads[1]->data : NULL;
-  return launch(s, s->vjp, &g);
+  return ops_launch_args(s->dev, s->vjp, &g, sizeof g);
 }
 
 const tkb_fn tkb__op_gated_linear_unit_cuda = {

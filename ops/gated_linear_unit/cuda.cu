@@ -26,23 +26,15 @@
  * (COMPUTE_32F without TF32, COMPUTE_64F) and write dx, dW directly.
  * Everything on the legacy default stream (the handle's stream is 0).
  */
-#include <cublas_v2.h>
-#include <cuda_runtime.h>
-
-#include "cu_dtype.cuh"
+#include "../common/ops_cuda.cuh"
 #include "glu_cuda.h"
 
 namespace {
 
 enum { ACT_NONE, ACT_SILU, ACT_SIGMOID, ACT_GELU, ACT_RELU }; /* glu_activation */
 
-__device__ __forceinline__ float exp_(float v) { return expf(v); }
-__device__ __forceinline__ double exp_(double v) { return exp(v); }
-__device__ __forceinline__ float tanh_(float v) { return tanhf(v); }
-__device__ __forceinline__ double tanh_(double v) { return tanh(v); }
-
 template <typename Acc>
-__device__ __forceinline__ Acc sigmoid(Acc g) { return (Acc)1 / ((Acc)1 + exp_(-g)); }
+__device__ __forceinline__ Acc sigmoid(Acc g) { return (Acc)1 / ((Acc)1 + tkb_cu_exp(-g)); }
 
 /* act(g) and act'(g): gated_linear_unit.h gives the formulas */
 template <typename Acc>
@@ -51,7 +43,7 @@ __device__ __forceinline__ Acc act_f(int act, Acc g) {
   switch (act) {
     case ACT_SILU: return g * sigmoid(g);
     case ACT_SIGMOID: return sigmoid(g);
-    case ACT_GELU: return (Acc)0.5 * g * ((Acc)1 + tanh_(C * (g + A * g * g * g)));
+    case ACT_GELU: return (Acc)0.5 * g * ((Acc)1 + tkb_cu_tanh(C * (g + A * g * g * g)));
     case ACT_RELU: return g > (Acc)0 ? g : (Acc)0;
     default: return g;
   }
@@ -70,7 +62,7 @@ __device__ Acc dact_f(int act, Acc g) {
       return s * ((Acc)1 - s);
     }
     case ACT_GELU: {
-      const Acc t = tanh_(C * (g + A * g * g * g));
+      const Acc t = tkb_cu_tanh(C * (g + A * g * g * g));
       return (Acc)0.5 * ((Acc)1 + t) + (Acc)0.5 * g * ((Acc)1 - t * t) * C * ((Acc)1 + (Acc)3 * A * g * g);
     }
     case ACT_RELU: return g > (Acc)0 ? (Acc)1 : (Acc)0;
@@ -188,46 +180,6 @@ __global__ void narrow(const float *src, void *dst, int64_t count) {
 
 constexpr int THREADS = 256;
 
-int blas_err(cublasStatus_t s) { return s == CUBLAS_STATUS_SUCCESS ? 0 : TKB_CU_BLAS_ERROR + (int)s; }
-
-size_t type_size(cudaDataType_t t) {
-  switch (t) {
-    case CUDA_R_16BF:
-    case CUDA_R_16F: return 2;
-    case CUDA_R_64F: return 8;
-    default: return 4;
-  }
-}
-
-/* Column-major C[m, n] = op(A)[m, k] op(B)[k, n] with ldc = m, A and B of type ab, C of
- * type c (float64 when f64; else float32, or ab itself: a float32 accumulator rounded
- * once). k = 0 gives zeros. */
-int gemm(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int64_t m, int64_t n,
-         int64_t k, const void *A, int64_t lda, const void *B, int64_t ldb, cudaDataType_t ab,
-         void *C, cudaDataType_t c, bool f64) {
-  if (m == 0 || n == 0) return 0;
-  if (k == 0) return (int)cudaMemsetAsync(C, 0, (size_t)(m * n) * type_size(c), 0);
-  if (f64) {
-    const double one = 1, zero = 0;
-    return blas_err(cublasGemmEx(h, ta, tb, (int)m, (int)n, (int)k, &one, A, ab, (int)lda, B, ab,
-                                 (int)ldb, &zero, C, CUDA_R_64F, (int)m, CUBLAS_COMPUTE_64F,
-                                 CUBLAS_GEMM_DEFAULT));
-  }
-  const float one = 1, zero = 0;
-  return blas_err(cublasGemmEx(h, ta, tb, (int)m, (int)n, (int)k, &one, A, ab, (int)lda, B, ab,
-                               (int)ldb, &zero, C, c, (int)m, CUBLAS_COMPUTE_32F,
-                               CUBLAS_GEMM_DEFAULT));
-}
-
-cudaDataType_t cuda_type(int dt) {
-  switch (dt) {
-    case TKB_CU_BF16: return CUDA_R_16BF;
-    case TKB_CU_F16: return CUDA_R_16F;
-    case TKB_CU_F64: return CUDA_R_64F;
-    default: return CUDA_R_32F;
-  }
-}
-
 /* The gating of `rows` product rows (y: rows x 2N, out: rows x N, x's dtype): 16-byte
  * vectors when N and the pointers allow, else one value per thread; launches of < 2^30
  * items each (glu_gate's 32-bit index). */
@@ -269,13 +221,13 @@ int forward(cublasHandle_t h, const glu_cu_args &a) {
   typedef typename tkb_cu_dt<XDT>::T T;
   const int64_t R = a.rows, K = a.k, N = a.n, N2 = 2 * N;
   const int64_t chunk = a.chunk_rows >= 1 ? a.chunk_rows : R;
-  const cudaDataType_t t = cuda_type(XDT);
+  const cudaDataType_t t = tkb_cu_blas_type(XDT);
   if (R == 0 || N == 0) return 0;
   for (int64_t r0 = 0; r0 < R; r0 += chunk) {
     const int64_t m = R - r0 < chunk ? R - r0 : chunk;
     T *y = a.y_out ? static_cast<T *>(a.y_out) + r0 * N2 : static_cast<T *>(a.prod);
-    int rc = gemm(h, CUBLAS_OP_N, CUBLAS_OP_N, N2, m, K, a.w, N2, static_cast<const T *>(a.x) + r0 * K,
-                  K, t, y, t, XDT == TKB_CU_F64);
+    int rc = tkb_cu_gemm(h, CUBLAS_OP_N, CUBLAS_OP_N, N2, m, K, a.w, N2, static_cast<const T *>(a.x) + r0 * K,
+                         K, t, y, N2, t, false);
     if (!rc) rc = gate_act<XDT>(a.act, y, static_cast<T *>(a.out) + r0 * N, m, N);
     if (rc) return rc;
   }
@@ -299,34 +251,32 @@ int vjp(cublasHandle_t h, const glu_cu_args &a) {
   }
   const cudaDataType_t ab = f64 ? CUDA_R_64F : CUDA_R_32F;
   int rc = 0;
-  if (a.dx) rc = gemm(h, CUBLAS_OP_T, CUBLAS_OP_N, K, R, N2, w, N2, a.dy, N2, ab, dx, ab, f64);
-  if (!rc && a.dw) rc = gemm(h, CUBLAS_OP_N, CUBLAS_OP_T, N2, K, R, a.dy, N2, x, K, ab, dw, ab, f64);
+  if (a.dx) rc = tkb_cu_gemm(h, CUBLAS_OP_T, CUBLAS_OP_N, K, R, N2, w, N2, a.dy, N2, ab, dx, K, ab, false);
+  if (!rc && a.dw) rc = tkb_cu_gemm(h, CUBLAS_OP_N, CUBLAS_OP_T, N2, K, R, a.dy, N2, x, K, ab, dw, N2, ab, false);
   if (rc || wide) return rc;
   if (a.dx && R * K > 0) narrow<XDT><<<tkb_cu_blocks(R * K, THREADS), THREADS>>>((const float *)dx, a.dx, R * K);
   if (a.dw && K * N2 > 0) narrow<XDT><<<tkb_cu_blocks(K * N2, THREADS), THREADS>>>((const float *)dw, a.dw, K * N2);
   return (int)cudaGetLastError();
 }
 
+/* The launchers of the op's table: the dtype picks the instantiation (tkb_cu_by_dtype). */
+int tkb_cu_glu_forward(void *blas, const glu_cu_args *a) {
+  cublasHandle_t h = static_cast<cublasHandle_t>(blas);
+  return tkb_cu_by_dtype(a->dtype, [&](auto dt) { return forward<decltype(dt)::value>(h, *a); });
+}
+
+int tkb_cu_glu_vjp(void *blas, const glu_cu_args *a) {
+  cublasHandle_t h = static_cast<cublasHandle_t>(blas);
+  return tkb_cu_by_dtype(a->dtype, [&](auto dt) { return vjp<decltype(dt)::value>(h, *a); });
+}
+
+const tkb_cu_kernel glu_kernels[] = {
+    /* name, argument struct, cuBLAS, waits for the host, launches, launch */
+    {"glu_forward", sizeof(glu_cu_args), true, false, nullptr, tkb_cu_call_blas<glu_cu_args, tkb_cu_glu_forward>},
+    {"glu_vjp", sizeof(glu_cu_args), true, false, nullptr, tkb_cu_call_blas<glu_cu_args, tkb_cu_glu_vjp>},
+};
+
 } // namespace
 
-extern "C" int tkb_cu_glu_forward(void *blas, const glu_cu_args *a) {
-  cublasHandle_t h = static_cast<cublasHandle_t>(blas);
-  switch (a->dtype) {
-    case TKB_CU_BF16: return forward<TKB_CU_BF16>(h, *a);
-    case TKB_CU_F16: return forward<TKB_CU_F16>(h, *a);
-    case TKB_CU_F32: return forward<TKB_CU_F32>(h, *a);
-    case TKB_CU_F64: return forward<TKB_CU_F64>(h, *a);
-    default: return (int)cudaErrorInvalidValue; /* cuda.c admits these four only */
-  }
-}
-
-extern "C" int tkb_cu_glu_vjp(void *blas, const glu_cu_args *a) {
-  cublasHandle_t h = static_cast<cublasHandle_t>(blas);
-  switch (a->dtype) {
-    case TKB_CU_BF16: return vjp<TKB_CU_BF16>(h, *a);
-    case TKB_CU_F16: return vjp<TKB_CU_F16>(h, *a);
-    case TKB_CU_F32: return vjp<TKB_CU_F32>(h, *a);
-    case TKB_CU_F64: return vjp<TKB_CU_F64>(h, *a);
-    default: return (int)cudaErrorInvalidValue;
-  }
-}
+extern "C" const tkb_cu_op_kernels tkb_cu_kernels_gated_linear_unit = {"gated_linear_unit", glu_kernels,
+                                                                       sizeof glu_kernels / sizeof glu_kernels[0]};

@@ -27,6 +27,7 @@
 #define TKB_OP_GATED_LINEAR_UNIT_H
 
 #include "tkbench.h"
+#include "../common/ops_common.h"
 
 #include <math.h>
 #include <stdbool.h>
@@ -97,6 +98,11 @@ static inline double glu_dact_f64(glu_activation act, double g) {
 #define GLU_N_PARAMS 3
 extern const tkb_param tkb__glu_params[GLU_N_PARAMS];
 
+/* The device implementations (the reference and cpu ones are tkbench.h's): each
+ * validates on the host and launches its kernels through the device's backend. */
+extern const tkb_fn tkb__op_gated_linear_unit_opencl; /* opencl.c */
+extern const tkb_fn tkb__op_gated_linear_unit_cuda; /* cuda.c */
+
 /* "none", "silu", ... */
 const char *tkb__glu_activation_name(glu_activation act);
 /* Validates the call (dtypes, ranks, K, activation) and fills the plan. */
@@ -111,6 +117,9 @@ tkb_status tkb__glu_bind(const tkb_args *a, glu_plan *p, const tkb_array **x,
                          const tkb_array **w);
 /* Checks that an output/residual/cotangent/grad buffer has the spec the plan wants. */
 tkb_status tkb__glu_check_buffer(const tkb_array *arr, const tkb_spec *want, const char *what);
+/* The forward's buffers: the output out and, when not NULL, the residual y. */
+tkb_status tkb__glu_check_forward_buffers(const glu_plan *p, const tkb_array *out,
+                                          const tkb_array *y);
 /* The vjp's buffers: residual y, cotangent dout and the grads present (dx, dweights). */
 tkb_status tkb__glu_check_vjp_buffers(const glu_plan *p, const tkb_array *const *residuals,
                                       const tkb_array *const *cotangents,

@@ -4,7 +4,8 @@
  * in the plugin libtkbench-cuda.so). Plain data only, readable by both languages. cuda.c
  * passes one glu_cu_args by value as the single TKB_KARG_SCALAR of a kernel_launch of
  * "glu_forward" or "glu_vjp"; the CUDA backend (src/backend/cuda/ops.c) checks its size
- * and calls the launcher with the device's cuBLAS handle. Pointers are device pointers;
+ * and calls the launcher in cuda.cu's kernel table with the device's cuBLAS handle (a
+ * stream-0 handle with a fixed workspace). Pointers are device pointers;
  * x is [R, K], W [K, 2N], y [R, 2N], out and dout [R, N] (gated_linear_unit.h).
  */
 #ifndef TKB_OP_GLU_CUDA_H
@@ -30,18 +31,5 @@ typedef struct glu_cu_args {
   int32_t dtype;          /* x's tkb_dtype: bfloat16, float16, float32, float64 */
   int32_t act;            /* glu_activation */
 } glu_cu_args;
-
-#ifdef __cplusplus
-extern "C" {
-#endif
-/* Enqueue on the legacy default stream without waiting (blas: a cublasHandle_t on that
- * stream with a fixed workspace). Return 0, a cudaError_t, or TKB_CU_BLAS_ERROR + the
- * cublasStatus_t of a failed cuBLAS call. */
-#define TKB_CU_BLAS_ERROR 100000
-int tkb_cu_glu_forward(void *blas, const glu_cu_args *a);
-int tkb_cu_glu_vjp(void *blas, const glu_cu_args *a);
-#ifdef __cplusplus
-}
-#endif
 
 #endif /* TKB_OP_GLU_CUDA_H */

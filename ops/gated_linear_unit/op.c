@@ -23,11 +23,6 @@ const char *tkb__glu_activation_name(glu_activation act) {
   return (unsigned)act < GLU_ACT_COUNT ? act_names[act] : "invalid";
 }
 
-static const char *spec_str(const tkb_spec *s, char *buf, size_t cap) {
-  tkb_spec_format(s, buf, cap);
-  return buf;
-}
-
 static bool dtype_ok(tkb_dtype d) {
   return d == TKB_BFLOAT16 || d == TKB_FLOAT16 || d == TKB_FLOAT32 || d == TKB_FLOAT64;
 }
@@ -42,8 +37,8 @@ tkb_status tkb__glu_plan_make(const tkb_args *a, glu_plan *p) {
   tkb_status st = tkb_spec_check(x, "x");
   if (st == TKB_OK) st = tkb_spec_check(w, "weights");
   if (st != TKB_OK) return st;
-  spec_str(x, xb, sizeof xb);
-  spec_str(w, wb, sizeof wb);
+  ops_spec_str(x, xb, sizeof xb);
+  ops_spec_str(w, wb, sizeof wb);
   if (!dtype_ok(x->dtype))
     return tkb_set_error(TKB_ERR_UNSUPPORTED,
                          "gated_linear_unit: x is %s; x's dtype must be bfloat16, float16, "
@@ -117,24 +112,20 @@ tkb_status tkb__glu_infer(const tkb_args *a, tkb_shapes *shapes) {
 tkb_status tkb__glu_bind(const tkb_args *a, glu_plan *p, const tkb_array **x,
                          const tkb_array **w) {
   tkb_status st = tkb__glu_plan_make(a, p);
-  if (st != TKB_OK) return st;
-  *x = tkb_args_array(a, "x");
-  *w = tkb_args_array(a, "weights");
-  if (!*x || !*w || (!(*x)->data && (*x)->nbytes) || (!(*w)->data && (*w)->nbytes))
-    return tkb_set_error(TKB_ERR_INVALID_ARGUMENT,
-                         "gated_linear_unit: %s is abstract (no data); the hooks that "
-                         "compute need concrete arrays",
-                         (!*x || (!(*x)->data && (*x)->nbytes)) ? "x" : "weights");
-  return TKB_OK;
+  if (!st) st = ops_concrete(a, "gated_linear_unit", "x", x);
+  if (!st) st = ops_concrete(a, "gated_linear_unit", "weights", w);
+  return st;
 }
 
 tkb_status tkb__glu_check_buffer(const tkb_array *arr, const tkb_spec *want, const char *what) {
-  char ab[160], wb[160];
-  if (!arr) return tkb_set_error(TKB_ERR_INVALID_ARGUMENT, "gated_linear_unit: %s is NULL", what);
-  if (!tkb_spec_equal(&arr->spec, want) || (!arr->data && arr->nbytes))
-    return tkb_set_error(TKB_ERR_BAD_SHAPE, "gated_linear_unit: %s is %s; expected %s", what,
-                         spec_str(&arr->spec, ab, sizeof ab), spec_str(want, wb, sizeof wb));
-  return TKB_OK;
+  return ops_check_buffer("gated_linear_unit", arr, want, what);
+}
+
+tkb_status tkb__glu_check_forward_buffers(const glu_plan *p, const tkb_array *out,
+                                          const tkb_array *y) {
+  tkb_status st = tkb__glu_check_buffer(out, &p->out, "output out");
+  if (st == TKB_OK && y) st = tkb__glu_check_buffer(y, &p->y, "residual y");
+  return st;
 }
 
 tkb_status tkb__glu_check_vjp_buffers(const glu_plan *p, const tkb_array *const *residuals,

@@ -10,9 +10,9 @@
  * The product's workspace comes from prepare (tkb_device_alloc, so peak memory counts
  * it); a call allocates nothing.
  */
+#include "../common/ops_common.h"
 #include "gated_linear_unit.h"
 #include "internal.h"
-#include "opencl_ops.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,12 +21,14 @@ extern const char tkb__opencl_src_gated_linear_unit[];
 
 #define TS 16 /* opencl.cl's tile: the work-group is TS x TS */
 
+#define WHO "gated_linear_unit (opencl)"
+
 typedef struct glu_cl {
   tkb_device *dev;
   tkb_kernel *xw, *gate, *dx, *dw;
   glu_plan p;        /* the shapes prepared for */
+  ops_workspace ws;  /* yacc */
   void *yacc;        /* [R, 2N] unrounded product (float32, float64 for float64 x) */
-  size_t yacc_bytes;
 } glu_cl;
 
 static void cl_release(void *state) {
@@ -36,13 +38,13 @@ static void cl_release(void *state) {
   tkb__kernel_free(s->dev, s->gate);
   tkb__kernel_free(s->dev, s->dx);
   tkb__kernel_free(s->dev, s->dw);
-  tkb_device_free(s->dev, s->yacc, s->yacc_bytes);
+  ops_workspace_free(&s->ws);
   free(s);
 }
 
 static tkb_status cl_prepare(const tkb_args *a, void **state) {
   glu_cl *s = calloc(1, sizeof *s);
-  if (!s) return tkb_set_error(TKB_ERR_OUT_OF_MEMORY, "gated_linear_unit (opencl): out of memory");
+  if (!s) return tkb_set_error(TKB_ERR_OUT_OF_MEMORY, WHO ": out of memory");
   tkb_status st = tkb__glu_plan_make(a, &s->p);
   if (st) {
     free(s);
@@ -59,8 +61,8 @@ static tkb_status cl_prepare(const tkb_args *a, void **state) {
   if (!st) st = tkb__kernel_build(s->dev, src, opts, "glu_dw", &s->dw);
   /* every mode runs the forward (vjp mode once, at standardization) */
   if (!st) {
-    s->yacc_bytes = (size_t)(s->p.rows * 2 * s->p.n) * (s->p.f64 ? sizeof(double) : sizeof(float));
-    st = tkb_device_alloc(s->dev, s->yacc_bytes, &s->yacc);
+    const size_t yacc = (size_t)(s->p.rows * 2 * s->p.n) * (s->p.f64 ? sizeof(double) : sizeof(float));
+    st = ops_workspace_alloc(&s->ws, s->dev, 1, &yacc, &s->yacc);
   }
   if (st) {
     cl_release(s);
@@ -72,9 +74,7 @@ static tkb_status cl_prepare(const tkb_args *a, void **state) {
 
 static tkb_status check_state(const glu_cl *s, const glu_plan *p) {
   if (!s || !tkb_spec_equal(&s->p.x, &p->x) || !tkb_spec_equal(&s->p.w, &p->w) || s->p.act != p->act)
-    return tkb_set_error(TKB_ERR_INVALID_ARGUMENT, "gated_linear_unit (opencl): %s",
-                         !s ? "called without a prepared state (run the prepare hook first)"
-                            : "the state was prepared for other shapes or another activation");
+    return ops_state_error(WHO, s != NULL, "other shapes or another activation");
   return TKB_OK;
 }
 
@@ -91,8 +91,7 @@ static tkb_status run_forward(const tkb_args *a, glu_cl *s, tkb_array *out, tkb_
   const tkb_array *x, *w;
   tkb_status st = tkb__glu_bind(a, &p, &x, &w);
   if (!st) st = check_state(s, &p);
-  if (!st) st = tkb__glu_check_buffer(out, &p.out, "output out");
-  if (!st && y_res) st = tkb__glu_check_buffer(y_res, &p.y, "residual y");
+  if (!st) st = tkb__glu_check_forward_buffers(&p, out, y_res);
   if (st) return st;
   void *xd = x->data, *wd = w->data, *ya = s->yacc, *yd = y_res ? y_res->data : s->yacc;
   void *od = out->data;

@@ -15,9 +15,7 @@
 
 /* float64 copies of the call's arrays (sizes in elements). */
 typedef struct glu_ref_ws {
-  tkb_device *dev;
-  void *base;
-  size_t bytes;
+  ops_workspace mem; /* the pieces below */
   glu_plan plan;  /* the shapes it was prepared for */
   bool vjp_ready; /* dy, dx, dw exist (prepared in a mode with a vjp) */
   double *x;   /* [R, K] */
@@ -32,7 +30,7 @@ typedef struct glu_ref_ws {
 static void ref_release(void *state) {
   glu_ref_ws *ws = state;
   if (!ws) return;
-  tkb_device_free(ws->dev, ws->base, ws->bytes);
+  ops_workspace_free(&ws->mem);
   free(ws);
 }
 
@@ -41,32 +39,30 @@ static tkb_status ref_prepare(const tkb_args *a, void **state) {
   tkb_status st = tkb__glu_plan_make(a, &p);
   if (st != TKB_OK) return st;
   const int64_t R = p.rows, K = p.k, N2 = 2 * p.n;
-  const bool vjp = a->mode == TKB_MODE_VJP || a->mode == TKB_MODE_FORWARD_AND_VJP;
-  const int64_t sizes[] = {R * K, K * N2, R * N2, R * p.n, vjp ? R * N2 : 0, vjp ? R * K : 0,
-                           vjp ? K * N2 : 0};
-  size_t bytes = 0;
-  for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
-    bytes += ops_round64((size_t)sizes[i] * sizeof(double));
+  const bool vjp = ops_mode_has_vjp(a->mode);
+  const size_t d = sizeof(double);
+  const size_t sizes[] = {(size_t)(R * K) * d,           (size_t)(K * N2) * d,
+                          (size_t)(R * N2) * d,          (size_t)(R * p.n) * d,
+                          vjp ? (size_t)(R * N2) * d : 0, vjp ? (size_t)(R * K) * d : 0,
+                          vjp ? (size_t)(K * N2) * d : 0};
+  void *piece[sizeof sizes / sizeof sizes[0]];
   glu_ref_ws *ws = calloc(1, sizeof *ws);
   if (!ws)
     return tkb_set_error(TKB_ERR_OUT_OF_MEMORY, "gated_linear_unit (reference): out of memory");
-  ws->dev = a->device;
-  ws->bytes = bytes;
   ws->plan = p;
   ws->vjp_ready = vjp;
-  st = tkb_device_alloc(ws->dev, bytes, &ws->base);
+  st = ops_workspace_alloc(&ws->mem, a->device, sizeof sizes / sizeof sizes[0], sizes, piece);
   if (st != TKB_OK) {
     free(ws);
     return st;
   }
-  char *cur = ws->base;
-  ws->x = ops_carve(&cur, (size_t)sizes[0] * sizeof(double));
-  ws->w = ops_carve(&cur, (size_t)sizes[1] * sizeof(double));
-  ws->y = ops_carve(&cur, (size_t)sizes[2] * sizeof(double));
-  ws->o = ops_carve(&cur, (size_t)sizes[3] * sizeof(double));
-  ws->dy = ops_carve(&cur, (size_t)sizes[4] * sizeof(double));
-  ws->dx = ops_carve(&cur, (size_t)sizes[5] * sizeof(double));
-  ws->dw = ops_carve(&cur, (size_t)sizes[6] * sizeof(double));
+  ws->x = piece[0];
+  ws->w = piece[1];
+  ws->y = piece[2];
+  ws->o = piece[3];
+  ws->dy = piece[4];
+  ws->dx = piece[5];
+  ws->dw = piece[6];
   *state = ws;
   return TKB_OK;
 }
@@ -107,8 +103,7 @@ static tkb_status ref_run_forward(const tkb_args *a, glu_ref_ws *ws, tkb_array *
   glu_plan p;
   const tkb_array *x, *w;
   tkb_status st = ref_bind(a, ws, &p, &x, &w);
-  if (st == TKB_OK) st = tkb__glu_check_buffer(out, &p.out, "output out");
-  if (st == TKB_OK && y_out) st = tkb__glu_check_buffer(y_out, &p.y, "residual y");
+  if (st == TKB_OK) st = tkb__glu_check_forward_buffers(&p, out, y_out);
   if (st != TKB_OK) return st;
   tkb_convert(x->data, x->spec.dtype, ws->x, TKB_FLOAT64, (size_t)x->numel);
   tkb_convert(w->data, w->spec.dtype, ws->w, TKB_FLOAT64, (size_t)w->numel);

@@ -1,5 +1,6 @@
 /*
- * specs.c - gated_linear_unit's suite entries.
+ * specs.c - gated_linear_unit's declaration (src/suite/builtin.h): its implementations
+ * ("reference", "cpu", "opencl", "cuda") and its suite entries:
  *
  *  - Tokamax's alphafold_3 inference specs (tokamax/_src/ops/gated_linear_unit/
  *    arg_specs.py): for batch in 512..5120 step 256, fifteen shapes each, tag
@@ -10,7 +11,6 @@
  *    takes as extra leading dims.
  *  - Smaller specs of the same proportions tagged `cpu` (each forward well under a
  *    second on 2 cores, both implementations), registered in every mode.
- * Both implementations ("reference", "cpu") are registered for every spec.
  */
 #include "builtin.h"
 #include "gated_linear_unit.h"
@@ -90,51 +90,51 @@ static void shape_args(const glu_shape *s, tkb_value *args, tkb_kwarg *kw) {
   kw[0] = (tkb_kwarg){"activation", TKB_STRING(tkb__glu_activation_name(s->act))};
 }
 
-static tkb_status register_spec(size_t i, const glu_shape *s, const char *prefix,
-                                const char *tags, bool forward_only) {
+static tkb_status add_spec(tkb__op_specs *out, size_t i, const glu_shape *s, const char *prefix,
+                           const char *tags, bool forward_only) {
   static const tkb_mode modes[] = {TKB_MODE_FORWARD, TKB_MODE_FORWARD_RES, TKB_MODE_VJP,
                                    TKB_MODE_FORWARD_AND_VJP};
-  static const struct {
-    const char *name;
-    const tkb_fn *fn;
-  } impls[] = {{"reference", &tkb_op_gated_linear_unit_reference},
-               {"cpu", &tkb_op_gated_linear_unit}};
   char name[256];
   shape_name(s, prefix, name, sizeof name);
   shape_args(s, spec_args[i], spec_kwargs[i]);
-  for (size_t m = 0; m < (forward_only ? 1 : sizeof modes / sizeof modes[0]); m++)
-    for (size_t k = 0; k < sizeof impls / sizeof impls[0]; k++) {
-      tkb_benchmark_def d = {
-          .op = "gated_linear_unit",
-          .name = name,
-          .impl_name = impls[k].name,
-          .fn = impls[k].fn,
-          .args = spec_args[i],
-          .n_args = 2,
-          .kwargs = spec_kwargs[i],
-          .n_kwargs = 1,
-          .mode = modes[m],
-          .counts = tkb__glu_counts,
-          .tags = tags,
-          .device_kind = "cpu",
-      };
-      tkb_status st = tkb_register_benchmark(&d);
-      if (st) return st;
-    }
-  return TKB_OK;
-}
-
-tkb_status tkb__register_gated_linear_unit(void) {
-  size_t i = 0;
-  for (int b = 0; b < N_BATCHES; b++)
-    for (int k = 0; k < 15; k++, i++) {
-      glu_shape s = tokamax_shape(512 + 256 * (int64_t)b, k);
-      tkb_status st = register_spec(i, &s, "alphafold_3_", "forward_only", true);
-      if (st) return st;
-    }
-  for (size_t c = 0; c < N_CPU; c++, i++) {
-    tkb_status st = register_spec(i, &cpu_shapes[c], "cpu_alphafold_3_", "cpu", false);
+  for (size_t m = 0; m < (forward_only ? 1 : sizeof modes / sizeof modes[0]); m++) {
+    tkb_benchmark_def d = {
+        .name = name,
+        .args = spec_args[i],
+        .n_args = 2,
+        .kwargs = spec_kwargs[i],
+        .n_kwargs = 1,
+        .mode = modes[m],
+        .counts = tkb__glu_counts,
+        .tags = tags,
+    };
+    tkb_status st = tkb__op_add(out, &d);
     if (st) return st;
   }
   return TKB_OK;
 }
+
+static tkb_status glu_specs(tkb__op_specs *out) {
+  size_t i = 0;
+  for (int b = 0; b < N_BATCHES; b++)
+    for (int k = 0; k < 15; k++, i++) {
+      glu_shape s = tokamax_shape(512 + 256 * (int64_t)b, k);
+      tkb_status st = add_spec(out, i, &s, "alphafold_3_", "forward_only", true);
+      if (st) return st;
+    }
+  for (size_t c = 0; c < N_CPU; c++, i++) {
+    tkb_status st = add_spec(out, i, &cpu_shapes[c], "cpu_alphafold_3_", "cpu", false);
+    if (st) return st;
+  }
+  return TKB_OK;
+}
+
+static const tkb__op_impl impls[] = {
+    {"reference", &tkb_op_gated_linear_unit_reference, "cpu"},
+    {"cpu", &tkb_op_gated_linear_unit, "cpu"},
+    {"opencl", &tkb__op_gated_linear_unit_opencl, "opencl"},
+    {"cuda", &tkb__op_gated_linear_unit_cuda, "cuda"},
+};
+
+const tkb__op_decl tkb__op_gated_linear_unit = {"gated_linear_unit", impls, TKB_ARRAY_LEN(impls),
+                                                glu_specs};

@@ -9,19 +9,18 @@
  *                 width vc and every workspace
  *   forward, forward_res:  lsce_forward (lse written when asked)
  *   vjp:          lsce_vjp (logits recomputed per chunk)
- * labels live on the device, so the shared plan (op.c), which range-checks concrete
- * labels on the host, is made here with labels made abstract (plan_of); the device code
- * turns an out-of-range label into a NaN loss instead. On a machine without a GPU the
+ * labels live on the device, where the shared plan (op.c) does not range-check them
+ * (it reads only labels on the host: ops_host_array); the device code turns an
+ * out-of-range label into a NaN loss instead. On a machine without a GPU the
  * device does not open, so these never run there.
  */
-#include "cuda_ops.h"
+#include "../common/ops_common.h"
 #include "internal.h"
 #include "lsce.h"
 #include "lsce_cuda.h"
 
 #include <limits.h>
 #include <stdlib.h>
-#include <string.h>
 
 #define OP "linear_softmax_cross_entropy_loss (cuda)"
 /* The [B, vc] logits chunk holds at most this many elements (128 MiB of float32). */
@@ -35,55 +34,25 @@ typedef struct lsce_cu {
   lsce_plan p;   /* the shapes prepared for */
   int64_t vc;
   bool vjp_ready;
+  ops_workspace mem; /* the pieces below */
   void *ws[WS_COUNT];
-  size_t ws_bytes[WS_COUNT];
 } lsce_cu;
-
-/* The plan from the specs alone (labels made abstract: they are device memory here). */
-static tkb_status plan_of(const tkb_args *a, lsce_plan *p) {
-  tkb_value v[LSCE_N_PARAMS];
-  if (a->count != LSCE_N_PARAMS)
-    return tkb_set_error(TKB_ERR_INTERNAL, OP ": %zu arguments bound; expected %d", a->count,
-                         LSCE_N_PARAMS);
-  memcpy(v, a->values, sizeof v);
-  int i = tkb_args_index(a, "labels");
-  if (i >= 0 && v[i].tag == TKB_VALUE_ARRAY && v[i].array) v[i] = TKB_ABSTRACT(v[i].array->spec);
-  tkb_args b = *a;
-  b.values = v;
-  return tkb__lsce_plan_make(&b, p);
-}
-
-static tkb_status cu_infer(const tkb_args *a, tkb_shapes *shapes) {
-  lsce_plan p;
-  tkb_status st = plan_of(a, &p);
-  if (st) return st;
-  memset(shapes, 0, sizeof *shapes);
-  shapes->n_outputs = 1;
-  shapes->outputs[0] = p.loss;
-  shapes->output_names[0] = "loss";
-  shapes->n_residuals = 1;
-  shapes->residuals[0] = p.lse;
-  shapes->residual_names[0] = "lse";
-  return TKB_OK;
-}
 
 static void cu_release(void *state) {
   lsce_cu *s = state;
   if (!s) return;
   tkb__kernel_free(s->dev, s->fwd);
   tkb__kernel_free(s->dev, s->vjp);
-  for (int i = 0; i < WS_COUNT; i++)
-    if (s->ws[i]) tkb_device_free(s->dev, s->ws[i], s->ws_bytes[i]);
+  ops_workspace_free(&s->mem);
   free(s);
 }
 
 static tkb_status cu_prepare(const tkb_args *a, void **state) {
   lsce_plan p;
-  tkb_status st = plan_of(a, &p);
+  tkb_status st = tkb__lsce_plan_make(a, &p);
+  if (!st) st = ops_require_device(a->device, "cuda", OP);
   if (st) return st;
   tkb_device *dev = a->device;
-  if (strcmp(dev->backend->kind, "cuda") != 0)
-    return tkb_set_error(TKB_ERR_UNSUPPORTED, OP " runs on cuda:N devices; got device %s", dev->name);
   if (p.B > INT_MAX || p.Hd > INT_MAX || p.V > INT_MAX)
     return tkb_set_error(TKB_ERR_UNSUPPORTED, OP ": B = %lld, Hd = %lld, V = %lld; cuBLAS needs "
                          "each at most %d", (long long)p.B, (long long)p.Hd, (long long)p.V, INT_MAX);
@@ -91,7 +60,7 @@ static tkb_status cu_prepare(const tkb_args *a, void **state) {
   if (!s) return tkb_set_error(TKB_ERR_OUT_OF_MEMORY, OP ": out of memory");
   s->dev = dev;
   s->p = p;
-  s->vjp_ready = a->mode == TKB_MODE_VJP || a->mode == TKB_MODE_FORWARD_AND_VJP;
+  s->vjp_ready = ops_mode_has_vjp(a->mode);
   /* chunk width: all of V when [B, V] fits, else a multiple of 128 columns */
   int64_t vc = p.B > 0 ? LSCE_CU_CHUNK_ELEMS / p.B : p.V;
   vc = vc >= p.V ? p.V : (vc / 128 > 0 ? vc / 128 * 128 : 128);
@@ -100,19 +69,17 @@ static tkb_status cu_prepare(const tkb_args *a, void **state) {
   const bool same = p.x.dtype == p.w.dtype;
   const bool x_math = p.x.dtype == p.math, w_math = p.w.dtype == p.math;
   const int64_t B = p.B, Hd = p.Hd;
-  s->ws_bytes[WS_LOGITS] = (size_t)(B * s->vc) * es;
-  s->ws_bytes[WS_RUN] = (size_t)(3 * B) * es;
-  if (!x_math || !same) s->ws_bytes[WS_XW] = (size_t)(B * Hd) * es;
-  if (!w_math || !same) s->ws_bytes[WS_WC] = (size_t)(Hd * s->vc) * es;
-  if (s->vjp_ready && !x_math) s->ws_bytes[WS_DXACC] = (size_t)(B * Hd) * es;
-  if (s->vjp_ready && !w_math) s->ws_bytes[WS_DWC] = (size_t)(Hd * s->vc) * es;
+  size_t bytes[WS_COUNT] = {0};
+  bytes[WS_LOGITS] = (size_t)(B * s->vc) * es;
+  bytes[WS_RUN] = (size_t)(3 * B) * es;
+  if (!x_math || !same) bytes[WS_XW] = (size_t)(B * Hd) * es;
+  if (!w_math || !same) bytes[WS_WC] = (size_t)(Hd * s->vc) * es;
+  if (s->vjp_ready && !x_math) bytes[WS_DXACC] = (size_t)(B * Hd) * es;
+  if (s->vjp_ready && !w_math) bytes[WS_DWC] = (size_t)(Hd * s->vc) * es;
   st = tkb__kernel_build(dev, "linear_softmax_cross_entropy_loss", "", "lsce_forward", &s->fwd);
   if (!st) st = tkb__kernel_build(dev, "linear_softmax_cross_entropy_loss", "", "lsce_vjp", &s->vjp);
-  for (int i = 0; i < WS_COUNT && !st; i++)
-    if (s->ws_bytes[i]) st = tkb_device_alloc(dev, s->ws_bytes[i], &s->ws[i]);
+  if (!st) st = ops_workspace_alloc(&s->mem, dev, WS_COUNT, bytes, s->ws);
   if (st) {
-    for (int i = 0; i < WS_COUNT; i++)
-      if (!s->ws[i]) s->ws_bytes[i] = 0;
     cu_release(s);
     return st;
   }
@@ -122,20 +89,14 @@ static tkb_status cu_prepare(const tkb_args *a, void **state) {
 
 /* Binds the call against the prepared state and fills the common launch arguments. */
 static tkb_status bind(const tkb_args *a, const lsce_cu *s, lsce_plan *p, lsce_cu_args *g) {
-  tkb_status st = plan_of(a, p);
+  tkb_status st = tkb__lsce_plan_make(a, p);
   if (st) return st;
   if (!s || !tkb__lsce_plan_same(&s->p, p))
-    return tkb_set_error(TKB_ERR_INVALID_ARGUMENT, OP ": %s",
-                         !s ? "called without a prepared state (run the prepare hook first)"
-                            : "the state was prepared for other shapes or another reduction");
+    return ops_state_error(OP, s != NULL, "other shapes or another reduction");
   const char *names[3] = {"x", "labels", "w"};
   const tkb_array *arr[3];
-  for (int i = 0; i < 3; i++) {
-    arr[i] = tkb_args_array(a, names[i]);
-    if (!arr[i] || (!arr[i]->data && arr[i]->nbytes > 0))
-      return tkb_set_error(TKB_ERR_INVALID_ARGUMENT, OP ": %s is abstract (no data); the hooks "
-                           "that compute need concrete arrays", names[i]);
-  }
+  for (int i = 0; i < 3; i++)
+    if ((st = ops_concrete(a, OP, names[i], &arr[i]))) return st;
   *g = (lsce_cu_args){
       .x = arr[0]->data,
       .labels = arr[1]->data,
@@ -158,12 +119,6 @@ static tkb_status bind(const tkb_args *a, const lsce_cu *s, lsce_plan *p, lsce_c
   return TKB_OK;
 }
 
-static tkb_status launch(const lsce_cu *s, tkb_kernel *k, const lsce_cu_args *g) {
-  size_t one = 1;
-  tkb_karg arg = TKB_KARG_VAL(*g);
-  return tkb__kernel_launch(s->dev, k, 1, &one, NULL, 1, &arg);
-}
-
 static tkb_status run_forward(const tkb_args *a, lsce_cu *s, tkb_array *loss, tkb_array *lse) {
   lsce_plan p;
   lsce_cu_args g;
@@ -173,7 +128,7 @@ static tkb_status run_forward(const tkb_args *a, lsce_cu *s, tkb_array *loss, tk
   if (st) return st;
   g.loss = loss->data;
   g.lse_out = lse ? lse->data : NULL;
-  return launch(s, s->fwd, &g);
+  return ops_launch_args(s->dev, s->fwd, &g, sizeof g);
 }
 
 static tkb_status cu_forward(const tkb_args *a, void *state, tkb_array *const *outputs) {
@@ -196,22 +151,20 @@ static tkb_status cu_vjp(const tkb_args *a, void *state, const tkb_array *const 
   if (!st && grads[0]) st = tkb__lsce_check_buffer(grads[0], &p.x, "gradient dx");
   if (!st && grads[1]) st = tkb__lsce_check_buffer(grads[1], &p.w, "gradient dw");
   if (st) return st;
-  if (!s->vjp_ready)
-    return tkb_set_error(TKB_ERR_INVALID_ARGUMENT, OP ": vjp called on a state prepared for a "
-                         "mode without it (prepare in vjp or forward_and_vjp mode)");
+  if (!s->vjp_ready) return ops_vjp_unprepared(OP);
   if (!grads[0] && !grads[1]) return TKB_OK;
   g.lse_in = residuals[0]->data;
   g.dloss = cotangents[0]->data;
   g.dx = grads[0] ? grads[0]->data : NULL;
   g.dw = grads[1] ? grads[1]->data : NULL;
-  return launch(s, s->vjp, &g);
+  return ops_launch_args(s->dev, s->vjp, &g, sizeof g);
 }
 
 const tkb_fn tkb__op_linear_softmax_cross_entropy_loss_cuda = {
     .name = "linear_softmax_cross_entropy_loss",
     .params = tkb__lsce_params,
     .n_params = LSCE_N_PARAMS,
-    .infer = cu_infer,
+    .infer = tkb__lsce_infer,
     .prepare = cu_prepare,
     .release = cu_release,
     .forward = cu_forward,

@@ -21,21 +21,12 @@
  * so the loss is NaN. Every sum has a fixed order (fixed block sizes and trees, no
  * atomics): deterministic. All on the legacy default stream.
  */
-#include <cublas_v2.h>
-#include <cuda_runtime.h>
-#include <math.h>
-
-#include "cu_dtype.cuh"
+#include "../common/ops_cuda.cuh"
 #include "lsce_cuda.h"
 
 namespace {
 
 constexpr int THREADS = 256;
-
-__device__ __forceinline__ float exp_(float v) { return expf(v); }
-__device__ __forceinline__ double exp_(double v) { return exp(v); }
-__device__ __forceinline__ float log_(float v) { return logf(v); }
-__device__ __forceinline__ double log_(double v) { return log(v); }
 
 /* Block-wide reduction (sum or max), the same value to every thread; sh holds THREADS. */
 template <typename Acc, bool MAX>
@@ -74,13 +65,13 @@ __global__ void __launch_bounds__(THREADS) lsce_chunk(const Acc *logits, const i
     for (int64_t v = threadIdx.x; v < vc; v += THREADS) m = l[v] > m ? l[v] : m;
     const Acc cm = block_reduce<Acc, true>(m, sh);
     Acc s = 0;
-    for (int64_t v = threadIdx.x; v < vc; v += THREADS) s += exp_(l[v] - cm);
+    for (int64_t v = threadIdx.x; v < vc; v += THREADS) s += tkb_cu_exp(l[v] - cm);
     const Acc cs = block_reduce<Acc, false>(s, sh);
     if (threadIdx.x == 0) {
       const Acc om = run[3 * i], os = run[3 * i + 1];
       const Acc nm = om > cm ? om : cm;
       run[3 * i] = nm;
-      run[3 * i + 1] = (os > 0 ? os * exp_(om - nm) : (Acc)0) + cs * exp_(cm - nm);
+      run[3 * i + 1] = (os > 0 ? os * tkb_cu_exp(om - nm) : (Acc)0) + cs * tkb_cu_exp(cm - nm);
       const int64_t lab = labels[i];
       if (lab >= c0 && lab < c0 + vc) run[3 * i + 2] = l[lab - c0];
     }
@@ -93,7 +84,7 @@ __global__ void __launch_bounds__(THREADS) lsce_final(const Acc *run, Acc *lse, 
   __shared__ Acc sh[THREADS];
   Acc t = 0;
   for (int64_t i = threadIdx.x; i < B; i += THREADS) {
-    const Acc li = run[3 * i] + log_(run[3 * i + 1]);
+    const Acc li = run[3 * i] + tkb_cu_log(run[3 * i + 1]);
     if (lse) lse[i] = li;
     t += li - run[3 * i + 2];
   }
@@ -109,7 +100,7 @@ __global__ void lsce_dlogits(Acc *l, const int32_t *labels, const Acc *lse, cons
   for (int64_t idx = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; idx < B * vc;
        idx += (int64_t)gridDim.x * blockDim.x) {
     const int64_t i = idx / vc, v = idx % vc;
-    const Acc p = exp_(l[idx] - lse[i]);
+    const Acc p = tkb_cu_exp(l[idx] - lse[i]);
     l[idx] = g * (p - (labels[i] == c0 + v ? (Acc)1 : (Acc)0));
   }
 }
@@ -134,32 +125,13 @@ __global__ void narrow2d(const Acc *src, void *dst, int dt, int64_t ldd, int64_t
   }
 }
 
-int blas_err(cublasStatus_t s) { return s == CUBLAS_STATUS_SUCCESS ? 0 : TKB_CU_BLAS_ERROR + (int)s; }
-
-cudaDataType_t cuda_type(int dt) {
-  switch (dt) {
-    case TKB_CU_BF16: return CUDA_R_16BF;
-    case TKB_CU_F16: return CUDA_R_16F;
-    case TKB_CU_F64: return CUDA_R_64F;
-    default: return CUDA_R_32F;
-  }
-}
-
-size_t elem_size(int dt) { return dt == TKB_CU_F64 ? 8 : dt == TKB_CU_F32 ? 4 : 2; }
-
 /* Column-major C[m, n] (ldc, the math type Acc) = op(A) op(B) (+ C when accumulate), A and
- * B of dtype abt. k = 0 gives zeros (or leaves C when accumulating). */
+ * B of dtype abt (tkb_cu_gemm). */
 template <typename Acc>
 int gemm(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int64_t m, int64_t n, int64_t k,
          const void *A, int64_t lda, const void *B, int64_t ldb, int abt, Acc *C, int64_t ldc, bool accumulate) {
-  if (m == 0 || n == 0) return 0;
-  if (k == 0)
-    return accumulate ? 0 : (int)cudaMemset2DAsync(C, (size_t)ldc * sizeof(Acc), 0, (size_t)m * sizeof(Acc), (size_t)n, 0);
-  const bool f64 = sizeof(Acc) == 8;
-  const Acc one = 1, beta = accumulate ? 1 : 0;
-  return blas_err(cublasGemmEx(h, ta, tb, (int)m, (int)n, (int)k, &one, A, cuda_type(abt), (int)lda, B,
-                               cuda_type(abt), (int)ldb, &beta, C, f64 ? CUDA_R_64F : CUDA_R_32F, (int)ldc,
-                               f64 ? CUBLAS_COMPUTE_64F : CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+  const cudaDataType_t ab = tkb_cu_blas_type(abt), c = sizeof(Acc) == 8 ? CUDA_R_64F : CUDA_R_32F;
+  return tkb_cu_gemm(h, ta, tb, m, n, k, A, lda, B, ldb, ab, C, ldc, c, accumulate);
 }
 
 template <typename Acc>
@@ -171,7 +143,7 @@ const void *w_chunk(const lsce_cu_args &a, bool widen, int64_t c0, int64_t cols,
   const int64_t n = a.hd * cols;
   if (!widen) {
     *ldw = a.v;
-    return static_cast<const char *>(a.w) + (size_t)c0 * elem_size(a.w_dtype);
+    return static_cast<const char *>(a.w) + (size_t)c0 * tkb_cu_elem_size(a.w_dtype);
   }
   if (n > 0) widen2d<Acc><<<tkb_cu_blocks(n, THREADS), THREADS>>>(a.w, a.w_dtype, a.v, c0, (Acc *)a.wc, a.hd, cols);
   *ldw = cols;
@@ -244,14 +216,35 @@ int vjp(cublasHandle_t h, const lsce_cu_args &a) {
   return (int)cudaGetLastError();
 }
 
-} // namespace
-
-extern "C" int tkb_cu_lsce_forward(void *blas, const lsce_cu_args *a) {
+/* The launchers of the op's table: the math type picks the instantiation. */
+int tkb_cu_lsce_forward(void *blas, const lsce_cu_args *a) {
   cublasHandle_t h = static_cast<cublasHandle_t>(blas);
   return a->f64 ? forward<double>(h, *a) : forward<float>(h, *a);
 }
 
-extern "C" int tkb_cu_lsce_vjp(void *blas, const lsce_cu_args *a) {
+int tkb_cu_lsce_vjp(void *blas, const lsce_cu_args *a) {
   cublasHandle_t h = static_cast<cublasHandle_t>(blas);
   return a->f64 ? vjp<double>(h, *a) : vjp<float>(h, *a);
 }
+
+/* Launches per call: per vocabulary chunk a GEMM (maybe two kernels) and 1-2 kernels
+ * forward, twice that backward, and a few around the chunks. */
+template <int PER_CHUNK>
+int64_t lsce_launches(const void *args) {
+  const lsce_cu_args *a = static_cast<const lsce_cu_args *>(args);
+  const int64_t chunks = a->vc > 0 ? (a->v + a->vc - 1) / a->vc : 0;
+  return chunks * PER_CHUNK + 8;
+}
+
+const tkb_cu_kernel lsce_kernels[] = {
+    /* name, argument struct, cuBLAS, waits for the host, launches, launch */
+    {"lsce_forward", sizeof(lsce_cu_args), true, false, lsce_launches<4>,
+     tkb_cu_call_blas<lsce_cu_args, tkb_cu_lsce_forward>},
+    {"lsce_vjp", sizeof(lsce_cu_args), true, false, lsce_launches<8>,
+     tkb_cu_call_blas<lsce_cu_args, tkb_cu_lsce_vjp>},
+};
+
+} // namespace
+
+extern "C" const tkb_cu_op_kernels tkb_cu_kernels_linear_softmax_cross_entropy_loss = {
+    "linear_softmax_cross_entropy_loss", lsce_kernels, sizeof lsce_kernels / sizeof lsce_kernels[0]};

@@ -28,6 +28,7 @@
 #define TKB_LSCE_H
 
 #include "tkbench.h"
+#include "../common/ops_common.h"
 
 #include <stdint.h>
 #include <string.h>
@@ -53,6 +54,10 @@ typedef struct lsce_call {
 /* The signature, shared by both tkb_fn (op.c): x, labels, w, reduction. */
 #define LSCE_N_PARAMS 4
 extern const tkb_param tkb__lsce_params[LSCE_N_PARAMS];
+
+/* The device implementations (the reference and cpu ones are tkbench.h's): each
+ * validates on the host and launches its kernels through the device's backend. */
+extern const tkb_fn tkb__op_linear_softmax_cross_entropy_loss_cuda; /* cuda.c */
 
 /* Validates the call's shapes, dtypes and reduction (errors name both shapes on a
  * mismatch) and, when labels is concrete, that every label is in [0, V). */

@@ -11,10 +11,6 @@
 
 #include <stdint.h>
 
-#ifndef TKB_CU_BLAS_ERROR
-#define TKB_CU_BLAS_ERROR 100000 /* as glu_cuda.h: + a cublasStatus_t */
-#endif
-
 typedef struct lsce_cu_args {
   const void *x, *labels, *w;
   void *loss, *lse_out;       /* forward; lse_out NULL: no residual */
@@ -30,16 +26,5 @@ typedef struct lsce_cu_args {
   int32_t f64;                /* math in float64 */
   int32_t sum;                /* reduction "sum" (else "mean") */
 } lsce_cu_args;
-
-#ifdef __cplusplus
-extern "C" {
-#endif
-/* Enqueue on the legacy default stream without waiting; 0, a cudaError_t, or
- * TKB_CU_BLAS_ERROR + the cublasStatus_t of a failed cuBLAS call. */
-int tkb_cu_lsce_forward(void *blas, const lsce_cu_args *a);
-int tkb_cu_lsce_vjp(void *blas, const lsce_cu_args *a);
-#ifdef __cplusplus
-}
-#endif
 
 #endif /* TKB_OP_LSCE_CUDA_H */

@@ -19,11 +19,6 @@ const tkb_param tkb__lsce_params[LSCE_N_PARAMS] = {
 
 #define OP "linear_softmax_cross_entropy_loss"
 
-static const char *spec_str(const tkb_spec *s, char *buf, size_t cap) {
-  tkb_spec_format(s, buf, cap);
-  return buf;
-}
-
 static bool lsce_float_ok(tkb_dtype dt) {
   return dt == TKB_BFLOAT16 || dt == TKB_FLOAT16 || dt == TKB_FLOAT32 || dt == TKB_FLOAT64;
 }
@@ -43,7 +38,7 @@ static tkb_status check_matrix(const tkb_spec *s, const char *name, const char *
   if (s->rank != 2)
     return tkb_set_error(TKB_ERR_BAD_SHAPE, OP ": %s has shape %s (rank %d); %s must have "
                          "rank 2, shape %s",
-                         name, spec_str(s, sb, sizeof sb), s->rank, name, dims);
+                         name, ops_spec_str(s, sb, sizeof sb), s->rank, name, dims);
   return TKB_OK;
 }
 
@@ -59,7 +54,7 @@ static tkb_status check_label_values(const tkb_array *labels, const tkb_spec *w)
                            OP ": labels[%lld] = %d is outside [0, V) = [0, %lld) "
                            "(w has shape %s); every label must index a column of w",
                            (long long)i, (int)lab[i], (long long)V,
-                           spec_str(w, wb, sizeof wb));
+                           ops_spec_str(w, wb, sizeof wb));
   return TKB_OK;
 }
 
@@ -77,24 +72,24 @@ tkb_status tkb__lsce_plan_make(const tkb_args *a, lsce_plan *p) {
   if (labels->dtype != TKB_INT32)
     return tkb_set_error(TKB_ERR_UNSUPPORTED,
                          OP ": labels has dtype %s (shape %s); labels must be int32",
-                         tkb_dtype_name(labels->dtype), spec_str(labels, lb, sizeof lb));
+                         tkb_dtype_name(labels->dtype), ops_spec_str(labels, lb, sizeof lb));
   if (x->shape[1] != w->shape[0])
     return tkb_set_error(TKB_ERR_BAD_SHAPE,
                          OP ": x has shape %s and w has shape %s: x.shape[1] (Hd = %lld) "
                          "must equal w.shape[0] (%lld)",
-                         spec_str(x, xb, sizeof xb), spec_str(w, wb, sizeof wb),
+                         ops_spec_str(x, xb, sizeof xb), ops_spec_str(w, wb, sizeof wb),
                          (long long)x->shape[1], (long long)w->shape[0]);
   if (labels->rank != 1 || labels->shape[0] != x->shape[0])
     return tkb_set_error(TKB_ERR_BAD_SHAPE,
                          OP ": labels has shape %s but x has shape %s: labels must have "
                          "shape [%lld] (one label per row of x)",
-                         spec_str(labels, lb, sizeof lb), spec_str(x, xb, sizeof xb),
+                         ops_spec_str(labels, lb, sizeof lb), ops_spec_str(x, xb, sizeof xb),
                          (long long)x->shape[0]);
   if (w->shape[1] < 1)
     return tkb_set_error(TKB_ERR_BAD_SHAPE,
                          OP ": w has shape %s: the vocabulary size V = w.shape[1] must be "
                          ">= 1",
-                         spec_str(w, wb, sizeof wb));
+                         ops_spec_str(w, wb, sizeof wb));
   const char *red = tkb_args_string(a, "reduction");
   if (red && strcmp(red, "mean") == 0) p->reduction = LSCE_MEAN;
   else if (red && strcmp(red, "sum") == 0) p->reduction = LSCE_SUM;
@@ -102,7 +97,7 @@ tkb_status tkb__lsce_plan_make(const tkb_args *a, lsce_plan *p) {
     return tkb_set_error(TKB_ERR_INVALID_ARGUMENT,
                          OP ": reduction='%s' is not supported; allowed 'mean', 'sum'",
                          red ? red : "(null)");
-  if ((st = check_label_values(tkb_args_array(a, "labels"), w))) return st;
+  if ((st = check_label_values(ops_host_array(a, "labels"), w))) return st;
 
   p->x = *x;
   p->labels = *labels;
@@ -130,33 +125,17 @@ tkb_status tkb__lsce_infer(const tkb_args *a, tkb_shapes *shapes) {
   return TKB_OK;
 }
 
-static tkb_status concrete(const tkb_args *a, const char *name, const tkb_array **out) {
-  const tkb_array *arr = tkb_args_array(a, name);
-  if (!arr || (!arr->data && arr->nbytes > 0))
-    return tkb_set_error(TKB_ERR_INVALID_ARGUMENT,
-                         OP ": %s is abstract (no data); the hooks that compute need "
-                         "concrete arrays",
-                         name);
-  *out = arr;
-  return TKB_OK;
-}
-
 tkb_status tkb__lsce_bind(const tkb_args *a, lsce_call *c) {
   tkb_status st = tkb__lsce_plan_make(a, &c->p);
-  if (!st) st = concrete(a, "x", &c->x);
-  if (!st) st = concrete(a, "labels", &c->labels);
-  if (!st) st = concrete(a, "w", &c->w);
+  if (!st) st = ops_concrete(a, OP, "x", &c->x);
+  if (!st) st = ops_concrete(a, OP, "labels", &c->labels);
+  if (!st) st = ops_concrete(a, OP, "w", &c->w);
   return st;
 }
 
 tkb_status tkb__lsce_check_buffer(const tkb_array *arr, const tkb_spec *want,
                                   const char *what) {
-  char ab[160], wb[160];
-  if (!arr) return tkb_set_error(TKB_ERR_INVALID_ARGUMENT, OP ": %s is NULL", what);
-  if (!tkb_spec_equal(&arr->spec, want) || (!arr->data && arr->nbytes > 0))
-    return tkb_set_error(TKB_ERR_BAD_SHAPE, OP ": %s has spec %s; expected %s", what,
-                         spec_str(&arr->spec, ab, sizeof ab), spec_str(want, wb, sizeof wb));
-  return TKB_OK;
+  return ops_check_buffer(OP, arr, want, what);
 }
 
 bool tkb__lsce_plan_same(const lsce_plan *a, const lsce_plan *b) {

@@ -1,7 +1,8 @@
 /*
- * specs.c - linear_softmax_cross_entropy_loss's suite entries: Tokamax's qwen3-8b arg
- * specs and smaller ones of the same proportions tagged `cpu`, each in every mode for
- * both implementations (reference and cpu).
+ * specs.c - linear_softmax_cross_entropy_loss's declaration (src/suite/builtin.h): its
+ * implementations ("reference", "cpu", "cuda") and its suite entries, Tokamax's
+ * qwen3-8b arg specs and smaller ones of the same proportions tagged `cpu`, each in
+ * every mode.
  *
  * Tokamax (tokamax/_src/ops/linear_softmax_cross_entropy_loss/arg_specs.py, project
  * qwen3-8b): x [B, 4096] (bfloat16 or float32), labels [B] int32, w [4096, 151936]
@@ -14,6 +15,7 @@
  * values in [-128, 128), negative labels being out of range.
  */
 #include "builtin.h"
+#include "lsce.h"
 
 #include <stdio.h>
 
@@ -88,13 +90,9 @@ static tkb_status lsce_counts(const tkb_args *a, tkb_mode mode, tkb_counts *out)
   return TKB_OK;
 }
 
-tkb_status tkb__register_linear_softmax_cross_entropy_loss(void) {
+static tkb_status lsce_specs(tkb__op_specs *out) {
   static const tkb_mode modes[] = {TKB_MODE_FORWARD, TKB_MODE_FORWARD_RES, TKB_MODE_VJP,
                                    TKB_MODE_FORWARD_AND_VJP};
-  static const struct { const char *name; const tkb_fn *fn; } impls[] = {
-      {"reference", &tkb_op_linear_softmax_cross_entropy_loss_reference},
-      {"cpu", &tkb_op_linear_softmax_cross_entropy_loss},
-  };
   for (size_t s = 0; s < N_SPECS; s++) {
     const lsce_spec *sp = &specs[s];
     char name[128];
@@ -105,25 +103,29 @@ tkb_status tkb__register_linear_softmax_cross_entropy_loss(void) {
     spec_args[s][1] = TKB_ABSTRACT_INIT(TKB_SPEC(TKB_INT32, sp->B), &label_init[s]);
     spec_args[s][2] = TKB_ABSTRACT(TKB_SPEC(TKB_BFLOAT16, sp->Hd, sp->V));
     spec_kwargs[s][0] = (tkb_kwarg){"reduction", TKB_STRING(sp->reduction)};
-    for (size_t i = 0; i < sizeof impls / sizeof impls[0]; i++)
-      for (size_t m = 0; m < sizeof modes / sizeof modes[0]; m++) {
-        tkb_benchmark_def d = {
-            .op = "linear_softmax_cross_entropy_loss",
-            .name = name,
-            .impl_name = impls[i].name,
-            .fn = impls[i].fn,
-            .args = spec_args[s],
-            .n_args = 3,
-            .kwargs = spec_kwargs[s],
-            .n_kwargs = 1,
-            .mode = modes[m],
-            .counts = lsce_counts,
-            .tags = sp->tags,
-            .device_kind = "cpu",
-        };
-        tkb_status st = tkb_register_benchmark(&d);
-        if (st) return st;
-      }
+    for (size_t m = 0; m < sizeof modes / sizeof modes[0]; m++) {
+      tkb_benchmark_def d = {
+          .name = name,
+          .args = spec_args[s],
+          .n_args = 3,
+          .kwargs = spec_kwargs[s],
+          .n_kwargs = 1,
+          .mode = modes[m],
+          .counts = lsce_counts,
+          .tags = sp->tags,
+      };
+      tkb_status st = tkb__op_add(out, &d);
+      if (st) return st;
+    }
   }
   return TKB_OK;
 }
+
+static const tkb__op_impl impls[] = {
+    {"reference", &tkb_op_linear_softmax_cross_entropy_loss_reference, "cpu"},
+    {"cpu", &tkb_op_linear_softmax_cross_entropy_loss, "cpu"},
+    {"cuda", &tkb__op_linear_softmax_cross_entropy_loss_cuda, "cuda"},
+};
+
+const tkb__op_decl tkb__op_linear_softmax_cross_entropy_loss = {
+    "linear_softmax_cross_entropy_loss", impls, TKB_ARRAY_LEN(impls), lsce_specs};

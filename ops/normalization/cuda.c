@@ -13,21 +13,22 @@
  * one norm_cu_args (norm_cuda.h) per launch. On a machine without a GPU the device does
  * not open, so these never run there.
  */
-#include "cuda_ops.h"
+#include "../common/ops_common.h"
 #include "internal.h"
 #include "norm.h"
 #include "norm_cuda.h"
 
 #include <stdlib.h>
-#include <string.h>
+
+#define WHO "normalization (cuda)"
 
 typedef struct norm_cu {
   tkb_device *dev;
   tkb_kernel *fwd, *vjp;
   tkb_spec x;           /* the shapes prepared for */
   int64_t blocks;
+  ops_workspace ws;     /* vjp modes: part */
   void *part;           /* [2][blocks][n] partial sums in the math type (vjp modes) */
-  size_t part_bytes;
 } norm_cu;
 
 static void cu_release(void *state) {
@@ -35,20 +36,18 @@ static void cu_release(void *state) {
   if (!s) return;
   tkb__kernel_free(s->dev, s->fwd);
   tkb__kernel_free(s->dev, s->vjp);
-  tkb_device_free(s->dev, s->part, s->part_bytes);
+  ops_workspace_free(&s->ws);
   free(s);
 }
 
 static tkb_status cu_prepare(const tkb_args *a, void **state) {
   norm_plan p;
   tkb_status st = tkb__norm_plan_make(a, &p);
+  if (!st) st = ops_require_device(a->device, "cuda", WHO);
   if (st) return st;
   tkb_device *dev = a->device;
-  if (strcmp(dev->backend->kind, "cuda") != 0)
-    return tkb_set_error(TKB_ERR_UNSUPPORTED, "normalization (cuda) runs on cuda:N devices; "
-                         "got device %s", dev->name);
   norm_cu *s = calloc(1, sizeof *s);
-  if (!s) return tkb_set_error(TKB_ERR_OUT_OF_MEMORY, "normalization (cuda): out of memory");
+  if (!s) return tkb_set_error(TKB_ERR_OUT_OF_MEMORY, WHO ": out of memory");
   s->dev = dev;
   s->x = p.x;
   const int64_t per = tkb_norm_cu_block_lanes(p.lanes, p.n, p.inner ? p.inner : 1);
@@ -56,11 +55,9 @@ static tkb_status cu_prepare(const tkb_args *a, void **state) {
   st = tkb__kernel_build(dev, "normalization", "", "norm_forward", &s->fwd);
   if (!st) st = tkb__kernel_build(dev, "normalization", "", "norm_vjp", &s->vjp);
   /* the partial sums serve the vjp only */
-  bool vjp = a->mode == TKB_MODE_VJP || a->mode == TKB_MODE_FORWARD_AND_VJP;
-  if (!st && vjp) {
-    s->part_bytes = (size_t)(2 * s->blocks * p.n) * (p.f64 ? sizeof(double) : sizeof(float));
-    st = tkb_device_alloc(dev, s->part_bytes, &s->part);
-    if (st) s->part_bytes = 0;
+  if (!st && ops_mode_has_vjp(a->mode)) {
+    const size_t part = (size_t)(2 * s->blocks * p.n) * (p.f64 ? sizeof(double) : sizeof(float));
+    st = ops_workspace_alloc(&s->ws, dev, 1, &part, &s->part);
   }
   if (st) {
     cu_release(s);
@@ -71,10 +68,7 @@ static tkb_status cu_prepare(const tkb_args *a, void **state) {
 }
 
 static tkb_status check_state(const norm_cu *s, const norm_plan *p) {
-  if (!s || !tkb_spec_equal(&s->x, &p->x))
-    return tkb_set_error(TKB_ERR_INVALID_ARGUMENT, "normalization (cuda): %s",
-                         !s ? "called without a prepared state (run the prepare hook first)"
-                            : "the state was prepared for other shapes");
+  if (!s || !tkb_spec_equal(&s->x, &p->x)) return ops_state_error(WHO, s != NULL, "other shapes");
   return TKB_OK;
 }
 
@@ -97,12 +91,6 @@ static norm_cu_args base_args(const norm_cu *s, const norm_call *c) {
   return g;
 }
 
-static tkb_status launch(norm_cu *s, tkb_kernel *k, const norm_cu_args *g) {
-  size_t one = 1;
-  tkb_karg arg = TKB_KARG_VAL(*g);
-  return tkb__kernel_launch(s->dev, k, 1, &one, NULL, 1, &arg);
-}
-
 /* y (and the residuals when mean and rstd are given). */
 static tkb_status run_forward(const tkb_args *a, norm_cu *s, tkb_array *y, tkb_array *mean,
                               tkb_array *rstd) {
@@ -114,7 +102,7 @@ static tkb_status run_forward(const tkb_args *a, norm_cu *s, tkb_array *y, tkb_a
   g.y = y->data;
   g.mean_out = mean ? mean->data : NULL;
   g.rstd_out = rstd ? rstd->data : NULL;
-  return launch(s, s->fwd, &g);
+  return ops_launch_args(s->dev, s->fwd, &g, sizeof g);
 }
 
 static tkb_status cu_forward(const tkb_args *a, void *state, tkb_array *const *outputs) {
@@ -134,10 +122,7 @@ static tkb_status cu_vjp(const tkb_args *a, void *state, const tkb_array *const 
   tkb_status st = tkb__norm_bind_vjp(a, &c, residuals, cotangents, grads, &dx, &dscale, &doffset);
   if (!st) st = check_state(s, &c.p);
   if (st) return st;
-  if ((dscale || doffset) && !s->part)
-    return tkb_set_error(TKB_ERR_INVALID_ARGUMENT, "normalization (cuda): vjp called on a "
-                         "state prepared for a mode without it (prepare in vjp or "
-                         "forward_and_vjp mode)");
+  if ((dscale || doffset) && !s->part) return ops_vjp_unprepared(WHO);
   norm_cu_args g = base_args(s, &c);
   g.mean_in = residuals[0]->data;
   g.rstd_in = residuals[1]->data;
@@ -147,7 +132,7 @@ static tkb_status cu_vjp(const tkb_args *a, void *state, const tkb_array *const 
   g.doffset = doffset ? doffset->data : NULL;
   g.part = s->part;
   if (!g.dx && !g.dscale && !g.doffset) return TKB_OK;
-  return launch(s, s->vjp, &g);
+  return ops_launch_args(s->dev, s->vjp, &g, sizeof g);
 }
 
 const tkb_fn tkb__op_normalization_cuda = {

@@ -6,7 +6,7 @@
  * fixed order for a given shape (fixed block sizes, fixed tree reductions, no atomics),
  * so results are deterministic run to run.
  *
- *   forward: cuda_fwd.cuh's kernels read x once (rows held in registers, streamed
+ *   forward: cuda_fwd*.cuh's kernels read x once (rows held in registers, streamed
  *     through shared memory by bulk copies on sm_90, or tiles of lanes in shared memory
  *     or registers); the three-pass kernels below serve rows too long for them:
  *   axis last (inner = 1): one block of NORM_ROW_THREADS per lane; the threads stride
@@ -28,7 +28,7 @@
 #include <string.h>
 
 #include "bulk_copy.cuh"
-#include "cu_dtype.cuh"
+#include "../common/ops_cuda.cuh"
 #include "cu_occupancy.cuh"
 #include "norm_cuda.h"
 
@@ -240,6 +240,8 @@ __global__ void norm_partial(norm_cu_args a) {
 }
 
 #include "cuda_fwd.cuh"
+#include "cuda_fwd_bulk.cuh"
+#include "cuda_fwd_cols.cuh"
 #include "cuda_dx.cuh"
 
 /* Host side of the forward's choices. */
@@ -301,7 +303,7 @@ int launch_rowreg(const norm_cu_args &a, const norm_fwd_prm &p, int c, unsigned 
 /* Stages in flight per block of the bulk-copy row kernel (measured on an H200, with 16
  * KiB stages: 4 for thread groups, 2 for a block per row: more was slower for 8192-wide
  * bfloat16 rows, 0.61 with 3 and 0.58 with 4 stages of 0.65; these variant figures come
- * from session 2's throwaway runs, not from a program in the repository). */
+ * from throwaway runs, not from a program in the repository). */
 constexpr int NORM_BULK_STAGES_GROUP = 4, NORM_BULK_STAGES_BLOCK = 2;
 
 template <int XDT, int C, bool BLOCK>
@@ -549,24 +551,22 @@ int vjp(const norm_cu_args &a) {
   return (int)cudaGetLastError();
 }
 
+/* The launchers of the op's table: the dtype picks the instantiation (tkb_cu_by_dtype). */
+int tkb_cu_norm_forward(const norm_cu_args *a) {
+  return tkb_cu_by_dtype(a->x_dtype, [&](auto dt) { return forward<decltype(dt)::value>(*a); });
+}
+
+int tkb_cu_norm_vjp(const norm_cu_args *a) {
+  return tkb_cu_by_dtype(a->x_dtype, [&](auto dt) { return vjp<decltype(dt)::value>(*a); });
+}
+
+const tkb_cu_kernel norm_kernels[] = {
+    /* name, argument struct, cuBLAS, waits for the host, launches, launch */
+    {"norm_forward", sizeof(norm_cu_args), false, false, nullptr, tkb_cu_call<norm_cu_args, tkb_cu_norm_forward>},
+    {"norm_vjp", sizeof(norm_cu_args), false, false, nullptr, tkb_cu_call<norm_cu_args, tkb_cu_norm_vjp>},
+};
+
 } // namespace
 
-extern "C" int tkb_cu_norm_forward(const norm_cu_args *a) {
-  switch (a->x_dtype) {
-    case TKB_CU_BF16: return forward<TKB_CU_BF16>(*a);
-    case TKB_CU_F16: return forward<TKB_CU_F16>(*a);
-    case TKB_CU_F32: return forward<TKB_CU_F32>(*a);
-    case TKB_CU_F64: return forward<TKB_CU_F64>(*a);
-    default: return (int)cudaErrorInvalidValue; /* cuda.c admits these four only */
-  }
-}
-
-extern "C" int tkb_cu_norm_vjp(const norm_cu_args *a) {
-  switch (a->x_dtype) {
-    case TKB_CU_BF16: return vjp<TKB_CU_BF16>(*a);
-    case TKB_CU_F16: return vjp<TKB_CU_F16>(*a);
-    case TKB_CU_F32: return vjp<TKB_CU_F32>(*a);
-    case TKB_CU_F64: return vjp<TKB_CU_F64>(*a);
-    default: return (int)cudaErrorInvalidValue;
-  }
-}
+extern "C" const tkb_cu_op_kernels tkb_cu_kernels_normalization = {"normalization", norm_kernels,
+                                                                   sizeof norm_kernels / sizeof norm_kernels[0]};

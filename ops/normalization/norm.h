@@ -1,7 +1,8 @@
 /*
- * norm.h - internal to ops/normalization: the signature, the call's plan (validation and
- * geometry) and element access, shared by op.c, cpu.c (tkb_op_normalization, the fast
- * one), reference.c (tkb_op_normalization_reference) and specs.c. Not installed.
+ * norm.h - internal to ops/normalization: the signature and the call's plan (validation
+ * and geometry), shared by op.c, cpu.c (tkb_op_normalization, the fast one), reference.c
+ * (tkb_op_normalization_reference), cuda.c, opencl.c and specs.c (the op's declaration).
+ * Not installed.
  *
  *   normalization(x, scale=None, offset=None, *, axis=-1, epsilon=1e-6,
  *                 subtract_mean=true)
@@ -30,6 +31,7 @@
 #define TKB_OP_NORMALIZATION_H
 
 #include "tkbench.h"
+#include "../common/ops_common.h"
 
 #include <math.h>
 #include <stdbool.h>
@@ -60,6 +62,11 @@ typedef struct norm_call {
 #define NORM_N_PARAMS 6
 extern const tkb_param tkb__norm_params[NORM_N_PARAMS];
 
+/* The device implementations (the reference and cpu ones are tkbench.h's): each
+ * validates on the host and launches its kernels through the device's backend. */
+extern const tkb_fn tkb__op_normalization_opencl; /* opencl.c */
+extern const tkb_fn tkb__op_normalization_cuda; /* cuda.c */
+
 /* Validates the bound call (dtypes, axis, epsilon, scale/offset shapes) and fills the
  * plan. Reads specs only, so it also serves abstract calls (infer, prepare). */
 tkb_status tkb__norm_plan_make(const tkb_args *a, norm_plan *p);
@@ -75,32 +82,5 @@ tkb_status tkb__norm_bind_forward(const tkb_args *a, norm_call *c, const tkb_arr
 tkb_status tkb__norm_bind_vjp(const tkb_args *a, norm_call *c, const tkb_array *const *residuals,
                               const tkb_array *const *cotangents, tkb_array *const *grads,
                               tkb_array **dx, tkb_array **dscale, tkb_array **doffset);
-
-/* Element i of a floating array as a double (exact for every dtype). */
-static inline double norm_get(const tkb_array *a, int64_t i) {
-  switch (a->spec.dtype) {
-    case TKB_FLOAT64: return ((const double *)a->data)[i];
-    case TKB_FLOAT32: return ((const float *)a->data)[i];
-    case TKB_BFLOAT16: return tkb_bf16_to_f32(((const uint16_t *)a->data)[i]);
-    case TKB_FLOAT16: return tkb_f16_to_f32(((const uint16_t *)a->data)[i]);
-    case TKB_FLOAT8_E4M3FN: return tkb_e4m3fn_to_f32(((const uint8_t *)a->data)[i]);
-    case TKB_FLOAT8_E5M2: return tkb_e5m2_to_f32(((const uint8_t *)a->data)[i]);
-    default: return NAN; /* unreachable: the plan admits floating dtypes only */
-  }
-}
-
-/* Stores v into element i of a floating array, rounded to its dtype (narrow dtypes go
- * through float32, as tkb_convert does). */
-static inline void norm_set(tkb_array *a, int64_t i, double v) {
-  switch (a->spec.dtype) {
-    case TKB_FLOAT64: ((double *)a->data)[i] = v; break;
-    case TKB_FLOAT32: ((float *)a->data)[i] = (float)v; break;
-    case TKB_BFLOAT16: ((uint16_t *)a->data)[i] = tkb_f32_to_bf16((float)v); break;
-    case TKB_FLOAT16: ((uint16_t *)a->data)[i] = tkb_f32_to_f16((float)v); break;
-    case TKB_FLOAT8_E4M3FN: ((uint8_t *)a->data)[i] = tkb_f32_to_e4m3fn((float)v); break;
-    case TKB_FLOAT8_E5M2: ((uint8_t *)a->data)[i] = tkb_f32_to_e5m2((float)v); break;
-    default: break;
-  }
-}
 
 #endif /* TKB_OP_NORMALIZATION_H */

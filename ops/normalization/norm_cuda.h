@@ -4,7 +4,8 @@
  * libtkbench-cuda.so: kernels and their launch). Plain data only, readable by both
  * languages. cuda.c passes one norm_cu_args by value as the single TKB_KARG_SCALAR of a
  * kernel_launch of "norm_forward" or "norm_vjp"; the CUDA backend (src/backend/cuda/
- * ops.c) checks its size and calls the launcher below. Pointers are device pointers.
+ * ops.c) checks its size and calls the launcher in cuda.cu's kernel table. Pointers are
+ * device pointers; the launches enqueue on the legacy default stream without waiting.
  */
 #ifndef TKB_OP_NORM_CUDA_H
 #define TKB_OP_NORM_CUDA_H
@@ -44,16 +45,5 @@ typedef struct norm_cu_args {
   int32_t x_dtype, scale_dtype, offset_dtype; /* tkb_dtype values */
   int32_t subtract_mean;
 } norm_cu_args;
-
-#ifdef __cplusplus
-extern "C" {
-#endif
-/* Enqueue on the legacy default stream without waiting; return the cudaError_t of the
- * launches (0: all launched). */
-int tkb_cu_norm_forward(const norm_cu_args *a);
-int tkb_cu_norm_vjp(const norm_cu_args *a);
-#ifdef __cplusplus
-}
-#endif
 
 #endif /* TKB_OP_NORM_CUDA_H */

@@ -35,11 +35,6 @@ static int64_t dims_product(const tkb_spec *s, int from, int to) {
   return prod;
 }
 
-static const char *spec_str(const tkb_spec *s, char *buf, size_t cap) {
-  tkb_spec_format(s, buf, cap);
-  return buf;
-}
-
 /* Checks scale or offset against x.shape[axis]. */
 static tkb_status check_param(const norm_plan *p, const tkb_spec *s, const char *name) {
   char sb[256], xb[256];
@@ -55,8 +50,8 @@ static tkb_status check_param(const norm_plan *p, const tkb_spec *s, const char 
     return tkb_set_error(TKB_ERR_BAD_SHAPE,
                          "normalization: %s has shape %s but x.shape[axis=%lld] is %lld "
                          "(x is %s); %s must have shape [%lld]",
-                         name, spec_str(s, sb, sizeof sb), (long long)p->axis_arg,
-                         (long long)p->n, spec_str(&p->x, xb, sizeof xb), name,
+                         name, ops_spec_str(s, sb, sizeof sb), (long long)p->axis_arg,
+                         (long long)p->n, ops_spec_str(&p->x, xb, sizeof xb), name,
                          (long long)p->n);
   return TKB_OK;
 }
@@ -78,14 +73,14 @@ tkb_status tkb__norm_plan_make(const tkb_args *a, norm_plan *p) {
   if (x->rank < 1)
     return tkb_set_error(TKB_ERR_BAD_SHAPE,
                          "normalization: x has shape %s (rank 0); x must have rank >= 1",
-                         spec_str(x, xb, sizeof xb));
+                         ops_spec_str(x, xb, sizeof xb));
 
   p->axis_arg = tkb_args_int(a, "axis");
   if (p->axis_arg < -(int64_t)x->rank || p->axis_arg >= x->rank)
     return tkb_set_error(TKB_ERR_INVALID_ARGUMENT,
                          "normalization: axis=%lld is out of range for x of rank %d "
                          "(shape %s); allowed -%d..%d",
-                         (long long)p->axis_arg, x->rank, spec_str(x, xb, sizeof xb),
+                         (long long)p->axis_arg, x->rank, ops_spec_str(x, xb, sizeof xb),
                          x->rank, x->rank - 1);
   p->axis = (int)(p->axis_arg < 0 ? p->axis_arg + x->rank : p->axis_arg);
 
@@ -138,27 +133,12 @@ tkb_status tkb__norm_infer(const tkb_args *a, tkb_shapes *shapes) {
 static tkb_status get_array(const tkb_args *a, const char *name, const tkb_spec *spec,
                             const tkb_array **out) {
   *out = NULL;
-  if (!spec) return TKB_OK;
-  const tkb_array *arr = tkb_args_array(a, name);
-  if (!arr || (!arr->data && arr->nbytes > 0))
-    return tkb_set_error(TKB_ERR_INVALID_ARGUMENT,
-                         "normalization: %s is abstract (no data); the hooks that compute "
-                         "need concrete arrays",
-                         name);
-  *out = arr;
-  return TKB_OK;
+  return spec ? ops_concrete(a, "normalization", name, out) : TKB_OK;
 }
 
 /* Checks that a buffer the caller passed has the spec the plan expects. */
 static tkb_status check_buffer(const tkb_array *arr, const tkb_spec *want, const char *what) {
-  char ab[256], wb[256];
-  if (!arr)
-    return tkb_set_error(TKB_ERR_INVALID_ARGUMENT, "normalization: %s is NULL", what);
-  if (!tkb_spec_equal(&arr->spec, want) || (!arr->data && arr->nbytes > 0))
-    return tkb_set_error(TKB_ERR_BAD_SHAPE, "normalization: %s has spec %s; expected %s",
-                         what, spec_str(&arr->spec, ab, sizeof ab),
-                         spec_str(want, wb, sizeof wb));
-  return TKB_OK;
+  return ops_check_buffer("normalization", arr, want, what);
 }
 
 /* Plans the call and fetches x, scale and offset (concrete). */

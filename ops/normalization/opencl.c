@@ -10,13 +10,12 @@
  *                           norm_bwd_partial (per block of lanes and column) into a
  *                           workspace from prepare, norm_bwd_params (per column)
  */
+#include "../common/ops_common.h"
 #include "internal.h"
 #include "norm.h"
-#include "opencl_ops.h"
 
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 extern const char tkb__opencl_src_normalization[];
 
@@ -25,14 +24,16 @@ extern const char tkb__opencl_src_normalization[];
  * sums are the same on every device. */
 #define NORM_CL_BLOCK_LANES 256
 
+#define WHO "normalization (opencl)"
+
 typedef struct norm_cl {
   tkb_device *dev;
   tkb_kernel *fwd, *bwd_dx, *bwd_partial, *bwd_params;
   tkb_spec x;           /* the shapes prepared for */
   int64_t lanes, n, inner, blocks;
   bool f64;
+  ops_workspace ws;     /* vjp modes: part */
   void *part;           /* [2][blocks][n] partial sums in the math type */
-  size_t part_bytes;
 } norm_cl;
 
 static void cl_release(void *state) {
@@ -42,7 +43,7 @@ static void cl_release(void *state) {
   tkb__kernel_free(s->dev, s->bwd_dx);
   tkb__kernel_free(s->dev, s->bwd_partial);
   tkb__kernel_free(s->dev, s->bwd_params);
-  tkb_device_free(s->dev, s->part, s->part_bytes);
+  ops_workspace_free(&s->ws);
   free(s);
 }
 
@@ -59,7 +60,7 @@ static tkb_status cl_prepare(const tkb_args *a, void **state) {
            tkb_dtype_name(p.offset ? p.offset->dtype : TKB_FLOAT32), p.scale != NULL,
            p.offset != NULL, p.subtract_mean, p.f64);
   norm_cl *s = calloc(1, sizeof *s);
-  if (!s) return tkb_set_error(TKB_ERR_OUT_OF_MEMORY, "normalization (opencl): out of memory");
+  if (!s) return tkb_set_error(TKB_ERR_OUT_OF_MEMORY, WHO ": out of memory");
   s->dev = dev;
   s->x = p.x;
   s->lanes = p.lanes;
@@ -67,16 +68,16 @@ static tkb_status cl_prepare(const tkb_args *a, void **state) {
   s->inner = p.inner ? p.inner : 1;
   s->f64 = p.f64;
   s->blocks = (s->lanes + NORM_CL_BLOCK_LANES - 1) / NORM_CL_BLOCK_LANES;
-  s->part_bytes = (size_t)(2 * s->blocks * s->n) * (p.f64 ? sizeof(double) : sizeof(float));
   const char *src = tkb__opencl_src_normalization;
   st = tkb__kernel_build(dev, src, opts, "norm_fwd", &s->fwd);
   if (!st) st = tkb__kernel_build(dev, src, opts, "norm_bwd_dx", &s->bwd_dx);
   if (!st) st = tkb__kernel_build(dev, src, opts, "norm_bwd_partial", &s->bwd_partial);
   if (!st) st = tkb__kernel_build(dev, src, opts, "norm_bwd_params", &s->bwd_params);
   /* the partial sums serve the vjp only */
-  bool vjp = a->mode == TKB_MODE_VJP || a->mode == TKB_MODE_FORWARD_AND_VJP;
-  if (!st && vjp) st = tkb_device_alloc(dev, s->part_bytes, &s->part);
-  if (!vjp) s->part_bytes = 0;
+  if (!st && ops_mode_has_vjp(a->mode)) {
+    const size_t part = (size_t)(2 * s->blocks * s->n) * (p.f64 ? sizeof(double) : sizeof(float));
+    st = ops_workspace_alloc(&s->ws, dev, 1, &part, &s->part);
+  }
   if (st) {
     cl_release(s);
     return st;
@@ -86,10 +87,7 @@ static tkb_status cl_prepare(const tkb_args *a, void **state) {
 }
 
 static tkb_status check_state(const norm_cl *s, const norm_plan *p) {
-  if (!s || !tkb_spec_equal(&s->x, &p->x))
-    return tkb_set_error(TKB_ERR_INVALID_ARGUMENT, "normalization (opencl): %s",
-                         !s ? "called without a prepared state (run the prepare hook first)"
-                            : "the state was prepared for other shapes");
+  if (!s || !tkb_spec_equal(&s->x, &p->x)) return ops_state_error(WHO, s != NULL, "other shapes");
   return TKB_OK;
 }
 
@@ -144,10 +142,7 @@ static tkb_status cl_vjp(const tkb_args *a, void *state, const tkb_array *const 
     st = tkb__kernel_launch(s->dev, s->bwd_dx, 1, &global, NULL, (int)TKB_ARRAY_LEN(args), args);
     if (st) return st;
   }
-  if ((dscale || doffset) && !s->part)
-    return tkb_set_error(TKB_ERR_INVALID_ARGUMENT, "normalization (opencl): vjp called on a "
-                         "state prepared for a mode without it (prepare in vjp or "
-                         "forward_and_vjp mode)");
+  if ((dscale || doffset) && !s->part) return ops_vjp_unprepared(WHO);
   if (dscale || doffset) {
     void *ds = dscale ? dscale->data : x, *dof = doffset ? doffset->data : x, *part = s->part;
     int64_t blocks = s->blocks;

@@ -3,8 +3,8 @@
  * the cpu implementation and `tkbench check` are compared with.
  *
  * One lane (normalized row) at a time, on one thread; every element is read as a double
- * (norm_get), every sum runs in float64 in index order, and results are rounded to the
- * arrays' dtypes only when stored (norm_set). The math is in norm.h; each loop below
+ * (ops_get), every sum runs in float64 in index order, and results are rounded to the
+ * arrays' dtypes only when stored (ops_set). The math is in norm.h; each loop below
  * repeats the line it computes. Nothing is allocated (no prepare hook is needed).
  */
 #include "norm.h"
@@ -17,11 +17,11 @@ static int64_t lane_base(const norm_plan *p, int64_t lane) {
 }
 
 static double scale_at(const tkb_array *scale, int64_t j) {
-  return scale ? norm_get(scale, j) : 1.0;
+  return scale ? ops_get(scale, j) : 1.0;
 }
 
 static double offset_at(const tkb_array *offset, int64_t j) {
-  return offset ? norm_get(offset, j) : 0.0;
+  return offset ? ops_get(offset, j) : 0.0;
 }
 
 static tkb_status ref_run_forward(const tkb_args *a, tkb_array *y, tkb_array *mean_out,
@@ -38,24 +38,24 @@ static tkb_status ref_run_forward(const tkb_args *a, tkb_array *y, tkb_array *me
     double mean = 0.0;
     if (p->subtract_mean) {
       double sum = 0.0;
-      for (int64_t j = 0; j < p->n; j++) sum += norm_get(c.x, base + j * step);
+      for (int64_t j = 0; j < p->n; j++) sum += ops_get(c.x, base + j * step);
       mean = sum / n;
     }
     /* var = (1/n) sum_j (x[j] - mean)^2;  rstd = 1 / sqrt(var + epsilon) */
     double sq = 0.0;
     for (int64_t j = 0; j < p->n; j++) {
-      const double d = norm_get(c.x, base + j * step) - mean;
+      const double d = ops_get(c.x, base + j * step) - mean;
       sq += d * d;
     }
     const double rstd = 1.0 / sqrt(sq / n + p->epsilon);
     /* y[j] = (x[j] - mean) * rstd * scale[j] + offset[j] */
     for (int64_t j = 0; j < p->n; j++) {
       const int64_t e = base + j * step;
-      norm_set(y, e, (norm_get(c.x, e) - mean) * rstd * scale_at(c.scale, j) +
+      ops_set(y, e, (ops_get(c.x, e) - mean) * rstd * scale_at(c.scale, j) +
                          offset_at(c.offset, j));
     }
-    if (mean_out) norm_set(mean_out, L, mean);
-    if (rstd_out) norm_set(rstd_out, L, rstd);
+    if (mean_out) ops_set(mean_out, L, mean);
+    if (rstd_out) ops_set(rstd_out, L, rstd);
   }
   return TKB_OK;
 }
@@ -94,34 +94,34 @@ static tkb_status ref_vjp(const tkb_args *a, void *state, const tkb_array *const
     double ds = 0.0, db = 0.0;
     for (int64_t L = 0; L < p->lanes; L++) {
       const int64_t e = lane_base(p, L) + j * step;
-      const double xhat = (norm_get(c.x, e) - norm_get(mean_in, L)) * norm_get(rstd_in, L);
-      ds += norm_get(dy, e) * xhat;
-      db += norm_get(dy, e);
+      const double xhat = (ops_get(c.x, e) - ops_get(mean_in, L)) * ops_get(rstd_in, L);
+      ds += ops_get(dy, e) * xhat;
+      db += ops_get(dy, e);
     }
-    if (dscale) norm_set(dscale, j, ds);
-    if (doffset) norm_set(doffset, j, db);
+    if (dscale) ops_set(dscale, j, ds);
+    if (doffset) ops_set(doffset, j, db);
   }
   if (!dx) return TKB_OK;
 
   for (int64_t L = 0; L < p->lanes; L++) {
     const int64_t base = lane_base(p, L);
-    const double mean = norm_get(mean_in, L), rstd = norm_get(rstd_in, L);
+    const double mean = ops_get(mean_in, L), rstd = ops_get(rstd_in, L);
     /* g[j] = dy[j] * scale[j];  mean_g = (1/n) sum_j g[j]   (0 for RMS norm);
      * mean_gxhat = (1/n) sum_j g[j] * xhat[j] */
     double sum_g = 0.0, sum_gxhat = 0.0;
     for (int64_t j = 0; j < p->n; j++) {
       const int64_t e = base + j * step;
-      const double g = norm_get(dy, e) * scale_at(c.scale, j);
+      const double g = ops_get(dy, e) * scale_at(c.scale, j);
       sum_g += g;
-      sum_gxhat += g * (norm_get(c.x, e) - mean) * rstd;
+      sum_gxhat += g * (ops_get(c.x, e) - mean) * rstd;
     }
     const double mean_g = p->subtract_mean ? sum_g / n : 0.0, mean_gxhat = sum_gxhat / n;
     /* dx[j] = rstd * (g[j] - mean_g - xhat[j] * mean_gxhat) */
     for (int64_t j = 0; j < p->n; j++) {
       const int64_t e = base + j * step;
-      const double g = norm_get(dy, e) * scale_at(c.scale, j);
-      const double xhat = (norm_get(c.x, e) - mean) * rstd;
-      norm_set(dx, e, rstd * (g - mean_g - xhat * mean_gxhat));
+      const double g = ops_get(dy, e) * scale_at(c.scale, j);
+      const double xhat = (ops_get(c.x, e) - mean) * rstd;
+      ops_set(dx, e, rstd * (g - mean_g - xhat * mean_gxhat));
     }
   }
   return TKB_OK;

@@ -1,10 +1,12 @@
 /*
- * specs.c - normalization's suite entries: Tokamax's alphafold arg specs (x bfloat16,
- * scale and offset float32; tags primary, ci_tests) and smaller ones of the same
- * proportions tagged `cpu`, each registered in every mode, for both implementations
- * ("reference": plain float64 loops, "cpu": the fast one).
+ * specs.c - normalization's declaration (src/suite/builtin.h): its implementations
+ * ("reference": plain float64 loops; "cpu": the fast one; "opencl"; "cuda") and its suite
+ * entries, Tokamax's alphafold arg specs (x bfloat16, scale and offset float32; tags
+ * primary, ci_tests) and smaller ones of the same proportions tagged `cpu`, each in
+ * every mode.
  */
 #include "builtin.h"
+#include "norm.h"
 
 typedef struct norm_spec {
   const char *name;
@@ -61,13 +63,9 @@ static tkb_status norm_counts(const tkb_args *a, tkb_mode mode, tkb_counts *out)
   return TKB_OK;
 }
 
-tkb_status tkb__register_normalization(void) {
+static tkb_status norm_specs(tkb__op_specs *out) {
   static const tkb_mode modes[] = {TKB_MODE_FORWARD, TKB_MODE_FORWARD_RES, TKB_MODE_VJP,
                                    TKB_MODE_FORWARD_AND_VJP};
-  static const struct {
-    const char *name;
-    const tkb_fn *fn;
-  } impls[] = {{"reference", &tkb_op_normalization_reference}, {"cpu", &tkb_op_normalization}};
   for (size_t s = 0; s < N_SPECS; s++) {
     int64_t n = specs[s].x.shape[specs[s].axis < 0 ? specs[s].x.rank + specs[s].axis : specs[s].axis];
     tkb_spec param = TKB_SPEC(TKB_FLOAT32, n);
@@ -75,25 +73,29 @@ tkb_status tkb__register_normalization(void) {
     spec_args[s][1] = TKB_ABSTRACT(param);
     spec_args[s][2] = TKB_ABSTRACT(param);
     spec_kwargs[s][0] = (tkb_kwarg){"axis", TKB_INT(specs[s].axis)};
-    for (size_t m = 0; m < sizeof modes / sizeof modes[0]; m++)
-      for (size_t k = 0; k < sizeof impls / sizeof impls[0]; k++) {
-        tkb_benchmark_def d = {
-            .op = "normalization",
-            .name = specs[s].name,
-            .impl_name = impls[k].name,
-            .fn = impls[k].fn,
-            .args = spec_args[s],
-            .n_args = 3,
-            .kwargs = spec_kwargs[s],
-            .n_kwargs = 1,
-            .mode = modes[m],
-            .counts = norm_counts,
-            .tags = specs[s].tags,
-            .device_kind = "cpu",
-        };
-        tkb_status st = tkb_register_benchmark(&d);
-        if (st) return st;
-      }
+    for (size_t m = 0; m < sizeof modes / sizeof modes[0]; m++) {
+      tkb_benchmark_def d = {
+          .name = specs[s].name,
+          .args = spec_args[s],
+          .n_args = 3,
+          .kwargs = spec_kwargs[s],
+          .n_kwargs = 1,
+          .mode = modes[m],
+          .counts = norm_counts,
+          .tags = specs[s].tags,
+      };
+      tkb_status st = tkb__op_add(out, &d);
+      if (st) return st;
+    }
   }
   return TKB_OK;
 }
+
+static const tkb__op_impl impls[] = {
+    {"reference", &tkb_op_normalization_reference, "cpu"},
+    {"cpu", &tkb_op_normalization, "cpu"},
+    {"opencl", &tkb__op_normalization_opencl, "opencl"},
+    {"cuda", &tkb__op_normalization_cuda, "cuda"},
+};
+
+const tkb__op_decl tkb__op_normalization = {"normalization", impls, TKB_ARRAY_LEN(impls), norm_specs};

@@ -57,9 +57,7 @@ static void convert_2d(const void *src, tkb_dtype from, int64_t ld_src, void *ds
 /* ------------------------------------------------------------------------------ */
 
 typedef struct rd_cpu_ws {
-  tkb_device *dev;
-  void *base;
-  size_t bytes;
+  ops_workspace mem; /* a, d, b, c */
   rd_plan plan;   /* the shapes it was prepared for */
   bool vjp_ready; /* prepared for a mode with a vjp (d exists) */
   int64_t mb, kb, nb;
@@ -72,7 +70,7 @@ typedef struct rd_cpu_ws {
 static void cpu_release(void *state) {
   rd_cpu_ws *ws = state;
   if (!ws) return;
-  tkb_device_free(ws->dev, ws->base, ws->bytes);
+  ops_workspace_free(&ws->mem);
   free(ws);
 }
 
@@ -87,7 +85,6 @@ static tkb_status cpu_prepare(const tkb_args *a, void **state) {
                          (long long)p.m, (long long)p.k, (long long)p.n, INT_MAX);
   rd_cpu_ws *ws = calloc(1, sizeof *ws);
   if (!ws) return tkb_set_error(TKB_ERR_OUT_OF_MEMORY, "ragged_dot (cpu): out of memory");
-  ws->dev = a->device;
   const bool narrow = p.lhs.dtype == TKB_BFLOAT16 || p.lhs.dtype == TKB_FLOAT16;
   if (narrow) {
     const int64_t width = ops_max64(1, ops_max64(p.k, p.n));
@@ -98,24 +95,24 @@ static tkb_status cpu_prepare(const tkb_args *a, void **state) {
     ws->kb = ops_max64(1, ops_min64(ws->kb, p.k));
   }
   /* dout rows only when the mode has a vjp (peak memory counts workspaces) */
-  const bool vjp = a->mode == TKB_MODE_VJP || a->mode == TKB_MODE_FORWARD_AND_VJP;
+  const bool vjp = ops_mode_has_vjp(a->mode);
   ws->plan = p;
   ws->vjp_ready = vjp;
   const size_t sa = (size_t)(ws->mb * p.k) * 4, sd = vjp ? (size_t)(ws->mb * p.n) * 4 : 0;
   const size_t sb = (size_t)(ws->kb * ws->nb) * 4;
   const size_t sc =
       (size_t)ops_max64(ops_max64(ws->mb * ws->nb, ws->mb * ws->kb), ws->kb * ws->nb) * 4;
-  ws->bytes = ops_round64(sa) + ops_round64(sd) + ops_round64(sb) + ops_round64(sc);
-  st = tkb_device_alloc(ws->dev, ws->bytes, &ws->base);
+  const size_t sizes[4] = {sa, sd, sb, sc};
+  void *piece[4];
+  st = ops_workspace_alloc(&ws->mem, a->device, 4, sizes, piece);
   if (st != TKB_OK) {
     free(ws);
     return st;
   }
-  char *cur = ws->base;
-  ws->a = ops_carve(&cur, sa);
-  ws->d = ops_carve(&cur, sd);
-  ws->b = ops_carve(&cur, sb);
-  ws->c = ops_carve(&cur, sc);
+  ws->a = piece[0];
+  ws->d = piece[1];
+  ws->b = piece[2];
+  ws->c = piece[3];
   *state = ws;
   return TKB_OK;
 }

@@ -13,19 +13,20 @@
  *             sizes on the device (rd_cuda.h), after one rd_sizes and validation in the
  *             first call with a given group_sizes array (the warm-up, when
  *             benchmarking); prepare allocates the forward's workspace.
- * group_sizes lives on the device, so the shared plan (op.c), which reads concrete sizes
- * on the host, is always made here with group_sizes made abstract (plan_of); the sizes
- * are checked after the copy with the same tkb__rd_check_group_sizes. On a machine
+ * group_sizes lives on the device, where the shared plan (op.c) does not read it (it
+ * reads only sizes on the host: ops_host_array); the sizes are checked after the copy
+ * with the same tkb__rd_check_group_sizes. On a machine
  * without a GPU the device does not open, so these never run there.
  */
-#include "cuda_ops.h"
+#include "../common/ops_common.h"
 #include "internal.h"
 #include "ragged_dot.h"
 #include "rd_cuda.h"
 
 #include <limits.h>
 #include <stdlib.h>
-#include <string.h>
+
+#define WHO "ragged_dot (cuda)"
 
 typedef struct rd_cu {
   tkb_device *dev;
@@ -35,36 +36,9 @@ typedef struct rd_cu {
   bool small;         /* p.m <= RD_CU_SMALL_M: no host copy of the sizes per call */
   const void *checked; /* small: the group_sizes data last copied and checked */
   int64_t splits;     /* small: the forward's split of K */
+  ops_workspace ws;   /* small: part */
   void *part;         /* small: [splits][M][N] of the math type */
-  size_t part_bytes;
 } rd_cu;
-
-/* The plan from the specs alone: group_sizes (device memory here) is made abstract so
- * op.c never dereferences it on the host. */
-static tkb_status plan_of(const tkb_args *a, rd_plan *p) {
-  tkb_value v[RD_N_PARAMS];
-  if (a->count != RD_N_PARAMS)
-    return tkb_set_error(TKB_ERR_INTERNAL, "ragged_dot (cuda): %zu arguments bound; expected %d",
-                         a->count, RD_N_PARAMS);
-  memcpy(v, a->values, sizeof v);
-  int i = tkb_args_index(a, "group_sizes");
-  if (i >= 0 && v[i].tag == TKB_VALUE_ARRAY && v[i].array)
-    v[i] = TKB_ABSTRACT(v[i].array->spec);
-  tkb_args b = *a;
-  b.values = v;
-  return tkb__rd_plan_make(&b, p);
-}
-
-static tkb_status cu_infer(const tkb_args *a, tkb_shapes *shapes) {
-  rd_plan p;
-  tkb_status st = plan_of(a, &p);
-  if (st) return st;
-  memset(shapes, 0, sizeof *shapes);
-  shapes->n_outputs = 1;
-  shapes->outputs[0] = p.out;
-  shapes->output_names[0] = "out";
-  return TKB_OK;
-}
 
 static void cu_release(void *state) {
   rd_cu *s = state;
@@ -72,28 +46,25 @@ static void cu_release(void *state) {
   tkb__kernel_free(s->dev, s->sizes);
   tkb__kernel_free(s->dev, s->fwd);
   tkb__kernel_free(s->dev, s->vjp);
-  tkb_device_free(s->dev, s->part, s->part_bytes);
+  ops_workspace_free(&s->ws);
   free(s->host);
   free(s);
 }
 
 static tkb_status cu_prepare(const tkb_args *a, void **state) {
   rd_plan p;
-  tkb_status st = plan_of(a, &p);
+  tkb_status st = tkb__rd_plan_make(a, &p);
+  if (!st) st = ops_require_device(a->device, "cuda", WHO);
   if (st) return st;
   tkb_device *dev = a->device;
-  if (strcmp(dev->backend->kind, "cuda") != 0)
-    return tkb_set_error(TKB_ERR_UNSUPPORTED, "ragged_dot (cuda) runs on cuda:N devices; got "
-                         "device %s", dev->name);
   if (p.m > INT_MAX || p.k > INT_MAX || p.n > INT_MAX)
-    return tkb_set_error(TKB_ERR_UNSUPPORTED, "ragged_dot (cuda): M = %lld, K = %lld, N = %lld; "
-                         "cuBLAS needs each at most %d", (long long)p.m, (long long)p.k,
-                         (long long)p.n, INT_MAX);
+    return tkb_set_error(TKB_ERR_UNSUPPORTED, WHO ": M = %lld, K = %lld, N = %lld; cuBLAS needs "
+                         "each at most %d", (long long)p.m, (long long)p.k, (long long)p.n, INT_MAX);
   rd_cu *s = calloc(1, sizeof *s);
   if (s) s->host = calloc((size_t)(p.g > 0 ? p.g : 1), sizeof(int32_t));
   if (!s || !s->host) {
     free(s);
-    return tkb_set_error(TKB_ERR_OUT_OF_MEMORY, "ragged_dot (cuda): out of memory");
+    return tkb_set_error(TKB_ERR_OUT_OF_MEMORY, WHO ": out of memory");
   }
   s->dev = dev;
   s->p = p;
@@ -105,8 +76,8 @@ static tkb_status cu_prepare(const tkb_args *a, void **state) {
   if (!st && s->small) {
     const size_t es = tkb_dtype_size(p.lhs.dtype), acc = p.lhs.dtype == TKB_FLOAT64 ? 8 : 4;
     s->splits = tkb_rd_cu_small_splits(p.m, p.k, p.n, p.g, (int64_t)es);
-    s->part_bytes = (size_t)(s->splits * p.m * p.n) * acc;
-    if (s->part_bytes && (st = tkb_device_alloc(dev, s->part_bytes, &s->part))) s->part_bytes = 0;
+    const size_t part = (size_t)(s->splits * p.m * p.n) * acc;
+    if (part) st = ops_workspace_alloc(&s->ws, dev, 1, &part, &s->part);
   }
   if (st) {
     cu_release(s);
@@ -116,12 +87,6 @@ static tkb_status cu_prepare(const tkb_args *a, void **state) {
   return TKB_OK;
 }
 
-static tkb_status launch(rd_cu *s, tkb_kernel *k, const rd_cu_args *g) {
-  size_t one = 1;
-  tkb_karg arg = TKB_KARG_VAL(*g);
-  return tkb__kernel_launch(s->dev, k, 1, &one, NULL, 1, &arg);
-}
-
 /* The sizes copied to the host and checked (negative, or not summing to M: an error
  * naming them). Every call of the cuBLAS loop; for the small path, the first call with
  * a given group_sizes array, whose kernels read them on the device (later changes to
@@ -129,7 +94,7 @@ static tkb_status launch(rd_cu *s, tkb_kernel *k, const rd_cu_args *g) {
  * reported). */
 static tkb_status copy_and_check_sizes(rd_cu *s, const rd_plan *p, const rd_cu_args *g) {
   s->checked = NULL;
-  tkb_status st = p->g > 0 ? launch(s, s->sizes, g) : TKB_OK;
+  tkb_status st = p->g > 0 ? ops_launch_args(s->dev, s->sizes, g, sizeof *g) : TKB_OK;
   if (!st) st = tkb__rd_check_group_sizes(p, s->host);
   if (!st) s->checked = g->sizes ? g->sizes : (const void *)s; /* (G = 0: no array) */
   return st;
@@ -138,12 +103,10 @@ static tkb_status copy_and_check_sizes(rd_cu *s, const rd_plan *p, const rd_cu_a
 /* Binds the call (checking the state), copies the sizes to the host and checks them
  * (small: once per group_sizes array). */
 static tkb_status bind(const tkb_args *a, rd_cu *s, rd_plan *p, rd_cu_args *g) {
-  tkb_status st = plan_of(a, p);
+  tkb_status st = tkb__rd_plan_make(a, p);
   if (st) return st;
   if (!s || !tkb_spec_equal(&s->p.lhs, &p->lhs) || !tkb_spec_equal(&s->p.rhs, &p->rhs))
-    return tkb_set_error(TKB_ERR_INVALID_ARGUMENT, "ragged_dot (cuda): %s",
-                         !s ? "called without a prepared state (run the prepare hook first)"
-                            : "the state was prepared for other shapes");
+    return ops_state_error(WHO, s != NULL, "other shapes");
   const tkb_array *lhs = tkb_args_array(a, "lhs"), *rhs = tkb_args_array(a, "rhs"),
                   *gs = tkb_args_array(a, "group_sizes");
   const char *missing = !lhs || (!lhs->data && lhs->nbytes)   ? "lhs"
@@ -179,7 +142,7 @@ static tkb_status cu_forward(const tkb_args *a, void *state, tkb_array *const *o
   if (!st) st = tkb__rd_check_buffer(outputs[0], &p.out, "output out");
   if (st) return st;
   g.out = outputs[0]->data;
-  return launch(state, ((rd_cu *)state)->fwd, &g);
+  return ops_launch_args(((rd_cu *)state)->dev, ((rd_cu *)state)->fwd, &g, sizeof g);
 }
 
 static tkb_status cu_forward_res(const tkb_args *a, void *state, tkb_array *const *outputs,
@@ -202,14 +165,14 @@ static tkb_status cu_vjp(const tkb_args *a, void *state, const tkb_array *const 
   g.dout = cotangents[0]->data;
   g.dlhs = grads[0] ? grads[0]->data : NULL;
   g.drhs = grads[1] ? grads[1]->data : NULL;
-  return launch(state, ((rd_cu *)state)->vjp, &g);
+  return ops_launch_args(((rd_cu *)state)->dev, ((rd_cu *)state)->vjp, &g, sizeof g);
 }
 
 const tkb_fn tkb__op_ragged_dot_cuda = {
     .name = "ragged_dot",
     .params = tkb__rd_params,
     .n_params = RD_N_PARAMS,
-    .infer = cu_infer,
+    .infer = tkb__rd_infer,
     .prepare = cu_prepare,
     .release = cu_release,
     .forward = cu_forward,

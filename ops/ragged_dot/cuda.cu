@@ -15,48 +15,23 @@
  * path for every dtype until an H200 measurement says the launches matter.
  *
  * lhs of at most RD_CU_SMALL_M rows (a->small) takes cuda_small.cuh's kernels instead:
- * on the H200, session 2's cupti suite timed the cuBLAS loop for cpu_memory_bound (8
+ * on the H200, the cupti suite timed the cuBLAS loop for cpu_memory_bound (8
  * groups of one row, rhs 64 MiB) at 43.7 us, 1.5 TB/s, and cuda_events at 87 us with the
  * sizes' round trip; those kernels read the sizes on the device and rhs at full width.
  */
-#include <cublas_v2.h>
-#include <cuda_runtime.h>
-
 #include <string.h>
 
-#include "cu_dtype.cuh"
+#include "../common/ops_cuda.cuh"
 #include "rd_cuda.h"
 
 namespace {
 
-int blas_err(cublasStatus_t s) { return s == CUBLAS_STATUS_SUCCESS ? 0 : TKB_CU_BLAS_ERROR + (int)s; }
-
-cudaDataType_t cuda_type(int dt) {
-  switch (dt) {
-    case TKB_CU_BF16: return CUDA_R_16BF;
-    case TKB_CU_F16: return CUDA_R_16F;
-    case TKB_CU_F64: return CUDA_R_64F;
-    default: return CUDA_R_32F;
-  }
-}
-
-size_t elem_size(int dt) { return dt == TKB_CU_F64 ? 8 : dt == TKB_CU_F32 ? 4 : 2; }
-
-/* Column-major C[m, n] = op(A) op(B), all of dtype dt (m, n, k > 0). */
+/* Column-major C[m, n] (ldc) = op(A) op(B), all of dtype dt (m, n, k > 0). */
 int gemm(cublasHandle_t h, int dt, cublasOperation_t ta, cublasOperation_t tb, int64_t m,
          int64_t n, int64_t k, const void *A, int64_t lda, const void *B, int64_t ldb, void *C,
          int64_t ldc) {
-  const cudaDataType_t t = cuda_type(dt);
-  if (dt == TKB_CU_F64) {
-    const double one = 1, zero = 0;
-    return blas_err(cublasGemmEx(h, ta, tb, (int)m, (int)n, (int)k, &one, A, t, (int)lda, B, t,
-                                 (int)ldb, &zero, C, t, (int)ldc, CUBLAS_COMPUTE_64F,
-                                 CUBLAS_GEMM_DEFAULT));
-  }
-  const float one = 1, zero = 0;
-  return blas_err(cublasGemmEx(h, ta, tb, (int)m, (int)n, (int)k, &one, A, t, (int)lda, B, t,
-                               (int)ldb, &zero, C, t, (int)ldc, CUBLAS_COMPUTE_32F,
-                               CUBLAS_GEMM_DEFAULT));
+  const cudaDataType_t t = tkb_cu_blas_type(dt);
+  return tkb_cu_gemm(h, ta, tb, m, n, k, A, lda, B, ldb, t, C, ldc, t, false);
 }
 
 const char *at(const void *p, int64_t elems, size_t es) { return static_cast<const char *>(p) + (size_t)elems * es; }
@@ -110,26 +85,20 @@ int small_vjp(const rd_cu_args &a) {
   return (int)cudaGetLastError();
 }
 
-} // namespace
-
-extern "C" int tkb_cu_rd_sizes(const rd_cu_args *a) {
+/* The launchers of the op's table. */
+int tkb_cu_rd_sizes(const rd_cu_args *a) {
   if (a->g == 0) return 0;
   return (int)cudaMemcpy(a->sizes_host, a->sizes, (size_t)a->g * sizeof(int32_t), cudaMemcpyDeviceToHost);
 }
 
-extern "C" int tkb_cu_rd_forward(void *blas, const rd_cu_args *a) {
+int tkb_cu_rd_forward(void *blas, const rd_cu_args *a) {
   cublasHandle_t h = static_cast<cublasHandle_t>(blas);
   const int64_t K = a->k, N = a->n;
-  const size_t es = elem_size(a->dtype);
+  const size_t es = tkb_cu_elem_size(a->dtype);
   if (a->m * N == 0) return 0;
   if (K == 0 || a->g == 0) return (int)cudaMemsetAsync(a->out, 0, (size_t)(a->m * N) * es, 0);
   if (a->small) {
-    switch (a->dtype) {
-      case TKB_CU_BF16: return small_forward<TKB_CU_BF16>(*a);
-      case TKB_CU_F16: return small_forward<TKB_CU_F16>(*a);
-      case TKB_CU_F64: return small_forward<TKB_CU_F64>(*a);
-      default: return small_forward<TKB_CU_F32>(*a);
-    }
+    return tkb_cu_by_dtype(a->dtype, [&](auto dt) { return small_forward<decltype(dt)::value>(*a); });
   }
   int64_t o = 0;
   for (int64_t g = 0; g < a->g; o += a->sizes_host[g], g++) {
@@ -142,17 +111,12 @@ extern "C" int tkb_cu_rd_forward(void *blas, const rd_cu_args *a) {
   return 0;
 }
 
-extern "C" int tkb_cu_rd_vjp(void *blas, const rd_cu_args *a) {
+int tkb_cu_rd_vjp(void *blas, const rd_cu_args *a) {
   cublasHandle_t h = static_cast<cublasHandle_t>(blas);
   const int64_t M = a->m, K = a->k, N = a->n;
-  const size_t es = elem_size(a->dtype);
+  const size_t es = tkb_cu_elem_size(a->dtype);
   if (a->small && M > 0 && K > 0 && N > 0 && a->g > 0) { /* (drhs written whole: no memset) */
-    switch (a->dtype) {
-      case TKB_CU_BF16: return small_vjp<TKB_CU_BF16>(*a);
-      case TKB_CU_F16: return small_vjp<TKB_CU_F16>(*a);
-      case TKB_CU_F64: return small_vjp<TKB_CU_F64>(*a);
-      default: return small_vjp<TKB_CU_F32>(*a);
-    }
+    return tkb_cu_by_dtype(a->dtype, [&](auto dt) { return small_vjp<decltype(dt)::value>(*a); });
   }
   int rc = 0;
   /* sum over an empty range: N = 0 zeroes dlhs, empty groups (and M = 0) zero drhs */
@@ -173,3 +137,15 @@ extern "C" int tkb_cu_rd_vjp(void *blas, const rd_cu_args *a) {
   }
   return rc;
 }
+
+const tkb_cu_kernel rd_kernels[] = {
+    /* name, argument struct, cuBLAS, waits for the host, launches, launch */
+    {"rd_sizes", sizeof(rd_cu_args), false, true, nullptr, tkb_cu_call<rd_cu_args, tkb_cu_rd_sizes>},
+    {"rd_forward", sizeof(rd_cu_args), true, false, nullptr, tkb_cu_call_blas<rd_cu_args, tkb_cu_rd_forward>},
+    {"rd_vjp", sizeof(rd_cu_args), true, false, nullptr, tkb_cu_call_blas<rd_cu_args, tkb_cu_rd_vjp>},
+};
+
+} // namespace
+
+extern "C" const tkb_cu_op_kernels tkb_cu_kernels_ragged_dot = {"ragged_dot", rd_kernels,
+                                                                sizeof rd_kernels / sizeof rd_kernels[0]};

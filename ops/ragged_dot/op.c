@@ -13,19 +13,14 @@ const tkb_param tkb__rd_params[RD_N_PARAMS] = {
     {.name = "group_sizes", .kind = TKB_KIND_ARRAY},
 };
 
-static const char *spec_str(const tkb_spec *s, char *buf, size_t cap) {
-  tkb_spec_format(s, buf, cap);
-  return buf;
-}
-
 static bool dtype_ok(tkb_dtype d) {
   return d == TKB_BFLOAT16 || d == TKB_FLOAT16 || d == TKB_FLOAT32 || d == TKB_FLOAT64;
 }
 
 /* The concrete group sizes of the call, or NULL while group_sizes is abstract. */
 static const int32_t *concrete_sizes(const tkb_args *a) {
-  const tkb_array *gs = tkb_args_array(a, "group_sizes");
-  return (gs && gs->data) ? gs->data : NULL;
+  const tkb_array *gs = ops_host_array(a, "group_sizes");
+  return gs ? gs->data : NULL;
 }
 
 tkb_status tkb__rd_plan_make(const tkb_args *a, rd_plan *p) {
@@ -40,9 +35,9 @@ tkb_status tkb__rd_plan_make(const tkb_args *a, rd_plan *p) {
   if (st == TKB_OK) st = tkb_spec_check(rhs, "rhs");
   if (st == TKB_OK) st = tkb_spec_check(gs, "group_sizes");
   if (st != TKB_OK) return st;
-  spec_str(lhs, lb, sizeof lb);
-  spec_str(rhs, rb, sizeof rb);
-  spec_str(gs, gb, sizeof gb);
+  ops_spec_str(lhs, lb, sizeof lb);
+  ops_spec_str(rhs, rb, sizeof rb);
+  ops_spec_str(gs, gb, sizeof gb);
   if (!dtype_ok(lhs->dtype))
     return tkb_set_error(TKB_ERR_UNSUPPORTED,
                          "ragged_dot: lhs is %s; lhs's dtype must be bfloat16, float16, "
@@ -118,12 +113,7 @@ tkb_status tkb__rd_bind(const tkb_args *a, rd_plan *p, const tkb_array **lhs,
 }
 
 tkb_status tkb__rd_check_buffer(const tkb_array *arr, const tkb_spec *want, const char *what) {
-  char ab[160], wb[160];
-  if (!arr) return tkb_set_error(TKB_ERR_INVALID_ARGUMENT, "ragged_dot: %s is NULL", what);
-  if (!tkb_spec_equal(&arr->spec, want) || (!arr->data && arr->nbytes))
-    return tkb_set_error(TKB_ERR_BAD_SHAPE, "ragged_dot: %s is %s; expected %s", what,
-                         spec_str(&arr->spec, ab, sizeof ab), spec_str(want, wb, sizeof wb));
-  return TKB_OK;
+  return ops_check_buffer("ragged_dot", arr, want, what);
 }
 
 /*

@@ -20,6 +20,7 @@
 #define TKB_OP_RAGGED_DOT_H
 
 #include "tkbench.h"
+#include "../common/ops_common.h"
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -36,6 +37,10 @@ typedef struct rd_plan {
 
 #define RD_N_PARAMS 3
 extern const tkb_param tkb__rd_params[RD_N_PARAMS];
+
+/* The device implementations (the reference and cpu ones are tkbench.h's): each
+ * validates on the host and launches its kernels through the device's backend. */
+extern const tkb_fn tkb__op_ragged_dot_cuda; /* cuda.c */
 
 /*
  * Validates the call (ranks, dtypes, K and G agreement) and fills the plan. When

@@ -5,15 +5,16 @@
  * single TKB_KARG_SCALAR of a kernel_launch of "rd_sizes", "rd_forward" or "rd_vjp"
  * (src/backend/cuda/ops.c checks its size). Pointers are device pointers except sizes_host.
  * lhs [M, K], rhs [G, K, N], out and dout [M, N] (ragged_dot.h).
+ *   rd_sizes:   a synchronous cudaMemcpy of the G sizes to sizes_host (the per-group
+ *               cuBLAS calls need them on the host; cuda.c validates them there)
+ *   rd_forward, rd_vjp:  enqueue on the legacy default stream without waiting: one
+ *               cublasGemmEx per non-empty group, reading sizes_host, or (small)
+ *               cuda_small.cuh's kernels, reading the sizes on the device
  */
 #ifndef TKB_OP_RD_CUDA_H
 #define TKB_OP_RD_CUDA_H
 
 #include <stdint.h>
-
-#ifndef TKB_CU_BLAS_ERROR
-#define TKB_CU_BLAS_ERROR 100000 /* as glu_cuda.h: + a cublasStatus_t */
-#endif
 
 /* Few rows: lhs of at most RD_CU_SMALL_M rows (decode-sized mixture-of-experts layers,
  * Tokamax's memory_bound spec) takes cuda_small.cuh's kernels, which read the group
@@ -61,20 +62,5 @@ typedef struct rd_cu_args {
   void *part;              /* small forward: [splits][M][N] partial sums (math type) */
   int64_t splits;          /* small forward: tkb_rd_cu_small_splits(m, k, n, g, element size) */
 } rd_cu_args;
-
-#ifdef __cplusplus
-extern "C" {
-#endif
-/* rd_sizes: a synchronous cudaMemcpy of the G sizes to sizes_host (the per-group cuBLAS
- * calls need them on the host; cuda.c validates them there). rd_forward / rd_vjp:
- * enqueue on the legacy default stream without waiting: one cublasGemmEx per non-empty
- * group, reading sizes_host, or (small) cuda_small.cuh's kernels, reading the sizes on
- * the device. Return 0, a cudaError_t, or TKB_CU_BLAS_ERROR + status. */
-int tkb_cu_rd_sizes(const rd_cu_args *a);
-int tkb_cu_rd_forward(void *blas, const rd_cu_args *a);
-int tkb_cu_rd_vjp(void *blas, const rd_cu_args *a);
-#ifdef __cplusplus
-}
-#endif
 
 #endif /* TKB_OP_RD_CUDA_H */

@@ -14,9 +14,7 @@
 #include <string.h>
 
 typedef struct rd_ref_ws {
-  tkb_device *dev;
-  void *base;
-  size_t bytes;
+  ops_workspace mem; /* the pieces below */
   rd_plan plan;   /* the shapes it was prepared for */
   bool vjp_ready; /* dlhs, drhs exist (prepared in a mode with a vjp) */
   double *lhs;   /* [M, K] */
@@ -29,7 +27,7 @@ typedef struct rd_ref_ws {
 static void ref_release(void *state) {
   rd_ref_ws *ws = state;
   if (!ws) return;
-  tkb_device_free(ws->dev, ws->base, ws->bytes);
+  ops_workspace_free(&ws->mem);
   free(ws);
 }
 
@@ -37,29 +35,25 @@ static tkb_status ref_prepare(const tkb_args *a, void **state) {
   rd_plan p;
   tkb_status st = tkb__rd_plan_make(a, &p);
   if (st != TKB_OK) return st;
-  const bool vjp = a->mode == TKB_MODE_VJP || a->mode == TKB_MODE_FORWARD_AND_VJP;
-  const int64_t sizes[] = {p.m * p.k, p.k * p.n, p.m * p.n, vjp ? p.m * p.k : 0,
-                           vjp ? p.k * p.n : 0};
-  size_t bytes = 0;
-  for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
-    bytes += ops_round64((size_t)sizes[i] * sizeof(double));
+  const bool vjp = ops_mode_has_vjp(a->mode);
+  const size_t d = sizeof(double);
+  const size_t sizes[] = {(size_t)(p.m * p.k) * d, (size_t)(p.k * p.n) * d, (size_t)(p.m * p.n) * d,
+                          vjp ? (size_t)(p.m * p.k) * d : 0, vjp ? (size_t)(p.k * p.n) * d : 0};
+  void *piece[sizeof sizes / sizeof sizes[0]];
   rd_ref_ws *ws = calloc(1, sizeof *ws);
   if (!ws) return tkb_set_error(TKB_ERR_OUT_OF_MEMORY, "ragged_dot (reference): out of memory");
-  ws->dev = a->device;
-  ws->bytes = bytes;
   ws->plan = p;
   ws->vjp_ready = vjp;
-  st = tkb_device_alloc(ws->dev, bytes, &ws->base);
+  st = ops_workspace_alloc(&ws->mem, a->device, sizeof sizes / sizeof sizes[0], sizes, piece);
   if (st != TKB_OK) {
     free(ws);
     return st;
   }
-  char *cur = ws->base;
-  ws->lhs = ops_carve(&cur, (size_t)sizes[0] * sizeof(double));
-  ws->rhs = ops_carve(&cur, (size_t)sizes[1] * sizeof(double));
-  ws->out = ops_carve(&cur, (size_t)sizes[2] * sizeof(double));
-  ws->dlhs = ops_carve(&cur, (size_t)sizes[3] * sizeof(double));
-  ws->drhs = ops_carve(&cur, (size_t)sizes[4] * sizeof(double));
+  ws->lhs = piece[0];
+  ws->rhs = piece[1];
+  ws->out = piece[2];
+  ws->dlhs = piece[3];
+  ws->drhs = piece[4];
   *state = ws;
   return TKB_OK;
 }

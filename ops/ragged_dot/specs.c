@@ -1,5 +1,6 @@
 /*
- * specs.c - ragged_dot's suite entries.
+ * specs.c - ragged_dot's declaration (src/suite/builtin.h): its implementations
+ * ("reference", "cpu", "cuda") and its suite entries:
  *
  *  - Tokamax's specs (tokamax/_src/ops/ragged_dot/arg_specs.py), under Tokamax's full
  *    names ("{project}_{name}"): maxtext's deepseek-v3 (tag primary) and gpt-oss
@@ -7,8 +8,7 @@
  *    sizes) and mixtral_8x7b (random sizes), tagged primary and ci_tests. All bfloat16.
  *  - Smaller specs of the same proportions tagged `cpu` (each forward well under a
  *    second on 2 cores, both implementations).
- * Every spec is registered in all four modes for both implementations ("reference",
- * "cpu"). group_sizes gets its own initializer (group_sizes.c): the spec's fixed sizes,
+ * Every spec is registered in all four modes. group_sizes gets its own initializer (group_sizes.c): the spec's fixed sizes,
  * or a seeded random composition of M into G parts as Tokamax's generate_group_sizes.
  */
 #include "builtin.h"
@@ -60,13 +60,9 @@ static tkb_value spec_args[N_SPECS][3];
 static tkb_init spec_inits[N_SPECS];
 static int64_t spec_m[N_SPECS];
 
-tkb_status tkb__register_ragged_dot(void) {
+static tkb_status rd_specs(tkb__op_specs *out) {
   static const tkb_mode modes[] = {TKB_MODE_FORWARD, TKB_MODE_FORWARD_RES, TKB_MODE_VJP,
                                    TKB_MODE_FORWARD_AND_VJP};
-  static const struct {
-    const char *name;
-    const tkb_fn *fn;
-  } impls[] = {{"reference", &tkb_op_ragged_dot_reference}, {"cpu", &tkb_op_ragged_dot}};
   for (size_t s = 0; s < N_SPECS; s++) {
     const rd_shape *sh = &shapes[s];
     spec_m[s] = sh->m;
@@ -75,23 +71,26 @@ tkb_status tkb__register_ragged_dot(void) {
     spec_args[s][0] = TKB_ABSTRACT(TKB_SPEC(TKB_BFLOAT16, sh->m, sh->k));
     spec_args[s][1] = TKB_ABSTRACT(TKB_SPEC(TKB_BFLOAT16, sh->g, sh->k, sh->n));
     spec_args[s][2] = TKB_ABSTRACT_INIT(TKB_SPEC(TKB_INT32, sh->g), &spec_inits[s]);
-    for (size_t m = 0; m < sizeof modes / sizeof modes[0]; m++)
-      for (size_t i = 0; i < sizeof impls / sizeof impls[0]; i++) {
-        tkb_benchmark_def d = {
-            .op = "ragged_dot",
-            .name = sh->name,
-            .impl_name = impls[i].name,
-            .fn = impls[i].fn,
-            .args = spec_args[s],
-            .n_args = 3,
-            .mode = modes[m],
-            .counts = tkb__rd_counts,
-            .tags = sh->tags,
-            .device_kind = "cpu",
-        };
-        tkb_status st = tkb_register_benchmark(&d);
-        if (st) return st;
-      }
+    for (size_t m = 0; m < sizeof modes / sizeof modes[0]; m++) {
+      tkb_benchmark_def d = {
+          .name = sh->name,
+          .args = spec_args[s],
+          .n_args = 3,
+          .mode = modes[m],
+          .counts = tkb__rd_counts,
+          .tags = sh->tags,
+      };
+      tkb_status st = tkb__op_add(out, &d);
+      if (st) return st;
+    }
   }
   return TKB_OK;
 }
+
+static const tkb__op_impl impls[] = {
+    {"reference", &tkb_op_ragged_dot_reference, "cpu"},
+    {"cpu", &tkb_op_ragged_dot, "cpu"},
+    {"cuda", &tkb__op_ragged_dot_cuda, "cuda"},
+};
+
+const tkb__op_decl tkb__op_ragged_dot = {"ragged_dot", impls, TKB_ARRAY_LEN(impls), rd_specs};

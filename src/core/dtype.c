@@ -2,28 +2,11 @@
  * dtype.c - dtype names and sizes, scalar conversions between float32 and the narrow
  * float types, and tkb_convert.
  *
- * Reference semantics (checked bit for bit over every input by tests/test_dtype.c
- * against tables made with numpy 2.4 and ml_dtypes 0.6):
- *  - bfloat16, float8_e4m3fn, float8_e5m2 follow ml_dtypes; float16 follows numpy
- *    (ml_dtypes has no float16 of its own; JAX's float16 is numpy's).
- *  - float32 -> narrow rounds to nearest, ties to even, including into and out of the
- *    narrow subnormals; float32 subnormal inputs are not flushed.
- *  - Overflow: float16, bfloat16 and float8_e5m2 give +-Inf; float8_e4m3fn, which has
- *    no Inf, gives NaN (0x7f / 0xff, sign kept), and so do +-Inf inputs.
- *  - NaN inputs keep their sign. float16 keeps the top 10 payload bits without quieting
- *    (numpy; a payload that would vanish becomes 1 so the result stays NaN); bfloat16
- *    gives 0x7fc0, e5m2 0x7e, e4m3fn 0x7f (ml_dtypes' canonical quiet NaNs).
- *  - narrow -> float32 is exact. float16 NaN keeps its payload (numpy); float8 NaNs
- *    become the canonical float32 quiet NaN 0x7fc00000 with the sign (ml_dtypes);
- *    bfloat16 is a plain shift.
- *
- * The conversions are branch-free selects so loops over them vectorize. The subnormal
- * paths add a power of two whose float32 ulp is the narrow type's subnormal ulp and let
- * the FPU round: this needs the default rounding mode (round to nearest), which C
- * programs run in, and is unaffected by flush-to-zero/denormals-are-zero because no
- * float32 subnormal is produced or needed (float32 subnormal inputs round to zero in
- * every narrow type but bfloat16, which is handled without floating-point arithmetic).
+ * The float32 <-> narrow float conversions and their reference semantics are
+ * dtype_convert.h's, the one copy that C, CUDA and OpenCL compile; this file wraps them
+ * (the scalar API) and runs them in vectorized loops (tkb_convert).
  */
+#include "dtype_convert.h"
 #include "internal.h"
 
 #include <stdint.h>
@@ -127,121 +110,17 @@ bool tkb_dtype_is_int(tkb_dtype dtype) {
 }
 
 /* ---------------------------------------------------------------------------- */
-/* Scalar conversions (static inline cores; the public functions wrap them)       */
+/* Scalar conversions (dtype_convert.h)                                           */
 /* ---------------------------------------------------------------------------- */
 
-static inline uint32_t f2u(float f) {
-  uint32_t u;
-  memcpy(&u, &f, sizeof u);
-  return u;
-}
-
-static inline float u2f(uint32_t u) {
-  float f;
-  memcpy(&f, &u, sizeof f);
-  return f;
-}
-
-/*
- * c ? a : b as masks. Where a comes from floating-point arithmetic, a plain ?: lets the
- * compiler move that arithmetic under a branch (it may not speculate an operation that
- * could raise an FP exception), which stops the loops from vectorizing.
- */
-static inline uint32_t sel(int c, uint32_t a, uint32_t b) {
-  uint32_t m = 0u - (uint32_t)c;
-  return (a & m) | (b & ~m);
-}
-
-#define F32_INF 0x7f800000u
-#define F32_QNAN 0x7fc00000u
-
-static inline float cv_f16_to_f32(uint16_t h) {
-  uint32_t a = h & 0x7fffu;
-  uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
-  uint32_t norm = (a << 13) + (112u << 23);        /* rebias 15 -> 127 */
-  norm += a >= 0x7c00u ? 112u << 23 : 0u;          /* Inf/NaN: exponent 255, payload kept */
-  uint32_t sub = f2u((float)(int32_t)a * 0x1p-24f); /* exact: a < 2^10 */
-  return u2f(sel(a < 0x400u, sub, norm) | sign);
-}
-
-static inline uint16_t cv_f32_to_f16(float f) {
-  uint32_t u = f2u(f), a = u & 0x7fffffffu;
-  uint32_t sign = (u >> 16) & 0x8000u;
-  /* Round the 13 dropped bits to nearest even; a carry moves into the exponent, which
-     is right for the next binade and for rounding up to Inf. Wraps for small a, where
-     the value is not selected. */
-  uint32_t norm = (a - (112u << 23) + 0xfffu + ((a >> 13) & 1u)) >> 13;
-  /* float32's ulp at 0.5 is 2^-24, float16's subnormal ulp. */
-  uint32_t sub = f2u(u2f(a) + 0.5f) - f2u(0.5f);
-  uint32_t payload = (a >> 13) & 0x3ffu;
-  uint32_t nan = 0x7c00u | payload | (payload == 0u);
-  uint32_t r = sel(a < (113u << 23), sub, norm);
-  r = sel(a >= 0x47800000u, 0x7c00u, r); /* >= 65536: overflow, or Inf */
-  r = sel(a > F32_INF, nan, r);
-  return (uint16_t)(r | sign);
-}
-
-static inline float cv_bf16_to_f32(uint16_t b) { return u2f((uint32_t)b << 16); }
-
-static inline uint16_t cv_f32_to_bf16(float f) {
-  uint32_t u = f2u(f);
-  uint32_t r = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16; /* no wrap below NaN */
-  uint32_t nan = ((u >> 16) & 0x8000u) | 0x7fc0u;
-  return (uint16_t)((u & 0x7fffffffu) > F32_INF ? nan : r);
-}
-
-static inline float cv_e4m3fn_to_f32(uint8_t v) {
-  uint32_t a = v & 0x7fu;
-  uint32_t sign = (uint32_t)(v & 0x80u) << 24;
-  uint32_t norm = (a << 20) + (120u << 23);         /* rebias 7 -> 127 */
-  uint32_t sub = f2u((float)(int32_t)a * 0x1p-9f);
-  uint32_t r = sel(a < 8u, sub, norm);
-  r = sel(a == 0x7fu, F32_QNAN, r);
-  return u2f(r | sign);
-}
-
-static inline uint8_t cv_f32_to_e4m3fn(float f) {
-  uint32_t u = f2u(f), a = u & 0x7fffffffu;
-  uint32_t sign = (u >> 24) & 0x80u;
-  uint32_t norm = (a - (120u << 23) + 0x7ffffu + ((a >> 20) & 1u)) >> 20;
-  /* float32's ulp at 2^14 is 2^-9, e4m3fn's subnormal ulp. */
-  uint32_t sub = f2u(u2f(a) + 0x1p14f) - f2u(0x1p14f);
-  uint32_t r = sel(a < (121u << 23), sub, norm);
-  /* Past 448 (after rounding), and Inf and NaN, is NaN: there is no Inf. */
-  r = sel(r > 0x7fu, 0x7fu, r);
-  return (uint8_t)(r | sign);
-}
-
-static inline float cv_e5m2_to_f32(uint8_t v) {
-  uint32_t a = v & 0x7fu;
-  uint32_t sign = (uint32_t)(v & 0x80u) << 24;
-  uint32_t norm = (a << 21) + (112u << 23);         /* rebias 15 -> 127 */
-  uint32_t sub = f2u((float)(int32_t)a * 0x1p-16f);
-  uint32_t r = sel(a < 4u, sub, norm);
-  r = sel(a >= 0x7cu, a == 0x7cu ? F32_INF : F32_QNAN, r);
-  return u2f(r | sign);
-}
-
-static inline uint8_t cv_f32_to_e5m2(float f) {
-  uint32_t u = f2u(f), a = u & 0x7fffffffu;
-  uint32_t sign = (u >> 24) & 0x80u;
-  uint32_t norm = (a - (112u << 23) + 0xfffffu + ((a >> 21) & 1u)) >> 21;
-  /* float32's ulp at 2^7 is 2^-16, e5m2's subnormal ulp. */
-  uint32_t sub = f2u(u2f(a) + 0x1p7f) - f2u(0x1p7f);
-  uint32_t r = sel(a < (113u << 23), sub, norm);
-  r = sel(r > 0x7cu, 0x7cu, r); /* overflow and Inf */
-  r = sel(a > F32_INF, 0x7eu, r);
-  return (uint8_t)(r | sign);
-}
-
-float tkb_f16_to_f32(uint16_t h) { return cv_f16_to_f32(h); }
-uint16_t tkb_f32_to_f16(float f) { return cv_f32_to_f16(f); }
-float tkb_bf16_to_f32(uint16_t b) { return cv_bf16_to_f32(b); }
-uint16_t tkb_f32_to_bf16(float f) { return cv_f32_to_bf16(f); }
-float tkb_e4m3fn_to_f32(uint8_t v) { return cv_e4m3fn_to_f32(v); }
-uint8_t tkb_f32_to_e4m3fn(float f) { return cv_f32_to_e4m3fn(f); }
-float tkb_e5m2_to_f32(uint8_t v) { return cv_e5m2_to_f32(v); }
-uint8_t tkb_f32_to_e5m2(float f) { return cv_f32_to_e5m2(f); }
+float tkb_f16_to_f32(uint16_t h) { return tkb_cvt_f16_to_f32(h); }
+uint16_t tkb_f32_to_f16(float f) { return tkb_cvt_f32_to_f16(f); }
+float tkb_bf16_to_f32(uint16_t b) { return tkb_cvt_bf16_to_f32(b); }
+uint16_t tkb_f32_to_bf16(float f) { return tkb_cvt_f32_to_bf16(f); }
+float tkb_e4m3fn_to_f32(uint8_t v) { return tkb_cvt_e4m3fn_to_f32(v); }
+uint8_t tkb_f32_to_e4m3fn(float f) { return tkb_cvt_f32_to_e4m3fn(f); }
+float tkb_e5m2_to_f32(uint8_t v) { return tkb_cvt_e5m2_to_f32(v); }
+uint8_t tkb_f32_to_e5m2(float f) { return tkb_cvt_f32_to_e5m2(f); }
 
 /* ---------------------------------------------------------------------------- */
 /* tkb_convert                                                                    */
@@ -280,10 +159,10 @@ static inline int32_t ld_INT16(int16_t x) { return x; }
 static inline int32_t ld_INT32(int32_t x) { return x; }
 static inline int64_t ld_INT64(int64_t x) { return x; }
 static inline int32_t ld_UINT8(uint8_t x) { return x; }
-static inline float ld_FLOAT8_E4M3FN(uint8_t x) { return cv_e4m3fn_to_f32(x); }
-static inline float ld_FLOAT8_E5M2(uint8_t x) { return cv_e5m2_to_f32(x); }
-static inline float ld_FLOAT16(uint16_t x) { return cv_f16_to_f32(x); }
-static inline float ld_BFLOAT16(uint16_t x) { return cv_bf16_to_f32(x); }
+static inline float ld_FLOAT8_E4M3FN(uint8_t x) { return tkb_cvt_e4m3fn_to_f32(x); }
+static inline float ld_FLOAT8_E5M2(uint8_t x) { return tkb_cvt_e5m2_to_f32(x); }
+static inline float ld_FLOAT16(uint16_t x) { return tkb_cvt_f16_to_f32(x); }
+static inline float ld_BFLOAT16(uint16_t x) { return tkb_cvt_bf16_to_f32(x); }
 static inline float ld_FLOAT32(float x) { return x; }
 static inline double ld_FLOAT64(double x) { return x; }
 
@@ -338,10 +217,10 @@ static inline uint8_t st_F64_BOOL(double v) { return v != 0.0; }
   static inline T st_I64_##TO(int64_t v) { return fn((float)v); }        \
   static inline T st_F32_##TO(float v) { return fn(v); }                 \
   static inline T st_F64_##TO(double v) { return fn((float)v); }
-DEF_ST_NARROW(FLOAT8_E4M3FN, uint8_t, cv_f32_to_e4m3fn)
-DEF_ST_NARROW(FLOAT8_E5M2, uint8_t, cv_f32_to_e5m2)
-DEF_ST_NARROW(FLOAT16, uint16_t, cv_f32_to_f16)
-DEF_ST_NARROW(BFLOAT16, uint16_t, cv_f32_to_bf16)
+DEF_ST_NARROW(FLOAT8_E4M3FN, uint8_t, tkb_cvt_f32_to_e4m3fn)
+DEF_ST_NARROW(FLOAT8_E5M2, uint8_t, tkb_cvt_f32_to_e5m2)
+DEF_ST_NARROW(FLOAT16, uint16_t, tkb_cvt_f32_to_f16)
+DEF_ST_NARROW(BFLOAT16, uint16_t, tkb_cvt_f32_to_bf16)
 DEF_ST_NARROW(FLOAT32, float, (float))
 
 static inline double st_I32_FLOAT64(int32_t v) { return v; }

@@ -47,14 +47,14 @@ __device__ const uint32_t normal16_table[32768] = {
 };
 
 /* The bits of a float draw v stored as float dtype DT (float32 or narrower), as
- * tkb_convert stores them (cu_dtype.cuh's conversions, which the ops' stores use too). */
+ * tkb_convert stores them (dtype_convert.h's conversions, which the ops' stores use too). */
 template <int DT>
 __device__ __forceinline__ uint64_t f32_bits(float v) {
   if constexpr (DT == DT_FLOAT32) return __float_as_uint(v);
-  else if constexpr (DT == DT_BFLOAT16) return tkb_cu_f32_to_bf16(v);
-  else if constexpr (DT == DT_FLOAT16) return tkb_cu_f32_to_f16(v);
-  else if constexpr (DT == DT_E4M3FN) return tkb_cu_f32_to_e4m3fn(v);
-  else return tkb_cu_f32_to_e5m2(v);
+  else if constexpr (DT == DT_BFLOAT16) return tkb_cvt_f32_to_bf16(v);
+  else if constexpr (DT == DT_FLOAT16) return tkb_cvt_f32_to_f16(v);
+  else if constexpr (DT == DT_E4M3FN) return tkb_cvt_f32_to_e4m3fn(v);
+  else return tkb_cvt_f32_to_e5m2(v);
 }
 
 /* The bits of an integer draw v stored as dtype DT: truncated into integer dtypes,

@@ -2,17 +2,17 @@
  * ops.c - the CUDA backend's kernel_build / kernel_launch / kernel_free (backend.h): the
  * shipped ops' CUDA kernels are compiled into this plugin by nvcc (ops/<op>/cuda.cu), not
  * built from source at run time as OpenCL's are, so "building" a kernel looks it up by
- * (source, name) in the table below, where source names the op:
+ * (source, name) in the ops' kernel tables (cu_kernels.h), where source names the op:
  *
  *   tkb__kernel_build(dev, "normalization", "", "norm_forward", &k)     (prepare hook)
  *   tkb__kernel_launch(dev, k, 1, (size_t[]){1}, NULL, 1, &TKB_KARG_VAL(args))
  *
- * A launch takes exactly one TKB_KARG_SCALAR, the op's argument struct (ops/normalization/norm_cuda.h,
- * ops/gated_linear_unit/glu_cuda.h, ops/ragged_dot/rd_cuda.h, ops/linear_softmax_cross_entropy_loss/
- * lsce_cuda.h, ops/dot_product_attention/attn_cuda.h, shared by the op's C side in libtkbench and
- * its .cu here); its size is checked, so a
- * libtkbench and a plugin built from different sources fail loudly instead of reading
- * garbage. The work sizes are the struct's; `global` and `local` are ignored.
+ * A launch takes exactly one TKB_KARG_SCALAR, the op's argument struct (in its CUDA
+ * header, such as ops/normalization/norm_cuda.h, shared by the op's C side in libtkbench
+ * and its .cu here); its size is checked against the table's, so a libtkbench and a
+ * plugin built from different sources fail loudly instead of reading garbage. The work sizes are the struct's; `global` and `local` are
+ * ignored. What a launch needs beyond that (the cuBLAS handle, letting go of the stream
+ * first) is in the kernel's row: nothing here knows an op.
  *
  * cuBLAS: kernels that need it get the device's handle, created at build time (the op's
  * prepare, where allocating is allowed) with the legacy default stream and a fixed
@@ -21,17 +21,13 @@
  */
 #include "blocking_kernel.h"
 #include "cu_backend.h"
+#include "cu_kernels.h"
 
 #include <cublas_v2.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include "dot_product_attention/attn_cuda.h"
-#include "gated_linear_unit/glu_cuda.h"
-#include "linear_softmax_cross_entropy_loss/lsce_cuda.h"
-#include "normalization/norm_cuda.h"
-#include "ragged_dot/rd_cuda.h"
 
 /* tkb_dtype values the .cu files spell (cu_dtype.cuh) */
 _Static_assert(TKB_FLOAT8_E4M3FN == 6 && TKB_FLOAT8_E5M2 == 7 && TKB_FLOAT16 == 8 &&
@@ -42,34 +38,8 @@ _Static_assert(TKB_FLOAT8_E4M3FN == 6 && TKB_FLOAT8_E5M2 == 7 && TKB_FLOAT16 == 
 #define TKB_CU_BLAS_WORKSPACE ((size_t)32 << 20)
 #define TKB_CU_MAX_DEVICES 64
 
-typedef enum {
-  K_NORM_FWD, K_NORM_VJP, K_GLU_FWD, K_GLU_VJP, K_RD_SIZES, K_RD_FWD, K_RD_VJP,
-  K_LSCE_FWD, K_LSCE_VJP, K_ATTN_FWD, K_ATTN_VJP
-} kernel_id;
-
-typedef struct kernel_entry {
-  const char *source, *name;
-  kernel_id id;
-  size_t args_size;
-  bool blas;
-} kernel_entry;
-
-static const kernel_entry table[] = {
-    {"normalization", "norm_forward", K_NORM_FWD, sizeof(norm_cu_args), false},
-    {"normalization", "norm_vjp", K_NORM_VJP, sizeof(norm_cu_args), false},
-    {"gated_linear_unit", "glu_forward", K_GLU_FWD, sizeof(glu_cu_args), true},
-    {"gated_linear_unit", "glu_vjp", K_GLU_VJP, sizeof(glu_cu_args), true},
-    {"ragged_dot", "rd_sizes", K_RD_SIZES, sizeof(rd_cu_args), false},
-    {"ragged_dot", "rd_forward", K_RD_FWD, sizeof(rd_cu_args), true},
-    {"ragged_dot", "rd_vjp", K_RD_VJP, sizeof(rd_cu_args), true},
-    {"linear_softmax_cross_entropy_loss", "lsce_forward", K_LSCE_FWD, sizeof(lsce_cu_args), true},
-    {"linear_softmax_cross_entropy_loss", "lsce_vjp", K_LSCE_VJP, sizeof(lsce_cu_args), true},
-    {"dot_product_attention", "attn_forward", K_ATTN_FWD, sizeof(attn_cu_args), false},
-    {"dot_product_attention", "attn_vjp", K_ATTN_VJP, sizeof(attn_cu_args), false},
-};
-
 struct tkb_kernel {
-  const kernel_entry *e;
+  const tkb_cu_kernel *e;
   cublasHandle_t blas; /* the device's (not owned), or NULL */
 };
 
@@ -112,18 +82,39 @@ static tkb_status device_blas(tkb_device *dev, cublasHandle_t *out) {
   return st;
 }
 
+/* The row (op, name) of the ops' tables, or NULL. */
+static const tkb_cu_kernel *find_kernel(const char *op, const char *name) {
+  for (const tkb_cu_op_kernels *const *t = tkb_cu_op_tables; *t; t++) {
+    if (strcmp((*t)->op, op) != 0) continue;
+    for (size_t i = 0; i < (*t)->count; i++)
+      if (strcmp((*t)->kernels[i].name, name) == 0) return &(*t)->kernels[i];
+  }
+  return NULL;
+}
+
+/* "normalization's norm_forward, norm_vjp; ..." into buf: what the error names. */
+static void list_kernels(char *buf, size_t cap) {
+  size_t at = 0;
+  buf[0] = '\0';
+  for (const tkb_cu_op_kernels *const *t = tkb_cu_op_tables; *t && at < cap; t++)
+    for (size_t i = 0; i < (*t)->count && at < cap; i++) {
+      int n = snprintf(buf + at, cap - at, "%s%s%s%s", i ? ", " : t == tkb_cu_op_tables ? "" : "; ",
+                       i ? "" : (*t)->op, i ? "" : "'s ", (*t)->kernels[i].name);
+      if (n < 0) return;
+      at += (size_t)n;
+    }
+}
+
 tkb_status tkb_cu_kernel_build(tkb_device *dev, const char *source, const char *options,
                                const char *name, tkb_kernel **out) {
   (void)options; /* compiled ahead of time: the dtypes and flags travel in the args */
-  const kernel_entry *e = NULL;
-  for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
-    if (strcmp(table[i].source, source) == 0 && strcmp(table[i].name, name) == 0) e = &table[i];
-  if (!e)
+  const tkb_cu_kernel *e = find_kernel(source, name);
+  if (!e) {
+    char known[1024];
+    list_kernels(known, sizeof known);
     return tkb_cu_error(TKB_ERR_NOT_FOUND, "the CUDA backend has no kernel '%s' of '%.64s' "
-                        "(its kernels are compiled in: normalization's norm_forward, norm_vjp; "
-                        "gated_linear_unit's glu_forward, glu_vjp; ragged_dot's rd_sizes, rd_forward, rd_vjp; "
-                        "linear_softmax_cross_entropy_loss's lsce_forward, lsce_vjp; "
-                        "dot_product_attention's attn_forward, attn_vjp)", name, source);
+                        "(its kernels are compiled in: %s)", name, source, known);
+  }
   tkb_status st = tkb_cu_use(dev);
   cublasHandle_t h = NULL;
   if (!st && e->blas) st = device_blas(dev, &h);
@@ -139,7 +130,7 @@ tkb_status tkb_cu_kernel_build(tkb_device *dev, const char *source, const char *
 tkb_status tkb_cu_kernel_launch(tkb_device *dev, tkb_kernel *k, int dims, const size_t *global,
                                 const size_t *local, int nargs, const tkb_karg *args) {
   (void)dims, (void)global, (void)local;
-  const kernel_entry *e = k->e;
+  const tkb_cu_kernel *e = k->e;
   if (nargs != 1 || args[0].kind != TKB_KARG_SCALAR || args[0].size != e->args_size)
     return tkb_cu_error(TKB_ERR_INVALID_ARGUMENT, "kernel %s on %s takes one argument struct of "
                         "%zu bytes; got %d argument(s)%s (libtkbench and libtkbench-cuda.so "
@@ -147,33 +138,9 @@ tkb_status tkb_cu_kernel_launch(tkb_device *dev, tkb_kernel *k, int dims, const 
                         nargs == 1 ? " of another size or kind" : "");
   tkb_status st = tkb_cu_use(dev);
   if (st) return st;
-  int rc = 0;
-  switch (e->id) {
-    case K_NORM_FWD: rc = tkb_cu_norm_forward(args[0].value); break;
-    case K_NORM_VJP: rc = tkb_cu_norm_vjp(args[0].value); break;
-    case K_GLU_FWD: rc = tkb_cu_glu_forward(k->blas, args[0].value); break;
-    case K_GLU_VJP: rc = tkb_cu_glu_vjp(k->blas, args[0].value); break;
-    case K_RD_SIZES: /* a copy to the host: it waits for the device */
-      tkb_cu_unblock(tkb_cu_dev(dev), true);
-      rc = tkb_cu_rd_sizes(args[0].value);
-      break;
-    case K_RD_FWD: rc = tkb_cu_rd_forward(k->blas, args[0].value); break;
-    case K_RD_VJP: rc = tkb_cu_rd_vjp(k->blas, args[0].value); break;
-    case K_LSCE_FWD:
-    case K_LSCE_VJP: {
-      /* per vocabulary chunk: a GEMM (maybe two kernels) and 1-2 kernels forward, twice
-       * that backward; more than the launch queue holds would stall the host behind
-       * cuda_events' blocking kernel until its timeout */
-      const lsce_cu_args *la = args[0].value;
-      const int64_t chunks = la->vc > 0 ? (la->v + la->vc - 1) / la->vc : 0;
-      if (chunks * (e->id == K_LSCE_VJP ? 8 : 4) + 8 > TKB_CU_BLOCK_MAX_LAUNCHES)
-        tkb_cu_unblock(tkb_cu_dev(dev), true);
-      rc = e->id == K_LSCE_VJP ? tkb_cu_lsce_vjp(k->blas, la) : tkb_cu_lsce_forward(k->blas, la);
-      break;
-    }
-    case K_ATTN_FWD: rc = tkb_cu_attn_forward(args[0].value); break;
-    case K_ATTN_VJP: rc = tkb_cu_attn_vjp(args[0].value); break;
-  }
+  if (e->waits_for_host || (e->launches && e->launches(args[0].value) > TKB_CU_BLOCK_MAX_LAUNCHES))
+    tkb_cu_unblock(tkb_cu_dev(dev), true);
+  const int rc = e->launch(k->blas, args[0].value);
   if (rc >= TKB_CU_BLAS_ERROR) return blas_fail(dev, e->name, (cublasStatus_t)(rc - TKB_CU_BLAS_ERROR));
   if (rc) return tkb_cu_fail(dev, e->name, (cudaError_t)rc);
   return TKB_OK;

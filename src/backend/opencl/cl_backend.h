@@ -82,7 +82,9 @@ void tkb_cl_timer_close(tkb_timer *t);
 /* fill.c */
 tkb_status tkb_cl_fill(tkb_array *a, const tkb_init *init, uint64_t seed, uint64_t stream);
 
-/* Embedded sources (generated at build time from the .cl files and src/core/philox.h). */
+/* Embedded sources (generated at build time from the .cl files, src/core/dtype_convert.h
+ * and src/core/philox.h). */
+extern const char tkb_cl_src_dtype_convert[];
 extern const char tkb_cl_src_prelude[];
 extern const char tkb_cl_src_philox[];
 extern const char tkb_cl_src_fill[];

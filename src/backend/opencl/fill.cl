@@ -1,8 +1,8 @@
 /*
  * fill.cl - tkbench's random initializer on an OpenCL device, bit-identical to the cpu's
- * (src/core/random.c) for every dtype. Built after prelude.cl and src/core/philox.h
- * (which turns floating-point contraction off: every operation must round as the cpu's
- * does), without -cl-mad-enable or fast-math options.
+ * (src/core/random.c) for every dtype. Built after dtype_convert.h, prelude.cl and
+ * src/core/philox.h (which turns floating-point contraction off: every operation must
+ * round as the cpu's does), without -cl-mad-enable or fast-math options.
  *
  * One work-item per Philox counter c (philox.h's contract): its draw w0..w3 under key
  * seed and counter (c, stream) gives elements [c E, c E + E) of the array, E = 8 for the
@@ -18,7 +18,7 @@
  *   UNIFORM64  element 2c+h = lerp_clamp(u01(Wh), ...)
  *   RANGE64    element 2c+h = ilo + range64(Wh, width)
  * and each value is stored as tkb_convert stores it: float values rounded to the narrow
- * floats through the prelude's conversions, integer values (int64) truncated into the
+ * floats through dtype_convert.h's conversions, integer values (int64) truncated into the
  * integer dtypes (they are in range), rounded once to float32 or float64, or through
  * float32 to the narrow floats; bool is value != 0.
  * The float64 parameters arrive as their bit patterns (ulong), so the kernel's signature
@@ -36,10 +36,10 @@
 static inline void store_f32(__global uchar *out, int dt, ulong i, float v) {
   switch (dt) {
     case TKB_DT_FLOAT32: ((__global float *)out)[i] = v; break;
-    case TKB_DT_BFLOAT16: ((__global ushort *)out)[i] = tkb_f32_to_bf16(v); break;
-    case TKB_DT_FLOAT16: ((__global ushort *)out)[i] = tkb_f32_to_f16(v); break;
-    case TKB_DT_FLOAT8_E4M3FN: out[i] = tkb_f32_to_e4m3fn(v); break;
-    case TKB_DT_FLOAT8_E5M2: out[i] = tkb_f32_to_e5m2(v); break;
+    case TKB_DT_BFLOAT16: ((__global ushort *)out)[i] = tkb_cvt_f32_to_bf16(v); break;
+    case TKB_DT_FLOAT16: ((__global ushort *)out)[i] = tkb_cvt_f32_to_f16(v); break;
+    case TKB_DT_FLOAT8_E4M3FN: out[i] = tkb_cvt_f32_to_e4m3fn(v); break;
+    case TKB_DT_FLOAT8_E5M2: out[i] = tkb_cvt_f32_to_e5m2(v); break;
     default: break;
   }
 }

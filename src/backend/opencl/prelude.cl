@@ -1,8 +1,9 @@
 /*
- * prelude.cl - the start of every OpenCL program tkbench builds: dtype codes (tkb_dtype's
- * values), conversions between float32 and the narrow floats, bit for bit as
- * src/core/dtype.c does them (tkbench's fill kernel stores through them, so device and
- * cpu arrays match), and typed loads and stores by dtype name for op kernels:
+ * prelude.cl - the start of every OpenCL program tkbench builds, after
+ * src/core/dtype_convert.h (the float32 <-> narrow float conversions that C and CUDA
+ * compile too, so device and cpu arrays match bit for bit; program.c puts it first):
+ * dtype codes (tkb_dtype's values) and typed loads and stores by dtype name for op
+ * kernels:
  *
  *   build with -DX_DT=bfloat16, then  __global const TKB_T(X_DT) *x;
  *   float v = TKB_LD(X_DT, x[i]);   y[i] = TKB_ST(X_DT, v);
@@ -31,83 +32,6 @@
 #define TKB_CAT_(a, b) a##b
 #define TKB_CAT(a, b) TKB_CAT_(a, b)
 
-/* ---- float32 <-> narrow floats (dtype.c's rules: nearest-even, ml_dtypes' NaN and
- * overflow handling; the subnormal paths let the FPU round an added power of two) ---- */
-
-static inline uint tkb_sel(int c, uint a, uint b) { return c ? a : b; }
-
-static inline float tkb_f16_to_f32(ushort h) {
-  uint a = h & 0x7fffu;
-  uint sign = (uint)(h & 0x8000u) << 16;
-  uint norm = (a << 13) + (112u << 23);
-  norm += a >= 0x7c00u ? 112u << 23 : 0u;
-  uint sub = as_uint((float)(int)a * 0x1p-24f);
-  return as_float(tkb_sel(a < 0x400u, sub, norm) | sign);
-}
-
-static inline ushort tkb_f32_to_f16(float f) {
-  uint u = as_uint(f), a = u & 0x7fffffffu;
-  uint sign = (u >> 16) & 0x8000u;
-  uint norm = (a - (112u << 23) + 0xfffu + ((a >> 13) & 1u)) >> 13;
-  uint sub = as_uint(as_float(a) + 0.5f) - as_uint(0.5f);
-  uint payload = (a >> 13) & 0x3ffu;
-  uint nan = 0x7c00u | payload | (payload == 0u ? 1u : 0u);
-  uint r = tkb_sel(a < (113u << 23), sub, norm);
-  r = tkb_sel(a >= 0x47800000u, 0x7c00u, r);
-  r = tkb_sel(a > 0x7f800000u, nan, r);
-  return (ushort)(r | sign);
-}
-
-static inline float tkb_bf16_to_f32(ushort b) { return as_float((uint)b << 16); }
-
-static inline ushort tkb_f32_to_bf16(float f) {
-  uint u = as_uint(f);
-  uint r = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
-  uint nan = ((u >> 16) & 0x8000u) | 0x7fc0u;
-  return (ushort)((u & 0x7fffffffu) > 0x7f800000u ? nan : r);
-}
-
-static inline float tkb_e4m3fn_to_f32(uchar v) {
-  uint a = v & 0x7fu;
-  uint sign = (uint)(v & 0x80u) << 24;
-  uint norm = (a << 20) + (120u << 23);
-  uint sub = as_uint((float)(int)a * 0x1p-9f);
-  uint r = tkb_sel(a < 8u, sub, norm);
-  r = tkb_sel(a == 0x7fu, 0x7fc00000u, r);
-  return as_float(r | sign);
-}
-
-static inline uchar tkb_f32_to_e4m3fn(float f) {
-  uint u = as_uint(f), a = u & 0x7fffffffu;
-  uint sign = (u >> 24) & 0x80u;
-  uint norm = (a - (120u << 23) + 0x7ffffu + ((a >> 20) & 1u)) >> 20;
-  uint sub = as_uint(as_float(a) + 0x1p14f) - as_uint(0x1p14f);
-  uint r = tkb_sel(a < (121u << 23), sub, norm);
-  r = tkb_sel(r > 0x7fu, 0x7fu, r);
-  return (uchar)(r | sign);
-}
-
-static inline float tkb_e5m2_to_f32(uchar v) {
-  uint a = v & 0x7fu;
-  uint sign = (uint)(v & 0x80u) << 24;
-  uint norm = (a << 21) + (112u << 23);
-  uint sub = as_uint((float)(int)a * 0x1p-16f);
-  uint r = tkb_sel(a < 4u, sub, norm);
-  r = tkb_sel(a >= 0x7cu, a == 0x7cu ? 0x7f800000u : 0x7fc00000u, r);
-  return as_float(r | sign);
-}
-
-static inline uchar tkb_f32_to_e5m2(float f) {
-  uint u = as_uint(f), a = u & 0x7fffffffu;
-  uint sign = (u >> 24) & 0x80u;
-  uint norm = (a - (112u << 23) + 0xfffffu + ((a >> 21) & 1u)) >> 21;
-  uint sub = as_uint(as_float(a) + 0x1p7f) - as_uint(0x1p7f);
-  uint r = tkb_sel(a < (113u << 23), sub, norm);
-  r = tkb_sel(r > 0x7cu, 0x7cu, r);
-  r = tkb_sel(a > 0x7f800000u, 0x7eu, r);
-  return (uchar)(r | sign);
-}
-
 /* ---- typed access by dtype name ---- */
 typedef ushort tkb_t_bfloat16;
 typedef ushort tkb_t_float16;
@@ -122,15 +46,15 @@ typedef double tkb_t_float64;
 #define TKB_LD(dt, v) TKB_CAT(tkb_ld_, dt)(v)
 #define TKB_ST(dt, v) TKB_CAT(tkb_st_, dt)(v)
 
-static inline float tkb_ld_bfloat16(ushort v) { return tkb_bf16_to_f32(v); }
-static inline float tkb_ld_float16(ushort v) { return tkb_f16_to_f32(v); }
-static inline float tkb_ld_float8_e4m3fn(uchar v) { return tkb_e4m3fn_to_f32(v); }
-static inline float tkb_ld_float8_e5m2(uchar v) { return tkb_e5m2_to_f32(v); }
+static inline float tkb_ld_bfloat16(ushort v) { return tkb_cvt_bf16_to_f32(v); }
+static inline float tkb_ld_float16(ushort v) { return tkb_cvt_f16_to_f32(v); }
+static inline float tkb_ld_float8_e4m3fn(uchar v) { return tkb_cvt_e4m3fn_to_f32(v); }
+static inline float tkb_ld_float8_e5m2(uchar v) { return tkb_cvt_e5m2_to_f32(v); }
 static inline float tkb_ld_float32(float v) { return v; }
-static inline ushort tkb_st_bfloat16(float v) { return tkb_f32_to_bf16(v); }
-static inline ushort tkb_st_float16(float v) { return tkb_f32_to_f16(v); }
-static inline uchar tkb_st_float8_e4m3fn(float v) { return tkb_f32_to_e4m3fn(v); }
-static inline uchar tkb_st_float8_e5m2(float v) { return tkb_f32_to_e5m2(v); }
+static inline ushort tkb_st_bfloat16(float v) { return tkb_cvt_f32_to_bf16(v); }
+static inline ushort tkb_st_float16(float v) { return tkb_cvt_f32_to_f16(v); }
+static inline uchar tkb_st_float8_e4m3fn(float v) { return tkb_cvt_f32_to_e4m3fn(v); }
+static inline uchar tkb_st_float8_e5m2(float v) { return tkb_cvt_f32_to_e5m2(v); }
 static inline float tkb_st_float32(float v) { return v; }
 #ifdef TKB_HAS_FP64
 static inline double tkb_ld_float64(double v) { return v; }

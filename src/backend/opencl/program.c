@@ -1,8 +1,8 @@
 /*
- * program.c - OpenCL programs and kernels. Every program is the backend's prelude
- * (prelude.cl: dtype codes, bit-exact conversions between float32 and the narrow floats,
- * typed loads and stores, as tkbench's C code does them) followed by the caller's
- * source; a program is compiled once per device and set of options and kept for the
+ * program.c - OpenCL programs and kernels. Every program is src/core/dtype_convert.h
+ * (the bit-exact conversions between float32 and the narrow floats that tkbench's C and
+ * CUDA code compile too) and the backend's prelude (prelude.cl: dtype codes, typed loads
+ * and stores through them), followed by the caller's sources; a program is compiled once per device and set of options and kept for the
  * life of the device (ops compile at prepare time, and many entries share a program).
  * A launch sets the arguments and enqueues: no allocation on the host, and an event
  * only while a timer records.
@@ -52,14 +52,15 @@ static char *cache_key(const char *const *sources, int n, const char *options) {
 tkb_status tkb_cl_program(tkb_device *dev, const char *const *sources, int n,
                           const char *options, cl_program *out) {
   tkb_cl_device *d = tkb_cl_dev(dev);
-  enum { MAX_SOURCES = 8 };
-  if (n > MAX_SOURCES - 1)
+  enum { MAX_SOURCES = 8, FIRST = 2 /* dtype_convert.h, prelude.cl */ };
+  if (n > MAX_SOURCES - FIRST)
     return tkb_cl_error(TKB_ERR_INVALID_ARGUMENT, "at most %d sources per OpenCL program",
-                        MAX_SOURCES - 1);
+                        MAX_SOURCES - FIRST);
   const char *all[MAX_SOURCES];
-  all[0] = tkb_cl_src_prelude;
-  for (int i = 0; i < n; i++) all[i + 1] = sources[i];
-  char *key = cache_key(all, n + 1, options);
+  all[0] = tkb_cl_src_dtype_convert;
+  all[1] = tkb_cl_src_prelude;
+  for (int i = 0; i < n; i++) all[i + FIRST] = sources[i];
+  char *key = cache_key(all, n + FIRST, options);
   if (!key) return tkb_cl_error(TKB_ERR_OUT_OF_MEMORY, "out of memory compiling an OpenCL program");
   pthread_mutex_lock(&d->lock);
   for (cl_program_entry *e = d->programs; e; e = e->next)
@@ -70,7 +71,7 @@ tkb_status tkb_cl_program(tkb_device *dev, const char *const *sources, int n,
       return TKB_OK;
     }
   cl_int err;
-  cl_program prog = clCreateProgramWithSource(d->ctx, (cl_uint)(n + 1), all, NULL, &err);
+  cl_program prog = clCreateProgramWithSource(d->ctx, (cl_uint)(n + FIRST), all, NULL, &err);
   tkb_status st = TKB_OK;
   if (err != CL_SUCCESS) {
     st = tkb_cl_fail(dev, "clCreateProgramWithSource", err);
