@@ -1,5 +1,5 @@
 /*
- * bench_cuda.c - issue 6's targets for the CUDA backend on the H200, each measured against
+ * bench_cuda.c - the CUDA backend's targets on the H200, each measured against
  * its baseline in the same run (medians over >= 3 repeats, op and baseline interleaved):
  *   1. cupti vs cuda_events on one fill kernel of >= 100 us (2^27 float32 normal, 512 MiB):
  *      |median_cupti / median_events - 1| <= 2%; also printed: cuda_events without its

@@ -22,15 +22,15 @@
  * the library's flags (-fmad=false). Not a test: it prints and exits 0 (1 on a CUDA
  * error or when a fill_plain's bits differ from tkb_fill's, 77 without a GPU).
  *
- *   vjp    normalization's whole vjp (dx, dscale, doffset) as session 2 ran it (a block
- *          or thread per lane for dx, then norm_partial and one thread per column adding
- *          the blocks) against the op's now (cuda_dx.cuh: dx and the partial sums in one
- *          pass), dx alone now, how many dx values differ (sums in another order: 1 ulp)
+ *   vjp    normalization's whole vjp (dx, dscale, doffset) in two passes (a block or
+ *          thread per lane for dx, then norm_partial and one thread per column adding
+ *          the blocks) against the op's one pass (cuda_dx.cuh: dx and the partial sums
+ *          together), dx alone, how many dx values differ (sums in another order: 1 ulp)
  *          and the largest relative difference of dscale and doffset.
  *
  *   ragged ragged_dot with few rows (M <= RD_CU_SMALL_M): the cuBLAS loop with the
- *          per-call copy of the sizes to the host (the op before session 4), the same
- *          without the copy, and cuda_small.cuh's kernels (the op now), forward and vjp;
+ *          per-call copy of the sizes to the host, the same without the copy, and
+ *          cuda_small.cuh's kernels (what the op runs), forward and vjp;
  *          the largest difference of out in bfloat16 ulps and how many grads differ.
  *
  *   bench_cuda_kernels [--small] [fill] [norm] [vjp] [ragged]     (all sections by default)
@@ -353,8 +353,8 @@ __global__ void norm_params_serial(norm_cu_args a) {
   }
 }
 
-/* The whole vjp as session 2 ran it (2.25 ms for alphafold_768res_128chan on the H200):
- * a block or thread per lane for dx, then norm_partial and norm_params_serial. */
+/* The whole vjp in two passes (2.25 ms for alphafold_768res_128chan on the H200): a block
+ * or thread per lane for dx, then norm_partial and norm_params_serial. */
 template <int XDT>
 static void norm_vjp_before(const norm_cu_args &a) {
   if (a.inner == 1)
@@ -388,7 +388,7 @@ static void bench_vjp(void) {
       {"alphafold_384res_128chan_axis0", TKB_CU_BF16, 1, 128, 384 * 384},
       {"float32 [128, 768, 768] axis 0", TKB_CU_F32, 1, 128, 768 * 768},
   };
-  printf("normalization vjp (dx, dscale, doffset; float32 scale and offset): session 2's kernels -> now.\n"
+  printf("normalization vjp (dx, dscale, doffset; float32 scale and offset): two passes -> one pass.\n"
          "  ratio = 1.5 copy time / vjp time: a vjp must read x and dy and write dx, 3/2 of a copy's bytes\n");
   for (const norm_case &full : cases) {
     const norm_case cs = scaled(full);

@@ -284,7 +284,7 @@ const char *tkb_arrays_name(const tkb_arrays *list, size_t i);
 void tkb_arrays_free(tkb_arrays *list);
 
 /* ------------------------------------------------------------------------------ */
-/* Device arrays (device backends, issue 5)                                        */
+/* Device arrays (accelerator backends)                                            */
 /* ------------------------------------------------------------------------------ */
 /*
  * On an accelerator (opencl:N, cuda:N) tkb_array.data is a device handle, not host

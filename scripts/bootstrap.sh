@@ -17,7 +17,7 @@ need_pkg libgomp1
 need_pkg libc6-dev
 need_pkg libopenblas-dev
 need_pkg libcjson-dev
-# OpenCL backend (issue 5): headers and ICD loader to build libtkbench-opencl.so, and
+# OpenCL backend: headers and ICD loader to build libtkbench-opencl.so, and
 # PoCL, the CPU OpenCL driver, so its tests run on machines without a GPU.
 need_pkg opencl-headers
 need_pkg ocl-icd-opencl-dev

@@ -125,7 +125,7 @@ for op in normalization dot_product_attention ragged_dot linear_softmax_cross_en
   step "primary_$op" 45 "$TKB" run --device cuda:0 --filter "^($names)\$" --iterations 1 --experiments 1 \
     --warmup once --method cuda_events --out "$LOGS/primary_$op.json"
 done
-# The H200 targets of issue 6 (cupti vs cuda_events, spread, fill/normalization against
+# The CUDA targets of docs/PERFORMANCE.md (cupti vs cuda_events, spread, fill/normalization against
 # copy bandwidth, GLU against cuBLAS): its table goes into the summary.
 step bench_cuda 120 "$BUILD/bench_cuda"
 # the same program again: run-to-run spread of every figure (a difference between two
