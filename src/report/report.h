@@ -193,11 +193,6 @@ void tkb__reporter_discard(tkb__reporter *r);
 tkb_status tkb__report_write(const tkb__format *fmt, FILE *f, const tkb__report_ctx *ctx,
                              const tkb__result *res, size_t n, const tkb__run_summary *s);
 
-/* The formats' reporters, one file each. */
-extern const tkb__reporter_ops tkb__console_reporter;  /* console.c */
-extern const tkb__reporter_ops tkb__json_reporter;     /* json.c */
-extern const tkb__reporter_ops tkb__csv_reporter;      /* csv.c */
-extern const tkb__reporter_ops tkb__markdown_reporter; /* markdown.c */
 
 /* ---- units (units.c) ---- */
 /* "12.34 us": 4 significant digits in ns, us, ms or s, right-aligned in 9 columns.

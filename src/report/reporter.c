@@ -7,6 +7,11 @@
 #include <string.h>
 #include <strings.h>
 
+/* The formats' reporters, one file each; the row below is the only other place a
+ * format is named. */
+extern const tkb__reporter_ops tkb__console_reporter, tkb__json_reporter, tkb__csv_reporter,
+    tkb__markdown_reporter;
+
 static const tkb__format formats[] = {
     {"console", NULL, ".txt .log", true, &tkb__console_reporter},
     {"json", NULL, ".json", false, &tkb__json_reporter},
