@@ -687,8 +687,8 @@ typedef struct tkb_meta {
 
 /** One reason to doubt a result: what was seen, and what would help. */
 typedef struct tkb_warning {
-  const char *kind; /* static: "interval" (wider than the stopping rule's target when it
-                       gave up), "bimodal" (two clusters of calls), "load" (a load average
+  const char *kind; /* static: "interval" (none for 5 samples or fewer, or wider than the
+                       stopping rule's target when it gave up), "bimodal" (two clusters of calls), "load" (a load average
                        above the online cores), "short_call" (calls under 100 clock reads,
                        not batched), "first_call" (the first call over 10x the median),
                        "threads" (more OpenMP threads than cores other processes left) */
@@ -728,7 +728,9 @@ typedef struct tkb_benchmark_data {
   int n_throttled;               /* calls kept although flagged in throttled[] */
   int n_throttle_retries;        /* calls discarded and retried (throttle_retries) */
   /* How far the numbers can be trusted (every stopping rule): */
-  double median_ci_low_ms;       /* the 95% confidence interval of the median */
+  double median_ci_low_ms;       /* the 95% confidence interval of the median (NaN with 5
+                                    evaluation times or fewer in one experiment: too few
+                                    for any interval to cover it 95% of the time) */
   double median_ci_high_ms;
   double ci_level;               /* 0.95 */
   const char *ci_method;         /* static: "order statistics" (one experiment: the

@@ -201,8 +201,9 @@ static tkb_status weigh(tkb_benchmark_data *bd, const tkb__samples *s, const tkb
                       .experiment_median_ms = bd->experiment_median_ms, .experiments = s->experiments};
   ev.bimodal = tkb__bimodal(sorted, s->n, &ev.modes);
   free(sorted);
-  bd->median_ci_low_ms = ci.low;
-  bd->median_ci_high_ms = ci.high;
+  /* with 5 samples or fewer no interval covers the median 95% of the time: none is given */
+  bd->median_ci_low_ms = ci.too_few ? NAN : ci.low;
+  bd->median_ci_high_ms = ci.too_few ? NAN : ci.high;
   bd->ci_level = ci.level;
   bd->ci_method = ci.method;
   tkb__warnings(&ev, facts, f, warning_add, warnings);

@@ -4,7 +4,8 @@
  * from the machine around them, and never change a number: a warned result is reported
  * like any other, with its warnings beside it.
  *
- *   the interval is wider than the rule's target     the rule stopped at max_time
+ *   no interval, or one wider than the rule's target 5 samples or fewer; the rule stopped
+ *                                                    at max_time, or experiments disagree
  *   bimodal                                          two clusters of calls (distribution.c)
  *   busier than its cores                            a load average above the online cores
  *                                                    at the start or end
@@ -46,6 +47,11 @@ static void fmt_ms(double ms, char *buf, size_t cap) {
 }
 
 static void interval_too_wide(const sink *s, const tkb__evidence *ev, const tkb__run_facts *r) {
+  if (ev->ci->too_few) {
+    say(s, "interval", "%zu samples are too few for a 95%% interval of the median (it takes 6 or "
+        "more; --stop ci takes as many as the interval needs)", ev->n);
+    return;
+  }
   if (r->converged || !(r->target > 0) || !(ev->ci->median > 0)) return;
   const double lo = 100 * (ev->ci->median - ev->ci->low) / ev->ci->median;
   const double hi = 100 * (ev->ci->high - ev->ci->median) / ev->ci->median;
