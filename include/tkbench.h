@@ -690,7 +690,8 @@ typedef struct tkb_warning {
   const char *kind; /* static: "interval" (none for 5 samples or fewer, or wider than the
                        stopping rule's target when it gave up), "bimodal" (two clusters of calls), "load" (a load average
                        above the online cores), "short_call" (calls under 100 clock reads,
-                       not batched), "first_call" (the first call over 10x the median),
+                       not batched), "batch" (timed in batches: the distribution is
+                       that of batches), "first_call" (the first call over 10x the median),
                        "threads" (more OpenMP threads than cores other processes left) */
   char *text;       /* a short sentence (owned by the benchmark data) */
 } tkb_warning;

@@ -68,14 +68,18 @@ tkb_status ops_workspace_alloc(ops_workspace *ws, tkb_device *dev, size_t n, con
   size_t bytes = 0;
   for (size_t i = 0; i < n; i++) bytes += ops_round64(sizes[i]);
   *ws = (ops_workspace){0};
+  if (n > 1 && strcmp(dev->backend->kind, "opencl") == 0)
+    return tkb_set_error(TKB_ERR_INTERNAL, "ops_workspace_alloc: %zu pieces of one OpenCL buffer on "
+                         "%s; an OpenCL buffer is a handle, not an address (allocate each piece)",
+                         n, dev->name);
   void *base = NULL;
   tkb_status st = tkb_device_alloc(dev, bytes, &base);
   if (st) return st;
   *ws = (ops_workspace){.dev = dev, .base = base, .bytes = bytes};
-  char *cur = base;
+  size_t offset = 0;
   for (size_t i = 0; i < n; i++) {
-    pieces[i] = cur;
-    cur += ops_round64(sizes[i]);
+    pieces[i] = (char *)base + offset;
+    offset += ops_round64(sizes[i]);
   }
   return TKB_OK;
 }

@@ -102,7 +102,10 @@ typedef struct ops_workspace {
 } ops_workspace;
 
 /* Allocates n pieces of sizes[i] bytes on dev (a piece of 0 bytes gets a pointer that
- * must not be read): pieces[i] receives piece i. On failure *ws is left empty. */
+ * must not be read): pieces[i] receives piece i. Pieces after the first are offsets from
+ * the allocation, so n > 1 needs a device whose memory handles are addresses (the cpu,
+ * CUDA); an OpenCL buffer is a handle, and asking for more than one piece of it is
+ * TKB_ERR_INTERNAL. On failure *ws is left empty. */
 tkb_status ops_workspace_alloc(ops_workspace *ws, tkb_device *dev, size_t n, const size_t *sizes,
                                void **pieces);
 /* Frees the allocation (an empty workspace is fine) and empties *ws. */

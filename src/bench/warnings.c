@@ -10,6 +10,7 @@
  *   busier than its cores                            a load average above the online cores
  *                                                    at the start or end
  *   calls too short for the clock                    under 100 clock reads, not batched
+ *   batched                                          the times are batches' means
  *   a slow first call                                over 10x the median
  *   more OpenMP threads than free cores              cpu threads > online cores minus the
  *                                                    other processes' runnable threads
@@ -105,6 +106,12 @@ static void too_short(const sink *s, const tkb__evidence *ev, const tkb__run_fac
       "of each time; --stop ci times batches of such calls", med, r->clock_read_ns);
 }
 
+static void batched(const sink *s, const tkb__evidence *ev) {
+  if (ev->batch <= 1) return;
+  say(s, "batch", "timed in batches of %d calls (each call is under 100 reads of the clock): each "
+      "evaluation time is a batch's mean per call, so the distribution is that of batches", ev->batch);
+}
+
 static void slow_first_call(const sink *s, const tkb__evidence *ev, const tkb__run_facts *r) {
   if (!(r->first_call_ms > 10 * ev->stats->median) || !(ev->stats->median > 0)) return;
   char first[32];
@@ -133,6 +140,7 @@ void tkb__warnings(const tkb__evidence *ev, const tkb__run_facts *facts, tkb_std
   bimodal(&s, ev, f);
   busy_machine(&s, facts);
   too_short(&s, ev, facts);
+  batched(&s, ev);
   slow_first_call(&s, ev, facts);
   crowded_threads(&s, f, facts);
 }
