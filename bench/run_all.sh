@@ -13,6 +13,7 @@ run() {
   "$@" || status=1
 }
 run "$build/bench_harness"
+run "$build/bench_stopping"
 run "$build/bench_init"
 run python3 bench/init_vs_numpy.py "$build"
 run "$build/bench_normalization"
