@@ -68,10 +68,10 @@ tkb_status ops_workspace_alloc(ops_workspace *ws, tkb_device *dev, size_t n, con
   size_t bytes = 0;
   for (size_t i = 0; i < n; i++) bytes += ops_round64(sizes[i]);
   *ws = (ops_workspace){0};
-  if (n > 1 && strcmp(dev->backend->kind, "opencl") == 0)
+  if (n > 1 && dev && strcmp(dev->backend->kind, "opencl") == 0) /* NULL: the cpu */
     return tkb_set_error(TKB_ERR_INTERNAL, "ops_workspace_alloc: %zu pieces of one OpenCL buffer on "
                          "%s; an OpenCL buffer is a handle, not an address (allocate each piece)",
-                         n, dev->name);
+                         n, tkb_device_name(dev));
   void *base = NULL;
   tkb_status st = tkb_device_alloc(dev, bytes, &base);
   if (st) return st;

@@ -62,6 +62,9 @@ static inline tkb_cu_device *tkb_cu_dev(const tkb_device *dev) { return dev->imp
 tkb_status tkb_cu_use(const tkb_device *dev);
 
 /* The device timers: events_timer.c (cuda_events), cupti_timer.c (the activity methods). */
+/* Before a timer opens: no other timer is open on dev (one timed benchmark per device at
+ * a time), and dev is current (device.c). */
+tkb_status tkb_cu_timer_claim(tkb_device *dev);
 extern const tkb_timer_ops tkb_cu_events_timer;
 extern const tkb_timer_ops tkb_cu_cupti_timer;
 /* events_timer.c: releases the blocking kernel if one waits (nothing otherwise; no

@@ -226,10 +226,7 @@ static tkb_status enable_kinds(const cupti_timer *t) {
 
 static tkb_status cupti_open(tkb_device *dev, const tkb_timer_opts *opts, tkb_timer **out) {
   tkb_cu_device *d = tkb_cu_dev(dev);
-  if (d->rec)
-    return tkb_cu_error(TKB_ERR_DEVICE, "%s is already timing another benchmark: one timed "
-                        "benchmark per device at a time", dev->name);
-  tkb_status st = tkb_cu_use(dev);
+  tkb_status st = tkb_cu_timer_claim(dev);
   if (st) return st;
   pthread_once(&g.once, cupti_init);
   if (g.init_st) return tkb_cu_error(g.init_st, "method %s on %s: %s", opts->method, dev->name, g.init_why);

@@ -256,6 +256,13 @@ static tkb_status cu_device_state(tkb_device *dev, tkb_device_state *out) {
   return TKB_OK;
 }
 
+tkb_status tkb_cu_timer_claim(tkb_device *dev) {
+  if (tkb_cu_dev(dev)->rec)
+    return tkb_cu_error(TKB_ERR_DEVICE, "%s is already timing another benchmark: one timed "
+                        "benchmark per device at a time", dev->name);
+  return tkb_cu_use(dev);
+}
+
 static const tkb_timer_ops *const cu_timers[] = {&tkb_cu_events_timer, &tkb_cu_cupti_timer, NULL};
 
 static const tkb_backend cu_backend = {

@@ -51,10 +51,7 @@ static tkb_status block_flags(tkb_device *dev) {
 
 static tkb_status events_open(tkb_device *dev, const tkb_timer_opts *opts, tkb_timer **out) {
   tkb_cu_device *d = tkb_cu_dev(dev);
-  if (d->rec)
-    return tkb_cu_error(TKB_ERR_DEVICE, "%s is already timing another benchmark: one timed "
-                        "benchmark per device at a time", dev->name);
-  tkb_status st = tkb_cu_use(dev);
+  tkb_status st = tkb_cu_timer_claim(dev);
   if (st) return st;
   const bool block = opts->blocking_kernel;
   if (block && (st = block_flags(dev)) != TKB_OK) return st;
