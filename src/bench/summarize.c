@@ -229,6 +229,7 @@ tkb_status tkb__summarize(tkb_std_fn *f, tkb__samples *s, const tkb__run_facts *
     describe_run(&m, f, facts);
     meta_add(&m, "stopping_rule", "%s", rule);
     meta_add(&m, "batch_size", "%d", s->batch);
+    meta_add(&m, "clock_read_ns", "%.1f", facts->clock_read_ns);
     if (s->state) describe_clocks(&m, s, bd, facts->retries);
   }
   if (!bd || !medians || !sizes || !rule || m.failed || warnings.failed || st) {
