@@ -52,8 +52,12 @@ typedef enum tkb__flag_kind {
   TKB__FLAG_PATHS,  /* tkb__strlist: repeatable, one item each (a path may hold a comma) */
   TKB__FLAG_COUNT,  /* int, 1 to 100000000 */
   TKB__FLAG_MS,     /* double, milliseconds >= 0 */
+  TKB__FLAG_NUMBER, /* double >= 0 (a rate, a size) */
   TKB__FLAG_U64,    /* uint64_t */
   TKB__FLAG_SWITCH, /* bool: --name, --name=true|false|1|0|yes|no */
+  TKB__FLAG_OPERANDS, /* tkb__strlist: the command's plain arguments (files), in order;
+                         the row's name is what help calls them ("RESULTS.json") and
+                         "--" ends the flags so an operand may start with '-' */
 } tkb__flag_kind;
 
 /*

@@ -10,13 +10,14 @@
 /* The formats' reporters, one file each; the row below is the only other place a
  * format is named. */
 extern const tkb__reporter_ops tkb__console_reporter, tkb__json_reporter, tkb__csv_reporter,
-    tkb__markdown_reporter;
+    tkb__markdown_reporter, tkb__html_reporter;
 
 static const tkb__format formats[] = {
     {"console", NULL, ".txt .log", true, &tkb__console_reporter},
     {"json", NULL, ".json", false, &tkb__json_reporter},
     {"csv", NULL, ".csv", false, &tkb__csv_reporter},
     {"markdown", "md", ".md .markdown", false, &tkb__markdown_reporter},
+    {"html", NULL, ".html .htm", false, &tkb__html_reporter},
 };
 
 const tkb__format *tkb__formats(size_t *n) {

@@ -1,0 +1,561 @@
+/*
+ * html_page.c - one self-contained HTML page from a result document (tkbench JSON or
+ * any Google Benchmark JSON): the run's context and warnings, a sortable summary table,
+ * and per entry its distribution, its calls in time order and its throughput against
+ * the machine's peak; with a comparison, a forest plot of the ratios first.
+ *
+ * The page works offline and asks nothing of the network: CSS and SVG are inline, and
+ * the only script (sorting and filtering the table) adds to a page that reads whole
+ * without it. Rendering from the JSON document rather than from live results gives
+ * `run --out x.html` and `tkbench report x.json` one code path, and makes a report of
+ * any Google Benchmark file possible.
+ */
+#include "bench.h"
+#include "html.h"
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- reading the document ---- */
+typedef enum entry_status { ENTRY_OK, ENTRY_FAILED, ENTRY_SKIPPED } entry_status;
+
+/* One entry of the document, its iteration rows gathered. */
+typedef struct entry {
+  const char *name;
+  const cJSON *row;        /* its first iteration row */
+  const cJSON *tk;         /* that row's "tkbench" object (NULL in Google Benchmark files) */
+  entry_status status;
+  const char *message;     /* the error or skip message */
+  double *ms;              /* per call (tkbench) or per repetition (Google Benchmark) */
+  int n, cap;
+  int *sizes;              /* calls per experiment (NULL: one group) */
+  int n_sizes;
+  bool *throttled;         /* per call, NULL when the device reported none */
+} entry;
+
+static const cJSON *item(const cJSON *o, const char *key) {
+  return o ? cJSON_GetObjectItemCaseSensitive(o, key) : NULL;
+}
+
+static double num(const cJSON *o, const char *key) {
+  const cJSON *v = item(o, key);
+  return cJSON_IsNumber(v) ? v->valuedouble : NAN;
+}
+
+static const char *str(const cJSON *o, const char *key) {
+  const cJSON *v = item(o, key);
+  return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+/* Milliseconds per one of a Google Benchmark time_unit; NaN for an unknown unit. */
+static double ms_per_unit(const char *unit) {
+  if (!unit || !strcmp(unit, "ns")) return 1e-6;
+  if (!strcmp(unit, "us")) return 1e-3;
+  if (!strcmp(unit, "ms")) return 1.0;
+  if (!strcmp(unit, "s")) return 1e3;
+  return NAN;
+}
+
+static bool push_ms(entry *e, double v) {
+  if (e->n == e->cap) {
+    int cap = e->cap ? 2 * e->cap : 8;
+    double *ms = realloc(e->ms, sizeof *ms * (size_t)cap);
+    if (!ms) return false;
+    e->ms = ms, e->cap = cap;
+  }
+  e->ms[e->n++] = v;
+  return true;
+}
+
+/* An entry's calls from its tkbench object: every evaluation time, the experiments'
+ * sizes and the throttled calls. */
+static bool read_calls(entry *e) {
+  const cJSON *times = item(e->tk, "evaluation_times_ms"), *t;
+  cJSON_ArrayForEach(t, times) if (cJSON_IsNumber(t) && !push_ms(e, t->valuedouble)) return false;
+  const cJSON *sizes = item(item(e->tk, "statistics"), "experiment_sizes");
+  int ns = cJSON_GetArraySize(sizes), total = 0;
+  if (ns > 0 && (e->sizes = malloc(sizeof *e->sizes * (size_t)ns))) {
+    cJSON_ArrayForEach(t, sizes) total += e->sizes[e->n_sizes++] = t->valueint;
+    if (total != e->n) { /* not this document's calls: show them as one group */
+      free(e->sizes);
+      e->sizes = NULL, e->n_sizes = 0;
+    }
+  }
+  const cJSON *thr = item(e->tk, "throttled_calls");
+  if (cJSON_IsArray(thr) && e->n > 0 && (e->throttled = calloc((size_t)e->n, sizeof *e->throttled)))
+    cJSON_ArrayForEach(t, thr) if (t->valueint >= 0 && t->valueint < e->n) e->throttled[t->valueint] = true;
+  return true;
+}
+
+typedef struct entries {
+  entry *v;
+  int n, cap;
+} entries;
+
+static void entries_free(entries *es) {
+  for (int i = 0; i < es->n; i++) {
+    free(es->v[i].ms);
+    free(es->v[i].sizes);
+    free(es->v[i].throttled);
+  }
+  free(es->v);
+  *es = (entries){0};
+}
+
+/* The entry called name: rows of one entry are neighbours in every file tkbench or
+ * Google Benchmark writes, so the last entry is tried first, then the rest. */
+static entry *find_entry(entries *es, const char *name) {
+  for (int i = es->n - 1; i >= 0; i--)
+    if (!strcmp(es->v[i].name, name)) return &es->v[i];
+  return NULL;
+}
+
+static tkb_status gather(const cJSON *doc, entries *es) {
+  const cJSON *rows = item(doc, "benchmarks"), *row;
+  cJSON_ArrayForEach(row, rows) {
+    const char *type = str(row, "run_type");
+    if (type && strcmp(type, "iteration")) continue; /* aggregates repeat the iterations */
+    const char *name = str(row, "run_name");
+    if (!name) name = str(row, "name");
+    if (!name) continue;
+    entry *e = es->n && !strcmp(es->v[es->n - 1].name, name) ? &es->v[es->n - 1] : find_entry(es, name);
+    if (!e) {
+      if (es->n == es->cap) {
+        int cap = es->cap ? 2 * es->cap : 64;
+        entry *v = realloc(es->v, sizeof *v * (size_t)cap);
+        if (!v) return tkb_set_error(TKB_ERR_OUT_OF_MEMORY, "out of memory reading the results");
+        es->v = v, es->cap = cap;
+      }
+      e = &es->v[es->n++];
+      *e = (entry){.name = name, .row = row, .tk = item(row, "tkbench")};
+      if (cJSON_IsTrue(item(row, "error_occurred"))) {
+        e->status = ENTRY_FAILED;
+        e->message = str(row, "error_message");
+        continue;
+      }
+      if (cJSON_IsTrue(item(row, "skipped"))) {
+        e->status = ENTRY_SKIPPED;
+        e->message = str(row, "skip_message");
+        continue;
+      }
+      if (cJSON_IsArray(item(e->tk, "evaluation_times_ms"))) {
+        if (!read_calls(e)) return tkb_set_error(TKB_ERR_OUT_OF_MEMORY, "out of memory reading the results");
+        continue;
+      }
+    } else if (e->tk || e->status != ENTRY_OK) {
+      continue; /* the first row held every call already */
+    }
+    double t = num(row, "real_time") * ms_per_unit(str(row, "time_unit"));
+    if (isfinite(t) && !push_ms(e, t)) return tkb_set_error(TKB_ERR_OUT_OF_MEMORY, "out of memory reading the results");
+  }
+  return TKB_OK;
+}
+
+/* ---- an entry's numbers ---- */
+typedef struct figures {
+  double median, ci_low, ci_high, p25, p75, spread;
+  double items_s, bytes_s, flops_s;
+  int outliers_mild, outliers_severe;
+} figures;
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+static figures figures_of(const entry *e) {
+  figures g = {.median = NAN, .ci_low = NAN, .ci_high = NAN, .p25 = NAN, .p75 = NAN, .spread = NAN};
+  const cJSON *st = item(e->tk, "statistics");
+  if (st) {
+    g.median = num(st, "median_ms");
+    g.ci_low = num(st, "median_ci_low_ms"), g.ci_high = num(st, "median_ci_high_ms");
+    g.p25 = num(st, "p25_ms"), g.p75 = num(st, "p75_ms");
+    g.spread = num(st, "stddev_over_median");
+    g.outliers_mild = (int)num(st, "outliers_mild"), g.outliers_severe = (int)num(st, "outliers_severe");
+  } else if (e->n > 0) {
+    double *s = malloc(sizeof *s * (size_t)e->n);
+    if (s) {
+      memcpy(s, e->ms, sizeof *s * (size_t)e->n);
+      qsort(s, (size_t)e->n, sizeof *s, cmp_double);
+      tkb_stats t;
+      tkb_stats_compute(s, (size_t)e->n, &t);
+      g.median = t.median, g.p25 = t.p25, g.p75 = t.p75;
+      g.spread = e->n > 1 ? t.stddev / t.median : NAN;
+      int mild, severe;
+      tkb__tukey_outliers(s, (size_t)e->n, &mild, &severe);
+      g.outliers_mild = mild, g.outliers_severe = severe;
+      free(s);
+    }
+  }
+  /* throughput at the median: from the counts of one call, else Google Benchmark's rates
+   * (which it computes from the mean, close enough to label a column) */
+  const cJSON *counts = item(e->tk, "counts");
+  double sec = g.median / 1e3;
+  if (counts && sec > 0) {
+    g.items_s = num(counts, "items") / sec, g.bytes_s = num(counts, "bytes") / sec;
+    g.flops_s = num(counts, "flops") / sec;
+  } else {
+    g.items_s = num(e->row, "items_per_second"), g.bytes_s = num(e->row, "bytes_per_second");
+    g.flops_s = num(e->row, "flops_per_second");
+  }
+  return g;
+}
+
+/* ---- writing ---- */
+static void esc(FILE *f, const char *s) { tkb__svg_escape(f, s ? s : ""); }
+
+static void time_cell(FILE *f, double ms) {
+  char b[32];
+  tkb__fmt_time(ms, b, sizeof b);
+  const char *t = b;
+  while (*t == ' ') t++;
+  fputs(t, f);
+}
+
+static void num_cell(FILE *f, double v, bool si) {
+  char b[32];
+  if (si) tkb__fmt_si(v, b, sizeof b);
+  else tkb__fmt_sig(v, b, sizeof b);
+  if (isfinite(v) && v != 0) fprintf(f, "<td data-v=\"%.9g\">%s</td>", v, b);
+  else fputs("<td data-v=\"\">-</td>", f);
+}
+
+static double ci_pct(const figures *g) {
+  if (!isfinite(g->ci_low) || !isfinite(g->ci_high) || !(g->median > 0)) return NAN;
+  return 100 * fmax(g->median - g->ci_low, g->ci_high - g->median) / g->median;
+}
+
+static const char *const css =
+    "body{font:14px/1.45 system-ui,-apple-system,'Segoe UI',Roboto,sans-serif;margin:0 auto;max-width:1180px;"
+    "padding:0 16px 48px;color:#1d1d1f;background:#fff}"
+    "h1{font-size:22px;margin:20px 0 4px}h2{font-size:18px;margin:28px 0 8px;border-bottom:1px solid #ddd}"
+    "h3{font-size:15px;margin:0 0 4px;font-family:ui-monospace,Menlo,Consolas,monospace;word-break:break-all}"
+    "table{border-collapse:collapse;font-variant-numeric:tabular-nums}"
+    "td,th{padding:3px 8px;border-bottom:1px solid #eee;text-align:right;white-space:nowrap}"
+    "td:first-child,th:first-child{text-align:left}.l{text-align:left}"
+    "#summary td:first-child{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:12.5px}"
+    "th{background:#f6f6f6;position:sticky;top:0;cursor:pointer;user-select:none}"
+    "th[aria-sort=ascending]::after{content:' \\25B2'}th[aria-sort=descending]::after{content:' \\25BC'}"
+    "dl{display:grid;grid-template-columns:max-content 1fr;gap:2px 14px;margin:0}dt{color:#666}dd{margin:0}"
+    ".warn{color:#8a4b00;background:#fff6e5;border-left:3px solid #f0a000;padding:4px 8px;margin:4px 0;list-style:none}"
+    ".entry{border-top:1px solid #e4e4e4;padding:12px 0}.facts{color:#444;margin:2px 0 6px}"
+    ".plots{display:flex;flex-wrap:wrap;gap:6px 18px}.st-FAILED,.st-SKIPPED{font-weight:600}"
+    ".st-FAILED{color:#b00020}.st-SKIPPED{color:#666}"
+    "#filter{font:inherit;padding:4px 8px;width:340px;margin:6px 0}"
+    "svg{overflow:visible}text{font:11px system-ui,sans-serif;fill:#444}.tl{fill:#555}.at{fill:#777;font-style:italic}"
+    ".ax{stroke:#888;stroke-width:1}.grid{stroke:#eee;stroke-width:1}"
+    ".box{fill:#dbe8f7;stroke:#3b6fb6}.ci{fill:#3b6fb6;opacity:.35}.med{stroke:#0b3d91;stroke-width:2.5}"
+    ".wh{stroke:#3b6fb6;stroke-width:1.2}.dot{stroke:#3b6fb6;stroke-width:3.2;stroke-linecap:round;opacity:.55}"
+    ".om{stroke:#e08a00;stroke-width:4;stroke-linecap:round}.os{stroke:#c81e1e;stroke-width:4.5;stroke-linecap:round}"
+    ".vio{fill:#cfe0f5;stroke:#3b6fb6;stroke-width:1}.rng{stroke:#9bb8de;stroke-width:2}.binmed{fill:none;stroke:#3b6fb6;stroke-width:1.2}"
+    ".eb{stroke:#aaa;stroke-dasharray:3 3}.em{stroke:#0b3d91;stroke-width:2}"
+    ".thr{stroke:#c81e1e;stroke-width:6;stroke-linecap:square}"
+    ".bar{fill:#7aa6dc}.peak{stroke:#333;stroke-width:2}.lbl{fill:#222}"
+    ".band{fill:#eee}.one{stroke:#555;stroke-dasharray:2 2}.fn{font:11px ui-monospace,Menlo,monospace;fill:#333}"
+    ".civ{stroke-width:2}.pt{stroke-width:7;stroke-linecap:round}"
+    ".faster .civ,.faster .pt{stroke:#1a7f37}.slower .civ,.slower .pt{stroke:#c81e1e}"
+    ".same .civ,.same .pt{stroke:#777}.unsure .civ,.unsure .pt{stroke:#d4a000}"
+    "td.faster{color:#1a7f37;font-weight:600}td.slower{color:#c81e1e;font-weight:600}td.unsure{color:#8a6d00}"
+    ".key{color:#666;font-size:12px}";
+
+/* Sorting and filtering the summary; the page reads whole without it. */
+static const char *const script =
+    "(function(){"
+    "function key(td,num){var v=td.getAttribute('data-v');if(v===null)v=td.textContent;"
+    "if(!num)return v;var x=parseFloat(v);return isNaN(x)?null:x}"
+    "function sortBy(t,i,th){var asc=th.getAttribute('aria-sort')!=='ascending';"
+    "var hs=th.parentNode.cells;for(var k=0;k<hs.length;k++)hs[k].removeAttribute('aria-sort');"
+    "th.setAttribute('aria-sort',asc?'ascending':'descending');var num=th.getAttribute('data-type')==='num';"
+    "var b=t.tBodies[0],rows=Array.prototype.slice.call(b.rows);"
+    "rows.sort(function(r,s){var x=key(r.cells[i],num),y=key(s.cells[i],num);"
+    "if(x===null||x==='')return y===null||y===''?0:1;if(y===null||y==='')return -1;"
+    "var c=num?x-y:String(x).localeCompare(String(y));return asc?c:-c});"
+    "rows.forEach(function(r){b.appendChild(r)})}"
+    "var tables=document.querySelectorAll('table.sortable');"
+    "Array.prototype.forEach.call(tables,function(t){var hs=t.tHead.rows[0].cells;"
+    "Array.prototype.forEach.call(hs,function(th,i){th.tabIndex=0;"
+    "th.addEventListener('click',function(){sortBy(t,i,th)});"
+    "th.addEventListener('keydown',function(ev){if(ev.key==='Enter')sortBy(t,i,th)})})});"
+    "var t=document.getElementById('summary');if(!t)return;var inp=document.createElement('input');"
+    "inp.type='search';inp.id='filter';inp.placeholder='filter entries (regular expression)';"
+    "t.parentNode.insertBefore(inp,t);inp.addEventListener('input',function(){var re;"
+    "try{re=new RegExp(inp.value)}catch(e){re=null}"
+    "function hit(s){return re?re.test(s):s.indexOf(inp.value)>=0}"
+    "Array.prototype.forEach.call(t.tBodies[0].rows,function(r){r.hidden=!hit(r.getAttribute('data-name'))});"
+    "Array.prototype.forEach.call(document.querySelectorAll('section.entry'),function(s){"
+    "s.hidden=!hit(s.getAttribute('data-name'))})})})();";
+
+/* A context value as text: strings, numbers, booleans; arrays joined by ", "; objects
+ * are flattened by the caller. */
+static void value_text(FILE *f, const cJSON *v) {
+  if (cJSON_IsString(v)) esc(f, v->valuestring);
+  else if (cJSON_IsBool(v)) fputs(cJSON_IsTrue(v) ? "true" : "false", f);
+  else if (cJSON_IsNull(v)) fputs("-", f);
+  else if (cJSON_IsNumber(v)) fprintf(f, "%.10g", v->valuedouble);
+  else if (cJSON_IsArray(v)) {
+    const cJSON *x;
+    bool first = true;
+    cJSON_ArrayForEach(x, v) {
+      if (!first) fputs(", ", f);
+      first = false;
+      if (cJSON_IsObject(x)) { /* caches: "L1 Data 48 KiB" */
+        const cJSON *y;
+        bool f2 = true;
+        cJSON_ArrayForEach(y, x) {
+          if (!f2) fputc(' ', f);
+          f2 = false;
+          value_text(f, y);
+        }
+      } else {
+        value_text(f, x);
+      }
+    }
+  }
+}
+
+static void context_rows(FILE *f, const cJSON *o, const char *prefix) {
+  const cJSON *v;
+  cJSON_ArrayForEach(v, o) {
+    if (!v->string || !strcmp(v->string, "warnings")) continue;
+    if (cJSON_IsObject(v)) {
+      char p[128];
+      snprintf(p, sizeof p, "%s%s.", prefix, v->string);
+      context_rows(f, v, p);
+      continue;
+    }
+    fputs("<dt>", f);
+    esc(f, prefix);
+    esc(f, v->string);
+    fputs("</dt><dd>", f);
+    value_text(f, v);
+    fputs("</dd>", f);
+  }
+}
+
+static void warnings_list(FILE *f, const cJSON *warnings) {
+  const cJSON *w;
+  if (cJSON_GetArraySize(warnings) <= 0) return;
+  fputs("<ul class=\"warnings\">", f);
+  cJSON_ArrayForEach(w, warnings) {
+    const char *t = cJSON_IsString(w) ? w->valuestring : str(w, "text");
+    if (!t) continue;
+    fputs("<li class=\"warn\">", f);
+    esc(f, t);
+    fputs("</li>", f);
+  }
+  fputs("</ul>", f);
+}
+
+static const char *status_name(const entry *e) {
+  return e->status == ENTRY_FAILED ? "FAILED" : e->status == ENTRY_SKIPPED ? "SKIPPED" : "ok";
+}
+
+static const char *field(const entry *e, const char *key) {
+  const char *v = str(e->tk, key);
+  return v ? v : "";
+}
+
+static void summary_table(FILE *f, const entries *es, const figures *g) {
+  fputs("<h2 id=\"s-summary\">Summary</h2><table id=\"summary\" class=\"sortable\"><thead><tr>"
+        "<th>Entry</th><th class=\"l\">Op</th><th class=\"l\">Impl</th><th class=\"l\">Mode</th>"
+        "<th data-type=\"num\">Median</th><th data-type=\"num\">95% CI</th>"
+        "<th data-type=\"num\">SD/Med</th><th data-type=\"num\">Items/s</th>"
+        "<th data-type=\"num\">GB/s</th><th data-type=\"num\">GFLOP/s</th><th class=\"l\">Status</th>"
+        "</tr></thead><tbody>",
+        f);
+  for (int i = 0; i < es->n; i++) {
+    const entry *e = &es->v[i];
+    fputs("<tr data-name=\"", f);
+    esc(f, e->name);
+    fprintf(f, "\"><td><a href=\"#e%d\">", i);
+    esc(f, e->name);
+    fputs("</a></td><td class=\"l\">", f);
+    esc(f, e->tk ? field(e, "op") : str(e->row, "label"));
+    fputs("</td><td class=\"l\">", f);
+    esc(f, field(e, "impl"));
+    fputs("</td><td class=\"l\">", f);
+    esc(f, field(e, "mode"));
+    fputs("</td>", f);
+    if (e->status == ENTRY_OK && isfinite(g[i].median)) {
+      fprintf(f, "<td data-v=\"%.9g\">", g[i].median);
+      time_cell(f, g[i].median);
+      fputs("</td>", f);
+      double ci = ci_pct(&g[i]);
+      if (isfinite(ci)) fprintf(f, ci < 10 ? "<td data-v=\"%.6g\">&plusmn;%.2f%%</td>" : "<td data-v=\"%.6g\">&plusmn;%.0f%%</td>", ci, ci);
+      else fputs("<td data-v=\"\">-</td>", f);
+      if (isfinite(g[i].spread)) fprintf(f, "<td data-v=\"%.6g\">%.1f%%</td>", g[i].spread, 100 * g[i].spread);
+      else fputs("<td data-v=\"\">-</td>", f);
+      num_cell(f, g[i].items_s, true);
+      num_cell(f, g[i].bytes_s / 1e9, false);
+      num_cell(f, g[i].flops_s / 1e9, false);
+    } else {
+      fputs("<td data-v=\"\">-</td><td data-v=\"\">-</td><td data-v=\"\">-</td><td data-v=\"\">-</td>"
+            "<td data-v=\"\">-</td><td data-v=\"\">-</td>",
+            f);
+    }
+    fprintf(f, "<td class=\"l st-%s\">%s</td></tr>\n", status_name(e), status_name(e));
+  }
+  fputs("</tbody></table>", f);
+}
+
+static void entry_section(FILE *f, int i, const entry *e, const figures *g, const tkb__html_opts *o) {
+  fprintf(f, "<section class=\"entry\" id=\"e%d\" data-name=\"", i);
+  esc(f, e->name);
+  fputs("\"><h3>", f);
+  esc(f, e->name);
+  fputs("</h3><p class=\"facts\">", f);
+  const char *op = e->tk ? field(e, "op") : str(e->row, "label");
+  if (op && *op) {
+    esc(f, op);
+    fputs(" &middot; ", f);
+  }
+  if (e->tk) {
+    esc(f, field(e, "impl"));
+    fputs(" &middot; ", f);
+    esc(f, field(e, "mode"));
+    fputs(" &middot; ", f);
+  }
+  if (e->status != ENTRY_OK) {
+    fprintf(f, "<span class=\"st-%s\">%s</span>: ", status_name(e), status_name(e));
+    esc(f, e->message ? e->message : "");
+    fputs("</p></section>\n", f);
+    return;
+  }
+  fputs("median ", f);
+  time_cell(f, g->median);
+  if (isfinite(g->ci_low) && isfinite(g->ci_high)) {
+    fputs(" (95% CI ", f);
+    time_cell(f, g->ci_low);
+    fputs(" &ndash; ", f);
+    time_cell(f, g->ci_high);
+    fputc(')', f);
+  }
+  int ne = e->sizes ? e->n_sizes : 1;
+  fprintf(f, " &middot; %d %s in %d experiment%s", e->n, e->tk ? "calls" : "repetitions", ne, ne == 1 ? "" : "s");
+  if (g->outliers_mild || g->outliers_severe)
+    fprintf(f, " &middot; outliers: %d mild, %d severe", g->outliers_mild, g->outliers_severe);
+  const char *rule = str(item(e->tk, "statistics"), "stopping_rule");
+  if (rule) {
+    fputs(" &middot; stop ", f);
+    esc(f, rule);
+  }
+  fputs("</p>", f);
+  warnings_list(f, item(e->tk, "warnings"));
+  fputs("<div class=\"plots\">", f);
+  if (e->n > 0) {
+    tkb__plot_calls s = {.ms = e->ms, .n = e->n, .experiment_sizes = e->sizes, .n_experiments = e->n_sizes,
+                      .median = g->median, .p25 = g->p25, .p75 = g->p75,
+                      .ci_low = g->ci_low, .ci_high = g->ci_high, .throttled = e->throttled};
+    char title[600];
+    snprintf(title, sizeof title, "distribution of the %d timed calls of %s", e->n, e->name);
+    tkb__plot_distribution(f, &s, title);
+    snprintf(title, sizeof title, "the timed calls of %s in the order they ran", e->name);
+    tkb__plot_timeline(f, &s, title);
+  }
+  if (o->copy_gbs > 0 && g->bytes_s > 0)
+    tkb__plot_throughput(f, g->bytes_s / 1e9, o->copy_gbs, "GB/s", "copy");
+  if (o->sgemm_gflops > 0 && g->flops_s > 0)
+    tkb__plot_throughput(f, g->flops_s / 1e9, o->sgemm_gflops, "GFLOP/s", "sgemm");
+  fputs("</div></section>\n", f);
+}
+
+static void comparison(FILE *f, const tkb__html_opts *o) {
+  const tkb__html_comparison *c = o->comparison;
+  fputs("<h2 id=\"s-compare\">Compared with the base</h2><p>", f);
+  if (c->base_name) {
+    fputs("Base: <code>", f);
+    esc(f, c->base_name);
+    fputs("</code>. ", f);
+  }
+  fprintf(f, "A change is called when it is significant after correction for the %d comparisons "
+             "and its 95%% interval lies wholly outside the noise band of &plusmn;%.3g%% (shaded). ",
+          c->n, 100 * c->noise);
+  if (isfinite(c->geomean) && c->geomean > 0)
+    fprintf(f, "Geometric mean of the ratios: <b>%.4f</b> (95%% CI %.4f &ndash; %.4f).", c->geomean,
+            c->geomean_lo, c->geomean_hi);
+  fputs("</p>", f);
+  warnings_list(f, c->warnings);
+  tkb__plot_forest(f, c->rows, c->n, c->noise);
+  fputs("<table class=\"sortable\" id=\"comparison\"><thead><tr><th>Entry</th><th data-type=\"num\">Ratio</th>"
+        "<th data-type=\"num\">CI low</th><th data-type=\"num\">CI high</th><th class=\"l\">Verdict</th></tr>"
+        "</thead><tbody>",
+        f);
+  for (int i = 0; i < c->n; i++) {
+    const tkb__forest_row *r = &c->rows[i];
+    fputs("<tr><td>", f);
+    esc(f, r->name);
+    fprintf(f, "</td><td data-v=\"%.9g\">%.4f</td><td data-v=\"%.9g\">%.4f</td><td data-v=\"%.9g\">%.4f</td>"
+               "<td class=\"l %s\">%s</td></tr>\n",
+            r->ratio, r->ratio, r->lo, r->lo, r->hi, r->hi, r->verdict, r->verdict);
+  }
+  fputs("</tbody></table>", f);
+}
+
+tkb_status tkb__html_page(FILE *f, const cJSON *doc, const tkb__html_opts *o) {
+  tkb__html_opts none = {0};
+  if (!o) o = &none;
+  entries es = {0};
+  tkb_status st = gather(doc, &es);
+  figures *g = st ? NULL : calloc((size_t)es.n + 1, sizeof *g);
+  if (!st && !g) st = tkb_set_error(TKB_ERR_OUT_OF_MEMORY, "out of memory writing the HTML report");
+  if (st) {
+    entries_free(&es);
+    return st;
+  }
+  for (int i = 0; i < es.n; i++) g[i] = figures_of(&es.v[i]);
+  const cJSON *ctx = item(doc, "context");
+  int failed = 0, skipped = 0;
+  for (int i = 0; i < es.n; i++) failed += es.v[i].status == ENTRY_FAILED, skipped += es.v[i].status == ENTRY_SKIPPED;
+
+  fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+        "<meta name=\"viewport\" content=\"width=device-width,initial-scale=1\"><title>tkbench report",
+        f);
+  if (o->title) {
+    fputs(": ", f);
+    esc(f, o->title);
+  }
+  fprintf(f, "</title><style>%s</style></head><body>\n<h1>tkbench report", css);
+  if (o->title) {
+    fputs(": <code>", f);
+    esc(f, o->title);
+    fputs("</code>", f);
+  }
+  fputs("</h1><p class=\"key\">", f);
+  fprintf(f, "%d entries", es.n);
+  if (failed) fprintf(f, ", %d failed", failed);
+  if (skipped) fprintf(f, ", %d skipped", skipped);
+  const char *keys[] = {"device", "device_description", "method", "stopping_rule", "date", "host_name"};
+  for (size_t k = 0; k < TKB_ARRAY_LEN(keys); k++) {
+    const char *v = str(ctx, keys[k]);
+    if (!v) continue;
+    fputs(" &middot; ", f);
+    esc(f, v);
+  }
+  if (cJSON_IsTrue(item(ctx, "interrupted"))) fputs(" &middot; <b>interrupted: partial results</b>", f);
+  fputs("</p>", f);
+  warnings_list(f, item(ctx, "warnings"));
+  fputs("<nav class=\"key\">", f);
+  if (o->comparison) fputs("<a href=\"#s-compare\">comparison</a> &middot; ", f);
+  fputs("<a href=\"#s-summary\">summary</a> &middot; <a href=\"#s-entries\">entries</a> &middot; "
+        "<a href=\"#s-context\">context</a></nav>\n",
+        f);
+  if (o->comparison) comparison(f, o);
+  summary_table(f, &es, g);
+  fputs("\n<h2 id=\"s-entries\">Entries</h2><p class=\"key\">Per entry: the box spans the quartiles, the "
+        "whiskers reach the last calls inside Tukey's 1.5 IQR fences, the shaded band is the median's 95% "
+        "interval; orange and red dots are mild and severe outliers (beyond 1.5 and 3 IQR). The second plot "
+        "shows the calls in the order they ran, each experiment's median as a dark level, experiments "
+        "parted by dashed lines, throttled calls as red squares.</p>\n",
+        f);
+  for (int i = 0; i < es.n; i++) entry_section(f, i, &es.v[i], &g[i], o);
+  fputs("<h2 id=\"s-context\">Context</h2><dl>", f);
+  context_rows(f, ctx, "");
+  if (o->copy_gbs > 0) fprintf(f, "<dt>peak copy</dt><dd>%.4g GB/s</dd>", o->copy_gbs);
+  if (o->sgemm_gflops > 0) fprintf(f, "<dt>peak sgemm</dt><dd>%.4g GFLOP/s</dd>", o->sgemm_gflops);
+  fprintf(f, "</dl>\n<script>%s</script>\n</body></html>\n", script);
+  free(g);
+  entries_free(&es);
+  return ferror(f) ? tkb_set_error(TKB_ERR_IO, "writing the HTML report failed") : TKB_OK;
+}

@@ -1,0 +1,299 @@
+/* plots.c - the HTML report's plots (svg.h): an entry's distribution and its calls in
+ * time order, its throughput against the machine's peak, and the forest plot of a
+ * comparison. Every plot is a fixed-size inline SVG styled by the page's CSS classes,
+ * so colours live in one place (html.c) and a plot is a few kilobytes however many
+ * calls an entry made: past MANY_CALLS, calls are summarized (a violin, per-bin ranges)
+ * instead of drawn one by one. */
+#include "internal.h"
+#include "svg.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { MANY_CALLS = 300, TIMELINE_BINS = 120, VIOLIN_BINS = 200, VIOLIN_POINTS = 64,
+       MAX_OUTLIER_DOTS = 200 };
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* The box's numbers: as reported where given, else from the calls. */
+typedef struct box {
+  double lo, hi;               /* the smallest and largest call */
+  double p25, median, p75;
+  double fence_lo, fence_hi;   /* Tukey's 1.5 IQR fences */
+  double far_lo, far_hi;       /* and 3 IQR */
+  double whisker_lo, whisker_hi; /* the most extreme calls inside the fences */
+} box;
+
+static box box_of(const tkb__plot_calls *s, const double *sorted) {
+  box b = {.lo = sorted[0], .hi = sorted[s->n - 1], .p25 = s->p25, .median = s->median, .p75 = s->p75};
+  if (!isfinite(b.p25) || !isfinite(b.median) || !isfinite(b.p75)) {
+    tkb_stats st;
+    tkb_stats_compute(sorted, (size_t)s->n, &st);
+    b.p25 = st.p25, b.median = st.median, b.p75 = st.p75;
+  }
+  double iqr = b.p75 - b.p25;
+  b.fence_lo = b.p25 - 1.5 * iqr, b.fence_hi = b.p75 + 1.5 * iqr;
+  b.far_lo = b.p25 - 3 * iqr, b.far_hi = b.p75 + 3 * iqr;
+  b.whisker_lo = b.hi, b.whisker_hi = b.lo;
+  for (int i = 0; i < s->n; i++) {
+    if (sorted[i] >= b.fence_lo && sorted[i] < b.whisker_lo) b.whisker_lo = sorted[i];
+    if (sorted[i] <= b.fence_hi && sorted[i] > b.whisker_hi) b.whisker_hi = sorted[i];
+  }
+  return b;
+}
+
+/* A time axis over the calls: log when they span more than a decade and a half. */
+static tkb__scale time_scale(double lo, double hi, double r0, double r1) {
+  return tkb__scale_make(lo, hi, r0, r1, tkb__scale_wants_log(lo, hi, 1.5), true);
+}
+
+static void time_axis_x(FILE *f, const tkb__scale *x, double y, double y_top) {
+  tkb__time_unit u = tkb__time_unit_for(x->d0, x->d1);
+  char suffix[8];
+  snprintf(suffix, sizeof suffix, " %s", u.name);
+  tkb__svg_axis_x(f, x, y, y_top, 6, u.per_ms, suffix, NULL);
+}
+
+/* A deterministic spread in [0, 1) for the i-th dot (golden-ratio steps never repeat
+ * and fill the strip evenly, where a random jitter would clump). */
+static double jitter(int i) {
+  double t = (double)i * 0.6180339887498949;
+  return t - floor(t);
+}
+
+static const char *outlier_class(const box *b, double v) {
+  if (v < b->far_lo || v > b->far_hi) return "os";
+  if (v < b->fence_lo || v > b->fence_hi) return "om";
+  return NULL;
+}
+
+/* Dots for the calls of one class ("os", "om", or NULL: the calls inside the fences),
+ * at most `cap` of them, evenly picked. */
+static void strip(FILE *f, const tkb__plot_calls *s, const box *b, const tkb__scale *x, double y0,
+                  double h, const char *cls, int cap) {
+  int count = 0;
+  for (int i = 0; i < s->n; i++) {
+    const char *c = outlier_class(b, s->ms[i]);
+    count += (c == cls) || (c && cls && !strcmp(c, cls));
+  }
+  if (!count) return;
+  int every = count > cap ? (count + cap - 1) / cap : 1;
+  tkb__svg_dots_begin(f, cls ? cls : "dot");
+  for (int i = 0, k = 0; i < s->n; i++) {
+    const char *c = outlier_class(b, s->ms[i]);
+    if (!((c == cls) || (c && cls && !strcmp(c, cls)))) continue;
+    if (k++ % every) continue;
+    tkb__svg_dot(f, tkb__scale_map(x, s->ms[i]), y0 + 2 + jitter(i) * (h - 4));
+  }
+  tkb__svg_dots_end(f);
+}
+
+/* A violin: a histogram of the calls on the axis' own scale, smoothed by a Gaussian
+ * kernel of Silverman's bandwidth, mirrored about y_mid. Binning first keeps it linear
+ * in the number of calls. */
+static void violin(FILE *f, const double *sorted, int n, const box *b, const tkb__scale *x,
+                   double y_mid, double half) {
+  double counts[VIOLIN_BINS] = {0};
+  double t0 = x->log ? log(x->d0) : x->d0, t1 = x->log ? log(x->d1) : x->d1;
+  double width = (t1 - t0) / VIOLIN_BINS;
+  if (!(width > 0)) return;
+  for (int i = 0; i < n; i++) {
+    double t = x->log ? log(sorted[i]) : sorted[i];
+    int k = (int)((t - t0) / width);
+    counts[k < 0 ? 0 : k >= VIOLIN_BINS ? VIOLIN_BINS - 1 : k]++;
+  }
+  double q1 = x->log ? log(b->p25) : b->p25, q3 = x->log ? log(b->p75) : b->p75;
+  double m = 0, m2 = 0;
+  for (int i = 0; i < n; i++) {
+    double t = x->log ? log(sorted[i]) : sorted[i];
+    m += t, m2 += t * t;
+  }
+  m /= n;
+  double sd = sqrt(fmax(m2 / n - m * m, 0));
+  double spread = fmin(sd, (q3 - q1) / 1.34);
+  if (!(spread > 0)) spread = sd > 0 ? sd : width;
+  double bw = fmax(0.9 * spread * pow(n, -0.2), width);
+  double dens[VIOLIN_POINTS], peak = 0;
+  for (int p = 0; p < VIOLIN_POINTS; p++) {
+    double t = t0 + (t1 - t0) * p / (VIOLIN_POINTS - 1), d = 0;
+    for (int k = 0; k < VIOLIN_BINS; k++) {
+      if (!counts[k]) continue;
+      double z = (t - (t0 + (k + 0.5) * width)) / bw;
+      if (fabs(z) < 4) d += counts[k] * exp(-0.5 * z * z);
+    }
+    dens[p] = d;
+    peak = fmax(peak, d);
+  }
+  if (!(peak > 0)) return;
+  fputs("<path class=\"vio\" d=\"", f);
+  for (int side = 0; side < 2; side++) {
+    for (int q = 0; q < VIOLIN_POINTS; q++) {
+      int p = side ? VIOLIN_POINTS - 1 - q : q;
+      double t = t0 + (t1 - t0) * p / (VIOLIN_POINTS - 1);
+      double px = x->r0 + (x->r1 - x->r0) * (t - t0) / (t1 - t0);
+      double py = y_mid + (side ? 1 : -1) * half * dens[p] / peak;
+      fputc(side == 0 && q == 0 ? 'M' : 'L', f);
+      tkb__svg_num(f, px);
+      fputc(' ', f);
+      tkb__svg_num(f, py);
+    }
+  }
+  fputs("Z\"/>", f);
+}
+
+void tkb__plot_distribution(FILE *f, const tkb__plot_calls *s, const char *title) {
+  const int W = 540, H = 112, L = 12, R = 12;
+  if (s->n < 1) return;
+  double *sorted = malloc(sizeof *sorted * (size_t)s->n);
+  if (!sorted) return;
+  memcpy(sorted, s->ms, sizeof *sorted * (size_t)s->n);
+  qsort(sorted, (size_t)s->n, sizeof *sorted, cmp_double);
+  box b = box_of(s, sorted);
+  tkb__scale x = time_scale(b.lo, b.hi, L, W - R);
+
+  tkb__svg_begin(f, W, H, title);
+  time_axis_x(f, &x, 84, 6);
+  /* the box: whiskers, quartiles, the median's interval, the median */
+  const double by = 12, bh = 18, ym = by + bh / 2;
+  tkb__svg_line(f, tkb__scale_map(&x, b.whisker_lo), ym, tkb__scale_map(&x, b.p25), ym, "wh");
+  tkb__svg_line(f, tkb__scale_map(&x, b.p75), ym, tkb__scale_map(&x, b.whisker_hi), ym, "wh");
+  tkb__svg_rect(f, tkb__scale_map(&x, b.p25), by, tkb__scale_map(&x, b.p75) - tkb__scale_map(&x, b.p25), bh, "box");
+  if (isfinite(s->ci_low) && isfinite(s->ci_high))
+    tkb__svg_rect(f, tkb__scale_map(&x, s->ci_low), by, tkb__scale_map(&x, s->ci_high) - tkb__scale_map(&x, s->ci_low),
+                  bh, "ci");
+  double xm = tkb__scale_map(&x, b.median);
+  tkb__svg_line(f, xm, by - 2, xm, by + bh + 2, "med");
+  /* the calls */
+  const double sy = 38, sh = 36;
+  if (s->n > MANY_CALLS) violin(f, sorted, s->n, &b, &x, sy + sh / 2, sh / 2);
+  else strip(f, s, &b, &x, sy, sh, NULL, MANY_CALLS);
+  strip(f, s, &b, &x, sy, sh, "om", MAX_OUTLIER_DOTS);
+  strip(f, s, &b, &x, sy, sh, "os", MAX_OUTLIER_DOTS);
+  tkb__svg_end(f);
+  free(sorted);
+}
+
+void tkb__plot_timeline(FILE *f, const tkb__plot_calls *s, const char *title) {
+  const int W = 540, H = 130, L = 62, R = 10, T = 10, B = 104;
+  if (s->n < 1) return;
+  double lo = s->ms[0], hi = s->ms[0];
+  for (int i = 1; i < s->n; i++) lo = fmin(lo, s->ms[i]), hi = fmax(hi, s->ms[i]);
+  tkb__scale y = time_scale(lo, hi, B, T);
+  tkb__scale x = tkb__scale_make(0, s->n > 1 ? s->n - 1 : 1, L + 4, W - R, false, false);
+  tkb__time_unit u = tkb__time_unit_for(y.d0, y.d1);
+  char suffix[8];
+  snprintf(suffix, sizeof suffix, " %s", u.name);
+
+  tkb__svg_begin(f, W, H, title);
+  tkb__svg_axis_y(f, &y, L, W - R, 4, u.per_ms, suffix, NULL);
+  tkb__svg_axis_x(f, &x, B, B, 6, 1.0, "", "call");
+  if (s->n > MANY_CALLS) {
+    /* per-bin ranges of consecutive calls, and each bin's median */
+    fputs("<path class=\"rng\" d=\"", f);
+    double mx[TIMELINE_BINS], my[TIMELINE_BINS];
+    double *tmp = malloc(sizeof *tmp * ((size_t)s->n / TIMELINE_BINS + 2));
+    int nb = 0;
+    for (int k = 0; k < TIMELINE_BINS && tmp; k++) {
+      int i0 = (int)((long long)s->n * k / TIMELINE_BINS), i1 = (int)((long long)s->n * (k + 1) / TIMELINE_BINS);
+      if (i1 <= i0) continue;
+      memcpy(tmp, s->ms + i0, sizeof *tmp * (size_t)(i1 - i0));
+      qsort(tmp, (size_t)(i1 - i0), sizeof *tmp, cmp_double);
+      double px = tkb__scale_map(&x, 0.5 * (i0 + i1 - 1));
+      fputc('M', f);
+      tkb__svg_num(f, px);
+      fputc(' ', f);
+      tkb__svg_num(f, tkb__scale_map(&y, tmp[0]));
+      fputs("V", f);
+      tkb__svg_num(f, tkb__scale_map(&y, tmp[i1 - i0 - 1]));
+      mx[nb] = px, my[nb] = tkb__scale_map(&y, tmp[(i1 - i0) / 2]);
+      nb++;
+    }
+    fputs("\"/>", f);
+    tkb__svg_polyline(f, mx, my, nb, "binmed");
+    free(tmp);
+  } else {
+    tkb__svg_dots_begin(f, "dot");
+    for (int i = 0; i < s->n; i++) tkb__svg_dot(f, tkb__scale_map(&x, i), tkb__scale_map(&y, s->ms[i]));
+    tkb__svg_dots_end(f);
+  }
+  /* each experiment: its median as a level across its calls, a boundary before it */
+  int start = 0;
+  int ne = s->experiment_sizes ? s->n_experiments : 1;
+  for (int e = 0; e < ne; e++) {
+    int size = s->experiment_sizes ? s->experiment_sizes[e] : s->n;
+    if (size <= 0 || start + size > s->n) break;
+    double *tmp = malloc(sizeof *tmp * (size_t)size);
+    if (!tmp) break;
+    memcpy(tmp, s->ms + start, sizeof *tmp * (size_t)size);
+    qsort(tmp, (size_t)size, sizeof *tmp, cmp_double);
+    double med = size % 2 ? tmp[size / 2] : 0.5 * (tmp[size / 2 - 1] + tmp[size / 2]);
+    free(tmp);
+    double x0 = tkb__scale_map(&x, start), x1 = tkb__scale_map(&x, start + size - 1);
+    if (e > 0) tkb__svg_line(f, x0 - 0.5 * (x.r1 - x.r0) / (s->n > 1 ? s->n - 1 : 1), T, x0, B, "eb");
+    tkb__svg_line(f, x0, tkb__scale_map(&y, med), fmax(x1, x0 + 2), tkb__scale_map(&y, med), "em");
+    start += size;
+  }
+  if (s->throttled) {
+    tkb__svg_dots_begin(f, "thr");
+    for (int i = 0; i < s->n; i++)
+      if (s->throttled[i]) tkb__svg_dot(f, tkb__scale_map(&x, i), tkb__scale_map(&y, s->ms[i]));
+    tkb__svg_dots_end(f);
+  }
+  tkb__svg_end(f);
+}
+
+void tkb__plot_throughput(FILE *f, double achieved, double peak, const char *unit,
+                          const char *peak_name) {
+  const int W = 540, H = 46, L = 12, R = 130;
+  if (!(achieved > 0) || !(peak > 0)) return;
+  char title[160], text[96];
+  snprintf(title, sizeof title, "%.4g %s against %s %.4g %s", achieved, unit, peak_name, peak, unit);
+  tkb__scale x = tkb__scale_make(0, fmax(peak, achieved), L, W - R, false, true);
+  tkb__svg_begin(f, W, H, title);
+  tkb__svg_rect(f, L, 6, tkb__scale_map(&x, achieved) - L, 14, "bar");
+  double xp = tkb__scale_map(&x, peak);
+  tkb__svg_line(f, xp, 2, xp, 24, "peak");
+  snprintf(text, sizeof text, "%.0f%% of %s", 100 * achieved / peak, peak_name);
+  tkb__svg_text(f, W - R + 8, 17, "start", "lbl", text);
+  tkb__svg_axis_x(f, &x, 26, 26, 6, 1.0, "", unit);
+  tkb__svg_end(f);
+}
+
+void tkb__plot_forest(FILE *f, const tkb__forest_row *rows, int n, double noise) {
+  const int W = 760, L = 300, R = 20, T = 8, ROW = 16;
+  const int H = T + ROW * (n > 0 ? n : 1) + 36;
+  double lo = 1 - noise, hi = 1 + noise;
+  for (int i = 0; i < n; i++) {
+    if (isfinite(rows[i].lo) && rows[i].lo > 0) lo = fmin(lo, rows[i].lo);
+    if (isfinite(rows[i].hi)) hi = fmax(hi, rows[i].hi);
+    if (isfinite(rows[i].ratio) && rows[i].ratio > 0) lo = fmin(lo, rows[i].ratio), hi = fmax(hi, rows[i].ratio);
+  }
+  /* symmetric about 1 on the log axis, so faster and slower look alike */
+  double span = fmax(log(hi), -log(lo)) * 1.08;
+  tkb__scale x = tkb__scale_make(exp(-span), exp(span), L, W - R, true, false);
+  char title[64];
+  snprintf(title, sizeof title, "ratio new/base of %d entries with 95%% intervals", n);
+  tkb__svg_begin(f, W, H, title);
+  double yb = T + ROW * n;
+  tkb__svg_rect(f, tkb__scale_map(&x, 1 - noise), T, tkb__scale_map(&x, 1 + noise) - tkb__scale_map(&x, 1 - noise),
+                yb - T, "band");
+  tkb__svg_axis_x(f, &x, yb + 2, T, 7, 1.0, "x", "new / base");
+  tkb__svg_line(f, tkb__scale_map(&x, 1), T, tkb__scale_map(&x, 1), yb, "one");
+  for (int i = 0; i < n; i++) {
+    const tkb__forest_row *r = &rows[i];
+    double y = T + ROW * i + ROW / 2.0;
+    tkb__svg_text(f, L - 8, y + 4, "end", "fn", r->name);
+    if (!(r->ratio > 0)) continue;
+    fprintf(f, "<g class=\"%s\">", r->verdict ? r->verdict : "unsure");
+    if (r->lo > 0 && r->hi > 0) tkb__svg_line(f, tkb__scale_map(&x, r->lo), y, tkb__scale_map(&x, r->hi), y, "civ");
+    tkb__svg_dots_begin(f, "pt");
+    tkb__svg_dot(f, tkb__scale_map(&x, r->ratio), y);
+    tkb__svg_dots_end(f);
+    fputs("</g>", f);
+  }
+  tkb__svg_end(f);
+}

@@ -1,0 +1,250 @@
+/* svg.c - scales, ticks and SVG primitives for the HTML report's plots (svg.h).
+ * Written here rather than taken from a plotting library: Debian's C plotting libraries
+ * (PLplot, GNU plotutils, cairo) draw to their own surfaces and would bring a rendering
+ * stack for what is a few hundred lines of text, and none writes the compact, classed,
+ * accessible inline SVG an offline HTML page wants. */
+#include "svg.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+bool tkb__scale_wants_log(double lo, double hi, double decades) {
+  return lo > 0 && hi > lo && isfinite(lo) && isfinite(hi) && log10(hi / lo) > decades;
+}
+
+/* 1, 2 or 5 x 10^k: the smallest of them >= raw. */
+static double nice_step(double raw) {
+  double mag = pow(10.0, floor(log10(raw)));
+  double f = raw / mag;
+  double step = f <= 1.0 ? 1.0 : f <= 2.0 ? 2.0 : f <= 5.0 ? 5.0 : 10.0;
+  return step * mag;
+}
+
+tkb__scale tkb__scale_make(double lo, double hi, double r0, double r1, bool log, bool nice) {
+  if (!isfinite(lo) || !isfinite(hi)) lo = 0, hi = 1;
+  if (hi < lo) {
+    double t = lo;
+    lo = hi, hi = t;
+  }
+  if (log && lo <= 0) log = false;
+  if (hi == lo) {
+    /* one value: a range around it a tenth of its size (or one unit around zero) */
+    double pad = lo != 0 ? fabs(lo) * 0.1 : 1.0;
+    lo = log ? lo / 1.25 : lo - pad;
+    hi = log ? hi * 1.25 : hi + pad;
+  }
+  if (nice) {
+    if (log) {
+      /* whole decades only when the range spans several: a narrow range stays tight */
+      if (log10(hi / lo) >= 2) {
+        lo = pow(10.0, floor(log10(lo)));
+        hi = pow(10.0, ceil(log10(hi)));
+      }
+    } else {
+      double step = nice_step((hi - lo) / 5.0);
+      lo = floor(lo / step) * step;
+      hi = ceil(hi / step) * step;
+    }
+  }
+  return (tkb__scale){.d0 = lo, .d1 = hi, .r0 = r0, .r1 = r1, .log = log};
+}
+
+double tkb__scale_map(const tkb__scale *s, double v) {
+  double t;
+  if (s->log) t = v > 0 ? log(v / s->d0) / log(s->d1 / s->d0) : 0.0;
+  else t = (v - s->d0) / (s->d1 - s->d0);
+  if (!(t >= 0)) t = 0; /* NaN too */
+  if (t > 1) t = 1;
+  return s->r0 + t * (s->r1 - s->r0);
+}
+
+static int linear_ticks(double d0, double d1, int max_ticks, double *out, int cap) {
+  if (max_ticks < 2) max_ticks = 2;
+  double step = nice_step((d1 - d0) / (max_ticks - 1));
+  int n = 0;
+  /* multiples of step; the half-step tolerance keeps ends lost to rounding */
+  for (double k = ceil(d0 / step - 1e-9); n < cap; k++) {
+    double v = k * step;
+    if (v > d1 + step * 1e-9) break;
+    out[n++] = fabs(v) < step * 1e-9 ? 0.0 : v;
+  }
+  return n;
+}
+
+int tkb__ticks(const tkb__scale *s, int max_ticks, double *out, int cap) {
+  if (cap <= 0) return 0;
+  if (!s->log) return linear_ticks(s->d0, s->d1, max_ticks, out, cap);
+  int k0 = (int)ceil(log10(s->d0) - 1e-9), k1 = (int)floor(log10(s->d1) + 1e-9);
+  int decades = k1 - k0 + 1;
+  static const double between[] = {1, 2, 5};
+  bool fill = decades < 2;
+  int stride = decades > max_ticks ? (decades + max_ticks - 1) / max_ticks : 1;
+  int n = 0;
+  for (int k = k0 - (fill ? 1 : 0); k <= k1 && n < cap; k++) {
+    if (!fill && (k - k0) % stride) continue;
+    for (int j = 0; j < (fill ? 3 : 1) && n < cap; j++) {
+      double v = between[j] * pow(10.0, k);
+      if (v >= s->d0 * (1 - 1e-9) && v <= s->d1 * (1 + 1e-9)) out[n++] = v;
+    }
+  }
+  /* a range inside one decade has no 1-2-5 points to speak of: linear ticks read better */
+  if (n < 2) return linear_ticks(s->d0, s->d1, max_ticks, out, cap);
+  return n;
+}
+
+tkb__time_unit tkb__time_unit_for(double lo, double hi) {
+  double m = fmax(fabs(lo), fabs(hi));
+  if (!(m >= 1e-3)) return (tkb__time_unit){"ns", 1e6};
+  if (m < 1.0) return (tkb__time_unit){"us", 1e3};
+  if (m < 1e3) return (tkb__time_unit){"ms", 1.0};
+  return (tkb__time_unit){"s", 1e-3};
+}
+
+void tkb__tick_label(double v, double scale, double step, const char *suffix, char *buf,
+                     size_t cap) {
+  double x = v * scale;
+  int decimals;
+  if (step > 0) {
+    decimals = (int)ceil(-log10(step * scale) - 1e-9);
+  } else {
+    /* uneven ticks (log axis): enough decimals for the value's own first digit */
+    decimals = x != 0 ? (int)ceil(-log10(fabs(x)) - 1e-9) : 0;
+  }
+  if (decimals < 0) decimals = 0;
+  if (decimals > 9) decimals = 9;
+  if (fabs(x) < 0.5 * pow(10.0, -decimals)) x = 0.0; /* no "-0.0" from a tiny negative */
+  snprintf(buf, cap, "%.*f%s", decimals, x, suffix ? suffix : "");
+}
+
+/* ---- writing ---- */
+void tkb__svg_num(FILE *f, double v) {
+  char b[32];
+  if (!isfinite(v)) v = 0;
+  snprintf(b, sizeof b, "%.1f", v);
+  size_t n = strlen(b);
+  if (n >= 2 && b[n - 1] == '0' && b[n - 2] == '.') b[n - 2] = '\0';
+  fputs(strcmp(b, "-0") ? b : "0", f);
+}
+
+void tkb__svg_escape(FILE *f, const char *s) {
+  for (; s && *s; s++) {
+    switch (*s) {
+    case '&': fputs("&amp;", f); break;
+    case '<': fputs("&lt;", f); break;
+    case '>': fputs("&gt;", f); break;
+    case '"': fputs("&quot;", f); break;
+    case '\'': fputs("&#39;", f); break;
+    default: fputc(*s, f);
+    }
+  }
+}
+
+void tkb__svg_begin(FILE *f, int w, int h, const char *aria_label) {
+  fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" role=\"img\" aria-label=\"", w, h, w, h);
+  tkb__svg_escape(f, aria_label);
+  fputs("\">", f);
+}
+
+void tkb__svg_end(FILE *f) { fputs("</svg>", f); }
+
+void tkb__svg_text(FILE *f, double x, double y, const char *anchor, const char *cls, const char *text) {
+  fputs("<text x=\"", f);
+  tkb__svg_num(f, x);
+  fputs("\" y=\"", f);
+  tkb__svg_num(f, y);
+  fputc('"', f);
+  if (anchor && strcmp(anchor, "start")) fprintf(f, " text-anchor=\"%s\"", anchor);
+  if (cls) fprintf(f, " class=\"%s\"", cls);
+  fputc('>', f);
+  tkb__svg_escape(f, text);
+  fputs("</text>", f);
+}
+
+void tkb__svg_line(FILE *f, double x1, double y1, double x2, double y2, const char *cls) {
+  fputs("<path d=\"M", f);
+  tkb__svg_num(f, x1);
+  fputc(' ', f);
+  tkb__svg_num(f, y1);
+  fputc('L', f);
+  tkb__svg_num(f, x2);
+  fputc(' ', f);
+  tkb__svg_num(f, y2);
+  fprintf(f, "\" class=\"%s\"/>", cls);
+}
+
+void tkb__svg_rect(FILE *f, double x, double y, double w, double h, const char *cls) {
+  fputs("<rect x=\"", f);
+  tkb__svg_num(f, x);
+  fputs("\" y=\"", f);
+  tkb__svg_num(f, y);
+  fputs("\" width=\"", f);
+  tkb__svg_num(f, fmax(w, 0));
+  fputs("\" height=\"", f);
+  tkb__svg_num(f, fmax(h, 0));
+  fprintf(f, "\" class=\"%s\"/>", cls);
+}
+
+void tkb__svg_dots_begin(FILE *f, const char *cls) { fprintf(f, "<path class=\"%s\" d=\"", cls); }
+
+void tkb__svg_dot(FILE *f, double x, double y) {
+  fputc('M', f);
+  tkb__svg_num(f, x);
+  fputc(' ', f);
+  tkb__svg_num(f, y);
+  fputs("h0", f);
+}
+
+void tkb__svg_dots_end(FILE *f) { fputs("\"/>", f); }
+
+void tkb__svg_polyline(FILE *f, const double *x, const double *y, int n, const char *cls) {
+  if (n < 1) return;
+  fputs("<path d=\"", f);
+  for (int i = 0; i < n; i++) {
+    fputc(i ? 'L' : 'M', f);
+    tkb__svg_num(f, x[i]);
+    fputc(' ', f);
+    tkb__svg_num(f, y[i]);
+  }
+  fprintf(f, "\" class=\"%s\"/>", cls);
+}
+
+/* The spacing of evenly spaced ticks, 0 for uneven (log) ones. */
+static double tick_step(const tkb__scale *s, const double *t, int n) {
+  if (s->log || n < 2) return s->log ? 0 : (n == 1 ? fabs(t[0]) : 0);
+  return t[1] - t[0];
+}
+
+void tkb__svg_axis_x(FILE *f, const tkb__scale *s, double y, double y_top, int max_ticks,
+                     double label_scale, const char *suffix, const char *title) {
+  double t[32];
+  int n = tkb__ticks(s, max_ticks, t, 32);
+  double step = tick_step(s, t, n);
+  tkb__svg_line(f, s->r0, y, s->r1, y, "ax");
+  for (int i = 0; i < n; i++) {
+    double x = tkb__scale_map(s, t[i]);
+    if (y_top < y) tkb__svg_line(f, x, y_top, x, y, "grid");
+    tkb__svg_line(f, x, y, x, y + 4, "ax");
+    char label[48];
+    tkb__tick_label(t[i], label_scale, step, suffix, label, sizeof label);
+    tkb__svg_text(f, x, y + 15, "middle", "tl", label);
+  }
+  if (title) tkb__svg_text(f, s->r1, y + 28, "end", "at", title);
+}
+
+void tkb__svg_axis_y(FILE *f, const tkb__scale *s, double x, double x_right, int max_ticks,
+                     double label_scale, const char *suffix, const char *title) {
+  double t[32];
+  int n = tkb__ticks(s, max_ticks, t, 32);
+  double step = tick_step(s, t, n);
+  tkb__svg_line(f, x, s->r0, x, s->r1, "ax");
+  for (int i = 0; i < n; i++) {
+    double y = tkb__scale_map(s, t[i]);
+    if (x_right > x) tkb__svg_line(f, x, y, x_right, y, "grid");
+    tkb__svg_line(f, x - 4, y, x, y, "ax");
+    char label[48];
+    tkb__tick_label(t[i], label_scale, step, suffix, label, sizeof label);
+    tkb__svg_text(f, x - 6, y + 4, "end", "tl", label);
+  }
+  if (title) tkb__svg_text(f, x + 4, fmin(s->r0, s->r1) - 6, "start", "at", title);
+}

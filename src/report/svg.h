@@ -1,0 +1,117 @@
+/* svg.h - a small SVG writer for the HTML report: scales (linear and logarithmic) that
+ * map data to pixels, "nice" ticks (1-2-5 steps, decades on a log axis) with labels in
+ * a unit that fits the range, axes, and compact primitives. Coordinates are written with
+ * one decimal and no trailing zeros, and many dots go into one path, so a page of
+ * thousands of plots stays small. Internal to src/report. */
+#ifndef TKB_SVG_H
+#define TKB_SVG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+/* Maps the domain [d0, d1] onto the pixel range [r0, r1] (r0 > r1 for a y axis that
+ * grows upwards). A log scale needs 0 < d0 < d1. */
+typedef struct tkb__scale {
+  double d0, d1, r0, r1;
+  bool log;
+} tkb__scale;
+
+/* A scale over [lo, hi] (widened to a small range around lo when lo == hi, and to its
+ * ticks' outer steps when nice). log: logarithmic when true, which needs lo > 0. */
+tkb__scale tkb__scale_make(double lo, double hi, double r0, double r1, bool log, bool nice);
+/* True when a range is better read on a log scale: positive and spanning more than
+ * `decades` powers of ten. */
+bool tkb__scale_wants_log(double lo, double hi, double decades);
+/* The pixel position of v (clamped to the range for values outside the domain). */
+double tkb__scale_map(const tkb__scale *s, double v);
+
+/* Up to cap tick values in [d0, d1], ascending, about max_ticks of them: multiples of
+ * 1, 2 or 5 x 10^k on a linear scale; powers of ten on a log scale (with 2 and 5 between
+ * them when the domain spans less than two decades). Returns how many. */
+int tkb__ticks(const tkb__scale *s, int max_ticks, double *out, int cap);
+
+/* The unit a time axis over [lo, hi] ms reads best in: its name ("ns", "us", "ms", "s")
+ * and how many of it one ms is. */
+typedef struct tkb__time_unit {
+  const char *name;
+  double per_ms;
+} tkb__time_unit;
+tkb__time_unit tkb__time_unit_for(double lo, double hi);
+
+/* A tick's label: v times `scale`, with as few decimals as tell the ticks apart
+ * (`step` is the distance between neighbouring ticks, in the same units as v; 0 for
+ * ticks that are not evenly spaced, as on a log axis), then `suffix` ("", "x", " us"). */
+void tkb__tick_label(double v, double scale, double step, const char *suffix, char *buf,
+                     size_t cap);
+
+/* ---- writing ---- */
+/* Opens <svg> of w x h pixels with an accessible name (escaped), closes it. */
+void tkb__svg_begin(FILE *f, int w, int h, const char *aria_label);
+void tkb__svg_end(FILE *f);
+/* A coordinate: one decimal, trailing zeros dropped ("12", "12.5"). */
+void tkb__svg_num(FILE *f, double v);
+/* Text escaped for XML and HTML (&, <, >, ", ') into f. */
+void tkb__svg_escape(FILE *f, const char *s);
+/* <text> at (x, y); anchor "start", "middle" or "end"; cls the CSS class (or NULL). */
+void tkb__svg_text(FILE *f, double x, double y, const char *anchor, const char *cls, const char *text);
+/* A line and a rectangle with a CSS class. */
+void tkb__svg_line(FILE *f, double x1, double y1, double x2, double y2, const char *cls);
+void tkb__svg_rect(FILE *f, double x, double y, double w, double h, const char *cls);
+
+/* Many dots as one path of round-capped zero-length strokes ("M12 5h0M14 7h0"): the
+ * dots' size and colour come from the class's stroke-width and stroke. */
+void tkb__svg_dots_begin(FILE *f, const char *cls);
+void tkb__svg_dot(FILE *f, double x, double y);
+void tkb__svg_dots_end(FILE *f);
+
+/* A polyline through n points (x[i], y[i]) with a CSS class (no fill). */
+void tkb__svg_polyline(FILE *f, const double *x, const double *y, int n, const char *cls);
+
+/* A horizontal axis at pixel y over scale s: the baseline, ticks with labels under
+ * them (`label_scale`, `suffix` as tkb__tick_label), light grid lines up to y_top when
+ * y_top < y, and a title at the right end (NULL: none). */
+void tkb__svg_axis_x(FILE *f, const tkb__scale *s, double y, double y_top, int max_ticks,
+                     double label_scale, const char *suffix, const char *title);
+/* A vertical axis at pixel x over scale s, labels to its left, grid lines to x_right
+ * when x_right > x. */
+void tkb__svg_axis_y(FILE *f, const tkb__scale *s, double x, double x_right, int max_ticks,
+                     double label_scale, const char *suffix, const char *title);
+
+/* ---- the report's plots (plots.c) ---- */
+/* One entry's timed calls, as a result file holds them. */
+typedef struct tkb__plot_calls {
+  const double *ms;             /* per timed call (or batch) in the order they ran */
+  int n;
+  const int *experiment_sizes;  /* calls per experiment, in order (NULL: one experiment) */
+  int n_experiments;
+  double median, p25, p75;      /* as reported (NaN: computed here from ms) */
+  double ci_low, ci_high;       /* the median's 95% interval (NaN: none) */
+  const bool *throttled;        /* per call: the device reported throttling (NULL: none) */
+} tkb__plot_calls;
+
+/* The distribution of the calls: a box (quartiles, whiskers to Tukey's 1.5 IQR fences,
+ * the median with its interval shaded) over a strip of every call, or a violin (a
+ * smoothed histogram) when there are too many calls to draw each; calls beyond the
+ * fences are marked (mild and severe outliers apart). */
+void tkb__plot_distribution(FILE *f, const tkb__plot_calls *s, const char *title);
+/* The calls in the order they ran, each experiment's median as a level across its
+ * calls and the boundaries between experiments, so drift and a slow experiment show;
+ * throttled calls are marked. Many calls are drawn as per-bin ranges. */
+void tkb__plot_timeline(FILE *f, const tkb__plot_calls *s, const char *title);
+/* What an entry achieved against the machine's measured peak (copy GB/s or sgemm
+ * GFLOP/s) as a bar with the fraction written beside it. */
+void tkb__plot_throughput(FILE *f, double achieved, double peak, const char *unit,
+                          const char *peak_name);
+
+/* One compared entry of a forest plot. */
+typedef struct tkb__forest_row {
+  const char *name;
+  double ratio, lo, hi;         /* new/base and its 95% interval */
+  const char *verdict;          /* "faster", "slower", "same", "unsure": also the CSS class */
+} tkb__forest_row;
+/* The ratios with their intervals, one row each in the order given, on a log axis
+ * centred on 1, with the noise band [1 - noise, 1 + noise] shaded. */
+void tkb__plot_forest(FILE *f, const tkb__forest_row *rows, int n, double noise);
+
+#endif
