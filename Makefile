@@ -4,12 +4,16 @@ BUILD      ?= build
 ASAN_BUILD ?= build-asan
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: all bootstrap build build-asan test test-release test-asan run bench clean
+.PHONY: all bootstrap bootstrap-test build build-asan test test-release test-asan run bench clean
 
 all: build
 
 bootstrap:
 	@bash scripts/bootstrap.sh
+
+# What the tests need beyond the build (a browser for the HTML report's test).
+bootstrap-test:
+	@bash scripts/bootstrap.sh test
 
 build: bootstrap
 	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release >/dev/null
@@ -25,11 +29,11 @@ build-asan: bootstrap
 SKIP_REASONS = awk '/^[0-9]+\/[0-9]+ Testing: /{t=$$3} /^SKIPPED/{print t ": " $$0}' \
                Testing/Temporary/LastTest.log 2>/dev/null || true
 
-test-release: build
+test-release: build bootstrap-test
 	cd $(BUILD) && { ctest --output-on-failure -j $(JOBS); rc=$$?; $(SKIP_REASONS); exit $$rc; }
 
 # The sanitizer run sets TKB_TEST_QUICK so exhaustive 2^32 sweeps take a stride.
-test-asan: build-asan
+test-asan: build-asan bootstrap-test
 	cd $(ASAN_BUILD) && { TKB_TEST_QUICK=1 ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure \
 	  -j $(JOBS); rc=$$?; $(SKIP_REASONS); exit $$rc; }
 

@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
-# Installs the Debian packages the build needs, only when something is missing.
+# Installs the Debian packages the build needs, only when something is missing; with
+# the argument `test`, also what `make test` needs beyond the build.
 # Runs as root on a fresh machine (CI); prints nothing when all is present.
 set -euo pipefail
+for_tests=false
+[ "${1:-}" = test ] && for_tests=true
 
 missing=()
 need_cmd() { command -v "$1" >/dev/null 2>&1 || missing+=("$2"); }
@@ -22,6 +25,11 @@ need_pkg libcjson-dev
 need_pkg opencl-headers
 need_pkg ocl-icd-opencl-dev
 need_pkg pocl-opencl-icd
+
+if $for_tests; then
+  # the HTML report's browser test renders the page in headless Chromium
+  command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || missing+=(chromium)
+fi
 
 if [ ${#missing[@]} -gt 0 ]; then
   echo "bootstrap: installing ${missing[*]}" >&2

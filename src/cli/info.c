@@ -3,6 +3,7 @@
  * cost of reading the clock, which bounds the shortest call worth timing; OpenMP, the
  * CPUs this process may use, the load). `info --check` adds what to change for steadier
  * times, and why, changing nothing itself. */
+#include "bench.h"
 #include "cli.h"
 
 #include <stddef.h>
@@ -126,8 +127,27 @@ static void environment(const tkb__environment *e) {
   printf("  %-10s %s\n", "huge pages", e->thp[0] ? e->thp : "unreadable (no transparent_hugepage in sysfs)");
 }
 
+/* Each device's measured copy bandwidth and (cpu) sgemm rate. */
+static void peaks(void) {
+  static const char *const names[] = {"cpu", "cuda:0", "opencl:0"};
+  printf("\nPeaks (best of several runs; what a report draws throughputs against)\n");
+  for (size_t k = 0; k < TKB_ARRAY_LEN(names); k++) {
+    tkb_device *dev;
+    if (tkb_device_get(names[k], &dev) != TKB_OK) continue;
+    tkb__peaks p;
+    if (tkb__peaks_measure(dev, &p) != TKB_OK) {
+      printf("  %-10s %s\n", tkb_device_name(dev), tkb_last_error());
+      continue;
+    }
+    printf("  %-10s copy %.1f GB/s (read + written)", tkb_device_name(dev), p.copy_gbs);
+    if (p.sgemm_gflops > 0) printf(", sgemm %.1f GFLOP/s", p.sgemm_gflops);
+    printf("\n");
+  }
+}
+
 typedef struct info_args {
   bool check;
+  bool peaks;
 } info_args;
 
 static const tkb__flag info_flags[] = {
@@ -136,6 +156,10 @@ static const tkb__flag info_flags[] = {
      .help = "Also say what to change on this machine for steadier times, and why (the "
              "governor, boost, load, OpenMP's wait policy and binding, pinning, huge pages); "
              "changes nothing itself."},
+    {.name = "--peaks", .kind = TKB__FLAG_SWITCH, .offset = offsetof(info_args, peaks),
+     .help = "Also measure each device's copy bandwidth and the cpu's sgemm rate (about a "
+             "second each); '{prog} run --peaks' records them in a run's results, where a "
+             "report draws each entry's throughput against them."},
     {0},
 };
 
@@ -152,6 +176,7 @@ static int info_main(int argc, char **argv) {
   tkb__environment env;
   tkb__environment_read(&env);
   environment(&env);
+  if (a.peaks) peaks();
   if (a.check) {
     printf("\nCheck\n");
     if (tkb__environment_advice(&env, stdout) == 0)
@@ -164,7 +189,7 @@ const tkb__command tkb__command_info = {
     .name = "info",
     .summary = "Show the version, devices, timing methods, CPU, caches and clocks",
     .handler = info_main,
-    .usage = "[--check]",
+    .usage = "[--check] [--peaks]",
     .about = "Shows the version and build type; the devices found, and for each one that is "
              "not, why; the timing methods of each device; the CPU model, cores, caches, "
              "frequency governor and boost state (from sysfs, when readable); the clock's "

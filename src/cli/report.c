@@ -98,15 +98,6 @@ static cJSON *load(const char *flag, const char *path) {
   return doc;
 }
 
-/* The measured peaks a run recorded in its context ("peaks": {"copy_gbs", "sgemm_gflops"}). */
-static void context_peaks(const cJSON *doc, double *copy_gbs, double *sgemm_gflops) {
-  const cJSON *p = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(doc, "context"), "peaks");
-  const cJSON *c = cJSON_GetObjectItemCaseSensitive(p, "copy_gbs");
-  const cJSON *s = cJSON_GetObjectItemCaseSensitive(p, "sgemm_gflops");
-  if (!(*copy_gbs > 0) && cJSON_IsNumber(c)) *copy_gbs = c->valuedouble;
-  if (!(*sgemm_gflops > 0) && cJSON_IsNumber(s)) *sgemm_gflops = s->valuedouble;
-}
-
 static const char *base_name(const char *path) {
   const char *slash = strrchr(path, '/');
   return slash ? slash + 1 : path;
@@ -148,7 +139,6 @@ static int report(const report_args *a) {
   }
   tkb__html_opts o = {.title = a->title ? a->title : base_name(path),
                       .copy_gbs = a->copy_gbs, .sgemm_gflops = a->sgemm_gflops};
-  context_peaks(doc, &o.copy_gbs, &o.sgemm_gflops);
   int rc = write_page(a, doc, &o);
   cJSON_Delete(base);
   cJSON_Delete(doc);

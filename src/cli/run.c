@@ -34,6 +34,7 @@ typedef struct run_args {
   bool no_blocking_kernel;
   const char *format, *out;
   bool quiet;
+  bool peaks;         /* measure the device's peaks into the context */
   const char *gb_format, *gb_out_format; /* --benchmark_format, --benchmark_out_format */
   bool list_tests;
 } run_args;
@@ -113,6 +114,10 @@ static const tkb__flag run_flags[] = {
              "renamed)."},
     {.name = "--quiet", .kind = TKB__FLAG_SWITCH, .offset = AT(quiet),
      .help = "No table and no progress line; errors still go to stderr."},
+    {.name = "--peaks", .kind = TKB__FLAG_SWITCH, .offset = AT(peaks),
+     .help = "Before the run, measure the device's copy bandwidth and (cpu) sgemm rate, about "
+             "a second, into the results' context (\"peaks\"), where an HTML report draws "
+             "each entry's GB/s and GFLOP/s against them."},
     {.heading = "Google Benchmark's spellings, so its tools (compare.py) can drive {prog}:"},
     {.name = "--benchmark_filter", .metavar = "REGEX", .kind = TKB__FLAG_TEXT,
      .offset = AT(sel.filter), .same_as = "--filter"},
@@ -207,6 +212,7 @@ static void fill_context(tkb__report_ctx *ctx, const run_args *a, tkb_device *de
   tkb__iso_date(ctx->date, sizeof ctx->date);
   tkb__host_facts_read(&ctx->host);
   tkb__environment_warnings(&ctx->host.env, add_warning, ctx);
+  if (a->peaks) ctx->have_peaks = tkb__peaks_measure(dev, &ctx->peaks) == TKB_OK;
   for (size_t k = 0; k < n; k++) {
     int len = (int)strlen(tkb_registry_full_name(idx[k]));
     if (len > ctx->name_width) ctx->name_width = len;

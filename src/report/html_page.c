@@ -83,7 +83,7 @@ static bool read_calls(entry *e) {
       e->sizes = NULL, e->n_sizes = 0;
     }
   }
-  const cJSON *thr = item(e->tk, "throttled_calls");
+  const cJSON *thr = item(item(e->tk, "statistics"), "throttled_calls");
   if (cJSON_IsArray(thr) && e->n > 0 && (e->throttled = calloc((size_t)e->n, sizeof *e->throttled)))
     cJSON_ArrayForEach(t, thr) if (t->valueint >= 0 && t->valueint < e->n) e->throttled[t->valueint] = true;
   return true;
@@ -506,6 +506,10 @@ tkb_status tkb__html_page(FILE *f, const cJSON *doc, const tkb__html_opts *o) {
   }
   for (int i = 0; i < es.n; i++) g[i] = figures_of(&es.v[i]);
   const cJSON *ctx = item(doc, "context");
+  tkb__html_opts with_peaks = *o; /* a run's measured peaks, unless given */
+  if (!(with_peaks.copy_gbs > 0)) with_peaks.copy_gbs = num(item(ctx, "peaks"), "copy_gbs");
+  if (!(with_peaks.sgemm_gflops > 0)) with_peaks.sgemm_gflops = num(item(ctx, "peaks"), "sgemm_gflops");
+  o = &with_peaks;
   int failed = 0, skipped = 0;
   for (int i = 0; i < es.n; i++) failed += es.v[i].status == ENTRY_FAILED, skipped += es.v[i].status == ENTRY_SKIPPED;
 
@@ -552,8 +556,6 @@ tkb_status tkb__html_page(FILE *f, const cJSON *doc, const tkb__html_opts *o) {
   for (int i = 0; i < es.n; i++) entry_section(f, i, &es.v[i], &g[i], o);
   fputs("<h2 id=\"s-context\">Context</h2><dl>", f);
   context_rows(f, ctx, "");
-  if (o->copy_gbs > 0) fprintf(f, "<dt>peak copy</dt><dd>%.4g GB/s</dd>", o->copy_gbs);
-  if (o->sgemm_gflops > 0) fprintf(f, "<dt>peak sgemm</dt><dd>%.4g GFLOP/s</dd>", o->sgemm_gflops);
   fprintf(f, "</dl>\n<script>%s</script>\n</body></html>\n", script);
   free(g);
   entries_free(&es);

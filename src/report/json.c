@@ -97,6 +97,12 @@ static void write_context(jw *w, const tkb__report_ctx *ctx, const tkb__run_summ
   jw_string(w, "stopping_rule", ctx->stop);
   jw_bool(w, "interleave", ctx->interleave);
   jw_bool(w, "interrupted", interrupted);
+  if (ctx->have_peaks) {
+    jw_begin_object(w, "peaks");
+    jw_number(w, "copy_gbs", ctx->peaks.copy_gbs);
+    jw_number(w, "sgemm_gflops", ctx->peaks.sgemm_gflops);
+    jw_end_object(w);
+  }
   write_environment(w, ctx, s);
   jw_end_object(w);
 }
@@ -188,6 +194,14 @@ static void write_tkbench(jw *w, const tkb__result *r, int experiment) {
   jw_string(w, "stopping_rule", bd->stopping_rule);
   jw_int(w, "batch_size", bd->batch_size);
   jw_number(w, "first_call_ms", bd->first_call_ms);
+  /* devices that report clock state: which calls ran throttled (indices into
+   * evaluation_times_ms), so a report can mark them */
+  if (bd->throttled) {
+    jw_begin_array(w, "throttled_calls", true);
+    for (int i = 0; i < bd->n_evaluation_times; i++)
+      if (bd->throttled[i]) jw_int(w, NULL, i);
+    jw_end_array(w);
+  }
   jw_end_object(w);
   jw_begin_array(w, "warnings", false);
   for (int i = 0; i < bd->n_warnings; i++) jw_string(w, NULL, bd->warnings[i].text);

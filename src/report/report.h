@@ -7,6 +7,7 @@
 #ifndef TKB_REPORT_H
 #define TKB_REPORT_H
 
+#include "bench.h"
 #include "internal.h"
 
 #include <stdio.h>
@@ -104,6 +105,8 @@ typedef struct tkb__report_ctx {
   int name_width;          /* length of the longest selected entry name */
   const char *stop;        /* the stopping rule as run, every parameter written out */
   bool interleave;         /* the entries' experiments ran round-robin */
+  bool have_peaks;         /* peaks were measured before the run (run --peaks) */
+  tkb__peaks peaks;
   tkb__host_facts host;
   /* what the machine says about every number of the run, as it starts */
   struct {

@@ -78,7 +78,7 @@ int tkb__ticks(const tkb__scale *s, int max_ticks, double *out, int cap) {
   int k0 = (int)ceil(log10(s->d0) - 1e-9), k1 = (int)floor(log10(s->d1) + 1e-9);
   int decades = k1 - k0 + 1;
   static const double between[] = {1, 2, 5};
-  bool fill = decades < 2;
+  bool fill = decades <= 2;
   int stride = decades > max_ticks ? (decades + max_ticks - 1) / max_ticks : 1;
   int n = 0;
   for (int k = k0 - (fill ? 1 : 0); k <= k1 && n < cap; k++) {
@@ -106,7 +106,12 @@ void tkb__tick_label(double v, double scale, double step, const char *suffix, ch
   double x = v * scale;
   int decimals;
   if (step > 0) {
-    decimals = (int)ceil(-log10(step * scale) - 1e-9);
+    /* the fewest decimals that write the step exactly (0.25 needs 2, 0.2 needs 1) */
+    double st = step * scale;
+    for (decimals = 0; decimals < 9; decimals++) {
+      double m = st * pow(10.0, decimals);
+      if (fabs(m - round(m)) <= 1e-6 * m) break;
+    }
   } else {
     /* uneven ticks (log axis): enough decimals for the value's own first digit */
     decimals = x != 0 ? (int)ceil(-log10(fabs(x)) - 1e-9) : 0;
