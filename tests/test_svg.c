@@ -161,13 +161,15 @@ static void test_writing(void) {
 
   f = tmpfile();
   tkb__svg_begin(f, 100, 50, "a <plot>");
-  tkb__svg_dots_begin(f, "dot");
-  tkb__svg_dot(f, 1, 2);
-  tkb__svg_dot(f, 3.26, 4);
-  tkb__svg_dots_end(f);
+  tkb__svg_dots d;
+  tkb__svg_dots_begin(&d, f, "dot");
+  tkb__svg_dot(&d, 1, 2);
+  tkb__svg_dot(&d, 3.26, 4);
+  tkb__svg_dot(&d, 0.4, 1);
+  tkb__svg_dots_end(&d);
   tkb__svg_end(f);
   s = written(f);
-  CHECK_MSG(strstr(s, "aria-label=\"a &lt;plot&gt;\"") && strstr(s, "d=\"M1 2h0M3.3 4h0\"") &&
+  CHECK_MSG(strstr(s, "aria-label=\"a &lt;plot&gt;\"") && strstr(s, "d=\"M1 2h0m2 2h0m-3 -3h0\"") &&
                 strstr(s, "</svg>"),
             "%s", s);
   free(s);
@@ -189,6 +191,7 @@ static void test_plots(void) {
   char *s = written(f);
   CHECK(count(s, "<svg") == 2 && count(s, "</svg>") == 2);
   CHECK(count(s, "h0") >= FEW * 2); /* every call in the strip and in the timeline */
+  CHECK(!strstr(s, "L")); /* boundaries and levels are vertical and horizontal */
   CHECK(strstr(s, "class=\"ci\"") && strstr(s, "class=\"thr\"") && strstr(s, "class=\"eb\""));
   CHECK(!strstr(s, "nan") && !strstr(s, "inf"));
   free(s);

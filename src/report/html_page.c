@@ -218,7 +218,7 @@ static void num_cell(FILE *f, double v, bool si) {
   char b[32];
   if (si) tkb__fmt_si(v, b, sizeof b);
   else tkb__fmt_sig(v, b, sizeof b);
-  if (isfinite(v) && v != 0) fprintf(f, "<td data-v=\"%.9g\">%s</td>", v, b);
+  if (isfinite(v) && v != 0) fprintf(f, "<td data-v=\"%.6g\">%s</td>", v, b);
   else fputs("<td data-v=\"\">-</td>", f);
 }
 
@@ -283,9 +283,9 @@ static const char *const script =
     "t.parentNode.insertBefore(inp,t);inp.addEventListener('input',function(){var re;"
     "try{re=new RegExp(inp.value)}catch(e){re=null}"
     "function hit(s){return re?re.test(s):s.indexOf(inp.value)>=0}"
-    "Array.prototype.forEach.call(t.tBodies[0].rows,function(r){r.hidden=!hit(r.getAttribute('data-name'))});"
+    "Array.prototype.forEach.call(t.tBodies[0].rows,function(r){r.hidden=!hit(r.cells[0].textContent)});"
     "Array.prototype.forEach.call(document.querySelectorAll('section.entry'),function(s){"
-    "s.hidden=!hit(s.getAttribute('data-name'))})})})();";
+    "s.hidden=!hit(s.querySelector('h3').textContent)})})})();";
 
 /* A context value as text: strings, numbers, booleans; arrays joined by ", "; objects
  * are flattened by the caller. */
@@ -334,18 +334,50 @@ static void context_rows(FILE *f, const cJSON *o, const char *prefix) {
   }
 }
 
-static void warnings_list(FILE *f, const cJSON *warnings) {
+/* The kinds of warning that speak of the machine rather than the entry: a page says
+ * them once, with how many entries they came with (as the console does). */
+static bool machine_kind(const char *kind) {
+  return kind && (!strcmp(kind, "load") || !strcmp(kind, "threads"));
+}
+
+/* A list of warnings (strings, or objects with "text"); with kinds (a parallel array of
+ * strings), only the entry's own, not the machine's. */
+static void warnings_list(FILE *f, const cJSON *warnings, const cJSON *kinds) {
   const cJSON *w;
-  if (cJSON_GetArraySize(warnings) <= 0) return;
-  fputs("<ul class=\"warnings\">", f);
+  int i = 0, shown = 0;
   cJSON_ArrayForEach(w, warnings) {
+    const cJSON *k = cJSON_GetArrayItem(kinds, i++);
     const char *t = cJSON_IsString(w) ? w->valuestring : str(w, "text");
-    if (!t) continue;
-    fputs("<li class=\"warn\">", f);
+    if (!t || machine_kind(cJSON_IsString(k) ? k->valuestring : str(w, "kind"))) continue;
+    fputs(shown++ ? "<li class=\"warn\">" : "<ul class=\"warnings\"><li class=\"warn\">", f);
     esc(f, t);
     fputs("</li>", f);
   }
-  fputs("</ul>", f);
+  if (shown) fputs("</ul>", f);
+}
+
+/* The machine's warnings that came with entries, once each: how many entries, and the
+ * last one's words. */
+static void machine_warnings(FILE *f, const entries *es) {
+  static const char *const kinds[] = {"load", "threads"};
+  for (size_t k = 0; k < TKB_ARRAY_LEN(kinds); k++) {
+    int with = 0;
+    const char *last = NULL;
+    for (int i = 0; i < es->n; i++) {
+      const cJSON *ws = item(es->v[i].tk, "warnings"), *ks = item(es->v[i].tk, "warning_kinds");
+      for (int j = 0; j < cJSON_GetArraySize(ks); j++) {
+        const cJSON *kind = cJSON_GetArrayItem(ks, j), *text = cJSON_GetArrayItem(ws, j);
+        if (!cJSON_IsString(kind) || strcmp(kind->valuestring, kinds[k]) || !cJSON_IsString(text)) continue;
+        with++;
+        last = text->valuestring;
+        break;
+      }
+    }
+    if (!with) continue;
+    fprintf(f, "<ul class=\"warnings\"><li class=\"warn\">during %d of %d entries, e.g. the last: ", with, es->n);
+    esc(f, last);
+    fputs("</li></ul>", f);
+  }
 }
 
 static const char *status_name(const entry *e) {
@@ -367,9 +399,7 @@ static void summary_table(FILE *f, const entries *es, const figures *g) {
         f);
   for (int i = 0; i < es->n; i++) {
     const entry *e = &es->v[i];
-    fputs("<tr data-name=\"", f);
-    esc(f, e->name);
-    fprintf(f, "\"><td><a href=\"#e%d\">", i);
+    fprintf(f, "<tr><td><a href=\"#e%d\">", i);
     esc(f, e->name);
     fputs("</a></td><td class=\"l\">", f);
     esc(f, e->tk ? field(e, "op") : str(e->row, "label"));
@@ -379,11 +409,11 @@ static void summary_table(FILE *f, const entries *es, const figures *g) {
     esc(f, field(e, "mode"));
     fputs("</td>", f);
     if (e->status == ENTRY_OK && isfinite(g[i].median)) {
-      fprintf(f, "<td data-v=\"%.9g\">", g[i].median);
+      fprintf(f, "<td data-v=\"%.6g\">", g[i].median);
       time_cell(f, g[i].median);
       fputs("</td>", f);
       double ci = ci_pct(&g[i]);
-      if (isfinite(ci)) fprintf(f, ci < 10 ? "<td data-v=\"%.6g\">&plusmn;%.2f%%</td>" : "<td data-v=\"%.6g\">&plusmn;%.0f%%</td>", ci, ci);
+      if (isfinite(ci)) fprintf(f, ci < 10 ? "<td data-v=\"%.6g\">±%.2f%%</td>" : "<td data-v=\"%.6g\">±%.0f%%</td>", ci, ci);
       else fputs("<td data-v=\"\">-</td>", f);
       if (isfinite(g[i].spread)) fprintf(f, "<td data-v=\"%.6g\">%.1f%%</td>", g[i].spread, 100 * g[i].spread);
       else fputs("<td data-v=\"\">-</td>", f);
@@ -401,21 +431,19 @@ static void summary_table(FILE *f, const entries *es, const figures *g) {
 }
 
 static void entry_section(FILE *f, int i, const entry *e, const figures *g, const tkb__html_opts *o) {
-  fprintf(f, "<section class=\"entry\" id=\"e%d\" data-name=\"", i);
-  esc(f, e->name);
-  fputs("\"><h3>", f);
+  fprintf(f, "<section class=\"entry\" id=\"e%d\"><h3>", i);
   esc(f, e->name);
   fputs("</h3><p class=\"facts\">", f);
   const char *op = e->tk ? field(e, "op") : str(e->row, "label");
   if (op && *op) {
     esc(f, op);
-    fputs(" &middot; ", f);
+    fputs(" · ", f);
   }
   if (e->tk) {
     esc(f, field(e, "impl"));
-    fputs(" &middot; ", f);
+    fputs(" · ", f);
     esc(f, field(e, "mode"));
-    fputs(" &middot; ", f);
+    fputs(" · ", f);
   }
   if (e->status != ENTRY_OK) {
     fprintf(f, "<span class=\"st-%s\">%s</span>: ", status_name(e), status_name(e));
@@ -428,30 +456,31 @@ static void entry_section(FILE *f, int i, const entry *e, const figures *g, cons
   if (isfinite(g->ci_low) && isfinite(g->ci_high)) {
     fputs(" (95% CI ", f);
     time_cell(f, g->ci_low);
-    fputs(" &ndash; ", f);
+    fputs(" – ", f);
     time_cell(f, g->ci_high);
     fputc(')', f);
   }
   int ne = e->sizes ? e->n_sizes : 1;
-  fprintf(f, " &middot; %d %s in %d experiment%s", e->n, e->tk ? "calls" : "repetitions", ne, ne == 1 ? "" : "s");
+  fprintf(f, " · %d %s in %d experiment%s", e->n, e->tk ? "calls" : "repetitions", ne, ne == 1 ? "" : "s");
   if (g->outliers_mild || g->outliers_severe)
-    fprintf(f, " &middot; outliers: %d mild, %d severe", g->outliers_mild, g->outliers_severe);
+    fprintf(f, " · outliers: %d mild, %d severe", g->outliers_mild, g->outliers_severe);
   const char *rule = str(item(e->tk, "statistics"), "stopping_rule");
   if (rule) {
-    fputs(" &middot; stop ", f);
+    fputs(" · stop ", f);
     esc(f, rule);
   }
   fputs("</p>", f);
-  warnings_list(f, item(e->tk, "warnings"));
+  warnings_list(f, item(e->tk, "warnings"), item(e->tk, "warning_kinds"));
   fputs("<div class=\"plots\">", f);
   if (e->n > 0) {
     tkb__plot_calls s = {.ms = e->ms, .n = e->n, .experiment_sizes = e->sizes, .n_experiments = e->n_sizes,
                       .median = g->median, .p25 = g->p25, .p75 = g->p75,
                       .ci_low = g->ci_low, .ci_high = g->ci_high, .throttled = e->throttled};
-    char title[600];
-    snprintf(title, sizeof title, "distribution of the %d timed calls of %s", e->n, e->name);
+    /* the section's heading names the entry; the plots' names say what they show */
+    char title[96];
+    snprintf(title, sizeof title, "distribution of %d timed calls", e->n);
     tkb__plot_distribution(f, &s, title);
-    snprintf(title, sizeof title, "the timed calls of %s in the order they ran", e->name);
+    snprintf(title, sizeof title, "%d timed calls in the order they ran", e->n);
     tkb__plot_timeline(f, &s, title);
   }
   if (o->copy_gbs > 0 && g->bytes_s > 0)
@@ -470,13 +499,13 @@ static void comparison(FILE *f, const tkb__html_opts *o) {
     fputs("</code>. ", f);
   }
   fprintf(f, "A change is called when it is significant after correction for the %d comparisons "
-             "and its 95%% interval lies wholly outside the noise band of &plusmn;%.3g%% (shaded). ",
+             "and its 95%% interval lies wholly outside the noise band of ±%.3g%% (shaded). ",
           c->n, 100 * c->noise);
   if (isfinite(c->geomean) && c->geomean > 0)
-    fprintf(f, "Geometric mean of the ratios: <b>%.4f</b> (95%% CI %.4f &ndash; %.4f).", c->geomean,
+    fprintf(f, "Geometric mean of the ratios: <b>%.4f</b> (95%% CI %.4f – %.4f).", c->geomean,
             c->geomean_lo, c->geomean_hi);
   fputs("</p>", f);
-  warnings_list(f, c->warnings);
+  warnings_list(f, c->warnings, NULL);
   tkb__plot_forest(f, c->rows, c->n, c->noise);
   fputs("<table class=\"sortable\" id=\"comparison\"><thead><tr><th>Entry</th><th data-type=\"num\">Ratio</th>"
         "<th data-type=\"num\">CI low</th><th data-type=\"num\">CI high</th><th class=\"l\">Verdict</th></tr>"
@@ -486,7 +515,7 @@ static void comparison(FILE *f, const tkb__html_opts *o) {
     const tkb__forest_row *r = &c->rows[i];
     fputs("<tr><td>", f);
     esc(f, r->name);
-    fprintf(f, "</td><td data-v=\"%.9g\">%.4f</td><td data-v=\"%.9g\">%.4f</td><td data-v=\"%.9g\">%.4f</td>"
+    fprintf(f, "</td><td data-v=\"%.6g\">%.4f</td><td data-v=\"%.6g\">%.4f</td><td data-v=\"%.6g\">%.4f</td>"
                "<td class=\"l %s\">%s</td></tr>\n",
             r->ratio, r->ratio, r->lo, r->lo, r->hi, r->hi, r->verdict, r->verdict);
   }
@@ -534,15 +563,16 @@ tkb_status tkb__html_page(FILE *f, const cJSON *doc, const tkb__html_opts *o) {
   for (size_t k = 0; k < TKB_ARRAY_LEN(keys); k++) {
     const char *v = str(ctx, keys[k]);
     if (!v) continue;
-    fputs(" &middot; ", f);
+    fputs(" · ", f);
     esc(f, v);
   }
-  if (cJSON_IsTrue(item(ctx, "interrupted"))) fputs(" &middot; <b>interrupted: partial results</b>", f);
+  if (cJSON_IsTrue(item(ctx, "interrupted"))) fputs(" · <b>interrupted: partial results</b>", f);
   fputs("</p>", f);
-  warnings_list(f, item(ctx, "warnings"));
+  warnings_list(f, item(ctx, "warnings"), NULL);
+  machine_warnings(f, &es);
   fputs("<nav class=\"key\">", f);
-  if (o->comparison) fputs("<a href=\"#s-compare\">comparison</a> &middot; ", f);
-  fputs("<a href=\"#s-summary\">summary</a> &middot; <a href=\"#s-entries\">entries</a> &middot; "
+  if (o->comparison) fputs("<a href=\"#s-compare\">comparison</a> · ", f);
+  fputs("<a href=\"#s-summary\">summary</a> · <a href=\"#s-entries\">entries</a> · "
         "<a href=\"#s-context\">context</a></nav>\n",
         f);
   if (o->comparison) comparison(f, o);

@@ -206,6 +206,11 @@ static void write_tkbench(jw *w, const tkb__result *r, int experiment) {
   jw_begin_array(w, "warnings", false);
   for (int i = 0; i < bd->n_warnings; i++) jw_string(w, NULL, bd->warnings[i].text);
   jw_end_array(w);
+  /* each warning's kind, in the same order: tools tell the machine's ("load", "threads")
+   * from the entry's own without parsing sentences */
+  jw_begin_array(w, "warning_kinds", true);
+  for (int i = 0; i < bd->n_warnings; i++) jw_string(w, NULL, bd->warnings[i].kind);
+  jw_end_array(w);
   jw_begin_object(w, "counts");
   write_count(w, "items", r->counts.items);
   write_count(w, "bytes", r->counts.bytes);

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { MANY_CALLS = 300, TIMELINE_BINS = 120, VIOLIN_BINS = 200, VIOLIN_POINTS = 64,
+enum { MANY_CALLS = 300, TIMELINE_BINS = 80, VIOLIN_BINS = 200, VIOLIN_POINTS = 48,
        MAX_OUTLIER_DOTS = 200 };
 
 static int cmp_double(const void *a, const void *b) {
@@ -82,14 +82,15 @@ static void strip(FILE *f, const tkb__plot_calls *s, const box *b, const tkb__sc
   }
   if (!count) return;
   int every = count > cap ? (count + cap - 1) / cap : 1;
-  tkb__svg_dots_begin(f, cls ? cls : "dot");
+  tkb__svg_dots d;
+  tkb__svg_dots_begin(&d, f, cls ? cls : "dot");
   for (int i = 0, k = 0; i < s->n; i++) {
     const char *c = outlier_class(b, s->ms[i]);
     if (!((c == cls) || (c && cls && !strcmp(c, cls)))) continue;
     if (k++ % every) continue;
-    tkb__svg_dot(f, tkb__scale_map(x, s->ms[i]), y0 + 2 + jitter(i) * (h - 4));
+    tkb__svg_dot(&d, tkb__scale_map(x, s->ms[i]), y0 + 2 + jitter(i) * (h - 4));
   }
-  tkb__svg_dots_end(f);
+  tkb__svg_dots_end(&d);
 }
 
 /* A violin: a histogram of the calls on the axis' own scale, smoothed by a Gaussian
@@ -136,10 +137,10 @@ static void violin(FILE *f, const double *sorted, int n, const box *b, const tkb
       double t = t0 + (t1 - t0) * p / (VIOLIN_POINTS - 1);
       double px = x->r0 + (x->r1 - x->r0) * (t - t0) / (t1 - t0);
       double py = y_mid + (side ? 1 : -1) * half * dens[p] / peak;
-      fputc(side == 0 && q == 0 ? 'M' : 'L', f);
-      tkb__svg_num(f, px);
+      fputs(side == 0 && q == 0 ? "M" : " ", f);
+      tkb__svg_int(f, px);
       fputc(' ', f);
-      tkb__svg_num(f, py);
+      tkb__svg_int(f, py);
     }
   }
   fputs("Z\"/>", f);
@@ -204,11 +205,11 @@ void tkb__plot_timeline(FILE *f, const tkb__plot_calls *s, const char *title) {
       qsort(tmp, (size_t)(i1 - i0), sizeof *tmp, cmp_double);
       double px = tkb__scale_map(&x, 0.5 * (i0 + i1 - 1));
       fputc('M', f);
-      tkb__svg_num(f, px);
+      tkb__svg_int(f, px);
       fputc(' ', f);
-      tkb__svg_num(f, tkb__scale_map(&y, tmp[0]));
+      tkb__svg_int(f, tkb__scale_map(&y, tmp[0]));
       fputs("V", f);
-      tkb__svg_num(f, tkb__scale_map(&y, tmp[i1 - i0 - 1]));
+      tkb__svg_int(f, tkb__scale_map(&y, tmp[i1 - i0 - 1]));
       mx[nb] = px, my[nb] = tkb__scale_map(&y, tmp[(i1 - i0) / 2]);
       nb++;
     }
@@ -216,9 +217,10 @@ void tkb__plot_timeline(FILE *f, const tkb__plot_calls *s, const char *title) {
     tkb__svg_polyline(f, mx, my, nb, "binmed");
     free(tmp);
   } else {
-    tkb__svg_dots_begin(f, "dot");
-    for (int i = 0; i < s->n; i++) tkb__svg_dot(f, tkb__scale_map(&x, i), tkb__scale_map(&y, s->ms[i]));
-    tkb__svg_dots_end(f);
+    tkb__svg_dots d;
+    tkb__svg_dots_begin(&d, f, "dot");
+    for (int i = 0; i < s->n; i++) tkb__svg_dot(&d, tkb__scale_map(&x, i), tkb__scale_map(&y, s->ms[i]));
+    tkb__svg_dots_end(&d);
   }
   /* each experiment: its median as a level across its calls, a boundary before it */
   int start = 0;
@@ -233,15 +235,17 @@ void tkb__plot_timeline(FILE *f, const tkb__plot_calls *s, const char *title) {
     double med = size % 2 ? tmp[size / 2] : 0.5 * (tmp[size / 2 - 1] + tmp[size / 2]);
     free(tmp);
     double x0 = tkb__scale_map(&x, start), x1 = tkb__scale_map(&x, start + size - 1);
-    if (e > 0) tkb__svg_line(f, x0 - 0.5 * (x.r1 - x.r0) / (s->n > 1 ? s->n - 1 : 1), T, x0, B, "eb");
+    double between = x0 - 0.5 * (x.r1 - x.r0) / (s->n > 1 ? s->n - 1 : 1);
+    if (e > 0) tkb__svg_line(f, between, T, between, B, "eb");
     tkb__svg_line(f, x0, tkb__scale_map(&y, med), fmax(x1, x0 + 2), tkb__scale_map(&y, med), "em");
     start += size;
   }
   if (s->throttled) {
-    tkb__svg_dots_begin(f, "thr");
+    tkb__svg_dots d;
+    tkb__svg_dots_begin(&d, f, "thr");
     for (int i = 0; i < s->n; i++)
-      if (s->throttled[i]) tkb__svg_dot(f, tkb__scale_map(&x, i), tkb__scale_map(&y, s->ms[i]));
-    tkb__svg_dots_end(f);
+      if (s->throttled[i]) tkb__svg_dot(&d, tkb__scale_map(&x, i), tkb__scale_map(&y, s->ms[i]));
+    tkb__svg_dots_end(&d);
   }
   tkb__svg_end(f);
 }
@@ -290,9 +294,10 @@ void tkb__plot_forest(FILE *f, const tkb__forest_row *rows, int n, double noise)
     if (!(r->ratio > 0)) continue;
     fprintf(f, "<g class=\"%s\">", r->verdict ? r->verdict : "unsure");
     if (r->lo > 0 && r->hi > 0) tkb__svg_line(f, tkb__scale_map(&x, r->lo), y, tkb__scale_map(&x, r->hi), y, "civ");
-    tkb__svg_dots_begin(f, "pt");
-    tkb__svg_dot(f, tkb__scale_map(&x, r->ratio), y);
-    tkb__svg_dots_end(f);
+    tkb__svg_dots d;
+    tkb__svg_dots_begin(&d, f, "pt");
+    tkb__svg_dot(&d, tkb__scale_map(&x, r->ratio), y);
+    tkb__svg_dots_end(&d);
     fputs("</g>", f);
   }
   tkb__svg_end(f);

@@ -132,6 +132,11 @@ void tkb__svg_num(FILE *f, double v) {
   fputs(strcmp(b, "-0") ? b : "0", f);
 }
 
+void tkb__svg_int(FILE *f, double v) {
+  long long r = isfinite(v) ? llround(v) : 0;
+  fprintf(f, "%lld", r);
+}
+
 void tkb__svg_escape(FILE *f, const char *s) {
   for (; s && *s; s++) {
     switch (*s) {
@@ -146,7 +151,8 @@ void tkb__svg_escape(FILE *f, const char *s) {
 }
 
 void tkb__svg_begin(FILE *f, int w, int h, const char *aria_label) {
-  fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" role=\"img\" aria-label=\"", w, h, w, h);
+  /* inline in HTML: no xmlns needed, and no viewBox since plots are drawn at their size */
+  fprintf(f, "<svg width=\"%d\" height=\"%d\" role=\"img\" aria-label=\"", w, h);
   tkb__svg_escape(f, aria_label);
   fputs("\">", f);
 }
@@ -159,7 +165,7 @@ void tkb__svg_text(FILE *f, double x, double y, const char *anchor, const char *
   fputs("\" y=\"", f);
   tkb__svg_num(f, y);
   fputc('"', f);
-  if (anchor && strcmp(anchor, "start")) fprintf(f, " text-anchor=\"%s\"", anchor);
+  if (anchor && strcmp(anchor, "start") != 0) fprintf(f, " text-anchor=\"%s\"", anchor);
   if (cls) fprintf(f, " class=\"%s\"", cls);
   fputc('>', f);
   tkb__svg_escape(f, text);
@@ -167,15 +173,23 @@ void tkb__svg_text(FILE *f, double x, double y, const char *anchor, const char *
 }
 
 void tkb__svg_line(FILE *f, double x1, double y1, double x2, double y2, const char *cls) {
-  fputs("<path d=\"M", f);
+  fprintf(f, "<path class=\"%s\" d=\"M", cls);
   tkb__svg_num(f, x1);
   fputc(' ', f);
   tkb__svg_num(f, y1);
-  fputc('L', f);
-  tkb__svg_num(f, x2);
-  fputc(' ', f);
-  tkb__svg_num(f, y2);
-  fprintf(f, "\" class=\"%s\"/>", cls);
+  if (y1 == y2) { /* the short forms of horizontal and vertical lines */
+    fputc('H', f);
+    tkb__svg_num(f, x2);
+  } else if (x1 == x2) {
+    fputc('V', f);
+    tkb__svg_num(f, y2);
+  } else {
+    fputc('L', f);
+    tkb__svg_num(f, x2);
+    fputc(' ', f);
+    tkb__svg_num(f, y2);
+  }
+  fputs("\"/>", f);
 }
 
 void tkb__svg_rect(FILE *f, double x, double y, double w, double h, const char *cls) {
@@ -190,28 +204,31 @@ void tkb__svg_rect(FILE *f, double x, double y, double w, double h, const char *
   fprintf(f, "\" class=\"%s\"/>", cls);
 }
 
-void tkb__svg_dots_begin(FILE *f, const char *cls) { fprintf(f, "<path class=\"%s\" d=\"", cls); }
-
-void tkb__svg_dot(FILE *f, double x, double y) {
-  fputc('M', f);
-  tkb__svg_num(f, x);
-  fputc(' ', f);
-  tkb__svg_num(f, y);
-  fputs("h0", f);
+void tkb__svg_dots_begin(tkb__svg_dots *d, FILE *f, const char *cls) {
+  *d = (tkb__svg_dots){.f = f};
+  fprintf(f, "<path class=\"%s\" d=\"", cls);
 }
 
-void tkb__svg_dots_end(FILE *f) { fputs("\"/>", f); }
+void tkb__svg_dot(tkb__svg_dots *d, double x, double y) {
+  long long px = isfinite(x) ? llround(x) : 0, py = isfinite(y) ? llround(y) : 0;
+  if (d->any) fprintf(d->f, "m%lld %lldh0", px - d->x, py - d->y);
+  else fprintf(d->f, "M%lld %lldh0", px, py);
+  d->x = px, d->y = py, d->any = true;
+}
+
+void tkb__svg_dots_end(tkb__svg_dots *d) { fputs("\"/>", d->f); }
 
 void tkb__svg_polyline(FILE *f, const double *x, const double *y, int n, const char *cls) {
   if (n < 1) return;
-  fputs("<path d=\"", f);
+  /* whole pixels, and the implicit lineto of coordinate pairs after the first move */
+  fprintf(f, "<path class=\"%s\" d=\"M", cls);
   for (int i = 0; i < n; i++) {
-    fputc(i ? 'L' : 'M', f);
-    tkb__svg_num(f, x[i]);
+    if (i) fputc(' ', f);
+    tkb__svg_int(f, x[i]);
     fputc(' ', f);
-    tkb__svg_num(f, y[i]);
+    tkb__svg_int(f, y[i]);
   }
-  fprintf(f, "\" class=\"%s\"/>", cls);
+  fputs("\"/>", f);
 }
 
 /* The spacing of evenly spaced ticks, 0 for uneven (log) ones. */
@@ -220,20 +237,45 @@ static double tick_step(const tkb__scale *s, const double *t, int n) {
   return t[1] - t[0];
 }
 
+/* Ticks and grid lines of an axis as two paths, and its labels in one group, which
+ * keeps a plot's axes to a few hundred bytes. */
 void tkb__svg_axis_x(FILE *f, const tkb__scale *s, double y, double y_top, int max_ticks,
                      double label_scale, const char *suffix, const char *title) {
   double t[32];
   int n = tkb__ticks(s, max_ticks, t, 32);
   double step = tick_step(s, t, n);
-  tkb__svg_line(f, s->r0, y, s->r1, y, "ax");
+  if (y_top < y && n > 0) {
+    fputs("<path class=\"grid\" d=\"", f);
+    for (int i = 0; i < n; i++) {
+      fputc('M', f);
+      tkb__svg_num(f, tkb__scale_map(s, t[i]));
+      fputc(' ', f);
+      tkb__svg_num(f, y_top);
+      fputc('V', f);
+      tkb__svg_num(f, y);
+    }
+    fputs("\"/>", f);
+  }
+  fputs("<path class=\"ax\" d=\"M", f);
+  tkb__svg_num(f, s->r0);
+  fputc(' ', f);
+  tkb__svg_num(f, y);
+  fputc('H', f);
+  tkb__svg_num(f, s->r1);
   for (int i = 0; i < n; i++) {
-    double x = tkb__scale_map(s, t[i]);
-    if (y_top < y) tkb__svg_line(f, x, y_top, x, y, "grid");
-    tkb__svg_line(f, x, y, x, y + 4, "ax");
+    fputc('M', f);
+    tkb__svg_num(f, tkb__scale_map(s, t[i]));
+    fputc(' ', f);
+    tkb__svg_num(f, y);
+    fputs("v4", f);
+  }
+  fputs("\"/><g class=\"tl\" text-anchor=\"middle\">", f);
+  for (int i = 0; i < n; i++) {
     char label[48];
     tkb__tick_label(t[i], label_scale, step, suffix, label, sizeof label);
-    tkb__svg_text(f, x, y + 15, "middle", "tl", label);
+    tkb__svg_text(f, tkb__scale_map(s, t[i]), y + 15, NULL, NULL, label);
   }
+  fputs("</g>", f);
   if (title) tkb__svg_text(f, s->r1, y + 28, "end", "at", title);
 }
 
@@ -242,14 +284,37 @@ void tkb__svg_axis_y(FILE *f, const tkb__scale *s, double x, double x_right, int
   double t[32];
   int n = tkb__ticks(s, max_ticks, t, 32);
   double step = tick_step(s, t, n);
-  tkb__svg_line(f, x, s->r0, x, s->r1, "ax");
+  if (x_right > x && n > 0) {
+    fputs("<path class=\"grid\" d=\"", f);
+    for (int i = 0; i < n; i++) {
+      fputc('M', f);
+      tkb__svg_num(f, x);
+      fputc(' ', f);
+      tkb__svg_num(f, tkb__scale_map(s, t[i]));
+      fputc('H', f);
+      tkb__svg_num(f, x_right);
+    }
+    fputs("\"/>", f);
+  }
+  fputs("<path class=\"ax\" d=\"M", f);
+  tkb__svg_num(f, x);
+  fputc(' ', f);
+  tkb__svg_num(f, s->r0);
+  fputc('V', f);
+  tkb__svg_num(f, s->r1);
   for (int i = 0; i < n; i++) {
-    double y = tkb__scale_map(s, t[i]);
-    if (x_right > x) tkb__svg_line(f, x, y, x_right, y, "grid");
-    tkb__svg_line(f, x - 4, y, x, y, "ax");
+    fputc('M', f);
+    tkb__svg_num(f, x - 4);
+    fputc(' ', f);
+    tkb__svg_num(f, tkb__scale_map(s, t[i]));
+    fputs("h4", f);
+  }
+  fputs("\"/><g class=\"tl\" text-anchor=\"end\">", f);
+  for (int i = 0; i < n; i++) {
     char label[48];
     tkb__tick_label(t[i], label_scale, step, suffix, label, sizeof label);
-    tkb__svg_text(f, x - 6, y + 4, "end", "tl", label);
+    tkb__svg_text(f, x - 6, tkb__scale_map(s, t[i]) + 4, NULL, NULL, label);
   }
+  fputs("</g>", f);
   if (title) tkb__svg_text(f, x + 4, fmin(s->r0, s->r1) - 6, "start", "at", title);
 }

@@ -51,6 +51,9 @@ void tkb__svg_begin(FILE *f, int w, int h, const char *aria_label);
 void tkb__svg_end(FILE *f);
 /* A coordinate: one decimal, trailing zeros dropped ("12", "12.5"). */
 void tkb__svg_num(FILE *f, double v);
+/* A data point's coordinate: a whole pixel ("12"), enough for plots of a few hundred
+ * pixels and half the bytes of a decimal. */
+void tkb__svg_int(FILE *f, double v);
 /* Text escaped for XML and HTML (&, <, >, ", ') into f. */
 void tkb__svg_escape(FILE *f, const char *s);
 /* <text> at (x, y); anchor "start", "middle" or "end"; cls the CSS class (or NULL). */
@@ -59,13 +62,20 @@ void tkb__svg_text(FILE *f, double x, double y, const char *anchor, const char *
 void tkb__svg_line(FILE *f, double x1, double y1, double x2, double y2, const char *cls);
 void tkb__svg_rect(FILE *f, double x, double y, double w, double h, const char *cls);
 
-/* Many dots as one path of round-capped zero-length strokes ("M12 5h0M14 7h0"): the
- * dots' size and colour come from the class's stroke-width and stroke. */
-void tkb__svg_dots_begin(FILE *f, const char *cls);
-void tkb__svg_dot(FILE *f, double x, double y);
-void tkb__svg_dots_end(FILE *f);
+/* Many dots as one path of round-capped zero-length strokes ("M12 5h0m2 2h0"): the
+ * dots' size and colour come from the class's stroke-width and stroke. Dots sit on whole
+ * pixels and each after the first moves relative to the one before, the shortest text
+ * for a cloud of points. */
+typedef struct tkb__svg_dots {
+  FILE *f;
+  long long x, y; /* the last dot */
+  bool any;
+} tkb__svg_dots;
+void tkb__svg_dots_begin(tkb__svg_dots *d, FILE *f, const char *cls);
+void tkb__svg_dot(tkb__svg_dots *d, double x, double y);
+void tkb__svg_dots_end(tkb__svg_dots *d);
 
-/* A polyline through n points (x[i], y[i]) with a CSS class (no fill). */
+/* A polyline through n points (x[i], y[i]), at whole pixels, with a CSS class. */
 void tkb__svg_polyline(FILE *f, const double *x, const double *y, int n, const char *cls);
 
 /* A horizontal axis at pixel y over scale s: the baseline, ticks with labels under

@@ -71,8 +71,8 @@ import sys
 page = open(sys.argv[1]).read()
 probe = r"""<script>(function(){
 var out={}, secs=document.querySelectorAll('section.entry'), t=document.getElementById('summary');
-out.sections=[].map.call(secs,function(s){return [s.getAttribute('data-name'), s.querySelectorAll('svg').length]});
-out.rows=[].map.call(t.tBodies[0].rows,function(r){return r.getAttribute('data-name')});
+out.sections=[].map.call(secs,function(s){return [s.querySelector('h3').textContent, s.querySelectorAll('svg').length]});
+out.rows=[].map.call(t.tBodies[0].rows,function(r){return r.cells[0].textContent});
 var ths=t.tHead.rows[0].cells, med=-1;
 for(var i=0;i<ths.length;i++) if(ths[i].textContent==='Median') med=i;
 function col(){return [].map.call(t.tBodies[0].rows,function(r){return r.cells[med].getAttribute('data-v')})}
@@ -80,7 +80,7 @@ out.before=col(); ths[med].click(); out.asc=col(); out.asc_mark=ths[med].getAttr
 ths[med].click(); out.desc=col(); out.desc_mark=ths[med].getAttribute('aria-sort');
 var inp=document.getElementById('filter'); out.filter=!!inp;
 if(inp){inp.value='_vjp_cpu$'; inp.dispatchEvent(new Event('input'));}
-out.visible=[].filter.call(t.tBodies[0].rows,function(r){return !r.hidden}).map(function(r){return r.getAttribute('data-name')});
+out.visible=[].filter.call(t.tBodies[0].rows,function(r){return !r.hidden}).map(function(r){return r.cells[0].textContent});
 out.visible_sections=[].filter.call(secs,function(s){return !s.hidden}).length;
 document.body.setAttribute('data-test', JSON.stringify(out));
 })();</script>"""
