@@ -343,4 +343,113 @@ const tkb__rf_entry *tkb__results_file_find(const tkb__results_file *rf, const c
 /* The entry's median time in ms (of its samples; NaN without any). */
 double tkb__rf_median_ms(const tkb__rf_entry *e);
 
+/* ---- comparison statistics (compare_stats.c) ---- */
+/* The U test's p-value is exact up to this n1 * n2 (tie-free samples). */
+#define TKB__MWU_EXACT_MAX 2500
+typedef struct tkb__mwu {
+  double u;    /* U of the first sample: pairs (x, y) with x > y, ties counting 1/2 */
+  double p;    /* two-sided; NaN when a sample is empty */
+  bool exact;  /* exact distribution; else the normal approximation (tie and continuity
+                  corrected) */
+} tkb__mwu;
+/* The two-sided Mann-Whitney U test of x[0..n1) against y[0..n2). TKB_ERR_OUT_OF_MEMORY. */
+tkb_status tkb__mann_whitney(const double *x, size_t n1, const double *y, size_t n2, tkb__mwu *out);
+
+typedef enum tkb__correction {
+  TKB__CORRECT_HOLM, /* family-wise error (Holm's step-down) */
+  TKB__CORRECT_BH,   /* false discovery rate (Benjamini-Hochberg's step-up) */
+  TKB__CORRECT_NONE,
+} tkb__correction;
+/* The adjusted p-values of p[0..n) into out[0..n); NaN ones stay NaN and are not counted
+ * in the family. TKB_ERR_OUT_OF_MEMORY. */
+tkb_status tkb__p_adjust(const double *p, size_t n, tkb__correction method, double *out);
+
+/* `resamples` medians of x (experiment e is x[experiment_end[e-1] .. experiment_end[e]))
+ * by the two-level bootstrap, drawn from `seed`, into out. NaN each when x is empty.
+ * TKB_ERR_OUT_OF_MEMORY. */
+tkb_status tkb__boot_medians(const double *x, const int *experiment_end, int experiments,
+                             int resamples, uint64_t seed, double *out);
+/* The percentile interval of level (0.95) of the finite values among v[0..n) (NaN when
+ * none). */
+void tkb__percentile_interval(const double *v, size_t n, double level, double *low, double *high);
+
+/* ---- comparing two results files (compare.c; compare_format.c renders the records) ---- */
+typedef enum tkb__change { TKB__FASTER, TKB__SLOWER, TKB__SAME, TKB__UNSURE } tkb__change;
+#define TKB__N_CHANGES 4
+/* "faster", "slower", "same", "unsure". */
+const char *tkb__change_name(tkb__change v);
+/*
+ * The verdict on a ratio new/base with interval [low, high] and adjusted p-value p:
+ * slower (faster) when p < alpha and the interval lies wholly above 1 + noise (below
+ * 1 - noise); same when it lies within [1 - noise, 1 + noise]; unsure otherwise,
+ * and whenever the interval is unknown (NaN).
+ */
+tkb__change tkb__change_of(double low, double high, double p, double noise, double alpha);
+
+typedef struct tkb__compare_opts {
+  double noise;               /* half-width of the noise band, a fraction (0.02) */
+  double alpha;               /* significance of the adjusted p-value (0.05) */
+  tkb__correction correction; /* over the compared entries */
+  int resamples;              /* of the bootstrap, >= 100 */
+  uint64_t seed;              /* of the bootstrap */
+  /* the entries to compare, by name; NULL: every one */
+  bool (*keep)(void *user, const char *name);
+  void *user;
+} tkb__compare_opts;
+#define TKB__COMPARE_LEVEL 0.95 /* of every interval */
+#define TKB__COMPARE_OPTS_DEFAULT                                                       \
+  ((tkb__compare_opts){.noise = 0.02, .alpha = 0.05, .correction = TKB__CORRECT_HOLM, \
+                       .resamples = 2000})
+
+/* One entry both files ran. */
+typedef struct tkb__compare_row {
+  const char *name;
+  const tkb__rf_entry *base, *new_;
+  double base_median_ms, new_median_ms;
+  double ratio;                 /* new / base of the medians; NaN when a median is not > 0 */
+  double ci_low, ci_high;       /* its interval; NaN when a side has a single value */
+  double p, p_adjusted;         /* NaN when not tested (a side with a single value) */
+  bool p_exact;                 /* the U test's exact distribution, else its normal
+                                   approximation */
+  tkb__change verdict;
+  double *boot;                 /* owned: the resampled ratios (opts.resamples), index by
+                                   index across rows (the geometric mean's bootstrap);
+                                   NULL without an interval */
+} tkb__compare_row;
+
+/* An entry in both files that failed or was skipped in either. */
+typedef struct tkb__compare_pair {
+  const tkb__rf_entry *base, *new_;
+} tkb__compare_pair;
+
+/* What compare computes; the renderings only format it. */
+typedef struct tkb__comparison {
+  const tkb__results_file *base, *new_; /* not owned */
+  tkb__compare_opts opts;
+  tkb__compare_row *rows;       /* in BASE's order */
+  size_t n_rows;
+  tkb__compare_pair *failed;
+  size_t n_failed;
+  const tkb__rf_entry **added;  /* only in NEW, in its order */
+  size_t n_added;
+  const tkb__rf_entry **removed;/* only in BASE */
+  size_t n_removed;
+  struct {
+    double ratio, ci_low, ci_high; /* over the rows with an interval; NaN when none */
+    tkb__change verdict;          /* by its interval alone */
+    size_t n;                      /* rows in it */
+  } geomean;
+  size_t counts[TKB__N_CHANGES];  /* rows by verdict */
+  size_t n_exact;                  /* rows whose p-value is exact */
+  char **warnings;                 /* owned: the contexts' mismatches, loaded or
+                                      interrupted runs, entries that cannot get a verdict */
+  size_t n_warnings;
+} tkb__comparison;
+
+/* Compares the entries of new_ with base's. TKB_ERR_OUT_OF_MEMORY; out needs
+ * tkb__comparison_free either way. */
+tkb_status tkb__compare(const tkb__results_file *base, const tkb__results_file *new_,
+                        const tkb__compare_opts *opts, tkb__comparison *out);
+void tkb__comparison_free(tkb__comparison *c);
+
 #endif
