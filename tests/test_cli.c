@@ -17,8 +17,8 @@ static void test_help_and_version(void) {
   CHECK(r.rc == 0);
   golden("help_overview.txt", r.out);
   cli_free(&r);
-  const char *cmds[] = {"run", "list", "info", "check"};
-  for (int k = 0; k < 4; k++) {
+  const char *cmds[] = {"run", "list", "info", "check", "compare"};
+  for (int k = 0; k < (int)TKB_ARRAY_LEN(cmds); k++) {
     char name[64];
     snprintf(name, sizeof name, "help_%s.txt", cmds[k]);
     r = CLI("help", cmds[k]);

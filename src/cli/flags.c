@@ -187,8 +187,17 @@ static int unknown(const tkb__command *cmd, const char *arg, void *args, tkb__se
 int tkb__flags_parse(const tkb__command *cmd, int argc, char **argv, void *args,
                      tkb__select_args *sel) {
   int rc = each_row(cmd, args, sel, set_default, (void *)cmd);
+  bool operands_only = false; /* after "--" */
   for (int i = 1; !rc && i < argc; i++) {
     const char *arg = argv[i];
+    if (cmd->operand && (operands_only || arg[0] != '-' || !strcmp(arg, "-"))) {
+      rc = cmd->operand(args, arg);
+      continue;
+    }
+    if (cmd->operand && !strcmp(arg, "--")) {
+      operands_only = true;
+      continue;
+    }
     if (!strcmp(arg, "-h") || !strcmp(arg, "--help")) {
       tkb__help_command(stdout, cmd);
       return TKB_EXIT_OK;

@@ -452,4 +452,27 @@ tkb_status tkb__compare(const tkb__results_file *base, const tkb__results_file *
                         const tkb__compare_opts *opts, tkb__comparison *out);
 void tkb__comparison_free(tkb__comparison *c);
 
+/* ---- renderings of a comparison (compare_format.c holds their table; one file each) ---- */
+typedef struct tkb__compare_format {
+  const char *name;       /* "markdown" */
+  const char *alias;      /* "md", or NULL */
+  const char *extensions; /* file endings that ask for it (".md .markdown") */
+  /* Writes the comparison on f; colour only when color is set (the CLI decides). */
+  void (*write)(FILE *f, const tkb__comparison *c, bool color);
+} tkb__compare_format;
+/* The format named name or by its alias. TKB_ERR_NOT_FOUND naming it and the formats. */
+tkb_status tkb__compare_format_parse(const char *name, const tkb__compare_format **out);
+/* The format a file's ending asks for; the console's for any other ending. */
+const tkb__compare_format *tkb__compare_format_from_path(const char *path);
+/* "console, markdown or json" */
+void tkb__compare_format_names(char *buf, size_t cap);
+/* What the renderings share: a ratio as a signed change ("+4.21%", "-12.3%"; "-" for
+ * NaN), a p-value ("<0.001", "0.0412", "1"; "-" for NaN), and one line on what a file
+ * holds ("tkbench 0.1.0 results, cpu, wallclock, 2025-01-31T12:00:00+00:00"). */
+void tkb__fmt_change(double ratio, char *buf, size_t cap);
+void tkb__fmt_p(double p, char *buf, size_t cap);
+void tkb__describe_results(const tkb__results_file *rf, char *buf, size_t cap);
+/* The settings behind every number, in one sentence (band, intervals, test, correction). */
+void tkb__describe_comparison(const tkb__comparison *c, char *buf, size_t cap);
+
 #endif
