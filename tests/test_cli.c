@@ -17,8 +17,8 @@ static void test_help_and_version(void) {
   CHECK(r.rc == 0);
   golden("help_overview.txt", r.out);
   cli_free(&r);
-  const char *cmds[] = {"run", "list", "info", "check"};
-  for (int k = 0; k < 4; k++) {
+  const char *cmds[] = {"run", "list", "info", "check", "compare"};
+  for (int k = 0; k < (int)TKB_ARRAY_LEN(cmds); k++) {
     char name[64];
     snprintf(name, sizeof name, "help_%s.txt", cmds[k]);
     r = CLI("help", cmds[k]);
@@ -375,6 +375,32 @@ static void test_terminal(void) {
   cli_free(&r);
 }
 
+/* compare's table: colour on a terminal (the verdicts too), none with NO_COLOR. */
+static void test_compare_terminal(void) {
+  char *a = cli_path("cmp_a.json"), *b = cli_path("cmp_b.json");
+  cli_result r = CLI("run", "--tag", "toy", "--iterations", "6", "--experiments", "2", "--quiet", "--out", a);
+  CHECK(r.rc == 0);
+  cli_free(&r);
+  r = CLI("run", "--tag", "toy", "--iterations", "6", "--experiments", "2", "--quiet", "--out", b);
+  CHECK(r.rc == 0);
+  cli_free(&r);
+  const char *const args[] = {"compare", a, b, NULL};
+  int rc;
+  unsetenv("NO_COLOR");
+  char *tty = on_terminal(true, false, args, &rc);
+  CHECK_MSG(tty && rc == 0 && strstr(tty, "\033[1mtkbench compare\033[0m") && strstr(tty, "toy_1k_forward_c"),
+            "compare on a terminal: %s", tty ? tty : "(null)");
+  free(tty);
+  setenv("NO_COLOR", "1", 1);
+  tty = on_terminal(true, false, args, &rc);
+  CHECK(tty && rc == 0 && !strchr(tty, '\033') && strstr(tty, "3 compared"));
+  free(tty);
+  unsetenv("NO_COLOR");
+  r = CLI("compare", a, b);
+  CHECK(r.rc == 0 && !strchr(r.out, '\033'));
+  cli_free(&r);
+}
+
 /* The default selection: tag cpu (toy_gpu is for cuda, the bad/sigint ones lack the tag). */
 static void test_default_selection(void) {
   cli_result r = CLI("run", "--benchmark_list_tests");
@@ -471,6 +497,7 @@ int main(void) {
   test_info();
   test_bad_input();
   test_terminal();
+  test_compare_terminal();
   test_default_selection();
   test_registrars();
   cli_cleanup();

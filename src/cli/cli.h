@@ -17,6 +17,8 @@
 
 #include "runner.h"
 
+#include <stddef.h>
+
 #define TKB_EXIT_OK 0
 #define TKB_EXIT_FAILED 1      /* an entry failed, or an output could not be written */
 #define TKB_EXIT_USAGE 2       /* bad command line; nothing ran */
@@ -55,9 +57,6 @@ typedef enum tkb__flag_kind {
   TKB__FLAG_NUMBER, /* double >= 0 (a rate, a size) */
   TKB__FLAG_U64,    /* uint64_t */
   TKB__FLAG_SWITCH, /* bool: --name, --name=true|false|1|0|yes|no */
-  TKB__FLAG_OPERANDS, /* tkb__strlist: the command's plain arguments (files), in order;
-                         the row's name is what help calls them ("RESULTS.json") and
-                         "--" ends the flags so an operand may start with '-' */
 } tkb__flag_kind;
 
 /*
@@ -133,6 +132,9 @@ typedef struct tkb__command {
   const tkb__flag *flags; /* its own, after the selection's; NULL: none */
   const char *epilogue;   /* exit status, examples */
   const char *positional; /* why no plain argument is taken, for its message */
+  /* Plain arguments (files), handed over in order, "--" ending the flags; NULL: the
+   * command takes none. Returns 0, or TKB_EXIT_USAGE after printing why. */
+  int (*operand)(void *args, const char *arg);
 } tkb__command;
 
 /* The table (commands.c): *n gets the count. */
@@ -186,5 +188,72 @@ void tkb__help_command(FILE *f, const tkb__command *cmd);
 
 /* True when colour may be used on stream f: a terminal and NO_COLOR unset or empty. */
 bool tkb__use_color(FILE *f);
+
+/* ---- what compare and ab share (compare_flags.c): the verdict's settings, the gate
+ * on it and where the comparison is written ---- */
+typedef struct tkb__compare_args {
+  const char *noise, *alpha, *correction;
+  int resamples;
+  tkb__strlist fail_on;     /* "slower[:THRESHOLD]", "failed" */
+  const char *format, *out;
+  bool quiet;
+} tkb__compare_args;
+
+/* The flag rows of a tkb__compare_args that is member `field` of the command's argument
+ * struct `type` (one definition, in both commands' tables): the verdict's, then the
+ * output's. */
+#define TKB__COMPARE_VERDICT_ROWS(type, field)                                                 \
+  {.heading = "Verdict:"},                                                                     \
+  {.name = "--noise", .metavar = "PCT", .kind = TKB__FLAG_TEXT,                               \
+   .offset = offsetof(type, field.noise), .value = "2%", .check = tkb__check_fraction,        \
+   .help = "Half-width of the noise band (2% or 0.02): a change is called only when its "      \
+           "interval lies wholly outside 1 +- PCT; an interval within it is 'same'."},          \
+  {.name = "--alpha", .metavar = "P", .kind = TKB__FLAG_TEXT,                                 \
+   .offset = offsetof(type, field.alpha), .value = "0.05", .check = tkb__check_fraction,      \
+   .help = "Significance the adjusted p-value must be below for a change to be called."},     \
+  {.name = "--correction", .metavar = "HOW", .kind = TKB__FLAG_TEXT,                          \
+   .offset = offsetof(type, field.correction), .value = "holm",                               \
+   .check = tkb__check_correction,                                                            \
+   .help = "holm (the family-wise error over all compared entries), bh (Benjamini-Hochberg: " \
+           "the false discovery rate) or none."},                                            \
+  {.name = "--resamples", .metavar = "N", .kind = TKB__FLAG_COUNT,                            \
+   .offset = offsetof(type, field.resamples), .value = "2000", .check = tkb__check_resamples, \
+   .help = "Bootstrap resamples of each interval (at least 100)."},                           \
+  {.name = "--fail-on", .metavar = "WHAT", .kind = TKB__FLAG_LIST,                            \
+   .offset = offsetof(type, field.fail_on), .shown = "nothing (exit 0 whatever the verdicts)",\
+   .check = tkb__check_fail_on,                                                               \
+   .help = "Exit 1 when an entry is slower[:THRESHOLD] (its verdict is slower and its change " \
+           "exceeds THRESHOLD, 5% or 0.05; default the noise band), or when one failed (ran in " \
+           "BASE, failed or was skipped in NEW); repeatable or comma-separated."}
+#define TKB__COMPARE_OUTPUT_ROWS(type, field)                                                  \
+  {.heading = "Output:"},                                                                      \
+  {.name = "--format", .metavar = "FMT", .kind = TKB__FLAG_TEXT,                              \
+   .offset = offsetof(type, field.format),                                                    \
+   .shown = "console; for --out, from the file's ending (.json, .md) and console for any other",\
+   .help = "{compare_formats}: the format of --out's file when --out is given, else of "      \
+           "stdout."},                                                                         \
+  {.name = "--out", .metavar = "FILE", .kind = TKB__FLAG_TEXT,                                \
+   .offset = offsetof(type, field.out),                                                       \
+   .help = "Also write the comparison to FILE (written whole under a temporary name, then "    \
+           "renamed)."},                                                                       \
+  {.name = "--quiet", .kind = TKB__FLAG_SWITCH, .offset = offsetof(type, field.quiet),        \
+   .help = "No table on stdout; the gate's reasons and errors still go to stderr."}
+
+/* The rows' checks. */
+int tkb__check_fraction(const char *cmd, const char *flag, const char *value);
+int tkb__check_correction(const char *cmd, const char *flag, const char *value);
+int tkb__check_resamples(const char *cmd, const char *flag, const char *value);
+int tkb__check_fail_on(const char *cmd, const char *flag, const char *value);
+/* "2%" or "0.02" as 0.02: false when it is neither, or outside [0, 1). */
+bool tkb__parse_fraction(const char *text, double *out);
+
+/* The comparison's settings from the flags (seed: the bootstrap's). */
+tkb__compare_opts tkb__compare_opts_from(const tkb__compare_args *a, uint64_t seed);
+/* Checks --format and that --out can be written, before anything runs; 0 or
+ * TKB_EXIT_USAGE after printing. */
+int tkb__compare_outputs_check(const char *cmd, const tkb__compare_args *a);
+/* Writes the comparison (stdout, --out) and applies --fail-on, saying why on stderr.
+ * Returns TKB_EXIT_OK, or TKB_EXIT_FAILED when the gate fails or --out cannot be written. */
+int tkb__compare_emit(const char *cmd, const tkb__comparison *c, const tkb__compare_args *a);
 
 #endif

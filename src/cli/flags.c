@@ -114,7 +114,6 @@ static int store(const char *cmd, const tkb__flag *row, void *base, const char *
     case TKB__FLAG_TEXT: *(const char **)at = value; break;
     case TKB__FLAG_LIST:
     case TKB__FLAG_PATHS:
-    case TKB__FLAG_OPERANDS:
       if (tkb__strlist_add(at, value, row->kind == TKB__FLAG_LIST) != 0)
         rc = tkb__usage(cmd, "%s given too many times (at most 64)", row->name);
       break;
@@ -147,7 +146,7 @@ static int set_default(const tkb__flag *row, void *base, void *cmd) {
 
 static int free_list(const tkb__flag *row, void *base, void *unused) {
   (void)unused;
-  if (row->kind == TKB__FLAG_LIST || row->kind == TKB__FLAG_PATHS || row->kind == TKB__FLAG_OPERANDS)
+  if (row->kind == TKB__FLAG_LIST || row->kind == TKB__FLAG_PATHS)
     tkb__strlist_free((tkb__strlist *)((char *)base + row->offset));
   return 0;
 }
@@ -161,18 +160,8 @@ typedef struct found {
 
 static int match(const tkb__flag *row, void *base, void *ctx) {
   found *f = ctx;
-  if (row->kind == TKB__FLAG_OPERANDS) return 0;
   size_t n = strlen(row->name);
   if (strncmp(f->arg, row->name, n) != 0 || (f->arg[n] != '\0' && f->arg[n] != '=')) return 0;
-  f->row = row;
-  f->base = base;
-  return 1;
-}
-
-/* The command's operands row: found->row, found->base. */
-static int operands(const tkb__flag *row, void *base, void *ctx) {
-  found *f = ctx;
-  if (row->kind != TKB__FLAG_OPERANDS) return 0;
   f->row = row;
   f->base = base;
   return 1;
@@ -209,22 +198,22 @@ static int unknown(const tkb__command *cmd, const char *arg, void *args, tkb__se
 int tkb__flags_parse(const tkb__command *cmd, int argc, char **argv, void *args,
                      tkb__select_args *sel) {
   int rc = each_row(cmd, args, sel, set_default, (void *)cmd);
-  bool flags_ended = false;
+  bool operands_only = false; /* after "--" */
   for (int i = 1; !rc && i < argc; i++) {
     const char *arg = argv[i];
-    found f = {.arg = arg};
-    if (!flags_ended && !strcmp(arg, "--") && each_row(cmd, args, sel, operands, &f)) {
-      flags_ended = true;
+    if (cmd->operand && (operands_only || arg[0] != '-' || !strcmp(arg, "-"))) {
+      rc = cmd->operand(args, arg);
       continue;
     }
-    if ((flags_ended || arg[0] != '-' || !arg[1]) && each_row(cmd, args, sel, operands, &f)) {
-      rc = store(cmd->name, f.row, f.base, arg, false);
+    if (cmd->operand && !strcmp(arg, "--")) {
+      operands_only = true;
       continue;
     }
     if (!strcmp(arg, "-h") || !strcmp(arg, "--help")) {
       tkb__help_command(stdout, cmd);
       return TKB_EXIT_OK;
     }
+    found f = {.arg = arg};
     if (!each_row(cmd, args, sel, match, &f)) return unknown(cmd, arg, args, sel);
     const char *name = f.row->name, *value = NULL;
     bool on = false;

@@ -19,6 +19,7 @@ static bool placeholder(const tkb__command *cmd, const char *name, size_t len, c
   if (IS("prog")) snprintf(buf, cap, "%s", tkb__prog);
   else if (IS("formats")) tkb__format_names(buf, cap);
   else if (IS("extensions")) tkb__format_extensions(buf, cap);
+  else if (IS("compare_formats")) tkb__compare_format_names(buf, cap);
   else if (IS("methods")) tkb__method_names(buf, cap);
   else if (IS("stop_rules")) tkb__stop_rules_help(buf, cap);
   else if (IS("default_tag")) snprintf(buf, cap, "%s", TKB__DEFAULT_TAG);

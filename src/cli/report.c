@@ -8,7 +8,6 @@
 #include "cli.h"
 #include "html.h"
 
-#include <cjson/cJSON.h>
 #include <errno.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -18,19 +17,25 @@
 #define CMD "report"
 
 typedef struct report_args {
-  tkb__strlist files;   /* the one RESULTS file */
+  const char *file;     /* RESULTS */
+  const char *extra;    /* a second plain argument: a usage error once parsing ends */
+  const char *noise;    /* the comparison's noise band */
   const char *base;
   const char *out;
   const char *title;
   double copy_gbs, sgemm_gflops;
 } report_args;
 
+static int operand(void *args, const char *arg) {
+  report_args *a = args;
+  if (!a->file) a->file = arg;
+  else if (!a->extra) a->extra = arg;
+  return 0;
+}
+
 #define AT(field) offsetof(report_args, field)
 
 static const tkb__flag report_flags[] = {
-    {.name = "RESULTS.json", .kind = TKB__FLAG_OPERANDS, .offset = AT(files), .shown = "",
-     .help = "The result file to report: tkbench's JSON (`{prog} run --out x.json`) or any "
-             "Google Benchmark JSON (--benchmark_out)."},
     {.heading = "Flags:"},
     {.name = "--out", .metavar = "FILE", .kind = TKB__FLAG_TEXT, .offset = AT(out),
      .help = "Where to write the page (written whole under a temporary name, then renamed). "
@@ -38,8 +43,12 @@ static const tkb__flag report_flags[] = {
      .shown = "stdout"},
     {.name = "-o", .metavar = "FILE", .kind = TKB__FLAG_TEXT, .offset = AT(out), .same_as = "--out"},
     {.name = "--base", .metavar = "BASE.json", .kind = TKB__FLAG_TEXT, .offset = AT(base),
-     .help = "A result file to compare RESULTS with: adds a forest plot of the ratios "
-             "RESULTS/BASE with their 95% intervals and verdicts, sorted by effect."},
+     .help = "A result file to compare RESULTS with, as '{prog} compare BASE RESULTS' does: "
+             "adds a forest plot of the ratios RESULTS/BASE with their 95% intervals and "
+             "verdicts, sorted by effect, and the comparison's table."},
+    {.name = "--noise", .metavar = "PCT", .kind = TKB__FLAG_TEXT, .offset = AT(noise), .value = "2%",
+     .check = tkb__check_fraction,
+     .help = "With --base: half-width of the noise band (2% or 0.02), as for '{prog} compare'."},
     {.name = "--title", .metavar = "TEXT", .kind = TKB__FLAG_TEXT, .offset = AT(title),
      .help = "The page's title.", .shown = "the results file's name"},
     {.name = "--copy-gbs", .metavar = "GB/s", .kind = TKB__FLAG_NUMBER, .offset = AT(copy_gbs),
@@ -51,69 +60,22 @@ static const tkb__flag report_flags[] = {
     {0},
 };
 
-/* A result file parsed; NULL (message printed, naming the file, and for bad JSON the line
- * and column) when it cannot be read. */
-static cJSON *load(const char *flag, const char *path) {
-  FILE *f = fopen(path, "rb");
-  if (!f) {
-    tkb__usage(CMD, "%s%s'%s' cannot be read: %s", flag, *flag ? " " : "", path, strerror(errno));
-    return NULL;
-  }
-  char *text = NULL;
-  size_t len = 0, cap = 0;
-  for (;;) {
-    if (len + 65536 + 1 > cap) {
-      cap = cap ? 2 * cap : 1 << 20;
-      char *t = realloc(text, cap);
-      if (!t) break;
-      text = t;
-    }
-    size_t got = fread(text + len, 1, cap - len - 1, f);
-    len += got;
-    if (got == 0) break;
-  }
-  bool bad = ferror(f) || !text;
-  fclose(f);
-  if (bad) {
-    free(text);
-    tkb__usage(CMD, "%s%s'%s' cannot be read", flag, *flag ? " " : "", path);
-    return NULL;
-  }
-  text[len] = '\0';
-  cJSON *doc = cJSON_ParseWithLength(text, len);
-  if (!doc) {
-    const char *at = cJSON_GetErrorPtr();
-    size_t off = at && at >= text && at <= text + len ? (size_t)(at - text) : len;
-    int line = 1, col = 1;
-    for (size_t i = 0; i < off; i++) line += text[i] == '\n', col = text[i] == '\n' ? 1 : col + 1;
-    tkb__usage(CMD, "%s%s'%s' is not valid JSON (line %d, column %d)", flag, *flag ? " " : "", path,
-               line, col);
-  } else if (!cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(doc, "benchmarks"))) {
-    tkb__usage(CMD, "%s%s'%s' has no \"benchmarks\" array: not a tkbench or Google Benchmark result file",
-               flag, *flag ? " " : "", path);
-    cJSON_Delete(doc);
-    doc = NULL;
-  }
-  free(text);
-  return doc;
-}
-
 static const char *base_name(const char *path) {
   const char *slash = strrchr(path, '/');
   return slash ? slash + 1 : path;
 }
 
 /* Writes the page to --out (atomically) or stdout; the exit code. */
-static int write_page(const report_args *a, const cJSON *doc, const tkb__html_opts *o) {
+static int write_page(const report_args *a, const tkb__results_file *rf, const tkb__html_opts *o) {
   if (!a->out) {
-    tkb_status st = tkb__html_page(stdout, doc, o);
+    tkb_status st = tkb__html_page(stdout, rf, o);
     if (!st && fflush(stdout) != 0) st = tkb_set_error(TKB_ERR_IO, "writing the page to stdout failed: %s", strerror(errno));
     if (st) fprintf(stderr, "%s %s: %s\n", tkb__prog, CMD, tkb_last_error());
     return st ? TKB_EXIT_FAILED : TKB_EXIT_OK;
   }
   tkb__outfile file = {0};
   tkb_status st = tkb__outfile_open(&file, a->out);
-  if (!st) st = tkb__html_page(file.f, doc, o);
+  if (!st) st = tkb__html_page(file.f, rf, o);
   if (st) tkb__outfile_abort(&file);
   else st = tkb__outfile_commit(&file);
   if (st) {
@@ -123,25 +85,42 @@ static int write_page(const report_args *a, const cJSON *doc, const tkb__html_op
   return TKB_EXIT_OK;
 }
 
+/* Reads a result file; 0 or TKB_EXIT_USAGE after printing which one and why. */
+static int load(const char *flag, const char *path, tkb__results_file *rf) {
+  if (tkb__results_file_load(path, rf) == TKB_OK) return 0;
+  return tkb__usage(CMD, "%s%s%s", flag, *flag ? ": " : "", tkb_last_error());
+}
+
 static int report(const report_args *a) {
-  if (a->files.n == 0) return tkb__usage(CMD, "needs a result file (RESULTS.json)");
-  if (a->files.n > 1) return tkb__usage(CMD, "takes one result file, got %zu", a->files.n);
+  if (!a->file) return tkb__usage(CMD, "needs a result file (RESULTS.json)");
+  if (a->extra) return tkb__usage(CMD, "takes one result file; '%s' is a second (a base goes after --base)", a->extra);
   if (!a->out && isatty(fileno(stdout)))
     return tkb__usage(CMD, "the page is HTML: give a file to write it to (-o report.html), or redirect stdout");
   if (a->out && tkb__outfile_check(a->out) != TKB_OK) return tkb__usage(CMD, "--out: %s", tkb_last_error());
-  const char *path = a->files.items[0];
-  cJSON *doc = load("", path);
-  if (!doc) return TKB_EXIT_USAGE;
-  cJSON *base = NULL;
-  if (a->base && !(base = load("--base", a->base))) {
-    cJSON_Delete(doc);
+  tkb__results_file rf, base = {0};
+  if (load("", a->file, &rf)) return TKB_EXIT_USAGE;
+  if (a->base && load("--base", a->base, &base)) {
+    tkb__results_file_free(&rf);
     return TKB_EXIT_USAGE;
   }
-  tkb__html_opts o = {.title = a->title ? a->title : base_name(path),
+  tkb__html_opts o = {.title = a->title ? a->title : base_name(a->file),
                       .copy_gbs = a->copy_gbs, .sgemm_gflops = a->sgemm_gflops};
-  int rc = write_page(a, doc, &o);
-  cJSON_Delete(base);
-  cJSON_Delete(doc);
+  tkb__comparison c = {0};
+  int rc = TKB_EXIT_OK;
+  if (a->base) {
+    tkb__compare_opts co = TKB__COMPARE_OPTS_DEFAULT;
+    tkb__parse_fraction(a->noise, &co.noise); /* checked when read */
+    if (tkb__compare(&base, &rf, &co, &c) != TKB_OK) {
+      fprintf(stderr, "%s %s: %s\n", tkb__prog, CMD, tkb_last_error());
+      rc = TKB_EXIT_FAILED;
+    }
+    o.comparison = &c;
+    o.base_name = a->base;
+  }
+  if (!rc) rc = write_page(a, &rf, &o);
+  if (a->base) tkb__comparison_free(&c);
+  tkb__results_file_free(&base);
+  tkb__results_file_free(&rf);
   return rc;
 }
 
@@ -170,6 +149,7 @@ const tkb__command tkb__command_report = {
              "plot of the ratios with their intervals and verdicts comes first. "
              "`{prog} run --out x.html` writes the same page for a run.",
     .flags = report_flags,
+    .operand = operand,
     .epilogue = "Exit status: 0 written, 1 the page could not be written, 2 usage error (a "
                 "file that cannot be read or is not a result file; nothing is written).\n"
                 "\n"

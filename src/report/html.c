@@ -1,10 +1,9 @@
 /* html.c - the html format: a run's results as the HTML report's page. The reporter
- * writes the run's JSON report into memory through the JSON reporter, parses it back
- * and draws the page from it, so `run --out x.html` and `tkbench report x.json` draw
- * the same page from the same document. */
+ * writes the run's JSON report into memory through the JSON reporter, reads it back as
+ * a results file and draws the page from it, so `run --out x.html` and `tkbench report
+ * x.json` draw the same page from the same document. */
 #include "html.h"
 
-#include <cjson/cJSON.h>
 #include <stdlib.h>
 
 typedef struct html_state {
@@ -33,10 +32,10 @@ static tkb_status end(tkb__reporter *r, const tkb__run_summary *s) {
   tkb_status status = tkb__reporter_end(&st->inner, s);
   if (!status) status = tkb__textbuf_close(&st->json);
   if (status) return status;
-  cJSON *doc = cJSON_ParseWithLength(st->json.text, st->json.len);
-  if (!doc) return tkb_set_error(TKB_ERR_OUT_OF_MEMORY, "out of memory reading the run back for the HTML report");
-  status = tkb__html_page(r->f, doc, NULL);
-  cJSON_Delete(doc);
+  tkb__results_file rf;
+  status = tkb__results_file_parse(st->json.text, st->json.len, "the run's results", &rf);
+  if (!status) status = tkb__html_page(r->f, &rf, NULL);
+  tkb__results_file_free(&rf);
   return status;
 }
 

@@ -6,27 +6,17 @@
 #include "report.h"
 #include "svg.h"
 
-struct cJSON;
-
-/* A comparison of the document's entries with a base run, drawn as a forest plot. */
-typedef struct tkb__html_comparison {
-  const char *base_name;          /* the base file, as the user named it (or NULL) */
-  const tkb__forest_row *rows;    /* sorted as they should be drawn (by effect) */
-  int n;
-  double noise;                   /* the noise band's half-width, a fraction (0.02) */
-  double geomean, geomean_lo, geomean_hi; /* of the ratios, NaN when unknown */
-  const struct cJSON *warnings;   /* an array of strings (context mismatches), or NULL */
-} tkb__html_comparison;
-
 typedef struct tkb__html_opts {
   const char *title;              /* shown in the heading (the results file's name), or NULL */
-  const tkb__html_comparison *comparison; /* NULL: none */
+  const tkb__comparison *comparison; /* the document's entries against a base run, drawn
+                                     as a forest plot first; NULL: none */
+  const char *base_name;          /* the base file as the user named it (with comparison) */
   double copy_gbs;                /* the device's measured copy bandwidth, 0: unknown */
   double sgemm_gflops;            /* its measured sgemm rate, 0: unknown */
 } tkb__html_opts;
 
-/* Writes the page for doc (a parsed tkbench or Google Benchmark JSON document) to f.
- * TKB_ERR_OUT_OF_MEMORY; TKB_ERR_IO when f has an error afterwards. */
-tkb_status tkb__html_page(FILE *f, const struct cJSON *doc, const tkb__html_opts *opts);
+/* Writes the page of a results file (tkbench's JSON, a journal, or any Google Benchmark
+ * JSON) to f. TKB_ERR_OUT_OF_MEMORY; TKB_ERR_IO when f has an error afterwards. */
+tkb_status tkb__html_page(FILE *f, const tkb__results_file *rf, const tkb__html_opts *opts);
 
 #endif

@@ -18,22 +18,28 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* ---- reading the document ---- */
+/* ---- the entries, as the results file reader gathered them ---- */
 typedef enum entry_status { ENTRY_OK, ENTRY_FAILED, ENTRY_SKIPPED } entry_status;
 
-/* One entry of the document, its iteration rows gathered. */
+/* What the page draws of one entry. */
 typedef struct entry {
   const char *name;
-  const cJSON *row;        /* its first iteration row */
+  const cJSON *row;        /* its first row */
   const cJSON *tk;         /* that row's "tkbench" object (NULL in Google Benchmark files) */
   entry_status status;
   const char *message;     /* the error or skip message */
-  double *ms;              /* per call (tkbench) or per repetition (Google Benchmark) */
-  int n, cap;
-  int *sizes;              /* calls per experiment (NULL: one group) */
+  const double *ms;        /* per call (tkbench) or per repetition (Google Benchmark) */
+  int n;
+  bool per_call;           /* ms holds timed calls, not repetitions' means */
+  int *sizes;              /* owned: calls per experiment (NULL: one group) */
   int n_sizes;
-  bool *throttled;         /* per call, NULL when the device reported none */
+  bool *throttled;         /* owned: per call, NULL when the device reported none */
 } entry;
+
+typedef struct entries {
+  entry *v;
+  int n;
+} entries;
 
 static const cJSON *item(const cJSON *o, const char *key) {
   return o ? cJSON_GetObjectItemCaseSensitive(o, key) : NULL;
@@ -49,54 +55,8 @@ static const char *str(const cJSON *o, const char *key) {
   return cJSON_IsString(v) ? v->valuestring : NULL;
 }
 
-/* Milliseconds per one of a Google Benchmark time_unit; NaN for an unknown unit. */
-static double ms_per_unit(const char *unit) {
-  if (!unit || !strcmp(unit, "ns")) return 1e-6;
-  if (!strcmp(unit, "us")) return 1e-3;
-  if (!strcmp(unit, "ms")) return 1.0;
-  if (!strcmp(unit, "s")) return 1e3;
-  return NAN;
-}
-
-static bool push_ms(entry *e, double v) {
-  if (e->n == e->cap) {
-    int cap = e->cap ? 2 * e->cap : 8;
-    double *ms = realloc(e->ms, sizeof *ms * (size_t)cap);
-    if (!ms) return false;
-    e->ms = ms, e->cap = cap;
-  }
-  e->ms[e->n++] = v;
-  return true;
-}
-
-/* An entry's calls from its tkbench object: every evaluation time, the experiments'
- * sizes and the throttled calls. */
-static bool read_calls(entry *e) {
-  const cJSON *times = item(e->tk, "evaluation_times_ms"), *t;
-  cJSON_ArrayForEach(t, times) if (cJSON_IsNumber(t) && !push_ms(e, t->valuedouble)) return false;
-  const cJSON *sizes = item(item(e->tk, "statistics"), "experiment_sizes");
-  int ns = cJSON_GetArraySize(sizes), total = 0;
-  if (ns > 0 && (e->sizes = malloc(sizeof *e->sizes * (size_t)ns))) {
-    cJSON_ArrayForEach(t, sizes) total += e->sizes[e->n_sizes++] = t->valueint;
-    if (total != e->n) { /* not this document's calls: show them as one group */
-      free(e->sizes);
-      e->sizes = NULL, e->n_sizes = 0;
-    }
-  }
-  const cJSON *thr = item(item(e->tk, "statistics"), "throttled_calls");
-  if (cJSON_IsArray(thr) && e->n > 0 && (e->throttled = calloc((size_t)e->n, sizeof *e->throttled)))
-    cJSON_ArrayForEach(t, thr) if (t->valueint >= 0 && t->valueint < e->n) e->throttled[t->valueint] = true;
-  return true;
-}
-
-typedef struct entries {
-  entry *v;
-  int n, cap;
-} entries;
-
 static void entries_free(entries *es) {
   for (int i = 0; i < es->n; i++) {
-    free(es->v[i].ms);
     free(es->v[i].sizes);
     free(es->v[i].throttled);
   }
@@ -104,51 +64,23 @@ static void entries_free(entries *es) {
   *es = (entries){0};
 }
 
-/* The entry called name: rows of one entry are neighbours in every file tkbench or
- * Google Benchmark writes, so the last entry is tried first, then the rest. */
-static entry *find_entry(entries *es, const char *name) {
-  for (int i = es->n - 1; i >= 0; i--)
-    if (!strcmp(es->v[i].name, name)) return &es->v[i];
-  return NULL;
-}
-
-static tkb_status gather(const cJSON *doc, entries *es) {
-  const cJSON *rows = item(doc, "benchmarks"), *row;
-  cJSON_ArrayForEach(row, rows) {
-    const char *type = str(row, "run_type");
-    if (type && strcmp(type, "iteration")) continue; /* aggregates repeat the iterations */
-    const char *name = str(row, "run_name");
-    if (!name) name = str(row, "name");
-    if (!name) continue;
-    entry *e = es->n && !strcmp(es->v[es->n - 1].name, name) ? &es->v[es->n - 1] : find_entry(es, name);
-    if (!e) {
-      if (es->n == es->cap) {
-        int cap = es->cap ? 2 * es->cap : 64;
-        entry *v = realloc(es->v, sizeof *v * (size_t)cap);
-        if (!v) return tkb_set_error(TKB_ERR_OUT_OF_MEMORY, "out of memory reading the results");
-        es->v = v, es->cap = cap;
-      }
-      e = &es->v[es->n++];
-      *e = (entry){.name = name, .row = row, .tk = item(row, "tkbench")};
-      if (cJSON_IsTrue(item(row, "error_occurred"))) {
-        e->status = ENTRY_FAILED;
-        e->message = str(row, "error_message");
-        continue;
-      }
-      if (cJSON_IsTrue(item(row, "skipped"))) {
-        e->status = ENTRY_SKIPPED;
-        e->message = str(row, "skip_message");
-        continue;
-      }
-      if (cJSON_IsArray(item(e->tk, "evaluation_times_ms"))) {
-        if (!read_calls(e)) return tkb_set_error(TKB_ERR_OUT_OF_MEMORY, "out of memory reading the results");
-        continue;
-      }
-    } else if (e->tk || e->status != ENTRY_OK) {
-      continue; /* the first row held every call already */
+static tkb_status gather(const tkb__results_file *rf, entries *es) {
+  es->v = calloc(rf->n_entries + 1, sizeof *es->v);
+  if (!es->v) return tkb_set_error(TKB_ERR_OUT_OF_MEMORY, "out of memory writing the HTML report");
+  for (size_t k = 0; k < rf->n_entries; k++) {
+    const tkb__rf_entry *r = &rf->entries[k];
+    entry *e = &es->v[es->n++];
+    *e = (entry){.name = r->name, .row = r->n_rows ? r->rows[0] : NULL, .tk = r->tkbench, .message = r->message,
+                 .ms = r->samples_ms, .n = r->n_samples, .per_call = r->source == TKB__RF_PER_CALL,
+                 .status = r->status == TKB__RF_ERROR ? ENTRY_FAILED : r->status == TKB__RF_SKIPPED ? ENTRY_SKIPPED : ENTRY_OK};
+    if (e->per_call && r->n_experiments > 0 && (e->sizes = malloc(sizeof *e->sizes * (size_t)r->n_experiments))) {
+      for (int x = 0; x < r->n_experiments; x++)
+        e->sizes[x] = r->experiment_end[x] - (x ? r->experiment_end[x - 1] : 0);
+      e->n_sizes = r->n_experiments;
     }
-    double t = num(row, "real_time") * ms_per_unit(str(row, "time_unit"));
-    if (isfinite(t) && !push_ms(e, t)) return tkb_set_error(TKB_ERR_OUT_OF_MEMORY, "out of memory reading the results");
+    const cJSON *thr = item(item(e->tk, "statistics"), "throttled_calls"), *t;
+    if (e->per_call && cJSON_IsArray(thr) && e->n > 0 && (e->throttled = calloc((size_t)e->n, sizeof *e->throttled)))
+      cJSON_ArrayForEach(t, thr) if (t->valueint >= 0 && t->valueint < e->n) e->throttled[t->valueint] = true;
   }
   return TKB_OK;
 }
@@ -461,7 +393,7 @@ static void entry_section(FILE *f, int i, const entry *e, const figures *g, cons
     fputc(')', f);
   }
   int ne = e->sizes ? e->n_sizes : 1;
-  fprintf(f, " · %d %s in %d experiment%s", e->n, e->tk ? "calls" : "repetitions", ne, ne == 1 ? "" : "s");
+  fprintf(f, " · %d %s in %d experiment%s", e->n, e->per_call ? "calls" : "repetitions", ne, ne == 1 ? "" : "s");
   if (g->outliers_mild || g->outliers_severe)
     fprintf(f, " · outliers: %d mild, %d severe", g->outliers_mild, g->outliers_severe);
   const char *rule = str(item(e->tk, "statistics"), "stopping_rule");
@@ -490,43 +422,93 @@ static void entry_section(FILE *f, int i, const entry *e, const figures *g, cons
   fputs("</div></section>\n", f);
 }
 
+/* Forest rows by effect: the largest slowdown first, the largest speedup last, entries
+ * without a ratio at the end. */
+static int by_effect(const void *a, const void *b) {
+  double x = ((const tkb__forest_row *)a)->ratio, y = ((const tkb__forest_row *)b)->ratio;
+  if (!(x > 0)) return y > 0;
+  if (!(y > 0)) return -1;
+  return (x < y) - (x > y);
+}
+
+static void p_cell(FILE *f, double p) {
+  char b[32];
+  tkb__fmt_p(p, b, sizeof b);
+  fprintf(f, "<td data-v=\"%.6g\">%s</td>", isfinite(p) ? p : 2.0, b);
+}
+
 static void comparison(FILE *f, const tkb__html_opts *o) {
-  const tkb__html_comparison *c = o->comparison;
+  const tkb__comparison *c = o->comparison;
   fputs("<h2 id=\"s-compare\">Compared with the base</h2><p>", f);
-  if (c->base_name) {
+  if (o->base_name) {
     fputs("Base: <code>", f);
-    esc(f, c->base_name);
+    esc(f, o->base_name);
     fputs("</code>. ", f);
   }
-  fprintf(f, "A change is called when it is significant after correction for the %d comparisons "
-             "and its 95%% interval lies wholly outside the noise band of ±%.3g%% (shaded). ",
-          c->n, 100 * c->noise);
-  if (isfinite(c->geomean) && c->geomean > 0)
-    fprintf(f, "Geometric mean of the ratios: <b>%.4f</b> (95%% CI %.4f – %.4f).", c->geomean,
-            c->geomean_lo, c->geomean_hi);
-  fputs("</p>", f);
-  warnings_list(f, c->warnings, NULL);
-  tkb__plot_forest(f, c->rows, c->n, c->noise);
-  fputs("<table class=\"sortable\" id=\"comparison\"><thead><tr><th>Entry</th><th data-type=\"num\">Ratio</th>"
-        "<th data-type=\"num\">CI low</th><th data-type=\"num\">CI high</th><th class=\"l\">Verdict</th></tr>"
+  fprintf(f, "%zu faster, %zu slower, %zu same, %zu unsure", c->counts[TKB__FASTER], c->counts[TKB__SLOWER],
+          c->counts[TKB__SAME], c->counts[TKB__UNSURE]);
+  if (c->n_failed) fprintf(f, ", %zu failed or skipped on a side", c->n_failed);
+  if (c->n_added) fprintf(f, ", %zu only here", c->n_added);
+  if (c->n_removed) fprintf(f, ", %zu only in the base", c->n_removed);
+  fputs(".", f);
+  if (isfinite(c->geomean.ratio) && c->geomean.ratio > 0)
+    fprintf(f, " Geometric mean of the ratios over %zu entries: <b>%.4f</b> (95%% CI %.4f – %.4f, %s).",
+            c->geomean.n, c->geomean.ratio, c->geomean.ci_low, c->geomean.ci_high,
+            tkb__change_name(c->geomean.verdict));
+  char how[1024];
+  tkb__describe_comparison(c, how, sizeof how);
+  fputs("</p><p class=\"key\">How: ", f);
+  esc(f, how);
+  fputs(".</p>", f);
+  if (c->n_warnings) {
+    fputs("<ul class=\"warnings\">", f);
+    for (size_t i = 0; i < c->n_warnings; i++) {
+      fputs("<li class=\"warn\">", f);
+      esc(f, c->warnings[i]);
+      fputs("</li>", f);
+    }
+    fputs("</ul>", f);
+  }
+  tkb__forest_row *rows = malloc(sizeof *rows * (c->n_rows + 1));
+  if (rows) {
+    for (size_t i = 0; i < c->n_rows; i++)
+      rows[i] = (tkb__forest_row){c->rows[i].name, c->rows[i].ratio, c->rows[i].ci_low, c->rows[i].ci_high,
+                                  tkb__change_name(c->rows[i].verdict)};
+    qsort(rows, c->n_rows, sizeof *rows, by_effect);
+    tkb__plot_forest(f, rows, (int)c->n_rows, c->opts.noise);
+    free(rows);
+  }
+  fputs("<table class=\"sortable\" id=\"comparison\"><thead><tr><th>Entry</th><th data-type=\"num\">Base</th>"
+        "<th data-type=\"num\">New</th><th data-type=\"num\">Change</th><th data-type=\"num\">95% CI</th>"
+        "<th data-type=\"num\">p</th><th data-type=\"num\">p adjusted</th><th class=\"l\">Verdict</th></tr>"
         "</thead><tbody>",
         f);
-  for (int i = 0; i < c->n; i++) {
-    const tkb__forest_row *r = &c->rows[i];
+  for (size_t i = 0; i < c->n_rows; i++) {
+    const tkb__compare_row *r = &c->rows[i];
+    char change[32], lo[32], hi[32];
+    tkb__fmt_change(r->ratio, change, sizeof change);
+    tkb__fmt_change(r->ci_low, lo, sizeof lo);
+    tkb__fmt_change(r->ci_high, hi, sizeof hi);
     fputs("<tr><td>", f);
     esc(f, r->name);
-    fprintf(f, "</td><td data-v=\"%.6g\">%.4f</td><td data-v=\"%.6g\">%.4f</td><td data-v=\"%.6g\">%.4f</td>"
-               "<td class=\"l %s\">%s</td></tr>\n",
-            r->ratio, r->ratio, r->lo, r->lo, r->hi, r->hi, r->verdict, r->verdict);
+    fprintf(f, "</td><td data-v=\"%.6g\">", r->base_median_ms);
+    time_cell(f, r->base_median_ms);
+    fprintf(f, "</td><td data-v=\"%.6g\">", r->new_median_ms);
+    time_cell(f, r->new_median_ms);
+    fprintf(f, "</td><td data-v=\"%.6g\">%s</td><td data-v=\"%.6g\">%s … %s</td>", r->ratio, change,
+            r->ci_low, lo, hi);
+    p_cell(f, r->p);
+    p_cell(f, r->p_adjusted);
+    fprintf(f, "<td class=\"l %s\">%s</td></tr>\n", tkb__change_name(r->verdict), tkb__change_name(r->verdict));
   }
   fputs("</tbody></table>", f);
 }
 
-tkb_status tkb__html_page(FILE *f, const cJSON *doc, const tkb__html_opts *o) {
+tkb_status tkb__html_page(FILE *f, const tkb__results_file *rf, const tkb__html_opts *o) {
   tkb__html_opts none = {0};
   if (!o) o = &none;
   entries es = {0};
-  tkb_status st = gather(doc, &es);
+  tkb_status st = gather(rf, &es);
   figures *g = st ? NULL : calloc((size_t)es.n + 1, sizeof *g);
   if (!st && !g) st = tkb_set_error(TKB_ERR_OUT_OF_MEMORY, "out of memory writing the HTML report");
   if (st) {
@@ -534,7 +516,7 @@ tkb_status tkb__html_page(FILE *f, const cJSON *doc, const tkb__html_opts *o) {
     return st;
   }
   for (int i = 0; i < es.n; i++) g[i] = figures_of(&es.v[i]);
-  const cJSON *ctx = item(doc, "context");
+  const cJSON *ctx = rf->context;
   tkb__html_opts with_peaks = *o; /* a run's measured peaks, unless given */
   if (!(with_peaks.copy_gbs > 0)) with_peaks.copy_gbs = num(item(ctx, "peaks"), "copy_gbs");
   if (!(with_peaks.sgemm_gflops > 0)) with_peaks.sgemm_gflops = num(item(ctx, "peaks"), "sgemm_gflops");

@@ -265,4 +265,217 @@ tkb_status tkb__outfile_commit(tkb__outfile *o);
 /* Drops the text (after a failure). */
 void tkb__outfile_abort(tkb__outfile *o);
 
+/* ---- result files read back (results_file.c) ---- */
+/*
+ * A results file as compare, merge and the reports read it: tkbench's JSON, any Google
+ * Benchmark program's --benchmark_out JSON, or a run's journal (JSON Lines beside --out:
+ * line 1 {"tkbench_journal": 1, "context": {...}}, then one {"benchmarks": [...]} per
+ * finished entry, holding its rows exactly as the final file would). The document stays
+ * parsed (cJSON), so a reader may copy rows verbatim; the rows are grouped by entry, and
+ * each entry's times come out in milliseconds, grouped by experiment.
+ */
+struct cJSON;
+
+typedef enum tkb__rf_kind {
+  TKB__RF_TKBENCH,  /* tkbench's JSON (its context says library "tkbench", or a row holds a
+                       "tkbench" object) */
+  TKB__RF_GBENCH,   /* another Google Benchmark JSON file */
+  TKB__RF_JOURNAL,  /* a run's journal */
+} tkb__rf_kind;
+
+typedef enum tkb__rf_status { TKB__RF_OK, TKB__RF_ERROR, TKB__RF_SKIPPED } tkb__rf_status;
+
+/* Where an entry's samples come from, best first. */
+typedef enum tkb__rf_samples {
+  TKB__RF_PER_CALL,       /* tkbench's evaluation_times_ms: every timed call (or batch),
+                             split by statistics.experiment_sizes */
+  TKB__RF_PER_REPETITION, /* one value per iteration row (its real_time, the mean per
+                             iteration of that repetition); each its own experiment */
+  TKB__RF_AGGREGATE,      /* aggregate rows only: the median aggregate, one value */
+  TKB__RF_NO_SAMPLES,     /* failed, skipped, or no time at all */
+} tkb__rf_samples;
+
+typedef struct tkb__rf_entry {
+  const char *name;            /* run_name (an aggregate's name less "_<aggregate>"); into
+                                  the document, or name_storage */
+  char *name_storage;          /* owned: a name the document does not hold; else NULL */
+  struct cJSON **rows;         /* its rows in file order, iteration and aggregate (the array
+                                  is owned, the rows are the document's) */
+  size_t n_rows;
+  tkb__rf_status status;
+  const char *message;         /* error_message or skip_message (into the document); NULL
+                                  when ok */
+  tkb__rf_samples source;
+  double *samples_ms;          /* owned; experiment after experiment */
+  int *experiment_end;         /* owned; experiment e is samples_ms[end[e-1] .. end[e]) */
+  int n_samples, n_experiments;
+  const struct cJSON *tkbench; /* the first row's "tkbench" object, or NULL */
+} tkb__rf_entry;
+
+typedef struct tkb__results_file {
+  char *path;                  /* as given (owned) */
+  tkb__rf_kind kind;
+  struct cJSON *doc;           /* owned: {"context": ..., "benchmarks": [...]} (a journal's
+                                  lines gathered into one such document) */
+  const struct cJSON *context; /* the document's context: an object, empty when the file
+                                  has none */
+  tkb__rf_entry *entries;      /* in order of first appearance */
+  size_t n_entries;
+  char **warnings;             /* owned: what the reader stepped over (a journal's cut-off
+                                  last line, rows given twice) */
+  size_t n_warnings;
+} tkb__results_file;
+
+/*
+ * Reads the results file at path into *rf. Errors name the file and the problem:
+ * TKB_ERR_IO (unreadable: strerror), TKB_ERR_INVALID_ARGUMENT (empty; not JSON, with
+ * the line and column; truncated; NaN or Infinity written out; no "benchmarks" array; a
+ * row without a name; null or text where a time must be a number, which is how NaN
+ * reaches JSON; an unknown time_unit; a journal line before the last that is not JSON),
+ * TKB_ERR_OUT_OF_MEMORY. On failure *rf holds nothing to free (freeing it is harmless).
+ */
+tkb_status tkb__results_file_load(const char *path, tkb__results_file *rf);
+/* The same from text[0..len) in memory; path names it in messages. */
+tkb_status tkb__results_file_parse(const char *text, size_t len, const char *path,
+                                   tkb__results_file *rf);
+/* The same from a document already parsed, which *rf takes (even on failure). */
+tkb_status tkb__results_file_adopt(struct cJSON *doc, const char *path, tkb__results_file *rf);
+void tkb__results_file_free(tkb__results_file *rf);
+/* The entry named name, or NULL. */
+const tkb__rf_entry *tkb__results_file_find(const tkb__results_file *rf, const char *name);
+/* The entry's median time in ms (of its samples; NaN without any). */
+double tkb__rf_median_ms(const tkb__rf_entry *e);
+
+/* ---- comparison statistics (compare_stats.c) ---- */
+/* The U test's p-value is exact up to this n1 * n2 (tie-free samples). */
+#define TKB__MWU_EXACT_MAX 2500
+typedef struct tkb__mwu {
+  double u;    /* U of the first sample: pairs (x, y) with x > y, ties counting 1/2 */
+  double p;    /* two-sided; NaN when a sample is empty */
+  bool exact;  /* exact distribution; else the normal approximation (tie and continuity
+                  corrected) */
+} tkb__mwu;
+/* The two-sided Mann-Whitney U test of x[0..n1) against y[0..n2). TKB_ERR_OUT_OF_MEMORY. */
+tkb_status tkb__mann_whitney(const double *x, size_t n1, const double *y, size_t n2, tkb__mwu *out);
+
+typedef enum tkb__correction {
+  TKB__CORRECT_HOLM, /* family-wise error (Holm's step-down) */
+  TKB__CORRECT_BH,   /* false discovery rate (Benjamini-Hochberg's step-up) */
+  TKB__CORRECT_NONE,
+} tkb__correction;
+/* The adjusted p-values of p[0..n) into out[0..n); NaN ones stay NaN and are not counted
+ * in the family. TKB_ERR_OUT_OF_MEMORY. */
+tkb_status tkb__p_adjust(const double *p, size_t n, tkb__correction method, double *out);
+
+/* `resamples` medians of x (experiment e is x[experiment_end[e-1] .. experiment_end[e]))
+ * by the two-level bootstrap, drawn from `seed`, into out. NaN each when x is empty.
+ * TKB_ERR_OUT_OF_MEMORY. */
+tkb_status tkb__boot_medians(const double *x, const int *experiment_end, int experiments,
+                             int resamples, uint64_t seed, double *out);
+/* The percentile interval of level (0.95) of the finite values among v[0..n) (NaN when
+ * none). */
+void tkb__percentile_interval(const double *v, size_t n, double level, double *low, double *high);
+
+/* ---- comparing two results files (compare.c; compare_format.c renders the records) ---- */
+typedef enum tkb__change { TKB__FASTER, TKB__SLOWER, TKB__SAME, TKB__UNSURE } tkb__change;
+#define TKB__N_CHANGES 4
+/* "faster", "slower", "same", "unsure". */
+const char *tkb__change_name(tkb__change v);
+/*
+ * The verdict on a ratio new/base with interval [low, high] and adjusted p-value p:
+ * slower (faster) when p < alpha and the interval lies wholly above 1 + noise (below
+ * 1 - noise); same when it lies within [1 - noise, 1 + noise]; unsure otherwise,
+ * and whenever the interval is unknown (NaN).
+ */
+tkb__change tkb__change_of(double low, double high, double p, double noise, double alpha);
+
+typedef struct tkb__compare_opts {
+  double noise;               /* half-width of the noise band, a fraction (0.02) */
+  double alpha;               /* significance of the adjusted p-value (0.05) */
+  tkb__correction correction; /* over the compared entries */
+  int resamples;              /* of the bootstrap, >= 100 */
+  uint64_t seed;              /* of the bootstrap */
+  /* the entries to compare, by name; NULL: every one */
+  bool (*keep)(void *user, const char *name);
+  void *user;
+} tkb__compare_opts;
+#define TKB__COMPARE_LEVEL 0.95 /* of every interval */
+#define TKB__COMPARE_OPTS_DEFAULT                                                       \
+  ((tkb__compare_opts){.noise = 0.02, .alpha = 0.05, .correction = TKB__CORRECT_HOLM, \
+                       .resamples = 2000})
+
+/* One entry both files ran. */
+typedef struct tkb__compare_row {
+  const char *name;
+  const tkb__rf_entry *base, *new_;
+  double base_median_ms, new_median_ms;
+  double ratio;                 /* new / base of the medians; NaN when a median is not > 0 */
+  double ci_low, ci_high;       /* its interval; NaN when a side has a single value */
+  double p, p_adjusted;         /* NaN when not tested (a side with a single value) */
+  bool p_exact;                 /* the U test's exact distribution, else its normal
+                                   approximation */
+  tkb__change verdict;
+  double *boot;                 /* owned: the resampled ratios (opts.resamples), index by
+                                   index across rows (the geometric mean's bootstrap);
+                                   NULL without an interval */
+} tkb__compare_row;
+
+/* An entry in both files that failed or was skipped in either. */
+typedef struct tkb__compare_pair {
+  const tkb__rf_entry *base, *new_;
+} tkb__compare_pair;
+
+/* What compare computes; the renderings only format it. */
+typedef struct tkb__comparison {
+  const tkb__results_file *base, *new_; /* not owned */
+  tkb__compare_opts opts;
+  tkb__compare_row *rows;       /* in BASE's order */
+  size_t n_rows;
+  tkb__compare_pair *failed;
+  size_t n_failed;
+  const tkb__rf_entry **added;  /* only in NEW, in its order */
+  size_t n_added;
+  const tkb__rf_entry **removed;/* only in BASE */
+  size_t n_removed;
+  struct {
+    double ratio, ci_low, ci_high; /* over the rows with an interval; NaN when none */
+    tkb__change verdict;          /* by its interval alone */
+    size_t n;                      /* rows in it */
+  } geomean;
+  size_t counts[TKB__N_CHANGES];  /* rows by verdict */
+  size_t n_exact;                  /* rows whose p-value is exact */
+  char **warnings;                 /* owned: the contexts' mismatches, loaded or
+                                      interrupted runs, entries that cannot get a verdict */
+  size_t n_warnings;
+} tkb__comparison;
+
+/* Compares the entries of new_ with base's. TKB_ERR_OUT_OF_MEMORY; out needs
+ * tkb__comparison_free either way. */
+tkb_status tkb__compare(const tkb__results_file *base, const tkb__results_file *new_,
+                        const tkb__compare_opts *opts, tkb__comparison *out);
+void tkb__comparison_free(tkb__comparison *c);
+
+/* ---- renderings of a comparison (compare_format.c holds their table; one file each) ---- */
+typedef struct tkb__compare_format {
+  const char *name;       /* "markdown" */
+  const char *alias;      /* "md", or NULL */
+  const char *extensions; /* file endings that ask for it (".md .markdown") */
+  /* Writes the comparison on f; colour only when color is set (the CLI decides). */
+  void (*write)(FILE *f, const tkb__comparison *c, bool color);
+} tkb__compare_format;
+/* The format named name or by its alias. TKB_ERR_NOT_FOUND naming it and the formats. */
+tkb_status tkb__compare_format_parse(const char *name, const tkb__compare_format **out);
+/* The format a file's ending asks for; the console's for any other ending. */
+const tkb__compare_format *tkb__compare_format_from_path(const char *path);
+/* "console, markdown or json" */
+void tkb__compare_format_names(char *buf, size_t cap);
+/* What the renderings share: a ratio as a signed change ("+4.21%", "-12.3%"; "-" for
+ * NaN), a p-value ("<0.001", "0.0412", "1"; "-" for NaN), and one line on what a file
+ * holds ("tkbench 0.1.0 results, cpu, wallclock, 2025-01-31T12:00:00+00:00"). */
+void tkb__fmt_change(double ratio, char *buf, size_t cap);
+void tkb__fmt_p(double p, char *buf, size_t cap);
+void tkb__describe_results(const tkb__results_file *rf, char *buf, size_t cap);
+/* The settings behind every number, in one sentence (band, intervals, test, correction). */
+void tkb__describe_comparison(const tkb__comparison *c, char *buf, size_t cap);
+
 #endif

@@ -30,7 +30,37 @@ static bool one_of(const char *s, const char *const *list, size_t n) {
   return false;
 }
 
-static bool wanted(const tkb__selection *sel, size_t i, const regex_t *re, bool negate) {
+tkb_status tkb__name_filter_init(tkb__name_filter *f, const char *pattern) {
+  *f = (tkb__name_filter){0};
+  if (!pattern || !*pattern) return TKB_OK;
+  const char *p = pattern;
+  if (p[0] == '-') {
+    f->negate = true;
+    p++;
+  }
+  int rc = regcomp(&f->re, p, REG_EXTENDED | REG_NOSUB);
+  if (rc != 0) {
+    char why[256];
+    regerror(rc, &f->re, why, sizeof why);
+    return tkb_set_error(TKB_ERR_INVALID_ARGUMENT,
+                         "filter \"%s\" is not a valid POSIX extended regular expression: %s",
+                         pattern, why);
+  }
+  f->active = true;
+  return TKB_OK;
+}
+
+bool tkb__name_filter_match(const tkb__name_filter *f, const char *name) {
+  if (!f->active) return true;
+  return (regexec(&f->re, name, 0, NULL, 0) == 0) != f->negate;
+}
+
+void tkb__name_filter_free(tkb__name_filter *f) {
+  if (f->active) regfree(&f->re);
+  *f = (tkb__name_filter){0};
+}
+
+static bool wanted(const tkb__selection *sel, size_t i, const tkb__name_filter *names) {
   const tkb_benchmark_def *d = tkb_registry_get(i);
   if (!d) return false;
   if (sel->device_kind && strcmp(d->device_kind, sel->device_kind) != 0) return false;
@@ -40,44 +70,25 @@ static bool wanted(const tkb__selection *sel, size_t i, const regex_t *re, bool 
   if (sel->n_ops && !one_of(d->op, sel->ops, sel->n_ops)) return false;
   if (sel->n_impls && !one_of(d->impl_name, sel->impls, sel->n_impls)) return false;
   if (sel->except_impl && strcmp(d->impl_name, sel->except_impl) == 0) return false;
-  if (re) {
-    bool match = regexec(re, tkb_registry_full_name(i), 0, NULL, 0) == 0;
-    if (match == negate) return false;
-  }
-  return true;
+  return tkb__name_filter_match(names, tkb_registry_full_name(i));
 }
 
 tkb_status tkb__select(const tkb__selection *sel, size_t **idx, size_t *n) {
   *idx = NULL;
   *n = 0;
-  regex_t re;
-  bool have_re = false, negate = false;
-  const char *pattern = sel->filter;
-  if (pattern && *pattern) {
-    if (pattern[0] == '-') {
-      negate = true;
-      pattern++;
-    }
-    int rc = regcomp(&re, pattern, REG_EXTENDED | REG_NOSUB);
-    if (rc != 0) {
-      char why[256];
-      regerror(rc, &re, why, sizeof why);
-      return tkb_set_error(TKB_ERR_INVALID_ARGUMENT,
-                           "filter \"%s\" is not a valid POSIX extended regular expression: %s",
-                           sel->filter, why);
-    }
-    have_re = true;
-  }
+  tkb__name_filter names;
+  tkb_status st = tkb__name_filter_init(&names, sel->filter);
+  if (st) return st;
   size_t total = tkb_registry_count();
   size_t *out = malloc((total ? total : 1) * sizeof *out);
   if (!out) {
-    if (have_re) regfree(&re);
+    tkb__name_filter_free(&names);
     return tkb_set_error(TKB_ERR_OUT_OF_MEMORY, "out of memory selecting %zu entries", total);
   }
   size_t k = 0;
   for (size_t i = 0; i < total; i++)
-    if (wanted(sel, i, have_re ? &re : NULL, negate)) out[k++] = i;
-  if (have_re) regfree(&re);
+    if (wanted(sel, i, &names)) out[k++] = i;
+  tkb__name_filter_free(&names);
   if (k == 0) {
     free(out);
     out = NULL;

@@ -33,8 +33,23 @@ PY
 expect 0 "" "$TKBENCH" report "$TMP/gb.json" -o "$TMP/gb.html"
 grep -q 'repetitions in 1 experiment' "$TMP/gb.html" && pass || fail "a Google Benchmark file's entries are not drawn"
 
+# against a base: a forest plot row and a table row per compared entry, the verdicts named
+expect 0 "" "$TKBENCH" report "$TMP/r.json" --base "$TMP/b.json" --noise 5% -o "$TMP/cmp.html"
+python3 - "$TMP/cmp.html" "$TMP/r.json" >"$CAP/cmp" 2>&1 <<'PY'
+import json, re, sys
+page = open(sys.argv[1]).read()
+names = {b["run_name"] for b in json.load(open(sys.argv[2]))["benchmarks"]}
+forest = re.findall(r'<g class="(faster|slower|same|unsure)">', page)
+table = re.search(r'<table class="sortable" id="comparison">.*?</table>', page, re.S)
+rows = re.findall(r"<tr><td>([^<]*)</td>", table.group(0)) if table else []
+ok = len(forest) == len(names) and sorted(rows) == sorted(names) and "noise band +-5%" in page
+print(f"{len(forest)} forest rows, table {rows}, {len(names)} entries")
+sys.exit(0 if ok else 1)
+PY
+[ $? -eq 0 ] && pass || fail "report --base: $(cat "$CAP/cmp")"
+
 # nothing on the page asks the network for anything
-for f in r.html r2.html run.html gb.html; do
+for f in r.html r2.html run.html gb.html cmp.html; do
   if grep -Eq '(src|href)="https?:' "$TMP/$f" || grep -Eqi '@import|url\(' "$TMP/$f"; then fail "$f refers to an external URL"; else pass; fi
 done
 
@@ -42,13 +57,13 @@ done
 printf '{"benchmarks": [1, 2' >"$TMP/trunc.json"
 printf 'not json\n' >"$TMP/text.json"
 printf '{"context": {}}' >"$TMP/nobench.json"
-expect 2 "cannot be read" "$TKBENCH" report "$TMP/missing.json" -o "$TMP/bad.html"
-expect 2 "trunc.json' is not valid JSON (line 1, column" "$TKBENCH" report "$TMP/trunc.json" -o "$TMP/bad.html"
-expect 2 "text.json' is not valid JSON (line 1, column 1)" "$TKBENCH" report "$TMP/text.json" -o "$TMP/bad.html"
+expect 2 "cannot read \"$TMP/missing.json\": No such file" "$TKBENCH" report "$TMP/missing.json" -o "$TMP/bad.html"
+expect 2 "trunc.json\" ends early at line 1" "$TKBENCH" report "$TMP/trunc.json" -o "$TMP/bad.html"
+expect 2 "text.json\" is not JSON: unexpected 'n' at line 1, column 1" "$TKBENCH" report "$TMP/text.json" -o "$TMP/bad.html"
 expect 2 "has no \"benchmarks\" array" "$TKBENCH" report "$TMP/nobench.json" -o "$TMP/bad.html"
-expect 2 "--base '$TMP/missing.json' cannot be read" "$TKBENCH" report "$TMP/r.json" --base "$TMP/missing.json" -o "$TMP/bad.html"
+expect 2 "--base: " "$TKBENCH" report "$TMP/r.json" --base "$TMP/missing.json" -o "$TMP/bad.html"
 expect 2 "needs a result file" "$TKBENCH" report -o "$TMP/bad.html"
-expect 2 "takes one result file, got 2" "$TKBENCH" report "$TMP/r.json" "$TMP/b.json" -o "$TMP/bad.html"
+expect 2 "takes one result file; '$TMP/b.json' is a second" "$TKBENCH" report "$TMP/r.json" "$TMP/b.json" -o "$TMP/bad.html"
 expect 2 "--copy-gbs '-1' is not a number >= 0" "$TKBENCH" report "$TMP/r.json" --copy-gbs -1 -o "$TMP/bad.html"
 expect 2 "--out:" "$TKBENCH" report "$TMP/r.json" -o "$TMP/no/such/dir/x.html"
 [ ! -e "$TMP/bad.html" ] && pass || fail "a failed report left bad.html behind"

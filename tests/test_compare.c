@@ -1,0 +1,341 @@
+/*
+ * test_compare.c - the statistics of `tkbench compare` (src/report/compare_stats.c) and
+ * its records (src/report/compare.c): Mann-Whitney U p-values against scipy's (computed
+ * offline with scipy 1.17.1's mannwhitneyu, two-sided, use_continuity=True, the method
+ * named per case, and stored here as numbers), Holm and Benjamini-Hochberg on crafted
+ * sets, the verdict at the noise band's edges, the two-level bootstrap's coverage on
+ * synthetic data with a known truth, and whole comparisons of files built in memory.
+ */
+#include "check.h"
+#include "report.h"
+
+#include <cjson/cJSON.h>
+#include <stdint.h>
+
+/* The inputs the scipy values were computed on: fmod(i * a + off, 1) + shift. */
+static void seq(double *x, int n, double a, double off, double shift) {
+  for (int i = 0; i < n; i++) x[i] = fmod(i * a + off, 1.0) + shift;
+}
+
+static void mwu_case(const char *name, const double *x, size_t n1, const double *y, size_t n2,
+                     double want_u, double want_p, bool exact) {
+  tkb__mwu r;
+  CHECK_OK(tkb__mann_whitney(x, n1, y, n2, &r));
+  CHECK_MSG(fabs(r.u - want_u) < 1e-9, "%s: U %.17g, scipy %.17g", name, r.u, want_u);
+  CHECK_MSG(fabs(r.p - want_p) <= 1e-12 + 1e-9 * want_p, "%s: p %.17g, scipy %.17g", name, r.p, want_p);
+  CHECK_MSG(r.exact == exact, "%s: exact %d, want %d", name, r.exact, exact);
+}
+
+static void mann_whitney(void) {
+  /* scipy: mannwhitneyu(x, y, alternative="two-sided", method=..., use_continuity=True) */
+  mwu_case("3v3", (const double[]){1.1, 2.3, 3.5}, 3, (const double[]){4.2, 5.1, 6.0}, 3, 0.0, 0.1, true);
+  double x[80], y[80];
+  seq(x, 5, 0.6180339887498949, 0, 0);
+  seq(y, 7, 0.4142135623730951, 0.05, 0.2);
+  mwu_case("5v7", x, 5, y, 7, 10.0, 0.26767676767676774, true);
+  seq(y, 30, 0.4142135623730951, 0.05, 0);
+  mwu_case("1v30", (const double[]){0.9}, 1, y, 30, 27.0, 0.25806451612903225, true);
+  seq(x, 50, 0.6180339887498949, 0, 0);
+  seq(y, 50, 0.4142135623730951, 0.05, 0.1);
+  mwu_case("50v50", x, 50, y, 50, 978.0, 0.0610520695470947, true); /* the exact limit */
+  seq(x, 60, 0.6180339887498949, 0, 0);
+  seq(y, 80, 0.4142135623730951, 0.05, 0.05);
+  mwu_case("60v80", x, 60, y, 80, 2166.0, 0.32550292898113775, false); /* method="asymptotic" */
+  mwu_case("ties", (const double[]){1, 2, 2, 3, 3, 3, 4, 5}, 8, (const double[]){2, 3, 4, 4, 5, 5, 6, 6, 7}, 9,
+           13.5, 0.03175895714806371, false);
+  mwu_case("equal", (const double[]){2, 2, 2}, 3, (const double[]){2, 2, 2, 2}, 4, 6.0, 1.0, false);
+  /* symmetric: swapping the samples gives U' = n1 n2 - U and the same p */
+  tkb__mwu a, b;
+  seq(x, 20, 0.6180339887498949, 0, 0);
+  seq(y, 25, 0.4142135623730951, 0.05, 0.1);
+  CHECK_OK(tkb__mann_whitney(x, 20, y, 25, &a));
+  CHECK_OK(tkb__mann_whitney(y, 25, x, 20, &b));
+  CHECK_NEAR(a.u + b.u, 500, 1e-9);
+  CHECK_NEAR(a.p, b.p, 1e-15);
+  CHECK_OK(tkb__mann_whitney(x, 0, y, 25, &a));
+  CHECK(isnan(a.p));
+}
+
+static void corrections(void) {
+  const double p[] = {0.01, 0.04, 0.03, 0.005, 0.2, NAN, 0.04};
+  double out[7];
+  /* Holm over the 6 numbers: sorted 0.005 0.01 0.03 0.04 0.04 0.2, times 6 5 4 3 2 1 ->
+   * 0.03 0.05 0.12 0.12 0.08 0.2, made monotone: 0.03 0.05 0.12 0.12 0.12 0.2 */
+  CHECK_OK(tkb__p_adjust(p, 7, TKB__CORRECT_HOLM, out));
+  const double holm[] = {0.05, 0.12, 0.12, 0.03, 0.2, NAN, 0.12};
+  for (int i = 0; i < 7; i++)
+    CHECK_MSG(isnan(holm[i]) ? isnan(out[i]) : fabs(out[i] - holm[i]) < 1e-15, "holm[%d] %g", i, out[i]);
+  /* Benjamini-Hochberg: scipy.stats.false_discovery_control(method="bh") on the six gives
+   * 0.03 0.048 0.048 0.03 0.2 0.048 */
+  CHECK_OK(tkb__p_adjust(p, 7, TKB__CORRECT_BH, out));
+  const double bh[] = {0.03, 0.048, 0.048, 0.03, 0.2, NAN, 0.048};
+  for (int i = 0; i < 7; i++)
+    CHECK_MSG(isnan(bh[i]) ? isnan(out[i]) : fabs(out[i] - bh[i]) < 1e-15, "bh[%d] %g", i, out[i]);
+  CHECK_OK(tkb__p_adjust(p, 7, TKB__CORRECT_NONE, out));
+  CHECK(out[4] == 0.2 && isnan(out[5]));
+  /* capped at 1 */
+  CHECK_OK(tkb__p_adjust((const double[]){0.6, 0.7}, 2, TKB__CORRECT_HOLM, out));
+  CHECK(out[0] == 1 && out[1] == 1);
+  CHECK_OK(tkb__p_adjust(p, 0, TKB__CORRECT_BH, out));
+}
+
+static void verdicts(void) {
+  const double n = 0.02, a = 0.05;
+  /* within the band, edges included: same, whatever p says */
+  CHECK(tkb__change_of(0.98, 1.02, 1e-9, n, a) == TKB__SAME);
+  CHECK(tkb__change_of(0.99, 1.01, 0.9, n, a) == TKB__SAME);
+  /* one end just outside: not same; not wholly outside either: unsure */
+  CHECK(tkb__change_of(0.98, 1.0201, 1e-9, n, a) == TKB__UNSURE);
+  CHECK(tkb__change_of(0.9799, 1.0, 1e-9, n, a) == TKB__UNSURE);
+  /* wholly outside, significant: called */
+  CHECK(tkb__change_of(1.0201, 1.08, 0.049, n, a) == TKB__SLOWER);
+  CHECK(tkb__change_of(0.90, 0.9799, 0.001, n, a) == TKB__FASTER);
+  /* on the band's edge is not outside */
+  CHECK(tkb__change_of(1.02, 1.08, 0.001, n, a) == TKB__UNSURE);
+  CHECK(tkb__change_of(0.90, 0.98, 0.001, n, a) == TKB__UNSURE);
+  /* outside but not significant after the correction: unsure */
+  CHECK(tkb__change_of(1.05, 1.10, 0.05, n, a) == TKB__UNSURE);
+  CHECK(tkb__change_of(1.05, 1.10, NAN, n, a) == TKB__UNSURE);
+  /* no interval */
+  CHECK(tkb__change_of(NAN, NAN, 0.0, n, a) == TKB__UNSURE);
+  /* a wider band */
+  CHECK(tkb__change_of(1.03, 1.04, 0.001, 0.05, a) == TKB__SAME);
+  CHECK(!strcmp(tkb__change_name(TKB__SLOWER), "slower") && !strcmp(tkb__change_name(TKB__UNSURE), "unsure"));
+}
+
+/* ---- synthetic samples ---- */
+
+static uint64_t rng_state = 42;
+static double uniform(void) {
+  uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  z ^= z >> 31;
+  return ((double)(z >> 11) + 0.5) / 9007199254740992.0;
+}
+static double normal(void) { return sqrt(-2 * log(uniform())) * cos(6.283185307179586 * uniform()); }
+
+/* E experiments of n calls: median m, log-spread sigma within, tau between experiments. */
+static void draw(double *x, int *end, int E, int n, double m, double sigma, double tau) {
+  for (int e = 0; e < E; e++) {
+    const double shift = tau * normal();
+    for (int i = 0; i < n; i++) x[e * n + i] = m * exp(shift + sigma * normal());
+    end[e] = (e + 1) * n;
+  }
+}
+
+/* How often the ratio's interval covers the true ratio 1.1, over `trials` pairs. */
+static double coverage(int trials, int E, int n, double sigma, double tau, bool two_level) {
+  double *b = malloc(sizeof(double) * (size_t)(E * n)), *w = malloc(sizeof(double) * (size_t)(E * n));
+  int eb[16], ew[16], one[1] = {E * n};
+  double bb[400], bw[400], ratio[400];
+  int covered = 0;
+  for (int t = 0; t < trials; t++) {
+    draw(b, eb, E, n, 1.0, sigma, tau);
+    draw(w, ew, E, n, 1.1, sigma, tau);
+    CHECK_OK(tkb__boot_medians(b, two_level ? eb : one, two_level ? E : 1, 400, 1 + 2 * (uint64_t)t, bb));
+    CHECK_OK(tkb__boot_medians(w, two_level ? ew : one, two_level ? E : 1, 400, 2 + 2 * (uint64_t)t, bw));
+    for (int k = 0; k < 400; k++) ratio[k] = bw[k] / bb[k];
+    double lo, hi;
+    tkb__percentile_interval(ratio, 400, 0.95, &lo, &hi);
+    covered += lo <= 1.1 && 1.1 <= hi;
+  }
+  free(b);
+  free(w);
+  return (double)covered / trials;
+}
+
+static void bootstrap(void) {
+  const int trials = check_quick() ? 60 : 200;
+  /* calls alone (one experiment): close to the nominal 95% */
+  double c1 = coverage(trials, 1, 200, 0.1, 0, true);
+  CHECK_MSG(c1 >= 0.88 && c1 <= 0.995, "one experiment: coverage %.3f", c1);
+  /* experiments that disagree: the two-level interval stays near its level, while
+   * pooling the calls as if independent covers far less often */
+  double c2 = coverage(trials, 8, 50, 0.05, 0.03, true), pooled = coverage(trials, 8, 50, 0.05, 0.03, false);
+  CHECK_MSG(c2 >= 0.80, "two-level coverage %.3f", c2);
+  CHECK_MSG(pooled < c2 - 0.2, "pooled coverage %.3f, two-level %.3f", pooled, c2);
+  printf("bootstrap coverage of 95%% intervals over %d trials: one experiment %.3f; 8 experiments "
+         "that disagree: two-level %.3f, pooled calls %.3f\n", trials, c1, c2, pooled);
+  /* seeded: the same seed gives the same medians */
+  double x[6] = {1, 2, 3, 4, 5, 6}, m1[50], m2[50];
+  int end[2] = {3, 6};
+  CHECK_OK(tkb__boot_medians(x, end, 2, 50, 7, m1));
+  CHECK_OK(tkb__boot_medians(x, end, 2, 50, 7, m2));
+  CHECK(memcmp(m1, m2, sizeof m1) == 0);
+  double lo, hi;
+  tkb__percentile_interval((const double[]){NAN, 3, 1, 2}, 4, 0.5, &lo, &hi);
+  CHECK(lo == 1 && hi == 3);
+  tkb__percentile_interval((const double[]){NAN}, 1, 0.95, &lo, &hi);
+  CHECK(isnan(lo) && isnan(hi));
+}
+
+/* ---- whole comparisons ---- */
+
+/* A tkbench-like document: entries named names[k], each E experiments of n calls drawn
+ * around medians[k] (a negative median: a failed entry). */
+static void add_entry(cJSON *rows, const char *name, double median, int E, int n, double sigma) {
+  cJSON *row = cJSON_CreateObject();
+  cJSON_AddStringToObject(row, "name", name);
+  cJSON_AddStringToObject(row, "run_name", name);
+  cJSON_AddStringToObject(row, "run_type", "iteration");
+  cJSON_AddNumberToObject(row, "repetition_index", 0);
+  if (median < 0) {
+    cJSON_AddTrueToObject(row, "error_occurred");
+    cJSON_AddStringToObject(row, "error_message", "it broke");
+    cJSON_AddItemToArray(rows, row);
+    return;
+  }
+  cJSON_AddNumberToObject(row, "real_time", median * 1e6);
+  cJSON *t = cJSON_AddObjectToObject(row, "tkbench");
+  cJSON *times = cJSON_AddArrayToObject(t, "evaluation_times_ms");
+  cJSON *sizes = cJSON_AddArrayToObject(cJSON_AddObjectToObject(t, "statistics"), "experiment_sizes");
+  double *x = malloc(sizeof(double) * (size_t)(E * n));
+  int end[64];
+  draw(x, end, E, n, median, sigma, sigma / 4);
+  for (int i = 0; i < E * n; i++) cJSON_AddItemToArray(times, cJSON_CreateNumber(x[i]));
+  for (int e = 0; e < E; e++) cJSON_AddItemToArray(sizes, cJSON_CreateNumber(n));
+  free(x);
+  cJSON_AddItemToArray(rows, row);
+}
+
+static cJSON *doc_with(const char *method, cJSON **rows) {
+  cJSON *d = cJSON_CreateObject();
+  cJSON *ctx = cJSON_AddObjectToObject(d, "context");
+  cJSON_AddStringToObject(ctx, "library", "tkbench");
+  cJSON_AddStringToObject(ctx, "method", method);
+  cJSON_AddStringToObject(ctx, "device", "cpu");
+  *rows = cJSON_AddArrayToObject(d, "benchmarks");
+  return d;
+}
+
+static bool keep_not_x(void *user, const char *name) {
+  (void)user;
+  return name[0] != 'x';
+}
+
+static void comparisons(void) {
+  cJSON *rb, *rn;
+  cJSON *db = doc_with("wallclock", &rb), *dn = doc_with("cpu_time", &rn);
+  /* same (1.0), slower (+10%), faster (-10%), a 1% change inside the band, a failure,
+   * a removed and an added entry, and one the filter leaves out */
+  add_entry(rb, "same", 1.0, 3, 200, 0.02);
+  add_entry(rn, "same", 1.0, 3, 200, 0.02);
+  add_entry(rb, "slower", 2.0, 3, 200, 0.02);
+  add_entry(rn, "slower", 2.2, 3, 200, 0.02);
+  add_entry(rb, "faster", 3.0, 3, 200, 0.02);
+  add_entry(rn, "faster", 2.7, 3, 200, 0.02);
+  add_entry(rb, "one_percent", 1.0, 3, 400, 0.005);
+  add_entry(rn, "one_percent", 1.01, 3, 400, 0.005);
+  add_entry(rb, "broken", 1.0, 3, 20, 0.02);
+  add_entry(rn, "broken", -1, 0, 0, 0);
+  add_entry(rb, "gone", 1.0, 3, 20, 0.02);
+  add_entry(rn, "new_one", 1.0, 3, 20, 0.02);
+  add_entry(rb, "x_left_out", 1.0, 3, 20, 0.02);
+  add_entry(rn, "x_left_out", 5.0, 3, 20, 0.02);
+  tkb__results_file base, next;
+  CHECK_OK(tkb__results_file_adopt(db, "base.json", &base));
+  CHECK_OK(tkb__results_file_adopt(dn, "new.json", &next));
+  tkb__compare_opts o = TKB__COMPARE_OPTS_DEFAULT;
+  o.keep = keep_not_x;
+  tkb__comparison c;
+  CHECK_OK(tkb__compare(&base, &next, &o, &c));
+  CHECK(c.n_rows == 4);
+  const tkb__change want[] = {TKB__SAME, TKB__SLOWER, TKB__FASTER, TKB__SAME};
+  for (size_t i = 0; i < c.n_rows && i < 4; i++) {
+    const tkb__compare_row *r = &c.rows[i];
+    CHECK_MSG(r->verdict == want[i], "%s: %s, ratio %.4f [%.4f, %.4f] p %.3g adj %.3g", r->name,
+              tkb__change_name(r->verdict), r->ratio, r->ci_low, r->ci_high, r->p, r->p_adjusted);
+    CHECK(r->ci_low <= r->ratio && r->ratio <= r->ci_high);
+    CHECK(r->p_adjusted >= r->p);
+    CHECK(!r->p_exact); /* 600 calls a side */
+  }
+  if (c.n_rows == 4) {
+    CHECK_NEAR(c.rows[1].ratio, 1.1, 0.02);
+    CHECK_NEAR(c.rows[2].ratio, 0.9, 0.02);
+    CHECK_NEAR(c.rows[0].base_median_ms, 1.0, 0.01);
+  }
+  CHECK(c.counts[TKB__SAME] == 2 && c.counts[TKB__SLOWER] == 1 && c.counts[TKB__FASTER] == 1);
+  CHECK(c.n_failed == 1 && !strcmp(c.failed[0].base->name, "broken") && c.failed[0].new_->status == TKB__RF_ERROR);
+  CHECK(c.n_removed == 1 && !strcmp(c.removed[0]->name, "gone"));
+  CHECK(c.n_added == 1 && !strcmp(c.added[0]->name, "new_one"));
+  /* the geometric mean of 1, 1.1, 0.9, 1.01 is about 1.002, inside its interval */
+  CHECK(c.geomean.n == 4);
+  CHECK_NEAR(c.geomean.ratio, pow(1.0 * 1.1 * 0.9 * 1.01, 0.25), 0.01);
+  CHECK(c.geomean.ci_low <= c.geomean.ratio && c.geomean.ratio <= c.geomean.ci_high);
+  bool said = false;
+  for (size_t i = 0; i < c.n_warnings; i++)
+    said |= strstr(c.warnings[i], "method") && strstr(c.warnings[i], "\"wallclock\"") &&
+            strstr(c.warnings[i], "\"cpu_time\"");
+  CHECK_MSG(said, "no warning about the methods (%zu warnings)", c.n_warnings);
+  /* the same seed gives the same intervals; another seed other ones */
+  tkb__comparison c2;
+  CHECK_OK(tkb__compare(&base, &next, &o, &c2));
+  CHECK(c2.n_rows == c.n_rows && c2.rows[1].ci_low == c.rows[1].ci_low);
+  tkb__comparison_free(&c2);
+  o.seed = 99;
+  CHECK_OK(tkb__compare(&base, &next, &o, &c2));
+  CHECK(c2.rows[1].ci_low != c.rows[1].ci_low);
+  tkb__comparison_free(&c2);
+  tkb__comparison_free(&c);
+
+  /* a file against itself: every entry the same (the bootstrap streams of the two sides
+   * differ, so the intervals have width) */
+  o = TKB__COMPARE_OPTS_DEFAULT;
+  CHECK_OK(tkb__compare(&base, &base, &o, &c));
+  for (size_t i = 0; i < c.n_rows; i++)
+    CHECK_MSG(c.rows[i].verdict == TKB__SAME && c.rows[i].ci_low < 1 && c.rows[i].ci_high > 1,
+              "%s against itself: %s", c.rows[i].name, tkb__change_name(c.rows[i].verdict));
+  CHECK(c.n_warnings == 0);
+  tkb__comparison_free(&c);
+  tkb__results_file_free(&base);
+  tkb__results_file_free(&next);
+}
+
+/* Google Benchmark files: one value per repetition; 3 repetitions cannot be significant
+ * (the exact U test's smallest p is 0.1), a single one has no interval. */
+static void per_repetition(void) {
+  const char *a = "{\"benchmarks\": ["
+                  "{\"name\": \"r3\", \"run_type\": \"iteration\", \"repetition_index\": 0, \"real_time\": 10},"
+                  "{\"name\": \"r3\", \"run_type\": \"iteration\", \"repetition_index\": 1, \"real_time\": 11},"
+                  "{\"name\": \"r3\", \"run_type\": \"iteration\", \"repetition_index\": 2, \"real_time\": 12},"
+                  "{\"name\": \"one\", \"real_time\": 5}]}";
+  const char *b = "{\"benchmarks\": ["
+                  "{\"name\": \"r3\", \"run_type\": \"iteration\", \"repetition_index\": 0, \"real_time\": 20},"
+                  "{\"name\": \"r3\", \"run_type\": \"iteration\", \"repetition_index\": 1, \"real_time\": 21},"
+                  "{\"name\": \"r3\", \"run_type\": \"iteration\", \"repetition_index\": 2, \"real_time\": 22},"
+                  "{\"name\": \"one\", \"real_time\": 6}]}";
+  tkb__results_file fa, fb;
+  CHECK_OK(tkb__results_file_parse(a, strlen(a), "a.json", &fa));
+  CHECK_OK(tkb__results_file_parse(b, strlen(b), "b.json", &fb));
+  tkb__compare_opts o = TKB__COMPARE_OPTS_DEFAULT;
+  tkb__comparison c;
+  CHECK_OK(tkb__compare(&fa, &fb, &o, &c));
+  CHECK(c.n_rows == 2);
+  if (c.n_rows == 2) {
+    CHECK(c.rows[0].p_exact && fabs(c.rows[0].p - 0.1) < 1e-12);
+    CHECK(c.rows[0].verdict == TKB__UNSURE && c.rows[0].ci_low > 1.5);
+    CHECK(isnan(c.rows[1].ci_low) && isnan(c.rows[1].p) && c.rows[1].verdict == TKB__UNSURE);
+    CHECK_NEAR(c.rows[1].ratio, 1.2, 1e-12);
+  }
+  CHECK(c.geomean.n == 1); /* the single-valued entry has no resamples */
+  bool single = false, few = false;
+  for (size_t i = 0; i < c.n_warnings; i++) {
+    single |= strstr(c.warnings[i], "one value on a side") != NULL;
+    few |= strstr(c.warnings[i], "fewer than 9 repetitions") != NULL;
+  }
+  CHECK(single && few);
+  tkb__comparison_free(&c);
+  tkb__results_file_free(&fa);
+  tkb__results_file_free(&fb);
+}
+
+int main(void) {
+  mann_whitney();
+  corrections();
+  verdicts();
+  bootstrap();
+  comparisons();
+  per_repetition();
+  return CHECK_DONE();
+}
