@@ -635,10 +635,11 @@ static void test_units(void) {
   const tkb__format *fmt;
   CHECK(tkb__format_parse("md", &fmt) == TKB_OK && !strcmp(fmt->name, "markdown"));
   CHECK(tkb__format_parse("xml", &fmt) == TKB_ERR_NOT_FOUND &&
-        strstr(tkb_last_error(), "expected console, json, csv or markdown"));
+        strstr(tkb_last_error(), "expected console, json, csv, markdown or html"));
   size_t n_formats;
   tkb__formats(&n_formats);
-  CHECK(n_formats == 4);
+  CHECK(n_formats == 5);
+  CHECK(!strcmp(tkb__format_from_path("r/x.HTML")->name, "html"));
   tkb__aggregates g = tkb__aggregate((const double[]){1, 2, 3, 10}, 4);
   CHECK(g.mean == 4 && g.median == 2.5);
   CHECK_NEAR(g.stddev, sqrt((9 + 4 + 1 + 36) / 3.0), 1e-12);

@@ -140,7 +140,8 @@ const tkb__command tkb__command_report = {
     .handler = report_main,
     .usage = "RESULTS.json [--base BASE.json] [-o report.html]",
     .about = "Writes one self-contained HTML page (inline SVG and CSS; no network request) of a "
-             "result file: the run's context and warnings; a summary table (median with its "
+             "result file (tkbench's JSON, a run's journal, or any Google Benchmark program's "
+             "--benchmark_out JSON): the run's context and warnings; a summary table (median with its "
              "95% interval, spread, throughputs, status) that sorts by any column and filters "
              "by name; and per entry the distribution of its timed calls (box, strip or "
              "violin, outliers marked), its calls in the order they ran (each experiment's "
@@ -154,6 +155,6 @@ const tkb__command tkb__command_report = {
                 "file that cannot be read or is not a result file; nothing is written).\n"
                 "\n"
                 "Examples:\n"
-                "  {prog} run --out results/today.json && {prog} report results/today.json -o today.html\n"
+                "  {prog} run --out today.json && {prog} report today.json -o today.html\n"
                 "  {prog} report new.json --base old.json -o change.html",
 };
