@@ -138,6 +138,26 @@ static figures figures_of(const entry *e) {
 /* ---- writing ---- */
 static void esc(FILE *f, const char *s) { tkb__svg_escape(f, s ? s : ""); }
 
+/* Escaped, with a line-break opportunity after each '_', so long snake_case names wrap
+ * at their words instead of widening the table. */
+static void esc_wrap(FILE *f, const char *s) {
+  for (const char *p = s ? s : ""; *p;) {
+    size_t n = strcspn(p, "_");
+    char part[256];
+    while (n > 0) {
+      size_t k = n < sizeof part - 1 ? n : sizeof part - 1;
+      memcpy(part, p, k);
+      part[k] = '\0';
+      esc(f, part);
+      p += k, n -= k;
+    }
+    if (*p == '_') {
+      fputs("_<wbr>", f);
+      p++;
+    }
+  }
+}
+
 static void time_cell(FILE *f, double ms) {
   char b[32];
   tkb__fmt_time(ms, b, sizeof b);
@@ -165,9 +185,10 @@ static const char *const css =
     "h1{font-size:22px;margin:20px 0 4px}h2{font-size:18px;margin:28px 0 8px;border-bottom:1px solid #ddd}"
     "h3{font-size:15px;margin:0 0 4px;font-family:ui-monospace,Menlo,Consolas,monospace;word-break:break-all}"
     "table{border-collapse:collapse;font-variant-numeric:tabular-nums}"
-    "td,th{padding:3px 8px;border-bottom:1px solid #eee;text-align:right;white-space:nowrap}"
-    "td:first-child,th:first-child{text-align:left}.l{text-align:left}"
-    "#summary td:first-child{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:12.5px}"
+    "td,th{padding:3px 6px;border-bottom:1px solid #eee;text-align:right;white-space:nowrap}"
+    "td:first-child,th:first-child{text-align:left}.l{text-align:left}td.w{white-space:normal}"
+    "#summary td:first-child,#comparison td:first-child{font-family:ui-monospace,Menlo,Consolas,monospace;"
+    "font-size:12.5px;white-space:normal;min-width:260px}"
     "th{background:#f6f6f6;position:sticky;top:0;cursor:pointer;user-select:none}"
     "th[aria-sort=ascending]::after{content:' \\25B2'}th[aria-sort=descending]::after{content:' \\25BC'}"
     "dl{display:grid;grid-template-columns:max-content 1fr;gap:2px 14px;margin:0}dt{color:#666}dd{margin:0}"
@@ -179,7 +200,7 @@ static const char *const css =
     "svg{overflow:visible}text{font:11px system-ui,sans-serif;fill:#444}.tl{fill:#555}.at{fill:#777;font-style:italic}"
     ".ax{stroke:#888;stroke-width:1}.grid{stroke:#eee;stroke-width:1}"
     ".box{fill:#dbe8f7;stroke:#3b6fb6}.ci{fill:#3b6fb6;opacity:.35}.med{stroke:#0b3d91;stroke-width:2.5}"
-    ".wh{stroke:#3b6fb6;stroke-width:1.2}.dot{stroke:#3b6fb6;stroke-width:3.2;stroke-linecap:round;opacity:.55}"
+    ".wh{stroke:#3b6fb6;stroke-width:1.2}.dot{stroke:#3b6fb6;stroke-width:4;stroke-linecap:round;opacity:.55}"
     ".om{stroke:#e08a00;stroke-width:4;stroke-linecap:round}.os{stroke:#c81e1e;stroke-width:4.5;stroke-linecap:round}"
     ".vio{fill:#cfe0f5;stroke:#3b6fb6;stroke-width:1}.rng{stroke:#9bb8de;stroke-width:2}.binmed{fill:none;stroke:#3b6fb6;stroke-width:1.2}"
     ".eb{stroke:#aaa;stroke-dasharray:3 3}.em{stroke:#0b3d91;stroke-width:2}"
@@ -212,12 +233,15 @@ static const char *const script =
     "th.addEventListener('keydown',function(ev){if(ev.key==='Enter')sortBy(t,i,th)})})});"
     "var t=document.getElementById('summary');if(!t)return;var inp=document.createElement('input');"
     "inp.type='search';inp.id='filter';inp.placeholder='filter entries (regular expression)';"
-    "t.parentNode.insertBefore(inp,t);inp.addEventListener('input',function(){var re;"
+    "t.parentNode.insertBefore(inp,t);function apply(){var re;"
     "try{re=new RegExp(inp.value)}catch(e){re=null}"
     "function hit(s){return re?re.test(s):s.indexOf(inp.value)>=0}"
     "Array.prototype.forEach.call(t.tBodies[0].rows,function(r){r.hidden=!hit(r.cells[0].textContent)});"
     "Array.prototype.forEach.call(document.querySelectorAll('section.entry'),function(s){"
-    "s.hidden=!hit(s.querySelector('h3').textContent)})})})();";
+    "s.hidden=!hit(s.querySelector('h3').textContent)})}"
+    "inp.addEventListener('input',apply);"
+    /* a link to the page with #filter=REGEX opens it filtered */
+    "var h=location.hash.match(/^#filter=(.*)$/);if(h){inp.value=decodeURIComponent(h[1]);apply()}})();";
 
 /* A context value as text: strings, numbers, booleans; arrays joined by ", "; objects
  * are flattened by the caller. */
@@ -332,9 +356,9 @@ static void summary_table(FILE *f, const entries *es, const figures *g) {
   for (int i = 0; i < es->n; i++) {
     const entry *e = &es->v[i];
     fprintf(f, "<tr><td><a href=\"#e%d\">", i);
-    esc(f, e->name);
-    fputs("</a></td><td class=\"l\">", f);
-    esc(f, e->tk ? field(e, "op") : str(e->row, "label"));
+    esc_wrap(f, e->name);
+    fputs("</a></td><td class=\"l w\">", f);
+    esc_wrap(f, e->tk ? field(e, "op") : str(e->row, "label"));
     fputs("</td><td class=\"l\">", f);
     esc(f, field(e, "impl"));
     fputs("</td><td class=\"l\">", f);
@@ -490,7 +514,7 @@ static void comparison(FILE *f, const tkb__html_opts *o) {
     tkb__fmt_change(r->ci_low, lo, sizeof lo);
     tkb__fmt_change(r->ci_high, hi, sizeof hi);
     fputs("<tr><td>", f);
-    esc(f, r->name);
+    esc_wrap(f, r->name);
     fprintf(f, "</td><td data-v=\"%.6g\">", r->base_median_ms);
     time_cell(f, r->base_median_ms);
     fprintf(f, "</td><td data-v=\"%.6g\">", r->new_median_ms);

@@ -41,7 +41,7 @@ page = open(sys.argv[1]).read()
 names = {b["run_name"] for b in json.load(open(sys.argv[2]))["benchmarks"]}
 forest = re.findall(r'<g class="(faster|slower|same|unsure)">', page)
 table = re.search(r'<table class="sortable" id="comparison">.*?</table>', page, re.S)
-rows = re.findall(r"<tr><td>([^<]*)</td>", table.group(0)) if table else []
+rows = [r.replace("<wbr>", "") for r in re.findall(r"<tr><td>(.*?)</td>", table.group(0))] if table else []
 ok = len(forest) == len(names) and sorted(rows) == sorted(names) and "noise band +-5%" in page
 print(f"{len(forest)} forest rows, table {rows}, {len(names)} entries")
 sys.exit(0 if ok else 1)
@@ -136,6 +136,14 @@ print("\n".join(errors) or "ok")
 sys.exit(1 if errors else 0)
 PY
 [ $? -eq 0 ] && pass || fail "in the browser: $(cat "$CAP/dom") $(tail -3 "$CAP/chromium")"
+
+# A link with #filter=REGEX opens the page filtered.
+profile=$(mktemp -d /tmp/tkb_chromium_XXXXXX)
+timeout 120 "$browser" --headless --no-sandbox --disable-gpu --user-data-dir="$profile" \
+  --dump-dom "file://$TMP/r.html#filter=_forward_reference%24" >"$TMP/dom2.html" 2>/dev/null
+rm -rf "$profile"
+shown=$(grep -o '<tr[^>]*><td><a href="#e[0-9]*">[^/]*' "$TMP/dom2.html" | grep -v 'hidden' | sed 's/.*">//; s/<wbr>//g; s/<$//')
+[ "$shown" = cpu_96x96x64_forward_reference ] && pass || fail "#filter= in the URL: rows shown: $shown"
 
 # The screenshot is a page, not a blank: many non-white pixels and many colours.
 if bash "$ROOT/scripts/screenshot.sh" "$TMP/r.html" "$TMP/r.png" 900,1100 2>"$CAP/err"; then
