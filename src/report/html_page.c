@@ -170,8 +170,7 @@ static void num_cell(FILE *f, double v, bool si) {
   char b[32];
   if (si) tkb__fmt_si(v, b, sizeof b);
   else tkb__fmt_sig(v, b, sizeof b);
-  if (isfinite(v) && v != 0) fprintf(f, "<td data-v=\"%.6g\">%s</td>", v, b);
-  else fputs("<td data-v=\"\">-</td>", f);
+  fprintf(f, "<td>%s</td>", isfinite(v) && v != 0 ? b : "-");
 }
 
 static double ci_pct(const figures *g) {
@@ -197,7 +196,8 @@ static const char *const css =
     ".plots{display:flex;flex-wrap:wrap;gap:6px 18px}.st-FAILED,.st-SKIPPED{font-weight:600}"
     ".st-FAILED{color:#b00020}.st-SKIPPED{color:#666}"
     "#filter{font:inherit;padding:4px 8px;width:340px;margin:6px 0}"
-    "svg{overflow:visible}text{font:11px system-ui,sans-serif;fill:#444}.tl{fill:#555}.at{fill:#777;font-style:italic}"
+    "svg{overflow:visible}text{font:11px system-ui,sans-serif;fill:#444}.tx,.ty{fill:#555}"
+    ".tx{text-anchor:middle}.ty{text-anchor:end}.at{fill:#777;font-style:italic}"
     ".ax{stroke:#888;stroke-width:1}.grid{stroke:#eee;stroke-width:1}"
     ".box{fill:#dbe8f7;stroke:#3b6fb6}.ci{fill:#3b6fb6;opacity:.35}.med{stroke:#0b3d91;stroke-width:2.5}"
     ".wh{stroke:#3b6fb6;stroke-width:1.2}.dot{stroke:#3b6fb6;stroke-width:4;stroke-linecap:round;opacity:.55}"
@@ -216,8 +216,14 @@ static const char *const css =
 /* Sorting and filtering the summary; the page reads whole without it. */
 static const char *const script =
     "(function(){"
-    "function key(td,num){var v=td.getAttribute('data-v');if(v===null)v=td.textContent;"
-    "if(!num)return v;var x=parseFloat(v);return isNaN(x)?null:x}"
+    /* a cell's sort key: its data-v when it has one (the median, exact), else its text,
+       read with its unit or SI prefix ("52.95 us", "±12%", "225.5 k") */
+    "var units={ns:1e-6,us:1e-3,ms:1,s:1e3,k:1e3,M:1e6,G:1e9,T:1e12,P:1e15,E:1e18};"
+    "function key(td,num){var v=td.getAttribute('data-v');if(v!==null&&!num)return v;"
+    "if(v===null){var t=td.textContent;if(!num)return t;"
+    "var m=t.replace('\u00b1','').match(/^\\s*([-+0-9.eE]+)\\s*([a-zA-Z]*)/);if(!m)return null;"
+    "var x=parseFloat(m[1])*(units[m[2]]||1);return isNaN(x)?null:x}"
+    "var y=parseFloat(v);return isNaN(y)?null:y}"
     "function sortBy(t,i,th){var asc=th.getAttribute('aria-sort')!=='ascending';"
     "var hs=th.parentNode.cells;for(var k=0;k<hs.length;k++)hs[k].removeAttribute('aria-sort');"
     "th.setAttribute('aria-sort',asc?'ascending':'descending');var num=th.getAttribute('data-type')==='num';"
@@ -256,7 +262,12 @@ static void value_text(FILE *f, const cJSON *v) {
     cJSON_ArrayForEach(x, v) {
       if (!first) fputs(", ", f);
       first = false;
-      if (cJSON_IsObject(x)) { /* caches: "L1 Data 48 KiB" */
+      double size = num(x, "size"), level = num(x, "level");
+      if (cJSON_IsObject(x) && str(x, "type") && size > 0 && level > 0) { /* a cache */
+        fprintf(f, "L%.0f ", level);
+        esc(f, str(x, "type"));
+        fprintf(f, size >= 1 << 20 ? " %.0f MiB" : " %.0f KiB", size / (size >= 1 << 20 ? 1 << 20 : 1 << 10));
+      } else if (cJSON_IsObject(x)) {
         const cJSON *y;
         bool f2 = true;
         cJSON_ArrayForEach(y, x) {
@@ -369,16 +380,15 @@ static void summary_table(FILE *f, const entries *es, const figures *g) {
       time_cell(f, g[i].median);
       fputs("</td>", f);
       double ci = ci_pct(&g[i]);
-      if (isfinite(ci)) fprintf(f, ci < 10 ? "<td data-v=\"%.6g\">±%.2f%%</td>" : "<td data-v=\"%.6g\">±%.0f%%</td>", ci, ci);
-      else fputs("<td data-v=\"\">-</td>", f);
-      if (isfinite(g[i].spread)) fprintf(f, "<td data-v=\"%.6g\">%.1f%%</td>", g[i].spread, 100 * g[i].spread);
-      else fputs("<td data-v=\"\">-</td>", f);
+      if (isfinite(ci)) fprintf(f, ci < 10 ? "<td>±%.2f%%</td>" : "<td>±%.0f%%</td>", ci);
+      else fputs("<td>-</td>", f);
+      if (isfinite(g[i].spread)) fprintf(f, "<td>%.1f%%</td>", 100 * g[i].spread);
+      else fputs("<td>-</td>", f);
       num_cell(f, g[i].items_s, true);
       num_cell(f, g[i].bytes_s / 1e9, false);
       num_cell(f, g[i].flops_s / 1e9, false);
     } else {
-      fputs("<td data-v=\"\">-</td><td data-v=\"\">-</td><td data-v=\"\">-</td><td data-v=\"\">-</td>"
-            "<td data-v=\"\">-</td><td data-v=\"\">-</td>",
+      fputs("<td data-v=\"\">-</td><td>-</td><td>-</td><td>-</td><td>-</td><td>-</td>",
             f);
     }
     fprintf(f, "<td class=\"l st-%s\">%s</td></tr>\n", status_name(e), status_name(e));

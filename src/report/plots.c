@@ -191,7 +191,7 @@ void tkb__plot_timeline(FILE *f, const tkb__plot_calls *s, const char *title) {
 
   tkb__svg_begin(f, W, H, title);
   tkb__svg_axis_y(f, &y, L, W - R, 4, u.per_ms, suffix, NULL);
-  tkb__svg_axis_x(f, &x, B, B, 6, 1.0, "", "call");
+  tkb__svg_axis_x(f, &x, B, B, 5, 1.0, "", "call");
   if (s->n > MANY_CALLS) {
     /* per-bin ranges of consecutive calls, and each bin's median */
     fputs("<path class=\"rng\" d=\"", f);

@@ -237,8 +237,9 @@ static double tick_step(const tkb__scale *s, const double *t, int n) {
   return t[1] - t[0];
 }
 
-/* Ticks and grid lines of an axis as two paths, and its labels in one group, which
- * keeps a plot's axes to a few hundred bytes. */
+/* Ticks and grid lines of an axis as two paths on whole pixels, and its labels in one
+ * group that carries their shared coordinate and anchor (classes "tx" and "ty" in the
+ * page's CSS), which keeps a plot's axes to a few hundred bytes. */
 void tkb__svg_axis_x(FILE *f, const tkb__scale *s, double y, double y_top, int max_ticks,
                      double label_scale, const char *suffix, const char *title) {
   double t[32];
@@ -248,32 +249,38 @@ void tkb__svg_axis_x(FILE *f, const tkb__scale *s, double y, double y_top, int m
     fputs("<path class=\"grid\" d=\"", f);
     for (int i = 0; i < n; i++) {
       fputc('M', f);
-      tkb__svg_num(f, tkb__scale_map(s, t[i]));
+      tkb__svg_int(f, tkb__scale_map(s, t[i]));
       fputc(' ', f);
-      tkb__svg_num(f, y_top);
+      tkb__svg_int(f, y_top);
       fputc('V', f);
-      tkb__svg_num(f, y);
+      tkb__svg_int(f, y);
     }
     fputs("\"/>", f);
   }
   fputs("<path class=\"ax\" d=\"M", f);
-  tkb__svg_num(f, s->r0);
+  tkb__svg_int(f, s->r0);
   fputc(' ', f);
-  tkb__svg_num(f, y);
+  tkb__svg_int(f, y);
   fputc('H', f);
-  tkb__svg_num(f, s->r1);
+  tkb__svg_int(f, s->r1);
   for (int i = 0; i < n; i++) {
     fputc('M', f);
-    tkb__svg_num(f, tkb__scale_map(s, t[i]));
+    tkb__svg_int(f, tkb__scale_map(s, t[i]));
     fputc(' ', f);
-    tkb__svg_num(f, y);
+    tkb__svg_int(f, y);
     fputs("v4", f);
   }
-  fputs("\"/><g class=\"tl\" text-anchor=\"middle\">", f);
+  fputs("\"/><g class=\"tx\" transform=\"translate(0 ", f);
+  tkb__svg_int(f, y + 15);
+  fputs(")\">", f);
   for (int i = 0; i < n; i++) {
     char label[48];
     tkb__tick_label(t[i], label_scale, step, suffix, label, sizeof label);
-    tkb__svg_text(f, tkb__scale_map(s, t[i]), y + 15, NULL, NULL, label);
+    fputs("<text x=\"", f);
+    tkb__svg_int(f, tkb__scale_map(s, t[i]));
+    fputs("\">", f);
+    tkb__svg_escape(f, label);
+    fputs("</text>", f);
   }
   fputs("</g>", f);
   if (title) tkb__svg_text(f, s->r1, y + 28, "end", "at", title);
@@ -288,32 +295,38 @@ void tkb__svg_axis_y(FILE *f, const tkb__scale *s, double x, double x_right, int
     fputs("<path class=\"grid\" d=\"", f);
     for (int i = 0; i < n; i++) {
       fputc('M', f);
-      tkb__svg_num(f, x);
+      tkb__svg_int(f, x);
       fputc(' ', f);
-      tkb__svg_num(f, tkb__scale_map(s, t[i]));
+      tkb__svg_int(f, tkb__scale_map(s, t[i]));
       fputc('H', f);
-      tkb__svg_num(f, x_right);
+      tkb__svg_int(f, x_right);
     }
     fputs("\"/>", f);
   }
   fputs("<path class=\"ax\" d=\"M", f);
-  tkb__svg_num(f, x);
+  tkb__svg_int(f, x);
   fputc(' ', f);
-  tkb__svg_num(f, s->r0);
+  tkb__svg_int(f, s->r0);
   fputc('V', f);
-  tkb__svg_num(f, s->r1);
+  tkb__svg_int(f, s->r1);
   for (int i = 0; i < n; i++) {
     fputc('M', f);
-    tkb__svg_num(f, x - 4);
+    tkb__svg_int(f, x - 4);
     fputc(' ', f);
-    tkb__svg_num(f, tkb__scale_map(s, t[i]));
+    tkb__svg_int(f, tkb__scale_map(s, t[i]));
     fputs("h4", f);
   }
-  fputs("\"/><g class=\"tl\" text-anchor=\"end\">", f);
+  fputs("\"/><g class=\"ty\" transform=\"translate(", f);
+  tkb__svg_int(f, x - 6);
+  fputs(" 4)\">", f);
   for (int i = 0; i < n; i++) {
     char label[48];
     tkb__tick_label(t[i], label_scale, step, suffix, label, sizeof label);
-    tkb__svg_text(f, x - 6, tkb__scale_map(s, t[i]) + 4, NULL, NULL, label);
+    fputs("<text y=\"", f);
+    tkb__svg_int(f, tkb__scale_map(s, t[i]));
+    fputs("\">", f);
+    tkb__svg_escape(f, label);
+    fputs("</text>", f);
   }
   fputs("</g>", f);
   if (title) tkb__svg_text(f, x + 4, fmin(s->r0, s->r1) - 6, "start", "at", title);

@@ -78,8 +78,9 @@ void tkb__svg_dots_end(tkb__svg_dots *d);
 /* A polyline through n points (x[i], y[i]), at whole pixels, with a CSS class. */
 void tkb__svg_polyline(FILE *f, const double *x, const double *y, int n, const char *cls);
 
-/* A horizontal axis at pixel y over scale s: the baseline, ticks with labels under
- * them (`label_scale`, `suffix` as tkb__tick_label), light grid lines up to y_top when
+/* A horizontal axis at pixel y over scale s (the page's CSS gives its labels' group,
+ * class "tx", text-anchor middle; a vertical axis's, "ty", end): the baseline, ticks
+ * with labels under them (`label_scale`, `suffix` as tkb__tick_label), light grid lines up to y_top when
  * y_top < y, and a title at the right end (NULL: none). */
 void tkb__svg_axis_x(FILE *f, const tkb__scale *s, double y, double y_top, int max_ticks,
                      double label_scale, const char *suffix, const char *title);

@@ -93,6 +93,8 @@ for(var i=0;i<ths.length;i++) if(ths[i].textContent==='Median') med=i;
 function col(){return [].map.call(t.tBodies[0].rows,function(r){return r.cells[med].getAttribute('data-v')})}
 out.before=col(); ths[med].click(); out.asc=col(); out.asc_mark=ths[med].getAttribute('aria-sort');
 ths[med].click(); out.desc=col(); out.desc_mark=ths[med].getAttribute('aria-sort');
+var it=-1; for(var j=0;j<ths.length;j++) if(ths[j].textContent==='Items/s') it=j;
+ths[it].click(); out.items=[].map.call(t.tBodies[0].rows,function(r){return r.cells[it].textContent});
 var inp=document.getElementById('filter'); out.filter=!!inp;
 if(inp){inp.value='_vjp_cpu$'; inp.dispatchEvent(new Event('input'));}
 out.visible=[].filter.call(t.tBodies[0].rows,function(r){return !r.hidden}).map(function(r){return r.cells[0].textContent});
@@ -129,6 +131,10 @@ num = lambda col: [float(v) for v in col if v not in (None, "")]
 if sorted(num(t["before"])) != num(t["asc"]) or t["asc_mark"] != "ascending": errors.append(f"ascending sort: {t['asc']}")
 if sorted(num(t["before"]), reverse=True) != num(t["desc"]) or t["desc_mark"] != "descending": errors.append(f"descending sort: {t['desc']}")
 if len(set(num(t["asc"]))) < 2: errors.append("the sort test needs two different medians")
+# a column without data-v sorts by its text read with its SI prefix ("225.5 k" < "1.2 M")
+si = {"": 1, "k": 1e3, "M": 1e6, "G": 1e9}
+items = [float(v.split()[0]) * si[(v.split() + [""])[1]] for v in t["items"] if v != "-"]
+if items != sorted(items) or len(set(items)) < 2: errors.append(f"sorting by Items/s: {t['items']}")
 want = [n for n in names if re.search("_vjp_cpu$", n)]
 if not t["filter"] or sorted(t["visible"]) != sorted(want) or t["visible_sections"] != len(want):
     errors.append(f"filter: {t['visible']} ({t['visible_sections']} sections) != {want}")
