@@ -63,12 +63,22 @@ class Bench:
         self.tmp = tmp
 
     def ab(self, a, b, entries, extra=()):
-        out = os.path.join(self.tmp, "ab.json")
+        """ab's verdicts (experiments paired), and those of its two files compared as two
+        unrelated runs (the "ab" context removed: experiments resampled apart)."""
+        out, fa, fb = (os.path.join(self.tmp, n) for n in ("ab.json", "a.json", "b.json"))
         r = run([self.tkbench, "ab", "--a", self.spin[a], "--b", self.spin[b], "--filter", entries,
-                 "--format", "json", "--out", out, "--quiet", *extra])
+                 "--format", "json", "--out", out, "--out-a", fa, "--out-b", fb, "--quiet", *extra])
         if r.returncode not in (0, 1):
             sys.exit(f"compare_accuracy: tkbench ab exited {r.returncode}: {r.stderr}")
-        return verdicts(out)
+        for f in (fa, fb):
+            with open(f) as h:
+                d = json.load(h)
+            del d["context"]["ab"]
+            with open(f, "w") as h:
+                json.dump(d, h)
+        apart = os.path.join(self.tmp, "apart.json")
+        run([self.tkbench, "compare", fa, fb, "--format", "json", "--out", apart, "--quiet"])
+        return verdicts(out), verdicts(apart)
 
 
 def count(vs):
@@ -78,21 +88,28 @@ def count(vs):
     return c
 
 
+def summary(label, allv, target):
+    c, n = count(allv), len(allv)
+    called = c["faster"] + c["slower"]
+    print(f"  {label}: {n} comparisons: same {c['same']}, unsure {c['unsure']}, faster "
+          f"{c['faster']}, slower {c['slower']}; called {100 * called / n:.1f}%{target}")
+
+
 def section_aa(bench, runs):
     print(f"## A/A: tkbench ab of the 1x build against itself, {runs} runs of 10 entries, "
           f"default settings (load {load()})")
-    allv, t0 = [], time.time()
+    paired, apart, t0 = [], [], time.time()
     for i in range(runs):
-        vs = bench.ab("100", "100", ENTRIES_AA)
-        allv += [v for _, v, *_ in vs]
-        c = count(v for _, v, *_ in vs)
-        print(f"  run {i + 1:2d}: {c['same']} same, {c['unsure']} unsure, {c['faster']} faster, "
-              f"{c['slower']} slower")
-    c, n = count(allv), len(allv)
-    called = c["faster"] + c["slower"]
-    print(f"  {n} comparisons: same {c['same']}, unsure {c['unsure']}, faster {c['faster']}, "
-          f"slower {c['slower']}; called {100 * called / n:.1f}% (target <= 5%), same or unsure "
-          f"{100 * (n - called) / n:.1f}% (target >= 95%)  [{time.time() - t0:.0f} s, load {load()}]")
+        vp, va = bench.ab("100", "100", ENTRIES_AA)
+        paired += [v for _, v, *_ in vp]
+        apart += [v for _, v, *_ in va]
+        c, d = count(v for _, v, *_ in vp), count(v for _, v, *_ in va)
+        print(f"  run {i + 1:2d}: ab {c['same']} same, {c['unsure']} unsure, {c['faster']} faster, "
+              f"{c['slower']} slower; apart {d['same']} same, {d['unsure']} unsure, "
+              f"{d['faster'] + d['slower']} called  (load {load()})")
+    summary("ab (experiments paired)", paired, " (target <= 5%)")
+    summary("its files compared apart", apart, "")
+    print(f"  [{time.time() - t0:.0f} s, load {load()}]")
 
 
 def section_seq(bench, runs):
@@ -113,31 +130,33 @@ def section_seq(bench, runs):
         c = count(vs)
         print(f"  pair {i + 1:2d}: {c['same']} same, {c['unsure']} unsure, {c['faster']} faster, "
               f"{c['slower']} slower")
-    c, n = count(allv), len(allv)
-    called = c["faster"] + c["slower"]
-    print(f"  {n} comparisons: called {100 * called / n:.1f}% (ab's target <= 5%)  "
-          f"[{time.time() - t0:.0f} s, load {load()}]")
+    summary("run, run, compare", allv, " (ab's target <= 5%)")
+    print(f"  [{time.time() - t0:.0f} s, load {load()}]")
 
 
 def section_change(bench, runs, new, want):
     pct = {"105": 5, "101": 1}[new]
     print(f"## {pct}% planted: tkbench ab of the 1x build against the {new[0]}.{new[1:]}x one on "
           f"spin_50k, {runs} runs, default settings (load {load()})")
-    allv, t0 = [], time.time()
+    paired, apart, t0 = [], [], time.time()
     for i in range(runs):
-        (name, v, ratio, lo, hi), = bench.ab("100", new, ENTRY_ONE)
-        allv.append(v)
+        vp, va = bench.ab("100", new, ENTRY_ONE)
+        (_, v, ratio, lo, hi), = vp
+        (_, w, _, wlo, whi), = va
+        paired.append(v)
+        apart.append(w)
         print(f"  run {i + 1:2d}: {v:6s} change {100 * (ratio - 1):+.2f}% "
-              f"[{100 * (lo - 1):+.2f}%, {100 * (hi - 1):+.2f}%]")
-    c = count(allv)
-    if want == "slower":
-        print(f"  slower in {c['slower']} of {runs} ({100 * c['slower'] / runs:.0f}%, target >= 95%); "
-              f"{c['unsure']} unsure, {c['same']} same, {c['faster']} faster  "
-              f"[{time.time() - t0:.0f} s, load {load()}]")
-    else:
-        called = c["faster"] + c["slower"]
-        print(f"  called faster or slower in {called} of {runs} (target 0); {c['same']} same, "
-              f"{c['unsure']} unsure  [{time.time() - t0:.0f} s, load {load()}]")
+              f"[{100 * (lo - 1):+.2f}%, {100 * (hi - 1):+.2f}%]; apart {w:6s} "
+              f"[{100 * (wlo - 1):+.2f}%, {100 * (whi - 1):+.2f}%]  (load {load()})")
+    for label, vs in (("ab (experiments paired)", paired), ("its files compared apart", apart)):
+        c = count(vs)
+        if want == "slower":
+            print(f"  {label}: slower in {c['slower']} of {runs} ({100 * c['slower'] / runs:.0f}%, "
+                  f"target >= 95%); {c['unsure']} unsure, {c['same']} same, {c['faster']} faster")
+        else:
+            print(f"  {label}: faster or slower in {c['faster'] + c['slower']} of {runs} (target 0); "
+                  f"{c['same']} same, {c['unsure']} unsure")
+    print(f"  [{time.time() - t0:.0f} s, load {load()}]")
 
 
 GB_SOURCE = r"""

@@ -10,7 +10,8 @@
  * from --seed and the entry's name: a drift of the machine (a neighbour's job, a warming
  * chip) lands on both sides alike instead of on whichever ran second, and no side holds
  * a fixed place in the rounds. A side whose stopping rule has stopped waits while the
- * other finishes. Then the comparison is written as `compare` writes it, and each side's
+ * other finishes. The experiments of a round are a pair: the comparison resamples them
+ * together (compare.c), so a drift that slowed a round is not taken for noise. Then the comparison is written as `compare` writes it, and each side's
  * results as tkbench JSON (--out-a, --out-b) that `compare` reads again.
  */
 #include "cli.h"
@@ -79,10 +80,18 @@ static const tkb__flag *passed_row(const char *arg) {
   return NULL;
 }
 
+/* ab's experiments per entry unless --experiments is given: each round is a pair of
+ * adjacent experiments and the interval rests on the pairs, so more and shorter rounds
+ * follow the machine's drift more closely (the stopping rule shares its minimum time
+ * among them; run's default of 3 leaves a bootstrap of 3 pairs, which cannot resolve a
+ * few percent on a busy machine: docs/PERFORMANCE.md). */
+#define AB_EXPERIMENTS "20"
+
 /* Moves the measurement flags (and their values) from argv to a->pass; *argc shrinks. */
 static int take_passed(ab_args *a, int *argc, char **argv) {
-  a->pass = calloc((size_t)*argc + 1, sizeof *a->pass);
+  a->pass = calloc((size_t)*argc + 3, sizeof *a->pass);
   if (!a->pass) return tkb__usage(CMD, "out of memory");
+  bool experiments = false;
   int kept = 1;
   for (int i = 1; i < *argc; i++) {
     const tkb__flag *row = passed_row(argv[i]);
@@ -92,6 +101,7 @@ static int take_passed(ab_args *a, int *argc, char **argv) {
     }
     const char *value = strchr(argv[i], '=') ? strchr(argv[i], '=') + 1 : NULL;
     a->pass[a->n_pass++] = argv[i];
+    experiments |= strcmp(row->name, "--experiments") == 0;
     if (row->kind != TKB__FLAG_SWITCH && !value) {
       if (i + 1 == *argc) return tkb__usage(CMD, "%s needs a value", row->name);
       value = a->pass[a->n_pass++] = argv[++i];
@@ -104,6 +114,10 @@ static int take_passed(ab_args *a, int *argc, char **argv) {
         return tkb__usage(CMD, "--seed '%s' is not a number; expected an integer 0 to "
                           "18446744073709551615", value);
     }
+  }
+  if (!experiments) {
+    a->pass[a->n_pass++] = "--experiments";
+    a->pass[a->n_pass++] = AB_EXPERIMENTS;
   }
   *argc = kept;
   return 0;
@@ -350,8 +364,9 @@ static bool take_result(side *s, const char *reply, int family_index, char *why,
   return true;
 }
 
-/* The side's context: its worker's, with how ab ran it. */
-static void finish_context(side *s, const ab_args *a, bool stopped) {
+/* The side's context: its worker's, with how ab ran it; `run` names this run in both
+ * sides' files, so that compare knows their experiments ran in pairs. */
+static void finish_context(side *s, const ab_args *a, const char *run, bool stopped) {
   cJSON *ctx = cJSON_GetObjectItemCaseSensitive(s->doc, "context");
   if (!ctx) {
     ctx = cJSON_AddObjectToObject(s->doc, "context");
@@ -362,6 +377,7 @@ static void finish_context(side *s, const ab_args *a, bool stopped) {
   cJSON_AddBoolToObject(ctx, "interrupted", stopped);
   cJSON *ab = cJSON_AddObjectToObject(ctx, "ab");
   cJSON_AddStringToObject(ab, "side", s->label == 'A' ? "A" : "B");
+  cJSON_AddStringToObject(ab, "run", run);
   cJSON_AddStringToObject(ab, s->plugin ? "plugin" : "program", s->plugin ? s->plugin : s->program);
   cJSON_AddStringToObject(ab, "order", "experiments alternating ABBA per entry, first side drawn from the seed");
   cJSON_AddNumberToObject(ab, "seed", (double)a->seed);
@@ -563,8 +579,11 @@ static int ab(const ab_args *a) {
     return rc;
   }
   const size_t failed = A.failed + B.failed;
-  finish_context(&A, a, stopped);
-  finish_context(&B, a, stopped);
+  char run[80], date[40];
+  tkb__iso_date(date, sizeof date);
+  snprintf(run, sizeof run, "%s pid %ld", date, (long)getpid());
+  finish_context(&A, a, run, stopped);
+  finish_context(&B, a, run, stopped);
   const side *sides[2] = {&A, &B};
   const char *paths[2] = {a->out_a, a->out_b};
   bool wrote[2] = {false, false};
@@ -574,6 +593,7 @@ static int ab(const ab_args *a) {
   const bool have_a = adopt(&A, a->out_a, &rf[0]), have_b = adopt(&B, a->out_b, &rf[1]);
   if (have_a && have_b) {
     tkb__compare_opts o = tkb__compare_opts_from(&a->cmp, a->seed);
+    o.paired = true;
     tkb__comparison c;
     if (tkb__compare(&rf[0], &rf[1], &o, &c) != TKB_OK) {
       fprintf(stderr, "%s %s: %s\n", tkb__prog, CMD, tkb_last_error());
@@ -588,7 +608,9 @@ static int ab(const ab_args *a) {
   }
   tkb__results_file_free(&rf[0]);
   tkb__results_file_free(&rf[1]);
-  for (int s = 0; s < 2 && !a->cmp.quiet; s++)
+  /* said under the console's table only: JSON or Markdown on stdout stays whole */
+  const bool console = !a->cmp.format || a->cmp.out || !strcmp(a->cmp.format, "console");
+  for (int s = 0; s < 2 && !a->cmp.quiet && console; s++)
     if (wrote[s]) printf("wrote %s (side %c)\n", paths[s], sides[s]->label);
   if (failed && !rc) rc = TKB_EXIT_FAILED;
   if (stopped) {
@@ -621,9 +643,10 @@ const tkb__command tkb__command_ab = {
              "does (the same verdicts, outputs and --fail-on), and writes each side's results "
              "for compare to read again. Entries one side lacks run alone and are listed as "
              "added or removed. run's measurement flags go to both sides as given: --method, "
-             "--stop, --iterations, --experiments, --threads, --warmup, --interval-ms, --seed "
-             "(also the order's and the bootstrap's), --cold-cache, --event-filter, "
-             "--no-blocking-kernel ('{prog} help run' describes them).",
+             "--stop, --iterations, --experiments (default here " AB_EXPERIMENTS ": each round "
+             "is a pair, and the interval rests on the pairs), --threads, --warmup, "
+             "--interval-ms, --seed (also the order's and the bootstrap's), --cold-cache, "
+             "--event-filter, --no-blocking-kernel ('{prog} help run' describes them).",
     .selection = TKB__SELECT_FILTER | TKB__SELECT_TAG | TKB__SELECT_OP | TKB__SELECT_MODE |
                  TKB__SELECT_IMPL | TKB__SELECT_DEVICE,
     .default_tag = true,
