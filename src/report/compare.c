@@ -160,6 +160,10 @@ static void context_mismatches(tkb__comparison *c) {
     cJSON_free(a);
     cJSON_free(b);
   }
+  if ((c->base->kind == TKB__RF_GBENCH) != (c->new_->kind == TKB__RF_GBENCH))
+    warn(c, "BASE is %s's and NEW %s's: the times come from different harnesses (one value per "
+         "repetition against every call)", c->base->kind == TKB__RF_GBENCH ? "Google Benchmark" : "tkbench",
+         c->new_->kind == TKB__RF_GBENCH ? "Google Benchmark" : "tkbench");
   const tkb__results_file *side[2] = {c->base, c->new_};
   const char *label[2] = {"BASE", "NEW"};
   for (int s = 0; s < 2; s++) {
