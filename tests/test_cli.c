@@ -17,7 +17,7 @@ static void test_help_and_version(void) {
   CHECK(r.rc == 0);
   golden("help_overview.txt", r.out);
   cli_free(&r);
-  const char *cmds[] = {"run", "list", "info", "check", "compare", "report"};
+  const char *cmds[] = {"run", "list", "info", "check", "compare", "ab", "report"};
   for (int k = 0; k < (int)TKB_ARRAY_LEN(cmds); k++) {
     char name[64];
     snprintf(name, sizeof name, "help_%s.txt", cmds[k]);

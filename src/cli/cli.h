@@ -82,6 +82,7 @@ typedef struct tkb__flag {
   int (*check)(const char *cmd, const char *flag, const char *value);
   unsigned selection;    /* selection flags: the TKB__SELECT_* bit a command takes */
   const char *heading;   /* a heading row's text ("Measurement:") */
+  bool hidden;           /* parsed, but left out of the help (a protocol's own switch) */
 } tkb__flag;
 
 /* A growable list of strings from repeatable, comma-separated flags (--tag a,b --tag c). */
@@ -255,5 +256,16 @@ int tkb__compare_outputs_check(const char *cmd, const tkb__compare_args *a);
 /* Writes the comparison (stdout, --out) and applies --fail-on, saying why on stderr.
  * Returns TKB_EXIT_OK, or TKB_EXIT_FAILED when the gate fails or --out cannot be written. */
 int tkb__compare_emit(const char *cmd, const tkb__comparison *c, const tkb__compare_args *a);
+
+/* ---- `ab`'s workers (ab_worker.c) ---- */
+/*
+ * `run --serve`: the selected entries wait for requests on stdin, one a line: "open K"
+ * (standardize, compile and open a session of entry K of the list sent first), "run"
+ * (one experiment of it), "finish" (its result, as the JSON report of that one entry),
+ * "close", "quit". Replies go to what was stdout (stdout itself then writes to stderr,
+ * so that nothing a kernel prints can garble them); ab_worker.c states the replies.
+ * Returns the exit code.
+ */
+int tkb__serve(const tkb__runner *runner, const tkb__report_ctx *ctx, const size_t *idx, size_t n);
 
 #endif

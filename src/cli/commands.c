@@ -7,13 +7,14 @@
 
 extern const tkb__command tkb__command_list, tkb__command_run, tkb__command_check,
     tkb__command_info, tkb__command_help, tkb__command_version;
-extern const tkb__command tkb__command_compare, tkb__command_report;
+extern const tkb__command tkb__command_compare, tkb__command_ab, tkb__command_report;
 
 static const tkb__command *const table[] = {
     &tkb__command_list,
     &tkb__command_run,
     &tkb__command_check,
     &tkb__command_compare,
+    &tkb__command_ab,
     &tkb__command_report,
     &tkb__command_info,
     &tkb__command_help,

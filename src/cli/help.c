@@ -123,6 +123,7 @@ void tkb__help_command(FILE *f, const tkb__command *cmd) {
   for (const tkb__flag *r = tkb__selection_flags; r->name; r++)
     if (cmd->selection & r->selection) print_flag(f, cmd, r);
   for (const tkb__flag *r = cmd->flags; r && (r->name || r->heading); r++) {
+    if (r->hidden) continue;
     if (r->name) {
       print_flag(f, cmd, r);
     } else {

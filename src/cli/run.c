@@ -37,6 +37,7 @@ typedef struct run_args {
   bool peaks;         /* measure the device's peaks into the context */
   const char *gb_format, *gb_out_format; /* --benchmark_format, --benchmark_out_format */
   bool list_tests;
+  bool serve;         /* `ab`'s worker (ab_worker.c) */
 } run_args;
 
 /* A stopping rule and its parameters, checked as they are read. */
@@ -132,6 +133,8 @@ static const tkb__flag run_flags[] = {
      .offset = AT(experiments), .same_as = "--experiments"},
     {.name = "--benchmark_list_tests", .kind = TKB__FLAG_SWITCH, .offset = AT(list_tests),
      .help = "Print the selected entries' names and exit."},
+    {.name = "--serve", .kind = TKB__FLAG_SWITCH, .offset = AT(serve), .hidden = true,
+     .help = "Answer ab's requests on stdin instead of running the entries."},
     {0},
 };
 
@@ -311,6 +314,18 @@ static int run_selected(const run_args *a, tkb_device *dev, const char *method,
   return rc;
 }
 
+/* `ab`'s worker: the selected entries wait for its requests (ab_worker.c). */
+static int serve_selected(const run_args *a, tkb_device *dev, const char *method, const size_t *idx,
+                          size_t n) {
+  tkb__report_ctx ctx;
+  char stop[256];
+  fill_context(&ctx, a, dev, method, idx, n, stop, sizeof stop);
+  tkb_bench_opts o = bench_opts(a);
+  o.method = method;
+  const tkb__runner runner = {.device = a->sel.device, .seed = a->seed, .bench = o};
+  return tkb__serve(&runner, &ctx, idx, n);
+}
+
 /* Everything after parsing. */
 static int run(const run_args *a) {
   if (tkb__load_plugins(CMD, &a->sel.loads)) return TKB_EXIT_USAGE;
@@ -327,6 +342,8 @@ static int run(const run_args *a) {
   int rc = TKB_EXIT_OK;
   if (a->list_tests)
     for (size_t k = 0; k < n; k++) printf("%s\n", tkb_registry_full_name(idx[k]));
+  else if (a->serve)
+    rc = serve_selected(a, dev, method, idx, n);
   else if (a->out && tkb__outfile_check(a->out) != TKB_OK)
     rc = tkb__usage(CMD, "--out: %s", tkb_last_error());
   else

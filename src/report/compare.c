@@ -13,6 +13,10 @@
  * noise band. An interval within the band says "same" (an equivalence, whatever the
  * p-value); anything else is "unsure".
  *
+ * The files of one `ab` run (or opts.paired) ran their experiments side by side, pair by
+ * pair: their bootstraps then draw the same experiments on both sides, which keeps a
+ * drift shared by a pair out of the ratio's interval (compare_stats.c).
+ *
  * The geometric mean of the ratios gets its interval from the same bootstraps: resample
  * b of every entry together gives one geometric mean, and the interval is theirs.
  */
@@ -80,11 +84,16 @@ static tkb_status compare_row(const tkb__compare_opts *o, tkb__compare_row *r, d
   r->boot = malloc((size_t)o->resamples * sizeof *r->boot);
   if (!r->boot) return tkb_set_error(TKB_ERR_OUT_OF_MEMORY, "out of memory for %d resamples", o->resamples);
   const uint64_t seed = o->seed ^ name_hash(r->name);
-  st = tkb__boot_medians(b->samples_ms, b->experiment_end, b->n_experiments, o->resamples,
-                         seed ^ 0x62617365ull /* "base" */, scratch);
+  int *picks = NULL;
+  r->paired = o->paired && b->n_experiments == n->n_experiments && b->n_experiments > 1;
+  if (r->paired) st = tkb__boot_picks(b->n_experiments, o->resamples, seed ^ 0x70616972ull /* "pair" */, &picks);
+  if (!st)
+    st = tkb__boot_medians(b->samples_ms, b->experiment_end, b->n_experiments, o->resamples,
+                           seed ^ 0x62617365ull /* "base" */, picks, scratch);
   if (!st)
     st = tkb__boot_medians(n->samples_ms, n->experiment_end, n->n_experiments, o->resamples,
-                           seed ^ 0x6e6577ull /* "new" */, r->boot);
+                           seed ^ 0x6e6577ull /* "new" */, picks, r->boot);
+  free(picks);
   if (st) return st;
   for (int k = 0; k < o->resamples; k++) r->boot[k] = scratch[k] > 0 ? r->boot[k] / scratch[k] : NAN;
   tkb__percentile_interval(r->boot, (size_t)o->resamples, TKB__COMPARE_LEVEL, &r->ci_low, &r->ci_high);
@@ -151,6 +160,10 @@ static void context_mismatches(tkb__comparison *c) {
     cJSON_free(a);
     cJSON_free(b);
   }
+  if ((c->base->kind == TKB__RF_GBENCH) != (c->new_->kind == TKB__RF_GBENCH))
+    warn(c, "BASE is %s's and NEW %s's: the times come from different harnesses (one value per "
+         "repetition against every call)", c->base->kind == TKB__RF_GBENCH ? "Google Benchmark" : "tkbench",
+         c->new_->kind == TKB__RF_GBENCH ? "Google Benchmark" : "tkbench");
   const tkb__results_file *side[2] = {c->base, c->new_};
   const char *label[2] = {"BASE", "NEW"};
   for (int s = 0; s < 2; s++) {
@@ -230,6 +243,16 @@ static void sample_warnings(tkb__comparison *c) {
     }
 }
 
+/* True when the two contexts are the two sides of one `ab` run. */
+static bool one_ab_run(const tkb__results_file *base, const tkb__results_file *new_) {
+  const cJSON *a = cJSON_GetObjectItemCaseSensitive(base->context, "ab");
+  const cJSON *b = cJSON_GetObjectItemCaseSensitive(new_->context, "ab");
+  const cJSON *ra = cJSON_GetObjectItemCaseSensitive(a, "run"), *rb = cJSON_GetObjectItemCaseSensitive(b, "run");
+  const cJSON *sa = cJSON_GetObjectItemCaseSensitive(a, "side"), *sb = cJSON_GetObjectItemCaseSensitive(b, "side");
+  return cJSON_IsString(ra) && cJSON_IsString(rb) && strcmp(ra->valuestring, rb->valuestring) == 0 &&
+         cJSON_IsString(sa) && cJSON_IsString(sb) && strcmp(sa->valuestring, sb->valuestring) != 0;
+}
+
 static bool kept(const tkb__compare_opts *o, const char *name) { return !o->keep || o->keep(o->user, name); }
 
 static tkb_status push(void **items, size_t *n, size_t size, const void *item) {
@@ -246,6 +269,7 @@ tkb_status tkb__compare(const tkb__results_file *base, const tkb__results_file *
   *out = (tkb__comparison){.base = base, .new_ = new_, .opts = *opts};
   tkb__comparison *c = out;
   if (c->opts.resamples < 100) c->opts.resamples = 100;
+  if (one_ab_run(base, new_)) c->opts.paired = true;
   tkb_status st = TKB_OK;
   for (size_t i = 0; !st && i < base->n_entries; i++) {
     const tkb__rf_entry *b = &base->entries[i];
@@ -284,6 +308,7 @@ tkb_status tkb__compare(const tkb__results_file *base, const tkb__results_file *
     r->verdict = tkb__change_of(r->ci_low, r->ci_high, r->p_adjusted, c->opts.noise, c->opts.alpha);
     c->counts[r->verdict]++;
     c->n_exact += r->p_exact;
+    c->n_paired += r->paired;
   }
   free(p);
   free(adj);

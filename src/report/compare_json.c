@@ -63,6 +63,7 @@ void tkb__compare_json(FILE *f, const tkb__comparison *c, bool color) {
   jw_string(&w, "correction", corrections[c->opts.correction]);
   jw_number(&w, "ci_level", TKB__COMPARE_LEVEL);
   jw_string(&w, "ci_method", "two-level bootstrap, percentile");
+  jw_bool(&w, "paired", c->opts.paired);
   jw_int(&w, "resamples", c->opts.resamples);
   jw_uint(&w, "seed", c->opts.seed);
   jw_string(&w, "test", "Mann-Whitney U, two-sided");
@@ -81,6 +82,7 @@ void tkb__compare_json(FILE *f, const tkb__comparison *c, bool color) {
     jw_number(&w, "p_adjusted", r->p_adjusted);
     jw_string(&w, "verdict", tkb__change_name(r->verdict));
     jw_string(&w, "p_method", isnan(r->p) ? NULL : r->p_exact ? "exact" : "normal");
+    jw_bool(&w, "paired", r->paired);
     evidence(&w, "base", r->base);
     evidence(&w, "new", r->new_);
     jw_end_object(&w);

@@ -11,7 +11,10 @@
  *
  * The bootstrap draws experiments with replacement, then calls with replacement within
  * each drawn experiment, and takes the median of the pool: both the spread of calls and
- * the disagreement of experiments (drift, other load) widen the interval. Each experiment
+ * the disagreement of experiments (drift, other load) widen the interval. When two
+ * results' experiments ran side by side (`ab` alternates them), the same draws of
+ * experiments serve both: a drift that slowed a pair slowed both of its halves, and the
+ * ratio of a resample keeps it cancelled instead of counting it as noise. Each experiment
  * is thinned to at most TKB__BOOT_CALLS equally spaced order statistics of its calls, as
  * the median's own interval is (src/bench/ci.c), which bounds the cost and keeps the
  * experiment's distribution.
@@ -190,7 +193,7 @@ static double median_inplace(double *x, size_t n) {
 }
 
 tkb_status tkb__boot_medians(const double *x, const int *experiment_end, int experiments, int resamples,
-                             uint64_t seed, double *out) {
+                             uint64_t seed, const int *picks, double *out) {
   size_t total = 0, longest = 0, widest = 0;
   for (int e = 0; e < experiments; e++) {
     const size_t n_e = (size_t)(experiment_end[e] - (e ? experiment_end[e - 1] : 0));
@@ -226,7 +229,9 @@ tkb_status tkb__boot_medians(const double *x, const int *experiment_end, int exp
   for (int b = 0; b < resamples; b++) {
     size_t n = 0;
     for (int pick = 0; pick < experiments; pick++) {
-      const size_t e = below(&rng, (size_t)experiments), m = start[e + 1] - start[e];
+      const size_t e = picks ? (size_t)picks[(size_t)b * (size_t)experiments + (size_t)pick]
+                             : below(&rng, (size_t)experiments);
+      const size_t m = start[e + 1] - start[e];
       for (size_t i = 0; i < m; i++) draw[n++] = kept[start[e] + below(&rng, m)];
     }
     out[b] = n ? median_inplace(draw, n) : NAN;
@@ -237,6 +242,15 @@ done:
   free(start);
   free(draw);
   return st;
+}
+
+tkb_status tkb__boot_picks(int experiments, int resamples, uint64_t seed, int **picks) {
+  const size_t n = (size_t)experiments * (size_t)resamples;
+  *picks = malloc((n ? n : 1) * sizeof **picks);
+  if (!*picks) return tkb_set_error(TKB_ERR_OUT_OF_MEMORY, "out of memory for %zu resampled experiments", n);
+  uint64_t rng = seed;
+  for (size_t i = 0; i < n; i++) (*picks)[i] = (int)below(&rng, (size_t)experiments);
+  return TKB_OK;
 }
 
 void tkb__percentile_interval(const double *v, size_t n, double level, double *low, double *high) {

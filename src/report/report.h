@@ -368,10 +368,15 @@ typedef enum tkb__correction {
 tkb_status tkb__p_adjust(const double *p, size_t n, tkb__correction method, double *out);
 
 /* `resamples` medians of x (experiment e is x[experiment_end[e-1] .. experiment_end[e]))
- * by the two-level bootstrap, drawn from `seed`, into out. NaN each when x is empty.
- * TKB_ERR_OUT_OF_MEMORY. */
+ * by the two-level bootstrap, drawn from `seed`, into out. picks (NULL: drawn from seed
+ * too) gives each resample's experiments, resamples x experiments indices: two results
+ * whose experiments ran side by side share them (a paired comparison). NaN each when x is
+ * empty. TKB_ERR_OUT_OF_MEMORY. */
 tkb_status tkb__boot_medians(const double *x, const int *experiment_end, int experiments,
-                             int resamples, uint64_t seed, double *out);
+                             int resamples, uint64_t seed, const int *picks, double *out);
+/* resamples x experiments experiment indices drawn from seed, for tkb__boot_medians;
+ * *picks is malloc'd. TKB_ERR_OUT_OF_MEMORY. */
+tkb_status tkb__boot_picks(int experiments, int resamples, uint64_t seed, int **picks);
 /* The percentile interval of level (0.95) of the finite values among v[0..n) (NaN when
  * none). */
 void tkb__percentile_interval(const double *v, size_t n, double level, double *low, double *high);
@@ -395,6 +400,9 @@ typedef struct tkb__compare_opts {
   tkb__correction correction; /* over the compared entries */
   int resamples;              /* of the bootstrap, >= 100 */
   uint64_t seed;              /* of the bootstrap */
+  bool paired;                /* the files' experiments of equal index ran side by side
+                                 (one `ab` run): resampled in pairs. Also set by
+                                 tkb__compare when both contexts name the same ab run */
   /* the entries to compare, by name; NULL: every one */
   bool (*keep)(void *user, const char *name);
   void *user;
@@ -414,6 +422,7 @@ typedef struct tkb__compare_row {
   double p, p_adjusted;         /* NaN when not tested (a side with a single value) */
   bool p_exact;                 /* the U test's exact distribution, else its normal
                                    approximation */
+  bool paired;                  /* its interval resampled the experiments in pairs */
   tkb__change verdict;
   double *boot;                 /* owned: the resampled ratios (opts.resamples), index by
                                    index across rows (the geometric mean's bootstrap);
@@ -444,6 +453,7 @@ typedef struct tkb__comparison {
   } geomean;
   size_t counts[TKB__N_CHANGES];  /* rows by verdict */
   size_t n_exact;                  /* rows whose p-value is exact */
+  size_t n_paired;                 /* rows whose interval is paired */
   char **warnings;                 /* owned: the contexts' mismatches, loaded or
                                       interrupted runs, entries that cannot get a verdict */
   size_t n_warnings;

@@ -6,8 +6,9 @@
 # Two changes keep the whole script to seconds (the default selection, 160 entries, takes
 # ~20 s a command here, mostly the reference implementations), and each is printed with
 # the command it changes:
-#  - `run` gets --iterations 1 --experiments 1 appended (later flags win): the flags and
-#    the selection are what is tested here, not the timings;
+#  - `run` gets --iterations 1 --experiments 1 appended (later flags win), `ab`
+#    --iterations 2 --experiments 1: the flags and the selection are what is tested here,
+#    not the timings;
 #  - `run` or `check` without a selection of its own (--filter, --tag, --op, --load,
 #    --benchmark_filter=) gets --filter '^cpu_96x96x64_' (normalization's small spec, on
 #    every device) appended. The default selection is README's `tkbench list --tag cpu`,
@@ -28,7 +29,7 @@ cat >"$TMP/bin/tkbench" <<'WRAPPER'
 # README's `tkbench`: the built executable, with readme.sh's two speed-ups
 args=("$@")
 extra=()
-if [ "${1:-}" = run ] || [ "${1:-}" = check ]; then
+if [ "${1:-}" = run ] || [ "${1:-}" = check ] || [ "${1:-}" = ab ]; then
   own_selection=0
   for a in "$@"; do
     case $a in --filter | --filter=* | --tag | --tag=* | --op | --op=* | --load | --load=* | --benchmark_filter=*)
@@ -37,6 +38,7 @@ if [ "${1:-}" = run ] || [ "${1:-}" = check ]; then
   done
   [ "$own_selection" = 1 ] || extra+=(--filter '^cpu_96x96x64_')
   [ "$1" = run ] && extra+=(--iterations 1 --experiments 1)
+  [ "$1" = ab ] && extra+=(--iterations 2 --experiments 1)
 fi
 [ ${#extra[@]} -eq 0 ] || echo "appended: ${extra[*]}" >>"$README_SH_LOG"
 exec "$README_SH_TKBENCH" "${args[@]}" "${extra[@]}"

@@ -1,0 +1,88 @@
+/*
+ * spin_plugin.c - entries whose cost is known, for testing and measuring comparisons:
+ * each call runs a dependent chain of SPIN_FACTOR x N multiply-adds (a busy loop no
+ * compiler can shorten), so two builds of this file with different factors differ by
+ * exactly that much work. CMake builds it several times (tkb_spin_<label>.so).
+ *
+ *   SPIN_FACTOR  the work's scale (1.05: a 5% slowdown)
+ *   SPIN_LABEL   this build's name, written to $TKB_SPIN_LOG (one line per call) when
+ *                that variable names a file: how a test sees which side ran when
+ *   SPIN_CRASH   spin_crash_forward_c raises SIGSEGV on its first call
+ *
+ * Entries (tags "spin"), in this order: spin_crash_forward_c (10k steps, unless
+ * SPIN_CRASH), then spin_<K>k_forward_c for K in 10, 20, ..., 120 (thousands of steps
+ * per call).
+ */
+#include <tkbench.h>
+
+#include <fcntl.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#ifndef SPIN_FACTOR
+#define SPIN_FACTOR 1.0
+#endif
+#ifndef SPIN_LABEL
+#define SPIN_LABEL "100"
+#endif
+#ifndef SPIN_CRASH
+#define SPIN_CRASH 0
+#endif
+
+static int log_fd = -2; /* -2: not looked at yet; -1: no log */
+
+static void log_call(void) {
+  if (log_fd == -2) {
+    const char *path = getenv("TKB_SPIN_LOG");
+    log_fd = path && *path ? open(path, O_WRONLY | O_CREAT | O_APPEND, 0644) : -1;
+  }
+  if (log_fd >= 0 && write(log_fd, SPIN_LABEL "\n", sizeof SPIN_LABEL) < 0) log_fd = -1;
+}
+
+static tkb_status spin_forward(const tkb_args *a, void *state, tkb_array *const *outputs) {
+  (void)state;
+  const int64_t steps = (int64_t)(SPIN_FACTOR * (double)tkb_args_int(a, "steps"));
+  if (SPIN_CRASH && tkb_args_int(a, "crash")) raise(SIGSEGV);
+  uint64_t x = 88172645463325252ull;
+  for (int64_t i = 0; i < steps; i++) x = x * 6364136223846793005ull + 1442695040888963407ull;
+  ((float *)outputs[0]->data)[0] = (float)(x >> 40);
+  log_call();
+  return TKB_OK;
+}
+
+static tkb_status spin_infer(const tkb_args *a, tkb_shapes *shapes) {
+  (void)a;
+  shapes->n_outputs = 1;
+  shapes->outputs[0] = (tkb_spec)TKB_SPEC_INIT(TKB_FLOAT32, 1);
+  shapes->output_names[0] = "y";
+  return TKB_OK;
+}
+
+static const tkb_param spin_params[] = {{.name = "steps", .kind = TKB_KIND_INT},
+                                        {.name = "crash", .kind = TKB_KIND_INT}};
+
+static const tkb_fn spin = {.name = "spin", .params = spin_params, .n_params = 2, .infer = spin_infer,
+                            .forward = spin_forward};
+
+static char names[13][32];
+static tkb_value args[13][2];
+
+tkb_status tkb_plugin_init(void) {
+  for (int k = 0; k < 13; k++) {
+    const bool crash = k == 0;
+    const int thousands = crash ? 10 : 10 * k;
+    snprintf(names[k], sizeof names[k], crash ? "spin_crash" : "spin_%dk", thousands);
+    args[k][0] = TKB_INT(thousands * 1000);
+    args[k][1] = TKB_INT(crash);
+    tkb_benchmark_def def = {.op = "spin", .name = names[k], .impl_name = "c", .fn = &spin,
+                             .args = args[k], .n_args = 2, .mode = TKB_MODE_FORWARD,
+                             .tags = "spin", .device_kind = "cpu"};
+    tkb_status st = tkb_register_benchmark(&def);
+    if (st) return st;
+  }
+  return TKB_OK;
+}
