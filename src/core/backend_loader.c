@@ -27,8 +27,9 @@
 #include <string.h>
 #include <unistd.h>
 
-/* The install layout (CMakeLists.txt sets them from GNUInstallDirs): the plugins'
+/* The install layout (CMakeLists.txt writes them from GNUInstallDirs): the plugins'
  * folder below <libdir>, the same folder relative to <bindir>, and its absolute path. */
+#include "tkb_install_paths.h"
 #ifndef TKB_PLUGIN_SUBDIR
 #define TKB_PLUGIN_SUBDIR "tkbench"
 #endif
