@@ -5,7 +5,8 @@
 # the choices a flag's help lists ("console, json, csv or markdown"), entry names, ops,
 # implementations, modes and tags from `tkbench list` (with the line's --load plugins),
 # devices and timing methods from `tkbench info`. Files for --load, --out and
-# --trace-dir.
+# --trace-dir. A TKB_MAIN program takes the same command line: `complete -F _tkbench
+# my_bench` after sourcing this file completes it too.
 
 # The flags of a command, one per line: "--name" or "--name METAVAR" ("--name=METAVAR").
 _tkbench_flags() {
