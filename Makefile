@@ -4,7 +4,8 @@ BUILD      ?= build
 ASAN_BUILD ?= build-asan
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: all bootstrap bootstrap-test build build-asan test test-release test-asan run bench clean
+.PHONY: all bootstrap bootstrap-test build build-asan build-runtime test test-release test-asan run \
+        bench install uninstall clean
 
 all: build
 
@@ -44,9 +45,28 @@ test: test-release test-asan
 # give the median a 95% interval) after one warm-up. `tkbench run` alone uses the ci rule.
 RUN_FLAGS ?= --mode forward,forward_and_vjp --iterations 6 --experiments 1 --warmup once
 
-run: build
+run: build-runtime
 	@mkdir -p results
 	$(BUILD)/tkbench run $(RUN_FLAGS) --out results/latest.json
+
+# Only what `run` and `install` use: the libraries, tkbench, the backend plugins and the
+# man page (the CMake target `runtime`), not the tests, examples and bench programs.
+build-runtime: bootstrap
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release >/dev/null
+	cmake --build $(BUILD) -j $(JOBS) --target runtime
+
+# make install [PREFIX=/usr/local] [DESTDIR=...]: GNU layout under PREFIX (README's
+# "Install"); the prefix is configured into the build too, so that programs linking
+# libtkbench.a find the plugins there. make uninstall removes what the last install
+# from $(BUILD) wrote ($(BUILD)/install_manifest.txt).
+PREFIX ?= /usr/local
+install: bootstrap
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX=$(abspath $(PREFIX)) >/dev/null
+	cmake --build $(BUILD) -j $(JOBS) --target runtime
+	cmake --install $(BUILD)
+
+uninstall:
+	cmake -DMANIFEST=$(BUILD)/install_manifest.txt -P cmake/tkb_uninstall.cmake
 
 bench: build
 	bash bench/run_all.sh $(BUILD)

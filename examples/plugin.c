@@ -2,6 +2,7 @@
  * plugin.c - benchmark entries in a shared object, for the stock tkbench executable:
  *
  *   cc -shared -fPIC -I include examples/plugin.c -o relu_plugin.so
+ *   (installed: cc -shared -fPIC $(pkg-config --cflags tkbench) plugin.c -o relu_plugin.so)
  *   tkbench list --load ./relu_plugin.so --filter relu
  *   tkbench run  --load ./relu_plugin.so --filter relu
  *

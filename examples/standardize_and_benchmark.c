@@ -8,6 +8,8 @@
  * done once per mode: forward, forward_res, vjp and forward_and_vjp.
  * Build: part of the project build (build/example_standardize_and_benchmark); by hand:
  *   cc -std=c11 standardize_and_benchmark.c -Iinclude -Lbuild -ltkbench -o example
+ * against an installed tkbench (README's "Install"):
+ *   cc -std=c11 standardize_and_benchmark.c $(pkg-config --cflags --libs tkbench) -o example
  */
 #include <stdio.h>
 

@@ -186,6 +186,8 @@ int tkb__select_entries(const tkb__command *cmd, const tkb__select_args *a,
 void tkb__help_overview(FILE *f);
 /* Prints a command's help, from its row. */
 void tkb__help_command(FILE *f, const tkb__command *cmd);
+/* Prints the man page tkbench.1 (roff): the overview and every command's help. */
+void tkb__help_man(FILE *f);
 
 /* True when colour may be used on stream f: a terminal and NO_COLOR unset or empty. */
 bool tkb__use_color(FILE *f);

@@ -1,6 +1,8 @@
 /* help.c - `tkbench --help`, `tkbench help <command>` and `<command> --help`, printed
  * from the command table: each command's summary, usage, text and flags, every flag with
- * its default. The defaults shown are the ones the parser sets (the same rows). */
+ * its default. The defaults shown are the ones the parser sets (the same rows). The man
+ * page (tkbench.1, which the build writes with the hidden `tkbench help --man`) is the
+ * same text rendered as roff, so the two cannot disagree. */
 #include "bench.h"
 #include "cli.h"
 
@@ -84,28 +86,36 @@ static void wrap(FILE *f, const char *text, int col, int indent) {
   }
 }
 
+/* Google Benchmark's tools spell their flags with '=' ("--benchmark_out=FILE"). */
+static const char *metavar_joint(const tkb__flag *row) {
+  return !row->metavar ? "" : strncmp(row->name, "--benchmark_", 12) == 0 ? "=" : " ";
+}
+
+/* A flag's help with its placeholders replaced and "\nDefault: ..." after it. */
+static void flag_text(const tkb__command *cmd, const tkb__flag *row, char *text, size_t cap) {
+  if (row->same_as) {
+    snprintf(text, cap, "Same as %s", row->same_as);
+    return;
+  }
+  const char *def = row->shown ? row->shown
+                    : row->value ? row->value
+                    : row->kind == TKB__FLAG_SWITCH ? "off"
+                                                    : "none";
+  char shown[512];
+  expand(cmd, def, shown, sizeof shown);
+  expand(cmd, row->help, text, cap);
+  size_t len = strlen(text);
+  if (*shown) snprintf(text + len, cap - len, "\nDefault: %s", shown);
+}
+
 static void print_flag(FILE *f, const tkb__command *cmd, const tkb__flag *row) {
-  /* Google Benchmark's tools spell their flags with '=' */
-  bool gb = strncmp(row->name, "--benchmark_", 12) == 0;
   char left[128];
-  int n = snprintf(left, sizeof left, "  %s%s%s", row->name,
-                   row->metavar ? (gb ? "=" : " ") : "", row->metavar ? row->metavar : "");
+  int n = snprintf(left, sizeof left, "  %s%s%s", row->name, metavar_joint(row),
+                   row->metavar ? row->metavar : "");
   if (n <= FLAG_COLUMN - 2) fprintf(f, "%-*s", FLAG_COLUMN, left);
   else fprintf(f, "%s  ", left);
-  char text[2048], shown[512];
-  if (row->same_as) {
-    snprintf(text, sizeof text, "Same as %s", row->same_as);
-  } else {
-    const char *def = row->shown ? row->shown
-                      : row->value ? row->value
-                      : row->kind == TKB__FLAG_SWITCH ? "off"
-                                                      : "none";
-    expand(cmd, def, shown, sizeof shown);
-    size_t len = 0;
-    expand(cmd, row->help, text, sizeof text);
-    len = strlen(text);
-    if (*shown) snprintf(text + len, sizeof text - len, "\nDefault: %s", shown);
-  }
+  char text[2048];
+  flag_text(cmd, row, text, sizeof text);
   wrap(f, text, n <= FLAG_COLUMN - 2 ? FLAG_COLUMN : n + 2, FLAG_COLUMN);
 }
 
@@ -137,15 +147,23 @@ void tkb__help_command(FILE *f, const tkb__command *cmd) {
   }
 }
 
+/* The overview's own text, which the man page prints too. */
+#define WHAT "benchmarks kernels the way Tokamax does"
+static const char description[] = WHAT ": standardized random inputs,\n"
+                                  "timed calls in spaced experiments, Google Benchmark compatible JSON.";
+static const char *const global_flags[][2] = {
+    {"-h, --help", "Show this help"},
+    {"--version", "Show the version and build type"},
+};
+static const char default_run[] =
+    "With no arguments, or with Google Benchmark flags only (--benchmark_filter=...),\n"
+    "{prog} does 'run'.";
+static const char exit_status[] =
+    "0 success, 1 an entry failed, 2 usage error, 130 interrupted (Ctrl-C).";
+
 void tkb__help_overview(FILE *f) {
-  fprintf(f,
-          "%s %s - benchmarks kernels the way Tokamax does: standardized random inputs,\n"
-          "timed calls in spaced experiments, Google Benchmark compatible JSON.\n"
-          "\n"
-          "Usage: %s <command> [flags]\n"
-          "\n"
-          "Commands:\n",
-          tkb__prog, tkb_version(), tkb__prog);
+  fprintf(f, "%s %s - %s\n\nUsage: %s <command> [flags]\n\nCommands:\n", tkb__prog,
+          tkb_version(), description, tkb__prog);
   size_t n;
   const tkb__command *const *cmds = tkb__commands(&n);
   int w = 0;
@@ -156,20 +174,154 @@ void tkb__help_overview(FILE *f) {
     expand(cmds[i], cmds[i]->summary, summary, sizeof summary);
     fprintf(f, "  %-*s  %s\n", w, cmds[i]->name, summary);
   }
-  fprintf(f,
-          "\n"
-          "Flags:\n"
-          "  -h, --help   Show this help\n"
-          "  --version    Show the version and build type\n"
-          "\n"
-          "With no arguments, or with Google Benchmark flags only (--benchmark_filter=...),\n"
-          "%s does 'run'.\n"
-          "Exit status: 0 success, 1 an entry failed, 2 usage error, 130 interrupted (Ctrl-C).\n",
-          tkb__prog);
+  fputs("\nFlags:\n", f);
+  for (size_t i = 0; i < TKB_ARRAY_LEN(global_flags); i++)
+    fprintf(f, "  %-13s%s\n", global_flags[i][0], global_flags[i][1]);
+  char text[512];
+  expand(NULL, default_run, text, sizeof text);
+  fprintf(f, "\n%s\nExit status: %s\n", text, exit_status);
+}
+
+/* ---- the man page: the same text as roff ---- */
+
+/*
+ * Writes text as roff: backslashes escaped, a '-' that starts a word (flags, "-h") as
+ * the minus sign "\-" so it copies and searches as ASCII, and a line that would start
+ * with a control character ('.' or '\'') guarded by "\&".
+ */
+static void roff_escaped(FILE *f, const char *text, size_t len) {
+  for (size_t i = 0; i < len; i++) {
+    char c = text[i];
+    bool line_start = i == 0 || text[i - 1] == '\n';
+    if (line_start && (c == '.' || c == '\'')) fputs("\\&", f);
+    if (c == '\\') fputs("\\e", f);
+    else if (c == '-' && (i == 0 || text[i - 1] == ' ' || text[i - 1] == '-' ||
+                          text[i - 1] == '(' || text[i - 1] == '\n'))
+      fputs("\\-", f);
+    else fputc(c, f);
+  }
+}
+
+static void roff_line(FILE *f, const char *text) {
+  roff_escaped(f, text, strlen(text));
+  fputc('\n', f);
+}
+
+/*
+ * A text of the help as roff: its lines are kept ('\n' breaks a line, as the terminal
+ * help does), an empty line starts a paragraph, and lines that start with spaces
+ * (examples) are set as they are, unfilled and indented.
+ */
+static void roff_text(FILE *f, const tkb__command *cmd, const char *text) {
+  char buf[4096];
+  expand(cmd, text, buf, sizeof buf);
+  bool verbatim = false, first = true;
+  for (const char *line = buf; line;) {
+    const char *end = strchr(line, '\n');
+    size_t len = end ? (size_t)(end - line) : strlen(line);
+    bool example = len > 0 && line[0] == ' ';
+    if (example != verbatim) {
+      fputs(example ? ".PP\n.RS 2\n.nf\n" : ".fi\n.RE\n.PP\n", f);
+      verbatim = example;
+    } else if (len == 0) {
+      fputs(".PP\n", f);
+    } else if (!first && !verbatim) {
+      fputs(".br\n", f);
+    }
+    size_t skip = example ? strspn(line, " ") : 0;
+    if (len > 0) {
+      roff_escaped(f, line + skip, len - skip);
+      fputc('\n', f);
+    }
+    first = len == 0;
+    line = end ? end + 1 : NULL;
+  }
+  if (verbatim) fputs(".fi\n.RE\n", f);
+}
+
+static void roff_flag(FILE *f, const tkb__command *cmd, const tkb__flag *row) {
+  fputs(".TP\n\\fB", f);
+  roff_escaped(f, row->name, strlen(row->name));
+  fputs("\\fR", f);
+  if (row->metavar) {
+    fprintf(f, "%s\\fI", metavar_joint(row));
+    roff_escaped(f, row->metavar, strlen(row->metavar));
+    fputs("\\fR", f);
+  }
+  fputc('\n', f);
+  char text[2048];
+  flag_text(cmd, row, text, sizeof text);
+  roff_text(f, cmd, text);
+}
+
+void tkb__help_man(FILE *f) {
+  size_t n;
+  const tkb__command *const *cmds = tkb__commands(&n);
+  fprintf(f, ".\\\" Generated by '%s help --man' from its command table; do not edit.\n", tkb__prog);
+  fprintf(f, ".TH TKBENCH 1 \"\" \"tkbench %s\" \"User Commands\"\n", tkb_version());
+  fputs(".nh\n", f); /* no hyphen breaks inside flag and entry names */
+  fprintf(f, ".SH NAME\n%s \\- %s\n", tkb__prog, WHAT);
+  fprintf(f, ".SH SYNOPSIS\n.B %s\n.I command\n[flags]\n", tkb__prog);
+  fprintf(f, ".SH DESCRIPTION\n%s ", tkb__prog);
+  roff_line(f, description);
+  fputs(".PP\n", f);
+  roff_text(f, NULL, default_run);
+  fputs(".SH OPTIONS\n", f);
+  for (size_t i = 0; i < TKB_ARRAY_LEN(global_flags); i++) {
+    fputs(".TP\n.B ", f);
+    roff_line(f, global_flags[i][0]);
+    roff_line(f, global_flags[i][1]);
+  }
+  fputs(".SH COMMANDS\n", f);
+  for (size_t i = 0; i < n; i++) {
+    char summary[512];
+    expand(cmds[i], cmds[i]->summary, summary, sizeof summary);
+    fprintf(f, ".TP\n.B %s\n", cmds[i]->name);
+    roff_line(f, summary);
+  }
+  for (size_t i = 0; i < n; i++) {
+    const tkb__command *cmd = cmds[i];
+    fprintf(f, ".SS %s\n\\fB%s %s\\fR", cmd->name, tkb__prog, cmd->name);
+    if (*cmd->usage) fputc(' ', f);
+    roff_line(f, cmd->usage);
+    fputs(".PP\n", f);
+    roff_text(f, cmd, cmd->about);
+    if (cmd->selection) fputs(".PP\nSelection:\n", f);
+    for (const tkb__flag *r = tkb__selection_flags; r->name; r++)
+      if (cmd->selection & r->selection) roff_flag(f, cmd, r);
+    for (const tkb__flag *r = cmd->flags; r && (r->name || r->heading); r++) {
+      if (r->name) {
+        roff_flag(f, cmd, r);
+      } else {
+        fputs(".PP\n", f);
+        roff_text(f, cmd, r->heading);
+      }
+    }
+    if (cmd->epilogue) {
+      fputs(".PP\n", f);
+      roff_text(f, cmd, cmd->epilogue);
+    }
+  }
+  fputs(".SH EXIT STATUS\n", f);
+  roff_line(f, exit_status);
+  fputs(".SH ENVIRONMENT\n"
+        ".TP\n.B TKB_PLUGIN_PATH\n"
+        "Folders (colon-separated) searched first for the device backends, "
+        "libtkbench\\-opencl.so and libtkbench\\-cuda.so; after them, the folder of the "
+        "program or libtkbench.so and the installed plugin folder \\fIlibdir\\fR/tkbench.\n"
+        ".TP\n.B NO_COLOR\n"
+        "When set and not empty, no colour in the console output.\n"
+        ".SH SEE ALSO\n"
+        "The C API: the comments of tkbench.h. Google Benchmark's tools/compare.py reads "
+        "the JSON output.\n", f);
 }
 
 /* `tkbench help [COMMAND]` */
 static int help_main(int argc, char **argv) {
+  if (argc == 2 && !strcmp(argv[1], "--man")) { /* for the build (tkbench.1), not in help */
+    tkb__help_man(stdout);
+    return TKB_EXIT_OK;
+  }
   if (argc < 2) {
     tkb__help_overview(stdout);
     return TKB_EXIT_OK;

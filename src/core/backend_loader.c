@@ -4,12 +4,17 @@
  * machines without those drivers and say why a device is missing.
  *
  * Where a plugin is looked for, in order: every folder of TKB_PLUGIN_PATH (colon
- * separated; an entry naming the .so itself is taken as is), the folder of the object
- * holding libtkbench's code (dladdr: libtkbench.so, or the executable it is linked
- * into), the folder of /proc/self/exe, "../lib" of each of those two (an installed
- * bin/tkbench finds lib/), and last the dynamic linker's own search (LD_LIBRARY_PATH,
- * ldconfig). A plugin is loaded once and stays loaded; its devices are opened on first
- * use and live as long as the process, like the cpu device.
+ * separated; an entry naming the .so itself is taken as is); then for the folder of the
+ * object holding libtkbench's code (dladdr: libtkbench.so, or the executable it is
+ * linked into) and the folder of /proc/self/exe, that folder itself (a build tree), its
+ * "tkbench" subfolder (an installed <libdir>/libtkbench.so finds <libdir>/tkbench/) and
+ * the plugin folder as seen from the install's bin folder (an installed bin/tkbench finds
+ * ../lib/tkbench/); then the plugin folder the build was configured to install into (a
+ * program linking libtkbench.a, wherever it lives); last the dynamic linker's own search
+ * (LD_LIBRARY_PATH, ldconfig). The install's layout enters as paths relative to the
+ * binaries, so an installed tree still works after it is moved. A plugin is loaded once
+ * and stays loaded; its devices are opened on first use and live as long as the
+ * process, like the cpu device.
  */
 #define _GNU_SOURCE /* dladdr, realpath */
 #include "internal.h"
@@ -22,8 +27,14 @@
 #include <string.h>
 #include <unistd.h>
 
-#ifndef TKB_PLUGIN_LIBDIR
-#define TKB_PLUGIN_LIBDIR "lib"
+/* The install layout (CMakeLists.txt writes them from GNUInstallDirs): the plugins'
+ * folder below <libdir>, the same folder relative to <bindir>, and its absolute path. */
+#include "tkb_install_paths.h"
+#ifndef TKB_PLUGIN_SUBDIR
+#define TKB_PLUGIN_SUBDIR "tkbench"
+#endif
+#ifndef TKB_PLUGIN_FROM_BINDIR
+#define TKB_PLUGIN_FROM_BINDIR "../lib/" TKB_PLUGIN_SUBDIR
 #endif
 
 #define MAX_DEVICES 64
@@ -85,10 +96,12 @@ static void dir_of(const char *path, char *dir, size_t cap) {
   else put(dir, cap, ".");
 }
 
-/* Appends "dir" (and "dir/../lib") to the candidate list. */
-static int add_dirs(char (*cands)[PATH_MAX], int n, int cap, const char *dir, bool with_lib) {
+/* Appends "dir" (and with install_layout the plugin folder seen from dir as a libdir
+ * and as a bindir) to the candidate list. */
+static int add_dirs(char (*cands)[PATH_MAX], int n, int cap, const char *dir, bool install_layout) {
   if (n < cap) put(cands[n++], PATH_MAX, "%s", dir);
-  if (with_lib && n < cap) put(cands[n++], PATH_MAX, "%s/../%s", dir, TKB_PLUGIN_LIBDIR);
+  if (install_layout && n < cap) put(cands[n++], PATH_MAX, "%s/%s", dir, TKB_PLUGIN_SUBDIR);
+  if (install_layout && n < cap) put(cands[n++], PATH_MAX, "%s/%s", dir, TKB_PLUGIN_FROM_BINDIR);
   return n;
 }
 
@@ -118,6 +131,9 @@ static void load(plugin *p) {
     dir_of(exe, dir, sizeof dir);
     n = add_dirs(cands, n, CAP, dir, true);
   }
+#ifdef TKB_PLUGIN_INSTALL_DIR
+  n = add_dirs(cands, n, CAP, TKB_PLUGIN_INSTALL_DIR, false);
+#endif
 
   void *h = NULL;
   for (int i = 0; i < n && !h; i++) {
@@ -145,8 +161,8 @@ static void load(plugin *p) {
       if (e && strstr(e, p->dep_lib)) {
         put(p->why, sizeof p->why, "%s (loading %s: %s)", p->dep_hint, p->file, e);
       } else {
-        put(p->why, sizeof p->why, "%s (%s was not found in TKB_PLUGIN_PATH, next to libtkbench "
-            "or on the library path)", p->build_hint, p->file);
+        put(p->why, sizeof p->why, "%s (%s was not found in TKB_PLUGIN_PATH, next to libtkbench, "
+            "in its plugin folder or on the library path)", p->build_hint, p->file);
       }
       p->status = TKB_ERR_DEVICE;
       return;

@@ -71,6 +71,7 @@ HAS_OPENCL=0
 skip_reason() {
   case $1 in
     make\ *) echo "builds and tests the whole project; this test is one of what 'make test' runs" ;;
+    *pkg-config*tkbench*) echo "builds against an installed tkbench: install_consumers (tests/install/consumers.sh) does" ;;
     *compare.py*) echo "Google Benchmark's tools/compare.py is not part of tkbench and not installed here" ;;
     *--device\ cuda:*) echo "no CUDA device here; the CUDA commands run on the emulator in cli_cuda_emu" ;;
     *--device\ opencl:*) [ "$HAS_OPENCL" = 1 ] || echo "no OpenCL device here; 'tkbench info' says why" ;;

@@ -1,0 +1,30 @@
+# tkb_uninstall.cmake - removes what an install wrote, as its manifest lists it (one path
+# a line; CMake writes build/install_manifest.txt at each install), then the folders that
+# are tkbench's own (<libdir>/tkbench, <libdir>/cmake/tkbench) once empty.
+#   cmake -DMANIFEST=build/install_manifest.txt -P cmake/tkb_uninstall.cmake
+if(NOT MANIFEST OR NOT EXISTS "${MANIFEST}")
+  message(FATAL_ERROR "no install manifest '${MANIFEST}': nothing was installed from this build "
+                      "(make install writes it), or it was removed")
+endif()
+file(STRINGS "${MANIFEST}" files)
+set(dirs "")
+set(n 0)
+foreach(f IN LISTS files)
+  if(IS_SYMLINK "$ENV{DESTDIR}${f}" OR EXISTS "$ENV{DESTDIR}${f}")
+    file(REMOVE "$ENV{DESTDIR}${f}")
+    math(EXPR n "${n} + 1")
+  endif()
+  get_filename_component(d "${f}" DIRECTORY)
+  get_filename_component(dname "${d}" NAME)
+  if(dname STREQUAL "tkbench")
+    list(APPEND dirs "${d}")
+  endif()
+endforeach()
+list(REMOVE_DUPLICATES dirs)
+foreach(d IN LISTS dirs)
+  file(GLOB left "$ENV{DESTDIR}${d}/*")
+  if(NOT left)
+    file(REMOVE_RECURSE "$ENV{DESTDIR}${d}")
+  endif()
+endforeach()
+message(STATUS "removed ${n} installed files listed in ${MANIFEST}")
