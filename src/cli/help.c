@@ -290,6 +290,7 @@ void tkb__help_man(FILE *f) {
     for (const tkb__flag *r = tkb__selection_flags; r->name; r++)
       if (cmd->selection & r->selection) roff_flag(f, cmd, r);
     for (const tkb__flag *r = cmd->flags; r && (r->name || r->heading); r++) {
+      if (r->hidden) continue; /* as in the help */
       if (r->name) {
         roff_flag(f, cmd, r);
       } else {
