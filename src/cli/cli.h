@@ -102,7 +102,8 @@ enum {
   TKB__SELECT_IMPL = 1u << 4,
   TKB__SELECT_DEVICE = 1u << 5, /* only the entries for the device's kind */
   TKB__SELECT_LOAD = 1u << 6,
-  TKB__SELECT_ALL = (1u << 7) - 1
+  TKB__SELECT_SHARD = 1u << 7,  /* --shard, --shard-weights */
+  TKB__SELECT_ALL = (1u << 8) - 1
 };
 
 typedef struct tkb__select_args {
@@ -110,6 +111,8 @@ typedef struct tkb__select_args {
   tkb__strlist tags, ops, modes, impls;  /* --tag, --op, --mode, --impl */
   const char *device;                    /* --device NAME */
   tkb__strlist loads;                    /* --load LIB.so */
+  const char *shard;                     /* --shard K/N|auto (NULL: auto) */
+  const char *shard_weights;             /* --shard-weights FILE */
 } tkb__select_args;
 
 /* The selection flags' rows, in the order help prints them. */
@@ -169,10 +172,14 @@ int tkb__load_plugins(const char *cmd, const tkb__strlist *paths);
  * entry matches ..." message. The default tag narrows only what it can: when none of
  * the entries the other flags select carries it, it is dropped (a program whose entries
  * have no tags). Entries of except_impl are left out (NULL: none). Returns 0 with *idx
- * malloc'd (free it), or TKB_EXIT_USAGE after printing why.
+ * malloc'd (free it), or TKB_EXIT_USAGE after printing why. A command that takes
+ * --shard gets its shard's part only (which may be empty), and *shard (NULL: not wanted)
+ * says which part that is.
  */
 int tkb__select_entries(const tkb__command *cmd, const tkb__select_args *a,
-                        const char *except_impl, size_t **idx, size_t *n);
+                        const char *except_impl, size_t **idx, size_t *n, tkb__shard_info *shard);
+/* "shard 1 of 4 (SLURM_ARRAY_TASK_ID): 40 of 160 entries" on stderr, for a sharded run. */
+void tkb__shard_note(const char *cmd, const tkb__shard_info *shard);
 
 /* ---- help (help.c) ---- */
 /* Prints the overview (`tkbench --help`). */

@@ -189,13 +189,15 @@ static void add_warning(void *user, const char *kind, const char *text) {
 }
 
 static void fill_context(tkb__report_ctx *ctx, const run_args *a, tkb_device *dev,
-                         const char *method, const size_t *idx, size_t n, char *stop, size_t stop_cap) {
+                         const char *method, const size_t *idx, size_t n,
+                         const tkb__shard_info *shard, char *stop, size_t stop_cap) {
   tkb__stop_choice choice;
   tkb__stop_parse(stop_rule(a), "--stop", &choice); /* checked when read */
   tkb__stop_text(&choice, stop, stop_cap);
   *ctx = (tkb__report_ctx){.executable = tkb__exe,
                            .device = tkb_device_name(dev),
                            .device_description = tkb_device_description(dev),
+                           .device_uuid = tkb_device_uuid(dev),
                            .method = method,
                            .seed = a->seed,
                            .iterations = a->iterations ? a->iterations : TKB__DEFAULT_ITERATIONS,
@@ -203,7 +205,9 @@ static void fill_context(tkb__report_ctx *ctx, const run_args *a, tkb_device *de
                            .interval_ms = a->interval_ms,
                            .warmup_once = strcmp(a->warmup, "once") == 0,
                            .stop = stop,
-                           .interleave = a->interleave};
+                           .interleave = a->interleave,
+                           .shard = *shard};
+  ctx->in_job = tkb__batch_job_read(&ctx->job);
   tkb__iso_date(ctx->date, sizeof ctx->date);
   tkb__host_facts_read(&ctx->host);
   tkb__environment_warnings(&ctx->host.env, add_warning, ctx);
@@ -266,10 +270,10 @@ static bool finish_file(const run_args *a, tkb__reporter *r, tkb__outfile *o,
 /* Runs the selected entries idx[0..n) into the reporters; returns the exit code. */
 static int run_selected(const run_args *a, tkb_device *dev, const char *method,
                         const tkb__format *stdout_fmt, const tkb__format *file_fmt,
-                        const size_t *idx, size_t n) {
+                        const size_t *idx, size_t n, const tkb__shard_info *shard) {
   tkb__report_ctx ctx;
   char stop[256];
-  fill_context(&ctx, a, dev, method, idx, n, stop, sizeof stop);
+  fill_context(&ctx, a, dev, method, idx, n, shard, stop, sizeof stop);
   const bool to_stdout = !(a->quiet && stdout_fmt->live_view);
   live l = {.table = to_stdout && stdout_fmt->live_view};
   tkb__reporter out_r, file_r;
@@ -317,14 +321,16 @@ static int run(const run_args *a) {
   const char *method = NULL;
   if (check_options(dev, a, &method)) return TKB_EXIT_USAGE;
   size_t *idx = NULL, n = 0;
-  if (tkb__select_entries(&tkb__command_run, &a->sel, NULL, &idx, &n)) return TKB_EXIT_USAGE;
+  tkb__shard_info shard;
+  if (tkb__select_entries(&tkb__command_run, &a->sel, NULL, &idx, &n, &shard)) return TKB_EXIT_USAGE;
+  if (!a->quiet && !a->list_tests) tkb__shard_note(CMD, &shard);
   int rc = TKB_EXIT_OK;
   if (a->list_tests)
     for (size_t k = 0; k < n; k++) printf("%s\n", tkb_registry_full_name(idx[k]));
   else if (a->out && tkb__outfile_check(a->out) != TKB_OK)
     rc = tkb__usage(CMD, "--out: %s", tkb_last_error());
   else
-    rc = run_selected(a, dev, method, stdout_fmt, file_fmt, idx, n);
+    rc = run_selected(a, dev, method, stdout_fmt, file_fmt, idx, n, &shard);
   free(idx);
   return rc;
 }

@@ -88,6 +88,31 @@ void tkb__host_facts_read(tkb__host_facts *h);
 /* Fills buf with the current local time ("2025-01-31T12:00:00+01:00"). */
 void tkb__iso_date(char *buf, size_t cap);
 
+/* ---- shards ---- */
+/* The part of its selection a run ran (src/suite/shard.c). count 0: the whole selection. */
+typedef struct tkb__shard_info {
+  int index, count;          /* shard `index` of `count`, from 0 */
+  const char *source;        /* what chose it: "--shard", "SLURM_ARRAY_TASK_ID", "SLURM_PROCID" */
+  const char *weights;       /* --shard-weights' file; NULL: the entries' work per call */
+  size_t n_selection;        /* entries of the whole selection */
+  size_t n_entries;          /* of which this shard's */
+  size_t n_measured;         /* of the selection, costed from the weights file */
+  double cost_s, total_cost_s; /* estimated seconds of this shard, of the selection */
+} tkb__shard_info;
+
+/* The Slurm job a run is a step of, from Slurm's environment (batch_job.c); every field
+ * "" when unset. */
+typedef struct tkb__batch_job {
+  char job_id[32];          /* SLURM_JOB_ID */
+  char array_job_id[32];    /* SLURM_ARRAY_JOB_ID */
+  char array_task_id[16];   /* SLURM_ARRAY_TASK_ID */
+  char procid[16];          /* SLURM_PROCID */
+  char node[128];           /* SLURMD_NODENAME */
+  char cluster[64];         /* SLURM_CLUSTER_NAME */
+} tkb__batch_job;
+/* Reads the variables; false when the process is no Slurm job's (SLURM_JOB_ID unset). */
+bool tkb__batch_job_read(tkb__batch_job *j);
+
 /* ---- the run as reporters see it ---- */
 /* The run's configuration: filled once, before the run, by the CLI; every reporter
  * reads this one copy. */
@@ -95,6 +120,7 @@ typedef struct tkb__report_ctx {
   const char *executable;  /* argv[0] */
   const char *device;      /* "cpu" */
   const char *device_description;
+  const char *device_uuid; /* tkb_device_uuid ("" or NULL: none) */
   const char *method;      /* resolved method name ("wallclock") */
   uint64_t seed;
   int iterations, experiments;
@@ -104,6 +130,9 @@ typedef struct tkb__report_ctx {
   int name_width;          /* length of the longest selected entry name */
   const char *stop;        /* the stopping rule as run, every parameter written out */
   bool interleave;         /* the entries' experiments ran round-robin */
+  tkb__shard_info shard;   /* the part of the selection the run ran (count 0: all of it) */
+  bool in_job;             /* a step of a Slurm job: */
+  tkb__batch_job job;      /* which */
   tkb__host_facts host;
   /* what the machine says about every number of the run, as it starts */
   struct {

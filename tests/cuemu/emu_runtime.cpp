@@ -340,6 +340,9 @@ cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *p, int device) {
   if (device != 0) return set_error(cudaErrorInvalidDevice);
   memset(p, 0, sizeof *p);
   snprintf(p->name, sizeof p->name, "tkbench CUDA emulator (host CPU)");
+  /* a fixed identity, so every process that opens the device sees the same one */
+  static const char uuid[16] = {'t', 'k', 'b', 'e', 'm', 'u', 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+  memcpy(p->uuid.bytes, uuid, sizeof uuid);
   p->totalGlobalMem = st().total;
   p->sharedMemPerBlock = SMEM_DEFAULT;
   p->sharedMemPerBlockOptin = SMEM_OPTIN;
