@@ -17,6 +17,8 @@
 
 #include "runner.h"
 
+#include <sys/types.h>
+
 #define TKB_EXIT_OK 0
 #define TKB_EXIT_FAILED 1      /* an entry failed, or an output could not be written */
 #define TKB_EXIT_USAGE 2       /* bad command line; nothing ran */
@@ -180,6 +182,19 @@ int tkb__select_entries(const tkb__command *cmd, const tkb__select_args *a,
                         const char *except_impl, size_t **idx, size_t *n, tkb__shard_info *shard);
 /* "shard 1 of 4 (SLURM_ARRAY_TASK_ID): 40 of 160 entries" on stderr, for a sharded run. */
 void tkb__shard_note(const char *cmd, const tkb__shard_info *shard);
+
+/* ---- other processes (spawn.c) ---- */
+/* This program's file, to run it again (a TKB_MAIN program runs itself):
+ * /proc/self/exe resolved, else argv[0]. Static storage. */
+const char *tkb__self_exe(void);
+/* Starts argv (NULL-ended; argv[0] looked up on PATH when it holds no '/') with stdin
+ * from /dev/null and stdout to out_fd (-1: this process's). Its pid, or -1 (errno). */
+pid_t tkb__spawn(char *const argv[], int out_fd);
+/* Waits for a child: its exit status, 128 + the signal that ended it, or -1. */
+int tkb__wait(pid_t pid);
+/* Runs argv to its end, its stdout collected into *out (malloc'd, NUL-ended; NULL when
+ * out of memory). Returns as tkb__wait, or -1 when it could not start (errno). */
+int tkb__run_capture(char *const argv[], char **out);
 
 /* ---- help (help.c) ---- */
 /* Prints the overview (`tkbench --help`). */

@@ -126,7 +126,8 @@ static const tkb__flag run_flags[] = {
     {.name = "--benchmark_repetitions", .metavar = "N", .kind = TKB__FLAG_COUNT,
      .offset = AT(experiments), .same_as = "--experiments"},
     {.name = "--benchmark_list_tests", .kind = TKB__FLAG_SWITCH, .offset = AT(list_tests),
-     .help = "Print the selected entries' names and exit."},
+     .help = "Print the selected entries' names (of --shard's part) and exit, without opening "
+             "the device."},
     {0},
 };
 
@@ -309,12 +310,23 @@ static int run_selected(const run_args *a, tkb_device *dev, const char *method,
   return rc;
 }
 
+/* --benchmark_list_tests: the names only. The device is not opened, so a machine without
+ * it (a cluster's login node) can list what a run on it would select. */
+static int list_tests(const run_args *a) {
+  size_t *idx = NULL, n = 0;
+  if (tkb__select_entries(&tkb__command_run, &a->sel, NULL, &idx, &n, NULL)) return TKB_EXIT_USAGE;
+  for (size_t k = 0; k < n; k++) printf("%s\n", tkb_registry_full_name(idx[k]));
+  free(idx);
+  return TKB_EXIT_OK;
+}
+
 /* Everything after parsing. */
 static int run(const run_args *a) {
   if (tkb__load_plugins(CMD, &a->sel.loads)) return TKB_EXIT_USAGE;
   if (a->threads) tkb_set_num_threads(a->threads);
   const tkb__format *stdout_fmt, *file_fmt;
   if (formats(a, &stdout_fmt, &file_fmt)) return TKB_EXIT_USAGE;
+  if (a->list_tests) return list_tests(a);
   tkb_device *dev;
   if (tkb_device_get(a->sel.device, &dev) != TKB_OK)
     return tkb__usage(CMD, "--device: %s", tkb_last_error());
@@ -325,9 +337,7 @@ static int run(const run_args *a) {
   if (tkb__select_entries(&tkb__command_run, &a->sel, NULL, &idx, &n, &shard)) return TKB_EXIT_USAGE;
   if (!a->quiet && !a->list_tests) tkb__shard_note(CMD, &shard);
   int rc = TKB_EXIT_OK;
-  if (a->list_tests)
-    for (size_t k = 0; k < n; k++) printf("%s\n", tkb_registry_full_name(idx[k]));
-  else if (a->out && tkb__outfile_check(a->out) != TKB_OK)
+  if (a->out && tkb__outfile_check(a->out) != TKB_OK)
     rc = tkb__usage(CMD, "--out: %s", tkb_last_error());
   else
     rc = run_selected(a, dev, method, stdout_fmt, file_fmt, idx, n, &shard);
