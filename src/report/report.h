@@ -291,4 +291,85 @@ tkb_status tkb__outfile_commit(tkb__outfile *o);
 /* Drops the text (after a failure). */
 void tkb__outfile_abort(tkb__outfile *o);
 
+/* ---- result files read back (results_file.c) ---- */
+/*
+ * A results file as compare, merge and the reports read it: tkbench's JSON, any Google
+ * Benchmark program's --benchmark_out JSON, or a run's journal (JSON Lines beside --out:
+ * line 1 {"tkbench_journal": 1, "context": {...}}, then one {"benchmarks": [...]} per
+ * finished entry, holding its rows exactly as the final file would). The document stays
+ * parsed (cJSON), so a reader may copy rows verbatim; the rows are grouped by entry, and
+ * each entry's times come out in milliseconds, grouped by experiment.
+ */
+struct cJSON;
+
+typedef enum tkb__rf_kind {
+  TKB__RF_TKBENCH,  /* tkbench's JSON (its context says library "tkbench", or a row holds a
+                       "tkbench" object) */
+  TKB__RF_GBENCH,   /* another Google Benchmark JSON file */
+  TKB__RF_JOURNAL,  /* a run's journal */
+} tkb__rf_kind;
+
+typedef enum tkb__rf_status { TKB__RF_OK, TKB__RF_ERROR, TKB__RF_SKIPPED } tkb__rf_status;
+
+/* Where an entry's samples come from, best first. */
+typedef enum tkb__rf_samples {
+  TKB__RF_PER_CALL,       /* tkbench's evaluation_times_ms: every timed call (or batch),
+                             split by statistics.experiment_sizes */
+  TKB__RF_PER_REPETITION, /* one value per iteration row (its real_time, the mean per
+                             iteration of that repetition); each its own experiment */
+  TKB__RF_AGGREGATE,      /* aggregate rows only: the median aggregate, one value */
+  TKB__RF_NO_SAMPLES,     /* failed, skipped, or no time at all */
+} tkb__rf_samples;
+
+typedef struct tkb__rf_entry {
+  const char *name;            /* run_name (an aggregate's name less "_<aggregate>"); into
+                                  the document, or name_storage */
+  char *name_storage;          /* owned: a name the document does not hold; else NULL */
+  struct cJSON **rows;         /* its rows in file order, iteration and aggregate (the array
+                                  is owned, the rows are the document's) */
+  size_t n_rows;
+  tkb__rf_status status;
+  const char *message;         /* error_message or skip_message (into the document); NULL
+                                  when ok */
+  tkb__rf_samples source;
+  double *samples_ms;          /* owned; experiment after experiment */
+  int *experiment_end;         /* owned; experiment e is samples_ms[end[e-1] .. end[e]) */
+  int n_samples, n_experiments;
+  const struct cJSON *tkbench; /* the first row's "tkbench" object, or NULL */
+} tkb__rf_entry;
+
+typedef struct tkb__results_file {
+  char *path;                  /* as given (owned) */
+  tkb__rf_kind kind;
+  struct cJSON *doc;           /* owned: {"context": ..., "benchmarks": [...]} (a journal's
+                                  lines gathered into one such document) */
+  const struct cJSON *context; /* the document's context: an object, empty when the file
+                                  has none */
+  tkb__rf_entry *entries;      /* in order of first appearance */
+  size_t n_entries;
+  char **warnings;             /* owned: what the reader stepped over (a journal's cut-off
+                                  last line, rows given twice) */
+  size_t n_warnings;
+} tkb__results_file;
+
+/*
+ * Reads the results file at path into *rf. Errors name the file and the problem:
+ * TKB_ERR_IO (unreadable: strerror), TKB_ERR_INVALID_ARGUMENT (empty; not JSON, with
+ * the line and column; truncated; NaN or Infinity written out; no "benchmarks" array; a
+ * row without a name; null or text where a time must be a number, which is how NaN
+ * reaches JSON; an unknown time_unit; a journal line before the last that is not JSON),
+ * TKB_ERR_OUT_OF_MEMORY. On failure *rf holds nothing to free (freeing it is harmless).
+ */
+tkb_status tkb__results_file_load(const char *path, tkb__results_file *rf);
+/* The same from text[0..len) in memory; path names it in messages. */
+tkb_status tkb__results_file_parse(const char *text, size_t len, const char *path,
+                                   tkb__results_file *rf);
+/* The same from a document already parsed, which *rf takes (even on failure). */
+tkb_status tkb__results_file_adopt(struct cJSON *doc, const char *path, tkb__results_file *rf);
+void tkb__results_file_free(tkb__results_file *rf);
+/* The entry named name, or NULL. */
+const tkb__rf_entry *tkb__results_file_find(const tkb__results_file *rf, const char *name);
+/* The entry's median time in ms (of its samples; NaN without any). */
+double tkb__rf_median_ms(const tkb__rf_entry *e);
+
 #endif

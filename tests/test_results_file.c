@@ -1,0 +1,232 @@
+/*
+ * test_results_file.c - reading results files back (src/report/results_file.c): tkbench
+ * JSON, Google Benchmark JSON as its 1.7 library writes it (tests/fixtures/ holds a real
+ * file of Debian's libbenchmark), a journal with and without a cut-off last line, and the
+ * bad files that must be refused with the file and the problem named.
+ */
+#include "check.h"
+#include "report.h"
+
+#include <cjson/cJSON.h>
+
+static char dir[512];
+
+static const char *fixture(const char *name) {
+  static char path[4][700];
+  static int k;
+  k = (k + 1) % 4;
+  snprintf(path[k], sizeof path[k], "%s/fixtures/%s", dir, name);
+  return path[k];
+}
+
+static void samples_are(const tkb__rf_entry *e, const double *want, int n) {
+  CHECK_MSG(e->n_samples == n, "%s: %d samples, want %d", e->name, e->n_samples, n);
+  for (int k = 0; k < n && k < e->n_samples; k++) CHECK_NEAR(e->samples_ms[k], want[k], 1e-12 * want[k]);
+}
+
+static void tkbench_file(void) {
+  tkb__results_file rf;
+  CHECK_OK(tkb__results_file_load(fixture("tkbench_small.json"), &rf));
+  CHECK(rf.kind == TKB__RF_TKBENCH);
+  CHECK(rf.n_entries == 2);
+  CHECK(rf.n_warnings == 0);
+  const tkb__rf_entry *e = tkb__results_file_find(&rf, "axpy_forward_c");
+  CHECK(e && e == &rf.entries[0]);
+  if (e) {
+    CHECK(e->status == TKB__RF_OK && e->message == NULL);
+    CHECK(e->source == TKB__RF_PER_CALL);
+    CHECK(e->n_rows == 3); /* two iteration rows and the aggregate, which names it by run_name */
+    CHECK(e->tkbench != NULL);
+    const double want[] = {1.5, 2.0, 2.5, 3.0, 4.0};
+    samples_are(e, want, 5);
+    CHECK(e->n_experiments == 2 && e->experiment_end[0] == 3 && e->experiment_end[1] == 5);
+    CHECK_NEAR(tkb__rf_median_ms(e), 2.5, 0);
+    /* the rows are the document's, verbatim */
+    CHECK(cJSON_GetObjectItemCaseSensitive(e->rows[2], "aggregate_name") != NULL);
+  }
+  e = tkb__results_file_find(&rf, "broken_forward_c");
+  CHECK(e && e->status == TKB__RF_ERROR && e->message && !strcmp(e->message, "NaN in output 0"));
+  CHECK(e && e->source == TKB__RF_NO_SAMPLES && e->n_samples == 0 && isnan(tkb__rf_median_ms(e)));
+  const cJSON *device = cJSON_GetObjectItemCaseSensitive(rf.context, "device");
+  CHECK(cJSON_IsString(device) && !strcmp(device->valuestring, "cpu"));
+  CHECK(tkb__results_file_find(&rf, "nothing") == NULL);
+  tkb__results_file_free(&rf);
+  tkb__results_file_free(&rf); /* harmless twice */
+}
+
+static void gbench_repetitions(void) {
+  tkb__results_file rf;
+  CHECK_OK(tkb__results_file_load(fixture("gbench_repetitions.json"), &rf));
+  CHECK(rf.kind == TKB__RF_GBENCH);
+  CHECK(rf.n_entries == 3);
+  const tkb__rf_entry *e = tkb__results_file_find(&rf, "BM_spin/1000");
+  CHECK(e != NULL);
+  if (e) {
+    CHECK(e->source == TKB__RF_PER_REPETITION);
+    CHECK(e->n_rows == 7); /* 3 repetitions, mean, median, stddev, cv */
+    const double want[] = {1.4044473717641955e-02, 1.2466622085343756e-02, 1.1758329801114684e-02};
+    samples_are(e, want, 3);
+    CHECK(e->n_experiments == 3 && e->experiment_end[2] == 3);
+  }
+  e = tkb__results_file_find(&rf, "BM_fail");
+  CHECK(e && e->status == TKB__RF_ERROR && !strcmp(e->message, "no device") && e->n_rows == 3);
+  tkb__results_file_free(&rf);
+}
+
+static void gbench_aggregates_only(void) {
+  tkb__results_file rf;
+  CHECK_OK(tkb__results_file_load(fixture("gbench_aggregates_only.json"), &rf));
+  const tkb__rf_entry *e = tkb__results_file_find(&rf, "BM_spin/4000");
+  CHECK(e && e->source == TKB__RF_AGGREGATE && e->n_samples == 1);
+  if (e) CHECK_NEAR(e->samples_ms[0], 36.15237955071329e-3, 1e-15);
+  tkb__results_file_free(&rf);
+}
+
+static void gbench_mixed(void) {
+  tkb__results_file rf;
+  CHECK_OK(tkb__results_file_load(fixture("gbench_mixed.json"), &rf));
+  /* without run_name an aggregate is named "<entry>_<aggregate>"; BigO rows are no time */
+  const tkb__rf_entry *e = tkb__results_file_find(&rf, "BM_old/8");
+  CHECK(e && e->n_rows == 4 && e->source == TKB__RF_PER_REPETITION);
+  if (e) samples_are(e, (const double[]){2, 4}, 2);
+  e = tkb__results_file_find(&rf, "BM_seconds");
+  CHECK(e && e->n_rows == 1); /* its repetition 0 again is dropped, with a warning */
+  if (e) samples_are(e, (const double[]){250}, 1);
+  CHECK(rf.n_warnings == 1 && strstr(rf.warnings[0], "BM_seconds") && strstr(rf.warnings[0], "more than once"));
+  e = tkb__results_file_find(&rf, "BM_nounit"); /* ns, Google Benchmark's default */
+  if (e) samples_are(e, (const double[]){1.5e-3}, 1);
+  e = tkb__results_file_find(&rf, "BM_skip");
+  CHECK(e && e->status == TKB__RF_SKIPPED && !strcmp(e->message, "needs AVX-512"));
+  CHECK(rf.n_entries == 4);
+  tkb__results_file_free(&rf);
+}
+
+static void journals(void) {
+  tkb__results_file rf;
+  CHECK_OK(tkb__results_file_load(fixture("journal.jsonl"), &rf));
+  CHECK(rf.kind == TKB__RF_JOURNAL && rf.n_entries == 2 && rf.n_warnings == 0);
+  const tkb__rf_entry *e = tkb__results_file_find(&rf, "a_forward_c");
+  if (e) samples_are(e, (const double[]){1.0, 1.25, 0.75}, 3);
+  const cJSON *method = cJSON_GetObjectItemCaseSensitive(rf.context, "method");
+  CHECK(cJSON_IsString(method) && !strcmp(method->valuestring, "wallclock"));
+  tkb__results_file_free(&rf);
+
+  CHECK_OK(tkb__results_file_load(fixture("journal_cut.jsonl"), &rf));
+  CHECK(rf.kind == TKB__RF_JOURNAL && rf.n_entries == 2);
+  CHECK(rf.n_warnings == 1 && strstr(rf.warnings[0], "line 5 is cut off"));
+  CHECK(tkb__results_file_find(&rf, "c_forward_c") == NULL);
+  tkb__results_file_free(&rf);
+}
+
+/* text must be refused with a message holding every needle. */
+static void refused(const char *text, const char *needle1, const char *needle2) {
+  tkb__results_file rf;
+  tkb_status st = tkb__results_file_parse(text, strlen(text), "bad.json", &rf);
+  CHECK_MSG(st == TKB_ERR_INVALID_ARGUMENT, "accepted: %s", text);
+  CHECK_MSG(strstr(tkb_last_error(), "\"bad.json\"") != NULL, "%s", tkb_last_error());
+  CHECK_MSG(strstr(tkb_last_error(), needle1) != NULL, "'%s' lacks '%s'", tkb_last_error(), needle1);
+  if (needle2) CHECK_MSG(strstr(tkb_last_error(), needle2) != NULL, "'%s' lacks '%s'", tkb_last_error(), needle2);
+  CHECK(rf.doc == NULL && rf.n_entries == 0);
+  tkb__results_file_free(&rf);
+}
+
+static void bad_files(void) {
+  tkb__results_file rf;
+  CHECK_ERR(tkb__results_file_load(fixture("no_such_file.json"), &rf), TKB_ERR_IO, "No such file");
+  CHECK(strstr(tkb_last_error(), "no_such_file.json") != NULL);
+  CHECK_ERR(tkb__results_file_load(dir, &rf), TKB_ERR_IO, "cannot read"); /* a directory */
+
+  refused("", "is empty", NULL);
+  refused(" \n\t\n", "is empty", NULL);
+  refused("{\n  \"benchmarks\": [\n    {\"name\": x}\n  ]\n}\n", "not JSON", "line 3, column 14");
+  refused("{\"benchmarks\": [{\"name\": \"a\", \"real_time\": 1", "truncated", "line 1");
+  refused("{\"benchmarks\": [{\"name\": \"a\n", "truncated", "inside a string");
+  refused("{\"benchmarks\": [{\"name\": \"a\", \"real_time\": NaN}]}", "holds NaN", "line 1, column 44");
+  refused("{\"benchmarks\": [{\"name\": \"a\", \"real_time\": -Infinity}]}", "holds -Infinity", NULL);
+  refused("{\"context\": {}}", "no \"benchmarks\" array", NULL);
+  refused("[1, 2]", "no \"benchmarks\" array", NULL);
+  refused("{\"benchmarks\": {}}", "no \"benchmarks\" array", NULL);
+  refused("{\"benchmarks\": []} []", "text follows the document", "line 1, column 20");
+  refused("{\"benchmarks\": [{\"real_time\": 1}]}", "benchmarks[0] has no \"name\"", NULL);
+  refused("{\"benchmarks\": [3]}", "benchmarks[0] is not an object", NULL);
+  refused("{\"benchmarks\": [{\"name\": \"a\", \"real_time\": 1}, {\"name\": \"b\", \"real_time\": null}]}",
+          "benchmarks[1] (\"b\"): real_time is null", "NaN or infinity written as null");
+  refused("{\"benchmarks\": [{\"name\": \"a\", \"real_time\": \"7\"}]}", "real_time is not a number", NULL);
+  refused("{\"benchmarks\": [{\"name\": \"a\"}]}", "real_time is missing", NULL);
+  refused("{\"benchmarks\": [{\"name\": \"a\", \"real_time\": 1, \"time_unit\": \"min\"}]}",
+          "time_unit \"min\"", NULL);
+  refused("{\"benchmarks\": [{\"name\": \"a_median\", \"run_name\": \"a\", \"run_type\": \"aggregate\", "
+          "\"aggregate_name\": \"median\", \"real_time\": null}]}", "real_time is null", NULL);
+  refused("{\"benchmarks\": [{\"name\": \"a\", \"real_time\": 1, \"tkbench\": "
+          "{\"evaluation_times_ms\": [1, null, 3]}}]}", "evaluation_times_ms[1] is null", NULL);
+  refused("{\"benchmarks\": [{\"name\": \"a\", \"real_time\": 1, \"tkbench\": "
+          "{\"evaluation_times_ms\": [1, 2, 3], \"statistics\": {\"experiment_sizes\": [2, 2]}}}]}",
+          "experiment_sizes", "split its 3");
+  refused("{\"benchmarks\": [{\"name\": \"a\", \"real_time\": 1, \"tkbench\": "
+          "{\"evaluation_times_ms\": [1, 2, 3], \"statistics\": {\"experiment_sizes\": [1, 1]}}}]}",
+          "add up to 2", NULL);
+  /* a journal: a bad line before the last is an error; a version other than 1 too */
+  refused("{\"tkbench_journal\": 1, \"context\": {}}\n{\"benchmarks\": [\n{\"benchmarks\": []}\n",
+          "line 2 ends early", NULL);
+  refused("{\"tkbench_journal\": 2, \"context\": {}}\n", "version 1", NULL);
+  refused("{\"tkbench_journal\": 1, \"context\": {}}\n{\"rows\": []}\n", "line 2 has no \"benchmarks\"", NULL);
+  refused("{\"tkbench_journal\": 1, \"cont\n", "line 1", NULL);
+  /* a failed row needs no time: error rows carry zeros or nothing */
+  const char *ok = "{\"benchmarks\": [{\"name\": \"a\", \"error_occurred\": true, \"error_message\": \"x\"}]}";
+  CHECK_OK(tkb__results_file_parse(ok, strlen(ok), "ok.json", &rf));
+  CHECK(rf.n_entries == 1 && rf.entries[0].status == TKB__RF_ERROR);
+  tkb__results_file_free(&rf);
+}
+
+/* A document built in memory (as `ab` builds its sides) is read the same way. */
+static void adopted(void) {
+  cJSON *doc = cJSON_Parse("{\"benchmarks\": [{\"name\": \"z\", \"real_time\": 3, \"time_unit\": \"us\"}]}");
+  tkb__results_file rf;
+  CHECK_OK(tkb__results_file_adopt(doc, NULL, &rf));
+  CHECK(rf.n_entries == 1 && cJSON_IsObject(rf.context));
+  if (rf.n_entries) samples_are(&rf.entries[0], (const double[]){3e-3}, 1);
+  tkb__results_file_free(&rf);
+  CHECK_ERR(tkb__results_file_adopt(cJSON_Parse("{}"), "mem", &rf), TKB_ERR_INVALID_ARGUMENT, "\"mem\"");
+}
+
+/* Many entries: the index keeps them in first-seen order, each with its own rows. */
+static void many_entries(void) {
+  const int n = 3000;
+  cJSON *doc = cJSON_CreateObject(), *rows = cJSON_AddArrayToObject(doc, "benchmarks");
+  for (int rep = 0; rep < 2; rep++)
+    for (int k = 0; k < n; k++) {
+      char name[32];
+      snprintf(name, sizeof name, "e%d", k);
+      cJSON *r = cJSON_CreateObject();
+      cJSON_AddStringToObject(r, "name", name);
+      cJSON_AddNumberToObject(r, "repetition_index", rep);
+      cJSON_AddNumberToObject(r, "real_time", 1000.0 * (k + 1) + rep);
+      cJSON_AddItemToArray(rows, r);
+    }
+  tkb__results_file rf;
+  CHECK_OK(tkb__results_file_adopt(doc, "many", &rf));
+  CHECK(rf.n_entries == (size_t)n);
+  bool ok = true;
+  for (int k = 0; k < n && ok; k++) {
+    const tkb__rf_entry *e = &rf.entries[k];
+    ok = e->n_rows == 2 && e->n_samples == 2 && fabs(e->samples_ms[1] - (1e-3 * (k + 1) + 1e-6)) < 1e-12;
+  }
+  CHECK(ok);
+  tkb__results_file_free(&rf);
+}
+
+int main(void) {
+  snprintf(dir, sizeof dir, "%s", __FILE__);
+  char *slash = strrchr(dir, '/');
+  if (slash) *slash = '\0';
+  else snprintf(dir, sizeof dir, ".");
+  tkbench_file();
+  gbench_repetitions();
+  gbench_aggregates_only();
+  gbench_mixed();
+  journals();
+  bad_files();
+  adopted();
+  many_entries();
+  return CHECK_DONE();
+}
