@@ -143,6 +143,10 @@ const tkb__command *tkb__command_find(const char *name);
 /* "list, run, check, info, help and version" */
 void tkb__command_names(char *buf, size_t cap);
 
+/* Merges result files paths[0..n) into out as `merge` does (warnings on stderr, a summary
+ * line on stdout unless quiet); cmd names the command in messages. Returns the exit code. */
+int tkb__merge_files(const char *cmd, const char *const *paths, size_t n, const char *out, bool quiet);
+
 /* `tkbench check`'s handler, which tests call directly. */
 int tkb__cli_check(int argc, char **argv);
 

@@ -7,12 +7,13 @@
 
 extern const tkb__command tkb__command_list, tkb__command_run, tkb__command_check,
     tkb__command_info, tkb__command_help, tkb__command_version;
-extern const tkb__command tkb__command_slurm;
+extern const tkb__command tkb__command_slurm, tkb__command_merge;
 
 static const tkb__command *const table[] = {
     &tkb__command_list,
     &tkb__command_run,
     &tkb__command_check,
+    &tkb__command_merge,
     &tkb__command_slurm,
     &tkb__command_info,
     &tkb__command_help,

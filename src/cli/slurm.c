@@ -130,7 +130,7 @@ static long count_entries(int n, char **args) {
 
 /* s as one shell word: bare when it is plain, else in single quotes. */
 static void shell_word(FILE *f, const char *s) {
-  if (*s && strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_./:=@%+,-^") ==
+  if (*s && strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_./:=@%+,-") ==
                 strlen(s)) {
     fputs(s, f);
     return;
@@ -226,14 +226,13 @@ static void merge_script(FILE *f, const slurm_args *a, const plan *p) {
           "  case $status in\n"
           "    0) ;;\n"
           "    1) echo \"shard $k: an entry failed (the results say which; see shard-$k.log)\" ;;\n"
-          "    none) echo \"shard $k: ended before it could say how (cancelled, out of time or its\"\n"
-          "          echo \"  node failed; see shard-$k.log)\" ;;\n"
+          "    none) echo \"shard $k: no exit status: cancelled, out of time or its node failed (see shard-$k.log)\" ;;\n"
           "    *) echo \"shard $k: exit status $status (see shard-$k.log)\" ;;\n"
           "  esac\n"
           "  [ \"$status\" = 0 ] || failed=$((failed + 1))\n"
-          "  if [ -s \"$dir/shard-$k.json\" ]; then\n"
+          "  if [ -f \"$dir/shard-$k.json\" ] && [ -s \"$dir/shard-$k.json\" ]; then\n"
           "    inputs+=(\"$dir/shard-$k.json\")\n"
-          "  elif [ -s \"$dir/shard-$k.json.partial.jsonl\" ]; then\n"
+          "  elif [ -f \"$dir/shard-$k.json.partial.jsonl\" ]; then\n"
           "    echo \"shard $k: merging the entries it finished (its journal)\"\n"
           "    inputs+=(\"$dir/shard-$k.json.partial.jsonl\")\n"
           "  else\n"

@@ -372,4 +372,24 @@ const tkb__rf_entry *tkb__results_file_find(const tkb__results_file *rf, const c
 /* The entry's median time in ms (of its samples; NaN without any). */
 double tkb__rf_median_ms(const tkb__rf_entry *e);
 
+/* ---- merging result files (results_merge.c) ---- */
+/* Told each thing worth a warning, as a sentence. */
+typedef void (*tkb__merge_warn_fn)(void *user, const char *text);
+/*
+ * Merges the files f[0..n) (one run's parts: shards, devices, journals) into one document
+ * in the same schema, *out (owned by the caller; cJSON_Delete): the first file's context
+ * with "shard" null, "interrupted" true when a part was (a journal is), and "merged"
+ * holding each file's path, kind, entry count, shard, host, device, Slurm job and date,
+ * and the shards of the split that no file holds; every row copied, with family_index
+ * made unique and the file's "shard" and "host_name" added to the row's "tkbench" object
+ * (a Google Benchmark row: to the row). *n_entries gets the entries merged. Benign
+ * differences (hosts, device models, dates), missing shards and the readers' own warnings
+ * go to warn. TKB_ERR_INVALID_ARGUMENT naming both files and what differs: an entry in two
+ * files; a context field that makes numbers incomparable (library, library_version,
+ * method, seed, iterations, stopping_rule, warmup, the device's kind); a Google Benchmark
+ * file among tkbench's. TKB_ERR_OUT_OF_MEMORY.
+ */
+tkb_status tkb__results_merge(const tkb__results_file *f, size_t n, tkb__merge_warn_fn warn, void *user,
+                              struct cJSON **out, size_t *n_entries);
+
 #endif
