@@ -147,6 +147,18 @@ void tkb__command_names(char *buf, size_t cap);
  * line on stdout unless quiet); cmd names the command in messages. Returns the exit code. */
 int tkb__merge_files(const char *cmd, const char *const *paths, size_t n, const char *out, bool quiet);
 
+/* True for a device name "KIND:all". */
+bool tkb__device_is_all(const char *device);
+/*
+ * `run --device KIND:all` (run_devices.c): one worker process per visible device of the
+ * kind, each running this program's `run` with argv[1..argc) and its own --device
+ * KIND:g, --shard (part g of the G devices within shard_text's part) and --out; each
+ * worker's stdout (in stdout_format) and stderr are shown once it ends; their files are
+ * merged into out (NULL: not merged). Returns the exit code.
+ */
+int tkb__run_devices(const char *cmd, const char *device, const char *shard_text, const char *stdout_format,
+                     const char *out, bool quiet, int argc, char **argv);
+
 /* `tkbench check`'s handler, which tests call directly. */
 int tkb__cli_check(int argc, char **argv);
 
@@ -192,8 +204,9 @@ void tkb__shard_note(const char *cmd, const tkb__shard_info *shard);
  * /proc/self/exe resolved, else argv[0]. Static storage. */
 const char *tkb__self_exe(void);
 /* Starts argv (NULL-ended; argv[0] looked up on PATH when it holds no '/') with stdin
- * from /dev/null and stdout to out_fd (-1: this process's). Its pid, or -1 (errno). */
-pid_t tkb__spawn(char *const argv[], int out_fd);
+ * from /dev/null, stdout to out_fd and stderr to err_fd (-1: this process's). Its pid,
+ * or -1 (errno). */
+pid_t tkb__spawn(char *const argv[], int out_fd, int err_fd);
 /* Waits for a child: its exit status, 128 + the signal that ended it, or -1. */
 int tkb__wait(pid_t pid);
 /* Runs argv to its end, its stdout collected into *out (malloc'd, NUL-ended; NULL when

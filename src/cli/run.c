@@ -320,13 +320,28 @@ static int list_tests(const run_args *a) {
   return TKB_EXIT_OK;
 }
 
+/* --device KIND:all: the selection and --out checked here, the run by one worker per
+ * device (run_devices.c). */
+static int run_devices(const run_args *a, const tkb__format *stdout_fmt, const tkb__format *file_fmt,
+                       int argc, char **argv) {
+  if (a->out && strcmp(file_fmt->name, "json") != 0)
+    return tkb__usage(CMD, "--device %s merges its devices' results as JSON, so --out must be json, "
+                      "not %s", a->sel.device, file_fmt->name);
+  if (a->out && tkb__outfile_check(a->out) != TKB_OK) return tkb__usage(CMD, "--out: %s", tkb_last_error());
+  size_t *idx = NULL, n = 0;
+  if (tkb__select_entries(&tkb__command_run, &a->sel, NULL, &idx, &n, NULL)) return TKB_EXIT_USAGE;
+  free(idx);
+  return tkb__run_devices(CMD, a->sel.device, a->sel.shard, stdout_fmt->name, a->out, a->quiet, argc, argv);
+}
+
 /* Everything after parsing. */
-static int run(const run_args *a) {
+static int run(const run_args *a, int argc, char **argv) {
   if (tkb__load_plugins(CMD, &a->sel.loads)) return TKB_EXIT_USAGE;
   if (a->threads) tkb_set_num_threads(a->threads);
   const tkb__format *stdout_fmt, *file_fmt;
   if (formats(a, &stdout_fmt, &file_fmt)) return TKB_EXIT_USAGE;
   if (a->list_tests) return list_tests(a);
+  if (tkb__device_is_all(a->sel.device)) return run_devices(a, stdout_fmt, file_fmt, argc, argv);
   tkb_device *dev;
   if (tkb_device_get(a->sel.device, &dev) != TKB_OK)
     return tkb__usage(CMD, "--device: %s", tkb_last_error());
@@ -348,7 +363,7 @@ static int run(const run_args *a) {
 static int run_main(int argc, char **argv) {
   run_args a = {0};
   int rc = tkb__flags_parse(&tkb__command_run, argc, argv, &a, &a.sel);
-  if (rc == TKB__PARSED) rc = run(&a);
+  if (rc == TKB__PARSED) rc = run(&a, argc, argv);
   if (a.threads) tkb_set_num_threads(0); /* a TKB_MAIN program goes on with its own */
   tkb__flags_free(&tkb__command_run, &a, &a.sel);
   return rc;

@@ -36,7 +36,10 @@ const tkb__flag tkb__selection_flags[] = {
      .help = "Implementations, e.g. reference, cpu (repeatable or comma-separated)."},
     {.name = "--device", .metavar = "NAME", .kind = TKB__FLAG_TEXT, .offset = AT(device),
      .selection = TKB__SELECT_DEVICE, .value = "cpu",
-     .help = "cpu, cuda:N or opencl:N: the device to run on, and the entries for its kind."},
+     .help = "cpu, cuda:N or opencl:N: the device to run on, and the entries for its kind. "
+             "run also takes cuda:all (or opencl:all): one worker process per visible device "
+             "(CUDA_VISIBLE_DEVICES is respected), each on its own shard of the selection, "
+             "their results merged into --out."},
     {.name = "--load", .metavar = "LIB.so", .kind = TKB__FLAG_PATHS, .offset = AT(loads),
      .selection = TKB__SELECT_LOAD, .shown = "none",
      .help = "Load a plugin that registers entries (it exports tkb_plugin_init); "

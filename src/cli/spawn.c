@@ -22,11 +22,12 @@ const char *tkb__self_exe(void) {
   return path;
 }
 
-pid_t tkb__spawn(char *const argv[], int out_fd) {
+pid_t tkb__spawn(char *const argv[], int out_fd, int err_fd) {
   posix_spawn_file_actions_t fa;
   if (posix_spawn_file_actions_init(&fa)) return -1;
   int rc = posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
   if (!rc && out_fd >= 0) rc = posix_spawn_file_actions_adddup2(&fa, out_fd, STDOUT_FILENO);
+  if (!rc && err_fd >= 0) rc = posix_spawn_file_actions_adddup2(&fa, err_fd, STDERR_FILENO);
   pid_t pid = -1;
   if (!rc) rc = posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ);
   posix_spawn_file_actions_destroy(&fa);
@@ -50,7 +51,7 @@ int tkb__run_capture(char *const argv[], char **out) {
   int fds[2];
   if (pipe(fds)) return -1;
   fcntl(fds[0], F_SETFD, FD_CLOEXEC);
-  pid_t pid = tkb__spawn(argv, fds[1]);
+  pid_t pid = tkb__spawn(argv, fds[1], -1);
   int saved = errno;
   close(fds[1]);
   if (pid < 0) {

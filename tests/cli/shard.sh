@@ -2,7 +2,8 @@
 # part counts, are disjoint and together the whole; auto takes the part from Slurm's
 # array or task variables and gives what K/N gives; --shard-weights balances by an earlier
 # run's times; the JSON context records the shard and the Slurm job; check takes --shard
-# too; bad values are usage errors that run nothing.
+# too; --device cpu:all runs one worker and merges its file; bad values are usage errors
+# that run nothing.
 . "$(dirname "$0")/lib.bash"
 cd "$TMP" || exit 1
 
@@ -60,6 +61,11 @@ expect 2 "--shard-weights: cannot read \"absent.json\"" "$TKBENCH" run --shard 0
 "$TKBENCH" check --filter '^cpu_96x96x64_forward_' >c 2>/dev/null
 [ "$(cat c0 c1 | grep -c '^PASS')" = "$(grep -c '^PASS' c)" ] && [ "$(grep -c '^PASS' c0)" -ge 1 ] && pass || fail "check's parts: $(cat c0 c1)"
 grep -q "shard 1/2 (from --shard" "$CAP/err" && pass || fail "check says no shard: $(cat "$CAP/err")"
+
+# --device cpu:all: one worker (the cpu is one device), its file merged into --out
+expect 0 "merged 8 entries from 1 file into all.json" "$TKBENCH" run --device cpu:all "${SEL[@]}" --out all.json
+json_check all.json "sorted({b['run_name'] for b in d['benchmarks']}) == open('eight').read().split() and len(d['benchmarks']) == 8"
+expect 2 "--out must be json, not csv" "$TKBENCH" run --device cpu:all "${SEL[@]}" --out all.csv
 
 # usage errors
 expect 2 "K is 3; K counts from 0, so it is 0 to 2" "$TKBENCH" run --shard 3/3
