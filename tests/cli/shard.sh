@@ -63,7 +63,7 @@ expect 2 "--shard-weights: cannot read \"absent.json\"" "$TKBENCH" run --shard 0
 grep -q "shard 1/2 (from --shard" "$CAP/err" && pass || fail "check says no shard: $(cat "$CAP/err")"
 
 # --device cpu:all: one worker (the cpu is one device), its file merged into --out
-expect 0 "merged 8 entries from 1 file into all.json" "$TKBENCH" run --device cpu:all "${SEL[@]}" --out all.json
+expect 0 "merged 8 entries from 1 file into all.json" "$TKBENCH" run --device cpu:all "${SEL[@]:0:10}" --out all.json
 json_check all.json "sorted({b['run_name'] for b in d['benchmarks']}) == open('eight').read().split() and len(d['benchmarks']) == 8"
 expect 2 "--out must be json, not csv" "$TKBENCH" run --device cpu:all "${SEL[@]}" --out all.csv
 
