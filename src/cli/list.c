@@ -127,7 +127,7 @@ const tkb__command tkb__command_list = {
     .usage = "[flags]",
     .about = "Lists the registered entries: full name ({spec}_{mode}_{impl}), op, impl, mode "
              "and tags. With no flags, every entry.",
-    .selection = TKB__SELECT_ALL & ~TKB__SELECT_DEVICE,
+    .selection = TKB__SELECT_ALL & ~TKB__SELECT_DEVICE & ~TKB__SELECT_SHARD,
     .flags = list_flags,
     .epilogue = "Exit status: 0, or 2 on a usage error or when nothing matches.",
     .positional = " (entries are chosen with --filter REGEX)",

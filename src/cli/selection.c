@@ -37,9 +37,9 @@ const tkb__flag tkb__selection_flags[] = {
     {.name = "--device", .metavar = "NAME", .kind = TKB__FLAG_TEXT, .offset = AT(device),
      .selection = TKB__SELECT_DEVICE, .value = "cpu",
      .help = "cpu, cuda:N or opencl:N: the device to run on, and the entries for its kind. "
-             "run also takes cuda:all (or opencl:all): one worker process per visible device "
-             "(CUDA_VISIBLE_DEVICES is respected), each on its own shard of the selection, "
-             "their results merged into --out."},
+             "For run, cuda:all (or opencl:all) runs one worker process per visible device "
+             "(as CUDA_VISIBLE_DEVICES leaves them), each on its own shard of the selection, "
+             "and merges their results into --out."},
     {.name = "--load", .metavar = "LIB.so", .kind = TKB__FLAG_PATHS, .offset = AT(loads),
      .selection = TKB__SELECT_LOAD, .shown = "none",
      .help = "Load a plugin that registers entries (it exports tkb_plugin_init); "
