@@ -21,6 +21,7 @@ typedef struct merge_args {
 #define AT(field) offsetof(merge_args, field)
 
 static const tkb__flag merge_flags[] = {
+    {.heading = "Output:"},
     {.name = "--out", .metavar = "FILE", .kind = TKB__FLAG_TEXT, .offset = AT(out), .shown = "",
      .help = "The merged file (required; -o FILE is the same). Written whole under a temporary "
              "name, then renamed, so it may be one of the inputs."},

@@ -156,7 +156,10 @@ typedef struct plan {
 
 static void made_by(FILE *f, const plan *p) {
   fprintf(f, "# Made by: %s", tkb__prog);
+  bool run_flags = false;
   for (int i = 0; i < p->argc; i++) {
+    run_flags = run_flags || strcmp(p->argv[i], "--") == 0;
+    if (!run_flags && strncmp(p->argv[i], "--dry-run", 9) == 0) continue; /* what it submits */
     fputc(' ', f);
     shell_word(f, p->argv[i]);
   }
@@ -411,10 +414,8 @@ const tkb__command tkb__command_slurm = {
                 "written or submitted).\n"
                 "\n"
                 "Examples:\n"
-                "  {prog} slurm --shards 8 --partition gpu --time 2:00:00 -- --tag primary "
-                "--device cuda:0\n"
+                "  {prog} slurm --shards 8 --partition gpu --time 2:00:00 -- --device cuda:0\n"
                 "  {prog} slurm --shards 4 --dry-run -- --op ragged_dot\n"
-                "  {prog} slurm --shards 16 --exclusive --sbatch-option=--account=perf -- "
-                "--shard-weights last.json",
+                "  {prog} slurm --shards 16 --exclusive -- --tag primary --shard-weights last.json",
     .positional = " (the run's flags go after --)",
 };
