@@ -350,7 +350,7 @@ static int run(const run_args *a, int argc, char **argv) {
   size_t *idx = NULL, n = 0;
   tkb__shard_info shard;
   if (tkb__select_entries(&tkb__command_run, &a->sel, NULL, &idx, &n, &shard)) return TKB_EXIT_USAGE;
-  if (!a->quiet && !a->list_tests) tkb__shard_note(CMD, &shard);
+  if (!a->quiet) tkb__shard_note(CMD, &shard);
   int rc = TKB_EXIT_OK;
   if (a->out && tkb__outfile_check(a->out) != TKB_OK)
     rc = tkb__usage(CMD, "--out: %s", tkb_last_error());

@@ -62,6 +62,10 @@ expect 2 "--shard-weights: cannot read \"absent.json\"" "$TKBENCH" run --shard 0
 [ "$(cat c0 c1 | grep -c '^PASS')" = "$(grep -c '^PASS' c)" ] && [ "$(grep -c '^PASS' c0)" -ge 1 ] && pass || fail "check's parts: $(cat c0 c1)"
 grep -q "shard 1/2 (from --shard" "$CAP/err" && pass || fail "check says no shard: $(cat "$CAP/err")"
 
+# more parts than entries: a part with none still writes its (empty) file, so merges work
+expect 0 "" "$TKBENCH" run "${SEL[@]}" --shard 9/10 --out empty.json
+json_check empty.json "d['benchmarks'] == [] and d['context']['shard']['entries'] == 0"
+
 # --device cpu:all: one worker (the cpu is one device), its file merged into --out
 expect 0 "merged 8 entries from 1 file into all.json" "$TKBENCH" run --device cpu:all "${SEL[@]:0:10}" --out all.json
 json_check all.json "sorted({b['run_name'] for b in d['benchmarks']}) == open('eight').read().split() and len(d['benchmarks']) == 8"
