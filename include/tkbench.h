@@ -204,6 +204,20 @@ tkb_status tkb_device_get(const char *name, tkb_device **out);
 const char *tkb_device_name(const tkb_device *dev);
 /** A one-line description (CPU model and cores, GPU model, ...). */
 const char *tkb_device_description(const tkb_device *dev);
+/**
+ * The physical device's own identity, the same in every process that opens it: a CUDA
+ * GPU's UUID as nvidia-smi prints it ("GPU-5e4f...-..."); "" for a device whose backend
+ * knows none (the cpu, OpenCL). Owned by the device.
+ */
+const char *tkb_device_uuid(const tkb_device *dev);
+/**
+ * How many devices of a kind ("cpu", "cuda", "opencl") this process can open, without
+ * opening any, so that kind:0 to kind:(*n - 1) exist: the cpu is 1; CUDA counts the GPUs
+ * CUDA_VISIBLE_DEVICES leaves visible; the plugin is loaded as tkb_device_get does.
+ * TKB_ERR_INVALID_ARGUMENT for NULL arguments; TKB_ERR_NOT_FOUND for another kind;
+ * TKB_ERR_DEVICE with a sentence saying what is missing (plugin, driver, any device).
+ */
+tkb_status tkb_device_count(const char *kind, int *n);
 /** Bytes currently allocated on the device through tkbench (dev NULL: cpu). */
 size_t tkb_device_bytes_in_use(const tkb_device *dev);
 /** High-water mark of tkb_device_bytes_in_use since the last reset. */

@@ -128,8 +128,10 @@ static int check(const check_args *a) {
   if (tkb__load_plugins(CMD, &a->sel.loads)) return TKB_EXIT_USAGE;
   size_t *idx = NULL, n = 0;
   /* the references are what the others are checked against */
-  if (tkb__select_entries(&tkb__command_check, &a->sel, "reference", &idx, &n))
+  tkb__shard_info shard;
+  if (tkb__select_entries(&tkb__command_check, &a->sel, "reference", &idx, &n, &shard))
     return TKB_EXIT_USAGE;
+  tkb__shard_note(CMD, &shard);
   int failed = check_all(idx, n, &opts);
   free(idx);
   return failed ? TKB_EXIT_FAILED : TKB_EXIT_OK;

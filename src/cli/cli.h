@@ -18,6 +18,7 @@
 #include "runner.h"
 
 #include <stddef.h>
+#include <sys/types.h>
 
 #define TKB_EXIT_OK 0
 #define TKB_EXIT_FAILED 1      /* an entry failed, or an output could not be written */
@@ -106,7 +107,8 @@ enum {
   TKB__SELECT_IMPL = 1u << 4,
   TKB__SELECT_DEVICE = 1u << 5, /* only the entries for the device's kind */
   TKB__SELECT_LOAD = 1u << 6,
-  TKB__SELECT_ALL = (1u << 7) - 1
+  TKB__SELECT_SHARD = 1u << 7,  /* --shard, --shard-weights */
+  TKB__SELECT_ALL = (1u << 8) - 1
 };
 
 typedef struct tkb__select_args {
@@ -114,6 +116,8 @@ typedef struct tkb__select_args {
   tkb__strlist tags, ops, modes, impls;  /* --tag, --op, --mode, --impl */
   const char *device;                    /* --device NAME */
   tkb__strlist loads;                    /* --load LIB.so */
+  const char *shard;                     /* --shard K/N|auto (NULL: auto) */
+  const char *shard_weights;             /* --shard-weights FILE */
 } tkb__select_args;
 
 /* The selection flags' rows, in the order help prints them. */
@@ -144,6 +148,22 @@ const tkb__command *const *tkb__commands(size_t *n);
 const tkb__command *tkb__command_find(const char *name);
 /* "list, run, check, info, help and version" */
 void tkb__command_names(char *buf, size_t cap);
+
+/* Merges result files paths[0..n) into out as `merge` does (warnings on stderr, a summary
+ * line on stdout unless quiet); cmd names the command in messages. Returns the exit code. */
+int tkb__merge_files(const char *cmd, const char *const *paths, size_t n, const char *out, bool quiet);
+
+/* True for a device name "KIND:all". */
+bool tkb__device_is_all(const char *device);
+/*
+ * `run --device KIND:all` (run_devices.c): one worker process per visible device of the
+ * kind, each running this program's `run` with argv[1..argc) and its own --device
+ * KIND:g, --shard (part g of the G devices within shard_text's part) and --out; each
+ * worker's stdout (in stdout_format) and stderr are shown once it ends; their files are
+ * merged into out (NULL: not merged). Returns the exit code.
+ */
+int tkb__run_devices(const char *cmd, const char *device, const char *shard_text, const char *stdout_format,
+                     const char *out, bool quiet, int argc, char **argv);
 
 /* `tkbench check`'s handler, which tests call directly. */
 int tkb__cli_check(int argc, char **argv);
@@ -176,10 +196,28 @@ int tkb__load_plugins(const char *cmd, const tkb__strlist *paths);
  * entry matches ..." message. The default tag narrows only what it can: when none of
  * the entries the other flags select carries it, it is dropped (a program whose entries
  * have no tags). Entries of except_impl are left out (NULL: none). Returns 0 with *idx
- * malloc'd (free it), or TKB_EXIT_USAGE after printing why.
+ * malloc'd (free it), or TKB_EXIT_USAGE after printing why. A command that takes
+ * --shard gets its shard's part only (which may be empty), and *shard (NULL: not wanted)
+ * says which part that is.
  */
 int tkb__select_entries(const tkb__command *cmd, const tkb__select_args *a,
-                        const char *except_impl, size_t **idx, size_t *n);
+                        const char *except_impl, size_t **idx, size_t *n, tkb__shard_info *shard);
+/* "shard 1 of 4 (SLURM_ARRAY_TASK_ID): 40 of 160 entries" on stderr, for a sharded run. */
+void tkb__shard_note(const char *cmd, const tkb__shard_info *shard);
+
+/* ---- other processes (spawn.c) ---- */
+/* This program's file, to run it again (a TKB_MAIN program runs itself):
+ * /proc/self/exe resolved, else argv[0]. Static storage. */
+const char *tkb__self_exe(void);
+/* Starts argv (NULL-ended; argv[0] looked up on PATH when it holds no '/') with stdin
+ * from /dev/null, stdout to out_fd and stderr to err_fd (-1: this process's). Its pid,
+ * or -1 (errno). */
+pid_t tkb__spawn(char *const argv[], int out_fd, int err_fd);
+/* Waits for a child: its exit status, 128 + the signal that ended it, or -1. */
+int tkb__wait(pid_t pid);
+/* Runs argv to its end, its stdout collected into *out (malloc'd, NUL-ended; NULL when
+ * out of memory). Returns as tkb__wait, or -1 when it could not start (errno). */
+int tkb__run_capture(char *const argv[], char **out);
 
 /* ---- help (help.c) ---- */
 /* Prints the overview (`tkbench --help`). */

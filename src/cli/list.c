@@ -106,7 +106,7 @@ static void print_table(const size_t *idx, size_t n, bool verbose) {
 static int list(const list_args *a) {
   size_t *idx = NULL, n = 0;
   if (tkb__load_plugins(CMD, &a->sel.loads)) return TKB_EXIT_USAGE;
-  if (tkb__select_entries(&tkb__command_list, &a->sel, NULL, &idx, &n)) return TKB_EXIT_USAGE;
+  if (tkb__select_entries(&tkb__command_list, &a->sel, NULL, &idx, &n, NULL)) return TKB_EXIT_USAGE;
   print_table(idx, n, a->verbose);
   free(idx);
   return TKB_EXIT_OK;
@@ -127,7 +127,7 @@ const tkb__command tkb__command_list = {
     .usage = "[flags]",
     .about = "Lists the registered entries: full name ({spec}_{mode}_{impl}), op, impl, mode "
              "and tags. With no flags, every entry.",
-    .selection = TKB__SELECT_ALL & ~TKB__SELECT_DEVICE,
+    .selection = TKB__SELECT_ALL & ~TKB__SELECT_DEVICE & ~TKB__SELECT_SHARD,
     .flags = list_flags,
     .epilogue = "Exit status: 0, or 2 on a usage error or when nothing matches.",
     .positional = " (entries are chosen with --filter REGEX)",

@@ -132,7 +132,8 @@ static const tkb__flag run_flags[] = {
     {.name = "--benchmark_repetitions", .metavar = "N", .kind = TKB__FLAG_COUNT,
      .offset = AT(experiments), .same_as = "--experiments"},
     {.name = "--benchmark_list_tests", .kind = TKB__FLAG_SWITCH, .offset = AT(list_tests),
-     .help = "Print the selected entries' names and exit."},
+     .help = "Print the selected entries' names (of --shard's part) and exit, without opening "
+             "the device."},
     {.name = "--serve", .kind = TKB__FLAG_SWITCH, .offset = AT(serve), .hidden = true,
      .help = "Answer ab's requests on stdin instead of running the entries."},
     {0},
@@ -197,13 +198,15 @@ static void add_warning(void *user, const char *kind, const char *text) {
 }
 
 static void fill_context(tkb__report_ctx *ctx, const run_args *a, tkb_device *dev,
-                         const char *method, const size_t *idx, size_t n, char *stop, size_t stop_cap) {
+                         const char *method, const size_t *idx, size_t n,
+                         const tkb__shard_info *shard, char *stop, size_t stop_cap) {
   tkb__stop_choice choice;
   tkb__stop_parse(stop_rule(a), "--stop", &choice); /* checked when read */
   tkb__stop_text(&choice, stop, stop_cap);
   *ctx = (tkb__report_ctx){.executable = tkb__exe,
                            .device = tkb_device_name(dev),
                            .device_description = tkb_device_description(dev),
+                           .device_uuid = tkb_device_uuid(dev),
                            .method = method,
                            .seed = a->seed,
                            .iterations = a->iterations ? a->iterations : TKB__DEFAULT_ITERATIONS,
@@ -211,7 +214,9 @@ static void fill_context(tkb__report_ctx *ctx, const run_args *a, tkb_device *de
                            .interval_ms = a->interval_ms,
                            .warmup_once = strcmp(a->warmup, "once") == 0,
                            .stop = stop,
-                           .interleave = a->interleave};
+                           .interleave = a->interleave,
+                           .shard = *shard};
+  ctx->in_job = tkb__batch_job_read(&ctx->job);
   tkb__iso_date(ctx->date, sizeof ctx->date);
   tkb__host_facts_read(&ctx->host);
   tkb__environment_warnings(&ctx->host.env, add_warning, ctx);
@@ -275,10 +280,10 @@ static bool finish_file(const run_args *a, tkb__reporter *r, tkb__outfile *o,
 /* Runs the selected entries idx[0..n) into the reporters; returns the exit code. */
 static int run_selected(const run_args *a, tkb_device *dev, const char *method,
                         const tkb__format *stdout_fmt, const tkb__format *file_fmt,
-                        const size_t *idx, size_t n) {
+                        const size_t *idx, size_t n, const tkb__shard_info *shard) {
   tkb__report_ctx ctx;
   char stop[256];
-  fill_context(&ctx, a, dev, method, idx, n, stop, sizeof stop);
+  fill_context(&ctx, a, dev, method, idx, n, shard, stop, sizeof stop);
   const bool to_stdout = !(a->quiet && stdout_fmt->live_view);
   live l = {.table = to_stdout && stdout_fmt->live_view};
   tkb__reporter out_r, file_r;
@@ -316,38 +321,64 @@ static int run_selected(const run_args *a, tkb_device *dev, const char *method,
 
 /* `ab`'s worker: the selected entries wait for its requests (ab_worker.c). */
 static int serve_selected(const run_args *a, tkb_device *dev, const char *method, const size_t *idx,
-                          size_t n) {
+                          size_t n, const tkb__shard_info *shard) {
   tkb__report_ctx ctx;
   char stop[256];
-  fill_context(&ctx, a, dev, method, idx, n, stop, sizeof stop);
+  fill_context(&ctx, a, dev, method, idx, n, shard, stop, sizeof stop);
   tkb_bench_opts o = bench_opts(a);
   o.method = method;
   const tkb__runner runner = {.device = a->sel.device, .seed = a->seed, .bench = o};
   return tkb__serve(&runner, &ctx, idx, n);
 }
 
+/* --benchmark_list_tests: the names only. The device is not opened, so a machine without
+ * it (a cluster's login node) can list what a run on it would select. */
+static int list_tests(const run_args *a) {
+  size_t *idx = NULL, n = 0;
+  if (tkb__select_entries(&tkb__command_run, &a->sel, NULL, &idx, &n, NULL)) return TKB_EXIT_USAGE;
+  for (size_t k = 0; k < n; k++) printf("%s\n", tkb_registry_full_name(idx[k]));
+  free(idx);
+  return TKB_EXIT_OK;
+}
+
+/* --device KIND:all: the selection and --out checked here, the run by one worker per
+ * device (run_devices.c). */
+static int run_devices(const run_args *a, const tkb__format *stdout_fmt, const tkb__format *file_fmt,
+                       int argc, char **argv) {
+  if (a->out && strcmp(file_fmt->name, "json") != 0)
+    return tkb__usage(CMD, "--device %s merges its devices' results as JSON, so --out must be json, "
+                      "not %s", a->sel.device, file_fmt->name);
+  if (a->out && tkb__outfile_check(a->out) != TKB_OK) return tkb__usage(CMD, "--out: %s", tkb_last_error());
+  size_t *idx = NULL, n = 0;
+  if (tkb__select_entries(&tkb__command_run, &a->sel, NULL, &idx, &n, NULL)) return TKB_EXIT_USAGE;
+  free(idx);
+  return tkb__run_devices(CMD, a->sel.device, a->sel.shard, stdout_fmt->name, a->out, a->quiet, argc, argv);
+}
+
 /* Everything after parsing. */
-static int run(const run_args *a) {
+static int run(const run_args *a, int argc, char **argv) {
   if (tkb__load_plugins(CMD, &a->sel.loads)) return TKB_EXIT_USAGE;
   if (a->threads) tkb_set_num_threads(a->threads);
   const tkb__format *stdout_fmt, *file_fmt;
   if (formats(a, &stdout_fmt, &file_fmt)) return TKB_EXIT_USAGE;
+  if (a->list_tests) return list_tests(a);
+  if (tkb__device_is_all(a->sel.device)) return run_devices(a, stdout_fmt, file_fmt, argc, argv);
   tkb_device *dev;
   if (tkb_device_get(a->sel.device, &dev) != TKB_OK)
     return tkb__usage(CMD, "--device: %s", tkb_last_error());
   const char *method = NULL;
   if (check_options(dev, a, &method)) return TKB_EXIT_USAGE;
   size_t *idx = NULL, n = 0;
-  if (tkb__select_entries(&tkb__command_run, &a->sel, NULL, &idx, &n)) return TKB_EXIT_USAGE;
+  tkb__shard_info shard;
+  if (tkb__select_entries(&tkb__command_run, &a->sel, NULL, &idx, &n, &shard)) return TKB_EXIT_USAGE;
+  if (!a->quiet) tkb__shard_note(CMD, &shard);
   int rc = TKB_EXIT_OK;
-  if (a->list_tests)
-    for (size_t k = 0; k < n; k++) printf("%s\n", tkb_registry_full_name(idx[k]));
-  else if (a->serve)
-    rc = serve_selected(a, dev, method, idx, n);
+  if (a->serve)
+    rc = serve_selected(a, dev, method, idx, n, &shard);
   else if (a->out && tkb__outfile_check(a->out) != TKB_OK)
     rc = tkb__usage(CMD, "--out: %s", tkb_last_error());
   else
-    rc = run_selected(a, dev, method, stdout_fmt, file_fmt, idx, n);
+    rc = run_selected(a, dev, method, stdout_fmt, file_fmt, idx, n, &shard);
   free(idx);
   return rc;
 }
@@ -355,7 +386,7 @@ static int run(const run_args *a) {
 static int run_main(int argc, char **argv) {
   run_args a = {0};
   int rc = tkb__flags_parse(&tkb__command_run, argc, argv, &a, &a.sel);
-  if (rc == TKB__PARSED) rc = run(&a);
+  if (rc == TKB__PARSED) rc = run(&a, argc, argv);
   if (a.threads) tkb_set_num_threads(0); /* a TKB_MAIN program goes on with its own */
   tkb__flags_free(&tkb__command_run, &a, &a.sel);
   return rc;

@@ -1,6 +1,6 @@
 /* selection.c - the flags that choose entries, shared by list, run and check (each takes
- * the ones its row names), their one set of defaults, the one default-tag rule and the
- * one "no entry matches ..." message. */
+ * the ones its row names), their one set of defaults, the one default-tag rule, the one
+ * "no entry matches ..." message, and the shard a run or check takes of what they chose. */
 #include "cli.h"
 
 #include <stddef.h>
@@ -8,6 +8,12 @@
 #include <string.h>
 
 #define AT(field) offsetof(tkb__select_args, field)
+
+static int check_shard(const char *cmd, const char *flag, const char *value) {
+  tkb__shard_info s;
+  if (tkb__shard_resolve(value, NULL, &s) != TKB_OK) return tkb__usage(cmd, "%s: %s", flag, tkb_last_error());
+  return 0;
+}
 
 const tkb__flag tkb__selection_flags[] = {
     {.name = "--filter", .metavar = "REGEX", .kind = TKB__FLAG_TEXT, .offset = AT(filter),
@@ -30,11 +36,27 @@ const tkb__flag tkb__selection_flags[] = {
      .help = "Implementations, e.g. reference, cpu (repeatable or comma-separated)."},
     {.name = "--device", .metavar = "NAME", .kind = TKB__FLAG_TEXT, .offset = AT(device),
      .selection = TKB__SELECT_DEVICE, .value = "cpu",
-     .help = "cpu, cuda:N or opencl:N: the device to run on, and the entries for its kind."},
+     .help = "cpu, cuda:N or opencl:N: the device to run on, and the entries for its kind. "
+             "For run, cuda:all (or opencl:all) runs one worker process per visible device "
+             "(as CUDA_VISIBLE_DEVICES leaves them), each on its own shard of the selection, "
+             "and merges their results into --out."},
     {.name = "--load", .metavar = "LIB.so", .kind = TKB__FLAG_PATHS, .offset = AT(loads),
      .selection = TKB__SELECT_LOAD, .shown = "none",
      .help = "Load a plugin that registers entries (it exports tkb_plugin_init); "
              "repeatable."},
+    {.name = "--shard", .metavar = "K/N", .kind = TKB__FLAG_TEXT, .offset = AT(shard),
+     .selection = TKB__SELECT_SHARD, .check = check_shard,
+     .shown = "auto: under Slurm, the array task's or srun task's part; else every entry",
+     .help = "Only part K of N (K from 0) of the selected entries, the parts balanced by "
+             "their estimated cost. Every part is the same in every process given the same "
+             "flags, so N processes with K = 0 to N-1 run the selection once between them. "
+             "auto takes K and N from Slurm: SLURM_ARRAY_TASK_ID and the array's size, else "
+             "SLURM_PROCID and SLURM_NTASKS."},
+    {.name = "--shard-weights", .metavar = "FILE", .kind = TKB__FLAG_TEXT,
+     .offset = AT(shard_weights), .selection = TKB__SELECT_SHARD, .shown = "none",
+     .help = "Cost each entry by its time in this earlier result file ({prog}'s JSON, a "
+             "journal, or Google Benchmark's JSON) instead of by its work per call; "
+             "entries the file lacks are estimated."},
     {0},
 };
 
@@ -75,10 +97,38 @@ static int nothing_matches(const tkb__command *cmd, const tkb__select_args *a,
                     tkb__prog);
 }
 
+/* Narrows the selection to its shard; 0, or TKB_EXIT_USAGE after printing why. */
+static int take_shard(const tkb__command *cmd, const tkb__select_args *a, size_t *idx, size_t *n,
+                      tkb__shard_info *s) {
+  if (tkb__shard_resolve(a->shard, NULL, s) != TKB_OK)
+    return tkb__usage(cmd->name, "--shard%s: %s", a->shard ? "" : " (auto, the default)", tkb_last_error());
+  tkb__shard_weights w = {0};
+  if (s->count && a->shard_weights) {
+    if (tkb__shard_weights_load(a->shard_weights, &w) != TKB_OK)
+      return tkb__usage(cmd->name, "--shard-weights: %s", tkb_last_error());
+    s->weights = a->shard_weights;
+  }
+  tkb_status st = tkb__shard_select(idx, n, &w, s);
+  tkb__shard_weights_free(&w);
+  if (st) return tkb__usage(cmd->name, "--shard: %s", tkb_last_error());
+  return 0;
+}
+
+void tkb__shard_note(const char *cmd, const tkb__shard_info *s) {
+  if (!s->count) return;
+  fprintf(stderr, "%s %s: shard %d/%d (from %s; the shards are 0 to %d): %zu of %zu entries, "
+          "%.0f%% of the estimated cost%s\n", tkb__prog, cmd, s->index, s->count, s->source, s->count - 1,
+          s->n_entries, s->n_selection, s->total_cost_s > 0 ? 100 * s->cost_s / s->total_cost_s : 0.0,
+          s->weights ? " (costs from --shard-weights)" : "");
+}
+
 int tkb__select_entries(const tkb__command *cmd, const tkb__select_args *a,
-                        const char *except_impl, size_t **idx, size_t *n) {
+                        const char *except_impl, size_t **idx, size_t *n, tkb__shard_info *shard) {
   *idx = NULL;
   *n = 0;
+  tkb__shard_info unused;
+  if (!shard) shard = &unused;
+  *shard = (tkb__shard_info){0};
   unsigned modes = 0;
   for (size_t k = 0; k < a->modes.n; k++) {
     tkb_mode m;
@@ -109,5 +159,13 @@ int tkb__select_entries(const tkb__command *cmd, const tkb__select_args *a,
     sel.n_tags = 0;
     if (tkb__select(&sel, idx, n) != TKB_OK) return tkb__usage(cmd->name, "%s", tkb_last_error());
   }
-  return *n ? 0 : nothing_matches(cmd, a, &sel);
+  if (!*n) return nothing_matches(cmd, a, &sel);
+  if (!(cmd->selection & TKB__SELECT_SHARD)) return 0;
+  int rc = take_shard(cmd, a, *idx, n, shard);
+  if (rc) {
+    free(*idx);
+    *idx = NULL;
+    *n = 0;
+  }
+  return rc;
 }

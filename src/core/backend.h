@@ -38,8 +38,9 @@
 #include <stdatomic.h>
 
 /* Bumped whenever a struct below changes; a plugin built for another value is refused. */
-#define TKB_BACKEND_ABI 4 /* 2: device_state; 3: timer_metadata, TKB_FILL_NORMAL16;
-                             4: timers as tables of tkb_timer_ops, methods in the core */
+#define TKB_BACKEND_ABI 5 /* 2: device_state; 3: timer_metadata, TKB_FILL_NORMAL16;
+                             4: timers as tables of tkb_timer_ops, methods in the core;
+                             5: tkb_device.uuid, count */
 
 /* Intervals one timed call may record; a call that enqueues more commands fails with a
  * message naming this limit (the buffers are allocated before the timed loop). */
@@ -55,6 +56,9 @@ struct tkb_device {
   atomic_size_t peak_bytes;
   int ordinal;
   void *impl;               /* the backend's per-device state (NULL on the cpu) */
+  char uuid[64];            /* the physical device's own identity, the same in every
+                               process ("GPU-..." as nvidia-smi prints it); "" when the
+                               backend knows none (ABI 5) */
 };
 
 /* One span of device activity (a kernel, a copy, a fill) on the device's clock. */
@@ -216,6 +220,11 @@ struct tkb_backend {
   /* Optional (ABI 2): the device's clocks and throttling now, read only (no setting is
    * ever changed); allocates, logs and locks nothing, so it may run between timed calls. */
   tkb_status (*device_state)(tkb_device *dev, tkb_device_state *out);
+
+  /* Optional (ABI 5): how many devices of this kind the process can open (CUDA counts
+   * what CUDA_VISIBLE_DEVICES leaves visible), without opening any. TKB_ERR_DEVICE as
+   * open's when the driver has none. */
+  tkb_status (*count)(int *n);
 };
 
 /* What a plugin may call in the core (it links nothing of libtkbench). */

@@ -245,6 +245,37 @@ tkb_status tkb__backend_device(const char *kind, int index, const char *asked, t
   return st;
 }
 
+tkb_status tkb__backend_count(const char *kind, int *n) {
+  plugin *p = NULL;
+  for (size_t i = 0; i < TKB_ARRAY_LEN(plugins); i++)
+    if (strcmp(plugins[i].kind, kind) == 0) p = &plugins[i];
+  if (!p)
+    return tkb_set_error(TKB_ERR_NOT_FOUND, "device kind \"%s\" is not one of cpu, cuda and opencl", kind);
+  pthread_mutex_lock(&lock);
+  if (!p->tried) {
+    p->tried = true;
+    load(p);
+  }
+  tkb_status st;
+  if (!p->backend) {
+    st = tkb_set_error(p->status, "no %s device is available: %s", kind, p->why);
+  } else if (!p->backend->count) {
+    st = tkb_set_error(TKB_ERR_UNSUPPORTED, "the %s backend (%s) cannot count its devices", kind, p->path);
+  } else {
+    tkb__clear_error();
+    st = p->backend->count(n);
+    if (st) {
+      char why[900];
+      put(why, sizeof why, "%s", tkb_last_error());
+      st = tkb_set_error(st, "no %s device is available: %s", kind, why);
+    } else if (*n > MAX_DEVICES) {
+      *n = MAX_DEVICES;
+    }
+  }
+  pthread_mutex_unlock(&lock);
+  return st;
+}
+
 const char *tkb__backend_path(const char *kind) {
   for (size_t i = 0; i < TKB_ARRAY_LEN(plugins); i++)
     if (strcmp(plugins[i].kind, kind) == 0 && plugins[i].backend) return plugins[i].path;

@@ -33,6 +33,18 @@ tkb_status tkb_device_get(const char *name, tkb_device **out) {
 
 const char *tkb_device_name(const tkb_device *dev) { return dev ? dev->name : "(null)"; }
 const char *tkb_device_description(const tkb_device *dev) { return dev ? dev->description : ""; }
+const char *tkb_device_uuid(const tkb_device *dev) { return dev ? dev->uuid : ""; }
+
+tkb_status tkb_device_count(const char *kind, int *n) {
+  if (!kind || !n)
+    return tkb_set_error(TKB_ERR_INVALID_ARGUMENT, "tkb_device_count: %s is NULL", kind ? "n" : "kind");
+  *n = 0;
+  if (strcmp(kind, "cpu") == 0) {
+    *n = 1;
+    return TKB_OK;
+  }
+  return tkb__backend_count(kind, n);
+}
 
 size_t tkb_device_bytes_in_use(const tkb_device *dev) {
   return atomic_load(&(dev ? (tkb_device *)dev : tkb__cpu_device())->bytes_in_use);

@@ -25,6 +25,9 @@ extern const tkb_plugin_host tkb__plugin_host;
  * singletons. TKB_ERR_DEVICE (plugin, driver or hardware missing, with why and how to
  * get it), TKB_ERR_NOT_FOUND (unknown kind, or an index past the devices present). */
 tkb_status tkb__backend_device(const char *kind, int index, const char *asked, tkb_device **out);
+/* How many devices of plugin backend `kind` the process can open (at most the loader's
+ * own limit), loading the plugin on first use. Errors as tkb__backend_device's. */
+tkb_status tkb__backend_count(const char *kind, int *n);
 /* Where the plugin of `kind` was loaded from ("" when it is not loaded). */
 const char *tkb__backend_path(const char *kind);
 

@@ -52,6 +52,42 @@ static void write_environment(jw *w, const tkb__report_ctx *ctx, const tkb__run_
   jw_end_array(w);
 }
 
+/* The part of the selection the run ran: null for all of it. */
+static void write_shard(jw *w, const tkb__shard_info *s) {
+  if (!s->count) {
+    jw_null(w, "shard");
+    return;
+  }
+  jw_begin_object(w, "shard");
+  jw_int(w, "index", s->index);
+  jw_int(w, "count", s->count);
+  jw_string(w, "source", s->source);
+  jw_string(w, "weights", s->weights);
+  jw_int(w, "entries", (long long)s->n_entries);
+  jw_int(w, "selection_entries", (long long)s->n_selection);
+  jw_int(w, "selection_measured", (long long)s->n_measured);
+  jw_number(w, "estimated_cost_s", s->cost_s);
+  jw_number(w, "selection_estimated_cost_s", s->total_cost_s);
+  jw_end_object(w);
+}
+
+/* The Slurm job the run was a step of: null when none. */
+static void write_job(jw *w, const tkb__report_ctx *ctx) {
+  if (!ctx->in_job) {
+    jw_null(w, "slurm");
+    return;
+  }
+  const tkb__batch_job *j = &ctx->job;
+  jw_begin_object(w, "slurm");
+  env_string(w, "job_id", j->job_id);
+  env_string(w, "array_job_id", j->array_job_id);
+  env_string(w, "array_task_id", j->array_task_id);
+  env_string(w, "procid", j->procid);
+  env_string(w, "node", j->node);
+  env_string(w, "cluster", j->cluster);
+  jw_end_object(w);
+}
+
 static void write_context(jw *w, const tkb__report_ctx *ctx, const tkb__run_summary *s) {
   const bool interrupted = s->interrupted;
   const tkb__host_facts *host = &ctx->host;
@@ -87,6 +123,7 @@ static void write_context(jw *w, const tkb__report_ctx *ctx, const tkb__run_summ
   jw_string(w, "library", "tkbench");
   jw_string(w, "device", ctx->device);
   jw_string(w, "device_description", ctx->device_description);
+  jw_string(w, "device_uuid", ctx->device_uuid && *ctx->device_uuid ? ctx->device_uuid : NULL);
   jw_string(w, "cpu_model", host->cpu_model);
   jw_string(w, "method", ctx->method);
   jw_uint(w, "seed", ctx->seed);
@@ -103,6 +140,8 @@ static void write_context(jw *w, const tkb__report_ctx *ctx, const tkb__run_summ
     jw_number(w, "sgemm_gflops", ctx->peaks.sgemm_gflops);
     jw_end_object(w);
   }
+  write_shard(w, &ctx->shard);
+  write_job(w, ctx);
   write_environment(w, ctx, s);
   jw_end_object(w);
 }
@@ -157,6 +196,9 @@ static void write_tkbench(jw *w, const tkb__result *r, int experiment) {
   jw_int(w, "experiment", experiment);
   jw_number(w, "lower_time_ms", bd->lower_time_ms);
   jw_number(w, "compile_time_ms", bd->compile_time_ms);
+  /* what the entry took whole (binding, inputs, compile, every call): what --shard-weights
+   * balances shards by */
+  jw_number(w, "wall_s", r->wall_s);
   jw_int(w, "iterations", bd->iterations);
   jw_int(w, "experiments", bd->experiments);
   jw_begin_array(w, "evaluation_times_ms", true);

@@ -89,6 +89,31 @@ void tkb__host_facts_read(tkb__host_facts *h);
 /* Fills buf with the current local time ("2025-01-31T12:00:00+01:00"). */
 void tkb__iso_date(char *buf, size_t cap);
 
+/* ---- shards ---- */
+/* The part of its selection a run ran (src/suite/shard.c). count 0: the whole selection. */
+typedef struct tkb__shard_info {
+  int index, count;          /* shard `index` of `count`, from 0 */
+  const char *source;        /* what chose it: "--shard", "SLURM_ARRAY_TASK_ID", "SLURM_PROCID" */
+  const char *weights;       /* --shard-weights' file; NULL: the entries' work per call */
+  size_t n_selection;        /* entries of the whole selection */
+  size_t n_entries;          /* of which this shard's */
+  size_t n_measured;         /* of the selection, costed from the weights file */
+  double cost_s, total_cost_s; /* estimated seconds of this shard, of the selection */
+} tkb__shard_info;
+
+/* The Slurm job a run is a step of, from Slurm's environment (batch_job.c); every field
+ * "" when unset. */
+typedef struct tkb__batch_job {
+  char job_id[32];          /* SLURM_JOB_ID */
+  char array_job_id[32];    /* SLURM_ARRAY_JOB_ID */
+  char array_task_id[16];   /* SLURM_ARRAY_TASK_ID */
+  char procid[16];          /* SLURM_PROCID */
+  char node[128];           /* SLURMD_NODENAME */
+  char cluster[64];         /* SLURM_CLUSTER_NAME */
+} tkb__batch_job;
+/* Reads the variables; false when the process is no Slurm job's (SLURM_JOB_ID unset). */
+bool tkb__batch_job_read(tkb__batch_job *j);
+
 /* ---- the run as reporters see it ---- */
 /* The run's configuration: filled once, before the run, by the CLI; every reporter
  * reads this one copy. */
@@ -96,6 +121,7 @@ typedef struct tkb__report_ctx {
   const char *executable;  /* argv[0] */
   const char *device;      /* "cpu" */
   const char *device_description;
+  const char *device_uuid; /* tkb_device_uuid ("" or NULL: none) */
   const char *method;      /* resolved method name ("wallclock") */
   uint64_t seed;
   int iterations, experiments;
@@ -107,6 +133,9 @@ typedef struct tkb__report_ctx {
   bool interleave;         /* the entries' experiments ran round-robin */
   bool have_peaks;         /* peaks were measured before the run (run --peaks) */
   tkb__peaks peaks;
+  tkb__shard_info shard;   /* the part of the selection the run ran (count 0: all of it) */
+  bool in_job;             /* a step of a Slurm job: */
+  tkb__batch_job job;      /* which */
   tkb__host_facts host;
   /* what the machine says about every number of the run, as it starts */
   struct {
@@ -487,5 +516,24 @@ void tkb__fmt_p(double p, char *buf, size_t cap);
 void tkb__describe_results(const tkb__results_file *rf, char *buf, size_t cap);
 /* The settings behind every number, in one sentence (band, intervals, test, correction). */
 void tkb__describe_comparison(const tkb__comparison *c, char *buf, size_t cap);
+/* ---- merging result files (results_merge.c) ---- */
+/* Told each thing worth a warning, as a sentence. */
+typedef void (*tkb__merge_warn_fn)(void *user, const char *text);
+/*
+ * Merges the files f[0..n) (one run's parts: shards, devices, journals) into one document
+ * in the same schema, *out (owned by the caller; cJSON_Delete): the first file's context
+ * with "shard" null, "interrupted" true when a part was (a journal is), and "merged"
+ * holding each file's path, kind, entry count, shard, host, device, Slurm job and date,
+ * and the shards of the split that no file holds; every row copied, with family_index
+ * made unique and the file's "shard" and "host_name" added to the row's "tkbench" object
+ * (a Google Benchmark row: to the row). *n_entries gets the entries merged. Benign
+ * differences (hosts, device models, dates), missing shards and the readers' own warnings
+ * go to warn. TKB_ERR_INVALID_ARGUMENT naming both files and what differs: an entry in two
+ * files; a context field that makes numbers incomparable (library, library_version,
+ * method, seed, iterations, stopping_rule, warmup, the device's kind); a Google Benchmark
+ * file among tkbench's. TKB_ERR_OUT_OF_MEMORY.
+ */
+tkb_status tkb__results_merge(const tkb__results_file *f, size_t n, tkb__merge_warn_fn warn, void *user,
+                              struct cJSON **out, size_t *n_entries);
 
 #endif

@@ -58,6 +58,58 @@ void tkb__device_kind(const char *device, char *kind, size_t cap);
 /* Fills the identity fields of a result from registry entry i (name, op, spec, ...). */
 void tkb__result_identity(tkb__result *r, size_t entry);
 
+/* ---- shards (shard.c): one part of a selection ---- */
+#define TKB__SHARDS_MAX 100000
+
+/* getenv, or a stand-in for tests. */
+typedef const char *(*tkb__getenv_fn)(const char *name);
+
+/*
+ * Which shard this process runs: text "K/N" (0 <= K < N), or NULL or "auto" for Slurm's
+ * environment (SLURM_ARRAY_TASK_ID with SLURM_ARRAY_TASK_COUNT or _MIN/_MAX/_STEP, else
+ * SLURM_PROCID and SLURM_NTASKS; a task of one, or no Slurm, leaves s->count 0: the whole
+ * selection). Fills index, count and source. get NULL: getenv.
+ * TKB_ERR_INVALID_ARGUMENT naming the text or the variables and what is allowed.
+ */
+tkb_status tkb__shard_resolve(const char *text, tkb__getenv_fn get, tkb__shard_info *s);
+
+/* Measured seconds per entry name (from an earlier result file). */
+typedef struct tkb__shard_weights {
+  const char **names;
+  double *seconds;
+  size_t n;
+} tkb__shard_weights;
+
+/* Reads each entry's seconds from a result file (shard_weights.c): an entry's wall time
+ * where the file has it, else its timed calls' total. *w is owned (free with
+ * tkb__shard_weights_free). Errors name the file and what is wrong with it. */
+tkb_status tkb__shard_weights_load(const char *path, tkb__shard_weights *w);
+void tkb__shard_weights_free(tkb__shard_weights *w);
+
+/*
+ * The estimated cost of entries idx[0..n) in whole microseconds: measured times from w
+ * (NULL: none) where it names the entry, else an estimate from the entry's work per call
+ * (scaled to w's seconds where both are known). *n_measured gets how many came from w.
+ * TKB_ERR_OUT_OF_MEMORY.
+ */
+tkb_status tkb__shard_costs(const size_t *idx, size_t n, const tkb__shard_weights *w,
+                            int64_t *cost_us, size_t *n_measured);
+
+/*
+ * Divides n items (names[i], cost_us[i]) into `parts`: part_of[i] gets item i's part and
+ * load_us[0..parts) each part's summed cost. Deterministic: decreasing cost with names
+ * breaking ties, each to the least loaded part. TKB_ERR_INVALID_ARGUMENT for parts
+ * outside 1 to TKB__SHARDS_MAX; TKB_ERR_OUT_OF_MEMORY.
+ */
+tkb_status tkb__shard_assign(const char *const *names, const int64_t *cost_us, size_t n, int parts,
+                             int *part_of, int64_t *load_us);
+
+/*
+ * Keeps of the selected entries idx[0..*n) those of shard s->index of s->count, in their
+ * order (s->count 0: all of them), and fills s's sizes and costs. w as tkb__shard_costs.
+ */
+tkb_status tkb__shard_select(size_t *idx, size_t *n, const tkb__shard_weights *w, tkb__shard_info *s);
+
 /* ---- running (runner.c) ---- */
 typedef struct tkb__runner {
   const char *device;        /* NULL: "cpu" */

@@ -70,6 +70,8 @@ HAS_OPENCL=0
 # skip_reason CMD: prints why CMD cannot run here, or nothing when it can.
 skip_reason() {
   case $1 in
+    *tkbench\ slurm\ *--dry-run*) ;; # needs neither Slurm nor the run's device
+    *tkbench\ slurm\ *) echo "submits to a Slurm cluster; cli_slurm brings one up to submit to" ;;
     make\ *) echo "builds and tests the whole project; this test is one of what 'make test' runs" ;;
     *pkg-config*tkbench*) echo "builds against an installed tkbench: install_consumers (tests/install/consumers.sh) does" ;;
     *compare.py*) echo "Google Benchmark's tools/compare.py is not part of tkbench and not installed here" ;;

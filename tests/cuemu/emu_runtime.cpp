@@ -1,6 +1,7 @@
 /*
  * emu_runtime.cpp (tkbench's CUDA emulator) - the CUDA runtime API on the host: one
- * emulated device ("cuda:0"), its stream, memory, events, errors and launches.
+ * emulated device, its stream, memory, events, errors and launches (which the machine
+ * may show as several GPUs: see visible()).
  *
  * The stream is a queue that a device thread empties in order, so host and device
  * overlap as on a GPU: a kernel launch or an async copy returns at once; cudaMemcpy,
@@ -39,6 +40,7 @@
 #include <mutex>
 #include <new>
 #include <thread>
+#include <vector>
 #include <time.h>
 
 struct tkb_emu_event {
@@ -317,6 +319,38 @@ cudaError_t occupancy(int *blocks, const void *kernel, int threads, size_t smem)
   return cudaSuccess;
 }
 
+/* The machine's GPUs: TKB_EMU_DEVICES of them (default 1), of which CUDA_VISIBLE_DEVICES
+ * shows those it lists, in its order, up to the first index that names none, as CUDA's
+ * runtime does. They are one emulated device under several identities (ordinal, UUID):
+ * a process that uses one of them, as each worker of `run --device cuda:all` does, sees
+ * what a GPU would give it; two used at once would share one stream and one memory.
+ * visible()[k] is the machine's index of the process's device k. */
+const std::vector<int> &visible() {
+  static const std::vector<int> v = [] {
+    std::vector<int> out;
+    const char *n = getenv("TKB_EMU_DEVICES");
+    int machine = n && *n ? atoi(n) : 1;
+    const char *list = getenv("CUDA_VISIBLE_DEVICES");
+    if (!list) {
+      for (int i = 0; i < machine; i++) out.push_back(i);
+      return out;
+    }
+    for (const char *p = list; *p;) {
+      char *end;
+      long i = strtol(p, &end, 10);
+      if (end == p || i < 0 || i >= machine || (*end && *end != ',')) break;
+      out.push_back((int)i);
+      p = *end ? end + 1 : end;
+    }
+    return out;
+  }();
+  return v;
+}
+
+bool valid_device(int device) { return device >= 0 && device < (int)visible().size(); }
+
+thread_local int current_device = 0;
+
 } // namespace tkb_emu
 
 using namespace tkb_emu;
@@ -325,21 +359,28 @@ extern "C" {
 
 cudaError_t cudaGetDeviceCount(int *count) {
   if (!count) return set_error(cudaErrorInvalidValue);
-  *count = 1;
-  return cudaSuccess;
+  *count = (int)visible().size();
+  return *count ? cudaSuccess : set_error(cudaErrorNoDevice);
 }
 cudaError_t cudaGetDevice(int *device) {
   if (!device) return set_error(cudaErrorInvalidValue);
-  *device = 0;
+  *device = current_device;
   return cudaSuccess;
 }
-cudaError_t cudaSetDevice(int device) { return device == 0 ? cudaSuccess : set_error(cudaErrorInvalidDevice); }
+cudaError_t cudaSetDevice(int device) {
+  if (!valid_device(device)) return set_error(cudaErrorInvalidDevice);
+  current_device = device;
+  return cudaSuccess;
+}
 
 cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *p, int device) {
   if (!p) return set_error(cudaErrorInvalidValue);
-  if (device != 0) return set_error(cudaErrorInvalidDevice);
+  if (!valid_device(device)) return set_error(cudaErrorInvalidDevice);
   memset(p, 0, sizeof *p);
   snprintf(p->name, sizeof p->name, "tkbench CUDA emulator (host CPU)");
+  /* an identity of the machine's GPU, the same in every process that sees it */
+  char uuid[16] = {'t', 'k', 'b', 'e', 'm', 'u', 0, 0, 0, 0, 0, 0, 0, 0, 0, (char)visible()[(size_t)device]};
+  memcpy(p->uuid.bytes, uuid, sizeof uuid);
   p->totalGlobalMem = st().total;
   p->sharedMemPerBlock = SMEM_DEFAULT;
   p->sharedMemPerBlockOptin = SMEM_OPTIN;
@@ -357,7 +398,7 @@ cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *p, int device) {
 
 cudaError_t cudaDeviceGetAttribute(int *v, enum cudaDeviceAttr attr, int device) {
   if (!v) return set_error(cudaErrorInvalidValue);
-  if (device != 0) return set_error(cudaErrorInvalidDevice);
+  if (!valid_device(device)) return set_error(cudaErrorInvalidDevice);
   switch (attr) {
     case cudaDevAttrMaxThreadsPerBlock: *v = 1024; break;
     case cudaDevAttrMaxSharedMemoryPerBlock: *v = (int)SMEM_DEFAULT; break;
@@ -375,7 +416,7 @@ cudaError_t cudaDeviceGetAttribute(int *v, enum cudaDeviceAttr attr, int device)
 
 cudaError_t cudaDeviceGetPCIBusId(char *id, int len, int device) {
   if (!id || len <= 0) return set_error(cudaErrorInvalidValue);
-  if (device != 0) return set_error(cudaErrorInvalidDevice);
+  if (!valid_device(device)) return set_error(cudaErrorInvalidDevice);
   snprintf(id, (size_t)len, "0000:00:00.0"); /* no such GPU: NVML says it does not know it */
   return cudaSuccess;
 }

@@ -124,6 +124,19 @@ static tkb_status cu_open(tkb_device *dev, int ordinal) {
            p.name, p.major, p.minor, p.multiProcessorCount, p.totalGlobalMem / 1073741824.0,
            l2 / 1048576.0, rt / 1000, rt % 1000 / 10, drv / 1000, drv % 1000 / 10, state);
   if (len >= (int)sizeof dev->description) dev->description[sizeof dev->description - 1] = '\0';
+  const unsigned char *u = (const unsigned char *)p.uuid.bytes;
+  snprintf(dev->uuid, sizeof dev->uuid,
+           "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", u[0], u[1],
+           u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13], u[14], u[15]);
+  return TKB_OK;
+}
+
+static tkb_status cu_count(int *n) {
+  int count = 0;
+  cudaError_t err = cudaGetDeviceCount(&count);
+  (void)cudaGetLastError();
+  if (err != cudaSuccess || count == 0) return no_devices(err);
+  *n = count;
   return TKB_OK;
 }
 
@@ -283,6 +296,7 @@ static const tkb_backend cu_backend = {
     .kernel_launch = tkb_cu_kernel_launch,
     .kernel_free = tkb_cu_kernel_free,
     .device_state = cu_device_state,
+    .count = cu_count,
 };
 
 __attribute__((visibility("default"))) tkb_status tkb_backend_plugin_entry(

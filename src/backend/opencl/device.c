@@ -89,6 +89,13 @@ static tkb_status enumerate(found *f) {
   return TKB_OK;
 }
 
+static tkb_status cl_count(int *n) {
+  found f;
+  tkb_status st = enumerate(&f);
+  if (!st) *n = f.n;
+  return st;
+}
+
 static void device_str(cl_device_id id, cl_device_info what, char *buf, size_t cap) {
   buf[0] = '\0';
   if (clGetDeviceInfo(id, what, cap, buf, NULL) != CL_SUCCESS) snprintf(buf, cap, "?");
@@ -269,6 +276,7 @@ static const tkb_backend cl_backend = {
     .kernel_build = tkb_cl_kernel_build,
     .kernel_launch = tkb_cl_kernel_launch,
     .kernel_free = tkb_cl_kernel_free,
+    .count = cl_count,
 };
 
 __attribute__((visibility("default"))) tkb_status tkb_backend_plugin_entry(

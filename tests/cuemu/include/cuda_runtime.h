@@ -66,8 +66,13 @@ enum cudaDeviceAttr {
 
 enum cudaFuncAttribute { cudaFuncAttributeMaxDynamicSharedMemorySize = 8 };
 
+typedef struct CUuuid_st {
+  char bytes[16];
+} cudaUUID_t;
+
 struct cudaDeviceProp {
   char name[256];
+  cudaUUID_t uuid;
   size_t totalGlobalMem;
   size_t sharedMemPerBlock;
   size_t sharedMemPerBlockOptin;
