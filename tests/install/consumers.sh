@@ -200,7 +200,7 @@ consume() {
   local completion
   completion=$(find "$P" -path '*bash-completion/completions/tkbench')
   if [ -n "$completion" ]; then
-    PATH="$P/bin:$PATH" bash -c '. "$1"; COMP_WORDS=(tkbench r); COMP_CWORD=1; _tkbench; echo "${COMPREPLY[*]}"
+    PATH="$P/bin:$PATH" bash -c '. "$1"; COMP_WORDS=(tkbench ru); COMP_CWORD=1; _tkbench; echo "${COMPREPLY[*]}"
       COMP_WORDS=(tkbench list --load ./relu_plugin.so --filter relu_256); COMP_CWORD=5; _tkbench; echo "${COMPREPLY[*]}"' \
       _ "$completion" >"$LOGS/completion.log" 2>&1
     grep -qx 'run' "$LOGS/completion.log" && grep -q 'relu_256x256_forward_c' "$LOGS/completion.log" \
