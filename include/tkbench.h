@@ -864,6 +864,12 @@ size_t tkb_registry_count(void);
 const tkb_benchmark_def *tkb_registry_get(size_t i);
 /** Full name of entry i: "{name}_{mode}_{impl_name}". */
 const char *tkb_registry_full_name(size_t i);
+/**
+ * The index of the entry whose full name is full_name, in constant time on average (the
+ * names are hashed). TKB_ERR_NOT_FOUND naming the name when no entry has it;
+ * TKB_ERR_INVALID_ARGUMENT when an argument is NULL.
+ */
+tkb_status tkb_registry_find(const char *full_name, size_t *index);
 /** True when entry i has the tag (exact match in its comma-separated tags). */
 bool tkb_registry_has_tag(size_t i, const char *tag);
 /** Removes every entry (for tests and re-registration). */
@@ -918,9 +924,11 @@ int tkb_main(int argc, char **argv);
 typedef tkb_status (*tkb_registrar)(void);
 
 /**
- * Queues fn to be run by tkb_main() before it reads its arguments (each queued function
- * runs once). For constructors, where a failure could not be reported: tkb_main()
- * reports it and exits 2. Thread-safe. At most 1024 functions (tkb_main reports more).
+ * Queues fn to be run by tkb_main() before a command that reads the entries (every
+ * command but `version` and `help`, which answer without registering anything); each
+ * queued function runs once. For constructors, where a failure could not be reported:
+ * tkb_main() reports it and exits 2. Thread-safe. At most 1024 functions (tkb_main
+ * reports more).
  */
 void tkb_add_registrar(tkb_registrar fn);
 

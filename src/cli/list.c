@@ -79,26 +79,73 @@ static const tkb__flag list_flags[] = {
 
 extern const tkb__command tkb__command_list;
 
+/* A line under construction: cells copied and padded by hand, since printf's parsing
+ * and padding of five cells was most of listing thousands of entries. */
+typedef struct line {
+  char text[1024];
+  size_t len;
+} line;
+
+/* Appends s (n bytes) padded with spaces to width w (not cut when longer). */
+static void cell_n(line *l, const char *s, size_t n, int w) {
+  if (n > sizeof l->text - 1 - l->len) n = sizeof l->text - 1 - l->len;
+  memcpy(l->text + l->len, s, n);
+  l->len += n;
+  size_t pad = (int)n < w ? (size_t)w - n : 0;
+  if (pad > sizeof l->text - 1 - l->len) pad = sizeof l->text - 1 - l->len;
+  memset(l->text + l->len, ' ', pad);
+  l->len += pad;
+}
+
+static void cell(line *l, const char *s, int w) { cell_n(l, s, strlen(s), w); }
+
+/* strlen(s), or *len when s is *last (entries share their op, impl and mode strings). */
+static int len_of(const char *s, const char **last, int *len) {
+  if (s != *last) {
+    *last = s;
+    *len = (int)strlen(s);
+  }
+  return *len;
+}
+
 static void print_table(const size_t *idx, size_t n, bool verbose) {
   int wn = 4, wo = 2, wi = 4, wm = 4;
+  int *name_len = malloc((n ? n : 1) * sizeof *name_len);
+  const char *last[3] = {NULL, NULL, NULL};
+  int len[3] = {0, 0, 0};
   for (size_t k = 0; k < n; k++) {
     const tkb_benchmark_def *d = tkb_registry_get(idx[k]);
-    wn = max_int(wn, (int)strlen(tkb_registry_full_name(idx[k])));
-    wo = max_int(wo, (int)strlen(d->op));
-    wi = max_int(wi, (int)strlen(d->impl_name));
-    wm = max_int(wm, (int)strlen(tkb_mode_name(d->mode)));
+    const int ln = (int)strlen(tkb_registry_full_name(idx[k]));
+    if (name_len) name_len[k] = ln;
+    wn = max_int(wn, ln);
+    wo = max_int(wo, len_of(d->op, &last[0], &len[0]));
+    wi = max_int(wi, len_of(d->impl_name, &last[1], &len[1]));
+    wm = max_int(wm, len_of(tkb_mode_name(d->mode), &last[2], &len[2]));
   }
   if (wn > MAX_NAME_COLUMN) wn = MAX_NAME_COLUMN;
   printf("%-*s  %-*s  %-*s  %-*s  %s\n", wn, "Name", wo, "Op", wi, "Impl", wm, "Mode", "Tags");
   for (size_t k = 0; k < n; k++) {
     const tkb_benchmark_def *d = tkb_registry_get(idx[k]);
     const char *name = tkb_registry_full_name(idx[k]);
-    if ((int)strlen(name) > wn) printf("%s\n%-*s", name, wn, "");
-    else printf("%-*s", wn, name);
-    printf("  %-*s  %-*s  %-*s  %s\n", wo, d->op, wi, d->impl_name, wm, tkb_mode_name(d->mode),
-           *d->tags ? d->tags : "-");
+    const size_t ln = name_len ? (size_t)name_len[k] : strlen(name);
+    line l = {.len = 0};
+    if ((int)ln > wn) {
+      cell_n(&l, name, ln, 0);
+      l.text[l.len++] = '\n';
+      cell(&l, "", wn);
+    } else {
+      cell_n(&l, name, ln, wn);
+    }
+    cell(&l, "  ", 0);
+    cell_n(&l, d->op, (size_t)len_of(d->op, &last[0], &len[0]), wo + 2);
+    cell_n(&l, d->impl_name, (size_t)len_of(d->impl_name, &last[1], &len[1]), wi + 2);
+    cell_n(&l, tkb_mode_name(d->mode), (size_t)len_of(tkb_mode_name(d->mode), &last[2], &len[2]), wm + 2);
+    cell(&l, *d->tags ? d->tags : "-", 0);
+    l.text[l.len++] = '\n';
+    fwrite(l.text, 1, l.len, stdout);
     if (verbose) details(idx[k]);
   }
+  free(name_len);
   if (n == tkb_registry_count()) printf("\n%zu entr%s\n", n, n == 1 ? "y" : "ies");
   else printf("\n%zu of %zu entries\n", n, tkb_registry_count());
 }
