@@ -756,6 +756,14 @@ typedef struct tkb_benchmark_data {
                                     method reads a device timer */
   tkb_warning *warnings;         /* each a reason to doubt these numbers (n_warnings) */
   int n_warnings;
+  /* CPU time beside the method's time, from the same timed calls: the process's CPU time
+   * (every thread: the cpu ops run OpenMP threads, which the calling thread's CPU time
+   * would miss) read just outside the method's two clock reads, less the CPU time of
+   * the reads themselves (metadata "cpu_floor_ns"), per call like evaluation_times_ms.
+   * For the cpu_time method these equal evaluation_times_ms. */
+  double *cpu_times_ms;          /* n_evaluation_times of them */
+  double cpu_median_ms, cpu_mean_ms, cpu_min_ms, cpu_max_ms, cpu_stddev_ms;
+  double *experiment_cpu_median_ms; /* one per experiment */
 } tkb_benchmark_data;
 
 /**

@@ -137,7 +137,17 @@ typedef struct tkb__measure {
   int retries;            /* calls discarded and retried, in all */
   int batch;              /* calls per timed sample (host clocks only; 1: each call alone) */
   double first_call_ms;   /* the first warm-up's wall time; NaN until it runs */
+  /* The process's CPU time around each timed sample, read outside the method's two clock
+   * reads (so the method's own floor is untouched); NULL when the method's clock is that
+   * CPU clock already (cpu_time). */
+  int64_t (*cpu_clock)(void);
+  int64_t cpu_floor_ns;   /* the CPU time of an empty sample (the reads themselves),
+                             subtracted from each; set by tkb__measure_cpu_floor */
 } tkb__measure;
+
+/* Measures m->cpu_floor_ns: the median CPU time between the two CPU reads of a sample
+ * that holds only the method's two clock reads. */
+void tkb__measure_cpu_floor(tkb__measure *m);
 
 /* Three untimed-as-samples timed calls (each after a warm-up), for the batch size: *ms is
  * the fastest, per call. Leaves m->batch at 1. */
@@ -148,9 +158,10 @@ tkb_status tkb__measure_calibrate(tkb__measure *m, double *ms);
 tkb_status tkb__measure_experiment(tkb__measure *m, tkb_device_state *state);
 /* One sample: warm-up (each), the timed call (or batch) under the meter, the clock state after it;
  * a throttled call is retried after a pause while the experiment's budget lasts.
- * *ms: the call's time; *throttled: the device reported a thermal or power reason at
- * its end (false where clocks are not reported). Nothing here allocates. */
-tkb_status tkb__measure_sample(tkb__measure *m, double *ms, bool *throttled);
+ * *ms: the call's time; *cpu_ms: the process's CPU time for it (per call, >= 0);
+ * *throttled: the device reported a thermal or power reason at its end (false where
+ * clocks are not reported). Nothing here allocates. */
+tkb_status tkb__measure_sample(tkb__measure *m, double *ms, double *cpu_ms, bool *throttled);
 
 /* Sleeps ms milliseconds (the interval between experiments, a throttle pause). */
 void tkb__sleep_ms(double ms);
@@ -164,6 +175,7 @@ void tkb__sleep_ms(double ms);
 typedef struct tkb__samples {
   double *ms;                /* every sample, experiment-major: the time per call (of a
                                 batch's calls, averaged, when batch > 1) */
+  double *cpu_ms;            /* the process's CPU time of each sample, per call likewise */
   bool *throttled;           /* per sample; NULL where clocks are not reported */
   size_t n, cap;
   int *experiment_end;       /* experiment e's samples: [end[e-1], end[e]) */
@@ -329,6 +341,8 @@ typedef struct tkb__run_facts {
   bool timed_out;            /* the rule ran out of time (else, unconverged, the experiments
                                 disagreed) */
   double clock_read_ns;      /* one read of the host clock the method uses */
+  double cpu_read_ns;        /* one read of the process CPU clock */
+  int64_t cpu_floor_ns;      /* the CPU time of an empty sample, subtracted from each */
   int retries;
   size_t commands, kept;     /* device commands of the last call, and those the filter kept */
   const tkb_meta *notes;     /* the device timer's */

@@ -2,7 +2,8 @@
  * json.c - the JSON report in Google Benchmark's schema (json_schema_version 1), so its
  * tools/compare.py and the dashboards built on it read tkbench runs unmodified:
  *  - one "iteration" entry per experiment (repetition_index = experiment), whose
- *    real_time and cpu_time are that experiment's median per-call time;
+ *    real_time is that experiment's median per-call time under the method and cpu_time
+ *    its median per-call CPU time (the process's, read around the same timed calls);
  *  - with two or more experiments, mean/median/stddev/cv "aggregate" entries over the
  *    experiments' medians, named "<name>_<aggregate>" as Google Benchmark names them;
  *  - a failed entry is one iteration entry with error_occurred and error_message.
@@ -156,6 +157,9 @@ static void write_tkbench(jw *w, const tkb__result *r, int experiment) {
   jw_begin_array(w, "evaluation_times_ms", true);
   for (int i = 0; i < bd->n_evaluation_times; i++) jw_number(w, NULL, bd->evaluation_times_ms[i]);
   jw_end_array(w);
+  jw_begin_array(w, "cpu_times_ms", true);
+  for (int i = 0; i < bd->n_evaluation_times; i++) jw_number(w, NULL, bd->cpu_times_ms[i]);
+  jw_end_array(w);
   jw_number(w, "median_evaluation_time_ms", bd->median_evaluation_time_ms);
   jw_number(w, "peak_memory_mb", bd->peak_memory_mb);
   jw_begin_object(w, "metadata");
@@ -188,6 +192,14 @@ static void write_tkbench(jw *w, const tkb__result *r, int experiment) {
   jw_string(w, "stopping_rule", bd->stopping_rule);
   jw_int(w, "batch_size", bd->batch_size);
   jw_number(w, "first_call_ms", bd->first_call_ms);
+  jw_number(w, "cpu_median_ms", bd->cpu_median_ms);
+  jw_number(w, "cpu_mean_ms", bd->cpu_mean_ms);
+  jw_number(w, "cpu_min_ms", bd->cpu_min_ms);
+  jw_number(w, "cpu_max_ms", bd->cpu_max_ms);
+  jw_number(w, "cpu_stddev_ms", bd->cpu_stddev_ms);
+  jw_begin_array(w, "experiment_cpu_median_ms", true);
+  for (int e = 0; e < bd->experiments; e++) jw_number(w, NULL, bd->experiment_cpu_median_ms[e]);
+  jw_end_array(w);
   jw_end_object(w);
   jw_begin_array(w, "warnings", false);
   for (int i = 0; i < bd->n_warnings; i++) jw_string(w, NULL, bd->warnings[i].text);
@@ -234,7 +246,7 @@ static void write_runs(jw *w, const tkb__result *r) {
     /* the timed calls of this experiment (a batch's calls each count) */
     jw_int(w, "iterations", (long long)bd->experiment_sizes[e] * bd->batch_size);
     jw_number(w, "real_time", ns);
-    jw_number(w, "cpu_time", ns);
+    jw_number(w, "cpu_time", bd->experiment_cpu_median_ms[e] * 1e6);
     jw_string(w, "time_unit", "ns");
     write_counters(w, r, bd->experiment_median_ms[e]);
     jw_string(w, "label", r->op);
@@ -243,16 +255,18 @@ static void write_runs(jw *w, const tkb__result *r) {
   }
   if (n < 2) return;
   tkb__aggregates g = tkb__aggregate(bd->experiment_median_ms, n);
+  tkb__aggregates c = tkb__aggregate(bd->experiment_cpu_median_ms, n);
   const struct {
     const char *name;
-    double value; /* ms, or a fraction for cv */
+    double value, cpu; /* ms, or a fraction for cv */
     bool time;
-  } aggs[] = {{"mean", g.mean, true}, {"median", g.median, true}, {"stddev", g.stddev, true},
-              {"cv", g.cv, false}};
+  } aggs[] = {{"mean", g.mean, c.mean, true}, {"median", g.median, c.median, true},
+              {"stddev", g.stddev, c.stddev, true}, {"cv", g.cv, c.cv, false}};
   for (size_t k = 0; k < TKB_ARRAY_LEN(aggs); k++) {
     char name[512];
     snprintf(name, sizeof name, "%s_%s", r->name, aggs[k].name);
     double v = aggs[k].time ? aggs[k].value * 1e6 : aggs[k].value;
+    double cpu = aggs[k].time ? aggs[k].cpu * 1e6 : aggs[k].cpu;
     jw_begin_object(w, NULL);
     write_ids(w, r, name, "aggregate", n);
     jw_int(w, "threads", 1);
@@ -260,7 +274,7 @@ static void write_runs(jw *w, const tkb__result *r) {
     jw_string(w, "aggregate_unit", aggs[k].time ? "time" : "percentage");
     jw_int(w, "iterations", n);
     jw_number(w, "real_time", v);
-    jw_number(w, "cpu_time", v);
+    jw_number(w, "cpu_time", cpu);
     jw_string(w, "time_unit", "ns");
     if (k < 2) write_counters(w, r, aggs[k].value);
     jw_string(w, "label", r->op);
