@@ -120,6 +120,39 @@ int tkb__meter_notes(tkb__meter *m, tkb_meta *kv, int cap);
 void tkb__meter_close(tkb__meter *m);
 
 /* ------------------------------------------------------------------------------ */
+/* Perf events over the timed calls (perf_counters.c)                              */
+/* ------------------------------------------------------------------------------ */
+
+typedef struct tkb__perf {
+  int n;                                /* events asked for */
+  int event[TKB_MAX_COUNTERS];          /* each one's row of the event table */
+  char names[TKB_MAX_COUNTERS][32];     /* as given */
+  int *fds, n_fds, n_threads;           /* event k, thread t: fds[k * n_threads + t] (-1:
+                                           the thread ended before it could be opened) */
+  uint64_t at_start[TKB_MAX_COUNTERS];  /* the sums when the sample started */
+  double total[TKB_MAX_COUNTERS];       /* over every timed sample so far */
+  double calls;                         /* the timed calls those cover */
+} tkb__perf;
+
+/* Parses a comma-separated list of event names into *p (zeroed first; nothing open).
+ * TKB_ERR_NOT_FOUND naming an unknown event and the known ones; TKB_ERR_INVALID_ARGUMENT
+ * for one given twice or more than TKB_MAX_COUNTERS. */
+tkb_status tkb__perf_parse(const char *list, tkb__perf *p);
+/* Opens the events for every thread of the process (nothing when p->n is 0).
+ * TKB_ERR_UNSUPPORTED saying why the kernel or the machine refuses; nothing is left
+ * open then. */
+tkb_status tkb__perf_open(tkb__perf *p);
+/* Around a timed sample of `calls` calls, outside its clock reads: no allocation. */
+void tkb__perf_start(tkb__perf *p);
+void tkb__perf_stop(tkb__perf *p, int calls);
+/* Closes the events (the totals stay). */
+void tkb__perf_close(tkb__perf *p);
+/* Parses and opens list once, then closes it: the check before a run. */
+tkb_status tkb__perf_check(const char *list);
+/* "CYCLES, INSTRUCTIONS, ...": the known events, for help. */
+void tkb__perf_event_names(char *buf, size_t cap);
+
+/* ------------------------------------------------------------------------------ */
 /* One sample (measure.c)                                                          */
 /* ------------------------------------------------------------------------------ */
 
@@ -143,6 +176,9 @@ typedef struct tkb__measure {
   int64_t (*cpu_clock)(void);
   int64_t cpu_floor_ns;   /* the CPU time of an empty sample (the reads themselves),
                              subtracted from each; set by tkb__measure_cpu_floor */
+  tkb__perf *perf;        /* perf events read around each timed sample; NULL: none */
+  double min_warmup_ms;   /* untimed calls for this long before the first timed call */
+  bool warmed;            /* min_warmup_ms has been spent */
 } tkb__measure;
 
 /* Measures m->cpu_floor_ns: the median CPU time between the two CPU reads of a sample
@@ -352,6 +388,7 @@ typedef struct tkb__run_facts {
   double peak_memory_mb;
   double first_call_ms;      /* NaN when not timed */
   tkb__load load_start, load_end;
+  const tkb__perf *perf;     /* the perf events' totals, or NULL */
 } tkb__run_facts;
 
 /* What the samples say about their own trust (summarize.c computes it). */

@@ -30,11 +30,23 @@ static tkb_status warm_up(tkb__measure *m) {
   return st;
 }
 
+/* Google Benchmark's min_warmup_time: untimed calls until that much time has passed,
+ * once, before the first timed call. */
+static tkb_status warm_up_for(tkb__measure *m) {
+  m->warmed = true;
+  const int64_t t0 = tkb__now_ns();
+  tkb_status st = TKB_OK;
+  while (!st && (double)(tkb__now_ns() - t0) / 1e6 < m->min_warmup_ms) st = warm_up(m);
+  return st;
+}
+
 tkb_status tkb__measure_experiment(tkb__measure *m, tkb_device_state *state) {
   m->retries_left = m->throttle_retries;
   m->pause_ms = 50;
+  tkb_status st = m->min_warmup_ms > 0 && !m->warmed ? warm_up_for(m) : TKB_OK;
+  if (st) return st;
   if (m->read_state) {
-    tkb_status st = m->read_state(m->dev, state);
+    st = m->read_state(m->dev, state);
     if (st) return st;
   }
   return m->warmup_each ? TKB_OK : warm_up(m);
@@ -49,6 +61,7 @@ static tkb_status timed_call(tkb__measure *m, double *ms, double *cpu_ms) {
   int64_t (*read_clock)(void) = m->meter.clock;
   int64_t (*cpu_clock)(void) = m->cpu_clock;
   const int batch = m->batch;
+  if (m->perf) tkb__perf_start(m->perf);
   const int64_t c0 = cpu_clock ? cpu_clock() : 0;
   const int64_t t0 = read_clock();
   for (int k = 0; k < batch && !st; k++) {
@@ -57,6 +70,7 @@ static tkb_status timed_call(tkb__measure *m, double *ms, double *cpu_ms) {
   }
   const int64_t t1 = read_clock();
   const int64_t c1 = cpu_clock ? cpu_clock() : 0;
+  if (m->perf) tkb__perf_stop(m->perf, batch);
   if (!st) st = tkb__meter_after(&m->meter, t1 - t0, ms);
   if (st) return st;
   if (batch > 1) *ms /= batch;
@@ -92,14 +106,20 @@ void tkb__measure_cpu_floor(tkb__measure *m) {
 
 tkb_status tkb__measure_calibrate(tkb__measure *m, double *ms) {
   m->batch = 1;
+  tkb__perf *perf = m->perf; /* these calls are not samples: not counted */
+  m->perf = NULL;
   double best = INFINITY;
   for (int k = 0; k < 3; k++) {
     double t, cpu;
     tkb_status st = warm_up(m);
     if (!st) st = timed_call(m, &t, &cpu);
-    if (st) return st;
+    if (st) {
+      m->perf = perf;
+      return st;
+    }
     if (t < best) best = t;
   }
+  m->perf = perf;
   *ms = best;
   return TKB_OK;
 }

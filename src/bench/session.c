@@ -30,6 +30,7 @@ struct tkb__session {
   tkb__run_facts facts;
   int64_t elapsed_ns;        /* wall time of this session's experiments so far */
   size_t held;               /* the most bytes held in any experiment */
+  tkb__perf perf;            /* perf_counters' events; perf.n == 0: none */
   tkb_meta notes[MAX_NOTES];
   char note_text[MAX_NOTES][2][400];
   char trace[1100];
@@ -151,6 +152,7 @@ static void copy_notes(tkb__session *ss) {
 void tkb__session_free(tkb__session *ss) {
   if (!ss) return;
   if (ss->meter_open) tkb__meter_close(&ss->m.meter);
+  tkb__perf_close(&ss->perf);
   samples_free(&ss->s);
   free(ss->rule_state);
   free(ss);
@@ -178,7 +180,11 @@ tkb_status tkb__session_open(tkb_compiled *c, const tkb_bench_opts *opts, tkb__s
                          .throttle_retries = ss->o.throttle_retries,
                          .read_state = f->device->backend->device_state, .batch = 1,
                          .first_call_ms = NAN,
-                         .cpu_clock = method->reading == TKB__READ_CPU ? NULL : tkb__cpu_now_ns};
+                         .cpu_clock = method->reading == TKB__READ_CPU ? NULL : tkb__cpu_now_ns,
+                         .min_warmup_ms = ss->o.min_warmup_ms};
+  /* checked by tkb__bench_check: parsing cannot fail now */
+  tkb__perf_parse(ss->o.perf_counters, &ss->perf);
+  if (ss->perf.n) ss->m.perf = &ss->perf;
   ss->facts = (tkb__run_facts){.method = method, .o = &ss->o, .stop = &ss->stop, .trace = "",
                                .lower_time_ms = c->lower_time_ms, .compile_time_ms = c->compile_time_ms};
   st = samples_init(&ss->s, stop.rule->max_samples(ss->rule_state), ss->o.experiments,
@@ -196,6 +202,7 @@ void tkb__session_pause(tkb__session *ss) {
   if (!ss->meter_open) return;
   copy_notes(ss);
   tkb__meter_close(&ss->m.meter);
+  tkb__perf_close(&ss->perf); /* the totals stay */
   ss->meter_open = false;
 }
 
@@ -217,6 +224,7 @@ static tkb_status conclude(tkb__session *ss) {
   facts->target = ss->stop.rule->target ? ss->stop.rule->target(ss->rule_state) : 0;
   facts->timed_out = ss->stop.rule->timed_out && ss->stop.rule->timed_out(ss->rule_state);
   facts->peak_memory_mb = (double)ss->held / 1e6;
+  facts->perf = ss->perf.n ? &ss->perf : NULL;
   tkb__session_pause(ss);
   ss->done = true;
   return st;
@@ -255,6 +263,10 @@ tkb_status tkb__session_experiment(tkb__session *ss, bool *done) {
   if (!ss->meter_open) {
     st = tkb__meter_open(&ss->m.meter, f->device, ss->method, &ss->o);
     if (st) return st;
+    if ((st = tkb__perf_open(&ss->perf)) != TKB_OK) {
+      tkb__meter_close(&ss->m.meter);
+      return st;
+    }
     ss->meter_open = true;
   }
   tkb__std_bind_call(f, ss->c->args);

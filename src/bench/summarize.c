@@ -61,6 +61,8 @@ void tkb_benchmark_data_free(tkb_benchmark_data *bd) {
   free(bd->evaluation_times_ms);
   free(bd->experiment_median_ms);
   free(bd->cpu_times_ms);
+  for (int i = 0; i < bd->n_counters; i++) free((char *)bd->counters[i].name);
+  free(bd->counters);
   free(bd->experiment_cpu_median_ms);
   free(bd->experiment_sizes);
   free(bd->throttled);
@@ -222,6 +224,20 @@ static tkb_status weigh(tkb_benchmark_data *bd, const tkb__samples *s, const tkb
   return TKB_OK;
 }
 
+/* The perf events per call into bd->counters; false when out of memory. */
+static bool perf_counters(tkb_benchmark_data *bd, const tkb__perf *p) {
+  if (!p || !p->n) return true;
+  bd->counters = calloc((size_t)p->n, sizeof *bd->counters);
+  if (!bd->counters) return false;
+  for (int k = 0; k < p->n; k++) {
+    char *name = tkb__strdup(p->names[k]);
+    if (!name) return false;
+    bd->counters[bd->n_counters++] =
+        (tkb_counter){.name = name, .value = p->calls > 0 ? p->total[k] / p->calls : NAN};
+  }
+  return true;
+}
+
 tkb_status tkb__summarize(tkb_std_fn *f, tkb__samples *s, const tkb__run_facts *facts,
                           tkb_benchmark_data **out) {
   tkb_benchmark_data *bd = calloc(1, sizeof *bd);
@@ -249,7 +265,12 @@ tkb_status tkb__summarize(tkb_std_fn *f, tkb__samples *s, const tkb__run_facts *
     meta_add(&m, "cpu_floor_ns", "%lld", (long long)facts->cpu_floor_ns);
     if (s->state) describe_clocks(&m, s, bd, facts->retries);
   }
+  if (bd && !st && !perf_counters(bd, facts->perf)) m.failed = true;
   if (!bd || !medians || !cpu_medians || !sizes || !rule || m.failed || warnings.failed || st) {
+    if (bd) {
+      for (int i = 0; i < bd->n_counters; i++) free((char *)bd->counters[i].name);
+      free(bd->counters);
+    }
     free(bd);
     free(medians);
     free(cpu_medians);

@@ -7,9 +7,13 @@
  *  - with two or more experiments, mean/median/stddev/cv "aggregate" entries over the
  *    experiments' medians, named "<name>_<aggregate>" as Google Benchmark names them;
  *  - a failed entry is one iteration entry with error_occurred and error_message.
- * Every iteration entry also carries a "tkbench" object with the whole BenchmarkData.
- * Times are always in ns: compare.py only matches entries whose time_unit agrees, so a
- * unit picked per run could make two runs of the same entry incomparable.
+ * Every iteration entry also carries a "tkbench" object with the whole BenchmarkData
+ * (with aggregates only, the median's row carries it).
+ * Times are in ns unless the run asks for a unit (--time-unit, Google Benchmark's
+ * time_unit): compare.py only matches entries whose time_unit agrees, so a unit picked per
+ * entry or per number could make two runs of the same entry incomparable.
+ * Counters (an entry's own, the perf events) are keys of their own in each row, as Google
+ * Benchmark writes its user counters.
  * The context comes first and says whether the run was interrupted, so the entries are
  * written into memory as they finish and the document is put together at the end.
  */
@@ -18,6 +22,7 @@
 
 #include <ctype.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 static void write_load(jw *w, const char *key, const tkb__load *l) {
@@ -53,6 +58,21 @@ static void write_environment(jw *w, const tkb__report_ctx *ctx, const tkb__run_
   jw_end_array(w);
 }
 
+/* Every key write_context writes (the ones --context may not add again). */
+static const char *const context_keys[] = {
+    "date", "host_name", "executable", "num_cpus", "mhz_per_cpu", "cpu_scaling_enabled",
+    "aslr_enabled", "caches", "load_avg", "library_version", "library_build_type",
+    "json_schema_version", "library", "device", "device_description", "cpu_model", "method",
+    "seed", "iterations", "experiments", "interval_ms", "warmup", "stopping_rule", "interleave",
+    "interrupted", "environment", "load_avg_start", "load_avg_end", "load_exceeded_cores",
+    "warnings"};
+
+bool tkb__context_key_taken(const char *key, size_t len) {
+  for (size_t k = 0; k < TKB_ARRAY_LEN(context_keys); k++)
+    if (strlen(context_keys[k]) == len && strncmp(context_keys[k], key, len) == 0) return true;
+  return false;
+}
+
 static void write_context(jw *w, const tkb__report_ctx *ctx, const tkb__run_summary *s) {
   const bool interrupted = s->interrupted;
   const tkb__host_facts *host = &ctx->host;
@@ -63,6 +83,7 @@ static void write_context(jw *w, const tkb__report_ctx *ctx, const tkb__run_summ
   jw_int(w, "num_cpus", host->num_cpus);
   jw_int(w, "mhz_per_cpu", (long long)llround(host->mhz));
   jw_bool(w, "cpu_scaling_enabled", host->cpu_scaling);
+  if (host->aslr >= 0) jw_bool(w, "aslr_enabled", host->aslr == 1); /* unknown: omitted, as Google Benchmark does */
   jw_begin_array(w, "caches", false);
   for (int i = 0; i < host->n_caches; i++) {
     const tkb__cache *c = &host->caches[i];
@@ -99,6 +120,13 @@ static void write_context(jw *w, const tkb__report_ctx *ctx, const tkb__run_summ
   jw_bool(w, "interleave", ctx->interleave);
   jw_bool(w, "interrupted", interrupted);
   write_environment(w, ctx, s);
+  /* --context's pairs, last as Google Benchmark writes its global context */
+  for (size_t k = 0; k < ctx->n_context; k++) {
+    const char *kv = ctx->context[k], *eq = strchr(kv, '=');
+    char key[256];
+    snprintf(key, sizeof key, "%.*s", (int)(eq - kv), kv);
+    jw_string(w, key, eq + 1);
+  }
   jw_end_object(w);
 }
 
@@ -113,13 +141,30 @@ static void write_ids(jw *w, const tkb__result *r, const char *name, const char 
   jw_int(w, "repetitions", repetitions);
 }
 
-/* Google Benchmark's counter names, at a per-call time of `ms`. */
-static void write_counters(jw *w, const tkb__result *r, double ms) {
+/* Google Benchmark's throughput counters at a per-call time of `ms`, then the entry's own
+ * counters and the perf events, each at its value in experiment e (e < 0: values[] holds
+ * them, one per counter, own first). */
+static void write_counters(jw *w, const tkb__result *r, double ms, int e, const double *values) {
   double items, bytes, flops;
   tkb__throughput(r, ms, &items, &bytes, &flops);
   if (items > 0) jw_number(w, "items_per_second", items);
   if (bytes > 0) jw_number(w, "bytes_per_second", bytes);
   if (flops > 0) jw_number(w, "flops_per_second", flops);
+  const int own = r->n_counters, all = own + (r->bd ? r->bd->n_counters : 0);
+  for (int k = 0; k < all; k++) {
+    const tkb_counter *c = k < own ? &r->counters[k] : &r->bd->counters[k - own];
+    jw_number(w, c->name, e >= 0 ? tkb__counter_value(r, c, e) : values[k]);
+  }
+}
+
+/* ns in one of the report's time units. */
+static double unit_ns(const tkb__reporter *rep) {
+  const double u = tkb__unit_ns(rep->ctx->time_unit);
+  return u > 0 ? u : 1;
+}
+
+static const char *unit_name(const tkb__reporter *rep) {
+  return tkb__unit_ns(rep->ctx->time_unit) > 0 ? rep->ctx->time_unit : "ns";
 }
 
 static void write_count(jw *w, const char *key, double v) {
@@ -149,7 +194,8 @@ static void write_tkbench(jw *w, const tkb__result *r, int experiment) {
   const tkb_benchmark_data *bd = r->bd;
   jw_begin_object(w, "tkbench");
   write_identity(w, r);
-  jw_int(w, "experiment", experiment);
+  if (experiment >= 0) jw_int(w, "experiment", experiment);
+  else jw_null(w, "experiment"); /* on an aggregate's row: every experiment */
   jw_number(w, "lower_time_ms", bd->lower_time_ms);
   jw_number(w, "compile_time_ms", bd->compile_time_ms);
   jw_int(w, "iterations", bd->iterations);
@@ -212,7 +258,7 @@ static void write_tkbench(jw *w, const tkb__result *r, int experiment) {
   jw_end_object(w);
 }
 
-static void write_failed(jw *w, const tkb__result *r, int experiments) {
+static void write_failed(jw *w, const tkb__reporter *rep, const tkb__result *r, int experiments) {
   jw_begin_object(w, NULL);
   write_ids(w, r, r->name, "iteration", experiments);
   jw_int(w, "repetition_index", 0);
@@ -224,7 +270,7 @@ static void write_failed(jw *w, const tkb__result *r, int experiments) {
   jw_int(w, "iterations", 0);
   jw_number(w, "real_time", 0);
   jw_number(w, "cpu_time", 0);
-  jw_string(w, "time_unit", "ns");
+  jw_string(w, "time_unit", unit_name(rep));
   jw_string(w, "label", r->op);
   jw_begin_object(w, "tkbench");
   write_identity(w, r);
@@ -234,21 +280,26 @@ static void write_failed(jw *w, const tkb__result *r, int experiments) {
   jw_end_object(w);
 }
 
-static void write_runs(jw *w, const tkb__result *r) {
+/* One row per experiment, then (with 2 or more) the aggregates over them; with
+ * aggregates_only and aggregates to show, the aggregates alone, the median's row
+ * carrying the BenchmarkData. */
+static void write_runs(jw *w, const tkb__reporter *rep, const tkb__result *r) {
   const tkb_benchmark_data *bd = r->bd;
-  int n = bd->experiments;
-  for (int e = 0; e < n; e++) {
-    double ns = bd->experiment_median_ms[e] * 1e6;
+  const int n = bd->experiments;
+  const double per = unit_ns(rep);
+  const char *unit = unit_name(rep);
+  const bool only = rep->aggregates_only && n >= 2;
+  for (int e = 0; e < n && !only; e++) {
     jw_begin_object(w, NULL);
     write_ids(w, r, r->name, "iteration", n);
     jw_int(w, "repetition_index", e);
     jw_int(w, "threads", 1);
     /* the timed calls of this experiment (a batch's calls each count) */
     jw_int(w, "iterations", (long long)bd->experiment_sizes[e] * bd->batch_size);
-    jw_number(w, "real_time", ns);
-    jw_number(w, "cpu_time", bd->experiment_cpu_median_ms[e] * 1e6);
-    jw_string(w, "time_unit", "ns");
-    write_counters(w, r, bd->experiment_median_ms[e]);
+    jw_number(w, "real_time", bd->experiment_median_ms[e] * 1e6 / per);
+    jw_number(w, "cpu_time", bd->experiment_cpu_median_ms[e] * 1e6 / per);
+    jw_string(w, "time_unit", unit);
+    write_counters(w, r, bd->experiment_median_ms[e], e, NULL);
     jw_string(w, "label", r->op);
     write_tkbench(w, r, e);
     jw_end_object(w);
@@ -256,6 +307,16 @@ static void write_runs(jw *w, const tkb__result *r) {
   if (n < 2) return;
   tkb__aggregates g = tkb__aggregate(bd->experiment_median_ms, n);
   tkb__aggregates c = tkb__aggregate(bd->experiment_cpu_median_ms, n);
+  /* each counter's value per experiment, aggregated as the times are */
+  const int n_counters = r->n_counters + bd->n_counters;
+  tkb__aggregates counter[2 * TKB_MAX_COUNTERS];
+  double *v = n_counters ? malloc((size_t)n * sizeof *v) : NULL;
+  for (int k = 0; k < n_counters && k < 2 * TKB_MAX_COUNTERS; k++) {
+    const tkb_counter *ck = k < r->n_counters ? &r->counters[k] : &bd->counters[k - r->n_counters];
+    for (int e = 0; v && e < n; e++) v[e] = tkb__counter_value(r, ck, e);
+    counter[k] = v ? tkb__aggregate(v, n) : (tkb__aggregates){NAN, NAN, NAN, NAN};
+  }
+  free(v);
   const struct {
     const char *name;
     double value, cpu; /* ms, or a fraction for cv */
@@ -265,8 +326,8 @@ static void write_runs(jw *w, const tkb__result *r) {
   for (size_t k = 0; k < TKB_ARRAY_LEN(aggs); k++) {
     char name[512];
     snprintf(name, sizeof name, "%s_%s", r->name, aggs[k].name);
-    double v = aggs[k].time ? aggs[k].value * 1e6 : aggs[k].value;
-    double cpu = aggs[k].time ? aggs[k].cpu * 1e6 : aggs[k].cpu;
+    double v = aggs[k].time ? aggs[k].value * 1e6 / per : aggs[k].value;
+    double cpu = aggs[k].time ? aggs[k].cpu * 1e6 / per : aggs[k].cpu;
     jw_begin_object(w, NULL);
     write_ids(w, r, name, "aggregate", n);
     jw_int(w, "threads", 1);
@@ -275,9 +336,20 @@ static void write_runs(jw *w, const tkb__result *r) {
     jw_int(w, "iterations", n);
     jw_number(w, "real_time", v);
     jw_number(w, "cpu_time", cpu);
-    jw_string(w, "time_unit", "ns");
-    if (k < 2) write_counters(w, r, aggs[k].value);
+    jw_string(w, "time_unit", unit);
+    double values[2 * TKB_MAX_COUNTERS];
+    for (int j = 0; j < n_counters && j < 2 * TKB_MAX_COUNTERS; j++)
+      values[j] = k == 0 ? counter[j].mean : k == 1 ? counter[j].median : k == 2 ? counter[j].stddev
+                                                                                 : counter[j].cv;
+    if (k < 2) {
+      write_counters(w, r, aggs[k].value, -1, values);
+    } else { /* Google Benchmark writes no throughput for a spread, but every counter's */
+      tkb__result none = *r;
+      none.counts = (tkb_counts){0};
+      write_counters(w, &none, aggs[k].value, -1, values);
+    }
     jw_string(w, "label", r->op);
+    if (only && k == 1) write_tkbench(w, r, -1);
     jw_end_object(w);
   }
 }
@@ -300,8 +372,8 @@ static tkb_status begin(tkb__reporter *r) {
 
 static void entry(tkb__reporter *r, const tkb__result *res) {
   entries *e = r->state;
-  if (res->bd) write_runs(&e->w, res);
-  else write_failed(&e->w, res, r->ctx->experiments);
+  if (res->bd) write_runs(&e->w, r, res);
+  else write_failed(&e->w, r, res, r->ctx->experiments);
 }
 
 static tkb_status end(tkb__reporter *r, const tkb__run_summary *s) {

@@ -314,3 +314,71 @@ tkb_status tkb_registry_counts(size_t i, tkb_counts *out) {
   tkb__bound_free(bound, d->fn->n_params);
   return st;
 }
+
+/* The keys a Google Benchmark row has of its own (and tkbench's object): a counter of the
+ * same name would write the key twice. */
+static const char *const row_keys[] = {
+    "name", "family_index", "per_family_instance_index", "run_name", "run_type", "repetitions",
+    "repetition_index", "threads", "aggregate_name", "aggregate_unit", "error_occurred",
+    "error_message", "skipped", "skip_message", "iterations", "real_time", "cpu_time", "time_unit",
+    "label", "items_per_second", "bytes_per_second", "flops_per_second", "cpu_coefficient",
+    "real_coefficient", "big_o", "rms", "allocs_per_iter", "max_bytes_used",
+    "total_allocated_bytes", "net_heap_growth", "tkbench"};
+
+tkb_status tkb__counter_name_check(const char *name, const char *const *earlier, int n_earlier) {
+  const size_t len = name ? strlen(name) : 0;
+  bool bad = len == 0 || len > 63;
+  for (size_t k = 0; k < len && !bad; k++) {
+    const unsigned char c = (unsigned char)name[k];
+    bad = c < 0x20 || c > 0x7e || c == '"' || c == '\\' || c == ',';
+  }
+  if (bad)
+    return tkb_set_error(TKB_ERR_INVALID_ARGUMENT,
+                         "counter name \"%s\" must be 1 to 63 printable ASCII characters without "
+                         "'\"', '\\' or ','", name ? name : "(null)");
+  for (size_t k = 0; k < TKB_ARRAY_LEN(row_keys); k++)
+    if (strcmp(name, row_keys[k]) == 0)
+      return tkb_set_error(TKB_ERR_INVALID_ARGUMENT,
+                           "counter name \"%s\" is a key Google Benchmark's rows have already; "
+                           "choose another", name);
+  for (int k = 0; k < n_earlier; k++)
+    if (strcmp(name, earlier[k]) == 0)
+      return tkb_set_error(TKB_ERR_INVALID_ARGUMENT, "counter name \"%s\" is given twice", name);
+  return TKB_OK;
+}
+
+tkb_status tkb_registry_counters(size_t i, tkb_counter *out, int cap, int *n) {
+  tkb__clear_error();
+  if (!out || !n || cap < 0)
+    return tkb_set_error(TKB_ERR_INVALID_ARGUMENT, "tkb_registry_counters: %s",
+                         !out ? "out is NULL" : !n ? "n is NULL" : "cap is negative");
+  *n = 0;
+  const tkb_value *args;
+  const tkb_kwarg *kwargs;
+  size_t na, nk;
+  tkb_status st = entry_args(i, &args, &na, &kwargs, &nk);
+  if (st) return st;
+  const tkb_benchmark_def *d = tkb_registry_get(i);
+  if (!d->counters) return TKB_OK;
+  tkb_value *bound;
+  st = tkb__bind(d->fn, args, na, kwargs, nk, &bound);
+  if (st) return st;
+  tkb_args a = {.fn = d->fn, .count = d->fn->n_params, .values = bound};
+  int got = 0;
+  st = d->counters(&a, d->mode, out, cap, &got);
+  tkb__bound_free(bound, d->fn->n_params);
+  if (!st && (got < 0 || got > cap))
+    st = tkb_set_error(TKB_ERR_INVALID_ARGUMENT, "%s: its counters function reported %d counters; "
+                       "0 to %d fit", tkb_registry_full_name(i), got, cap);
+  const char *names[TKB_MAX_COUNTERS];
+  for (int k = 0; !st && k < got; k++) {
+    if (tkb__counter_name_check(out[k].name, names, k < TKB_MAX_COUNTERS ? k : TKB_MAX_COUNTERS)) {
+      char msg[512];
+      snprintf(msg, sizeof msg, "%s", tkb_last_error());
+      st = tkb_set_error(TKB_ERR_INVALID_ARGUMENT, "%s: %s", tkb_registry_full_name(i), msg);
+    }
+    if (k < TKB_MAX_COUNTERS) names[k] = out[k].name;
+  }
+  if (!st) *n = got;
+  return st;
+}
