@@ -22,6 +22,9 @@ need_pkg libcjson-dev
 need_pkg opencl-headers
 need_pkg ocl-icd-opencl-dev
 need_pkg pocl-opencl-icd
+# Google Benchmark, to compare with: bench/bench_startup.c and tests/cli/gbench_keys.sh
+# build small programs against it.
+need_pkg libbenchmark-dev
 
 if [ ${#missing[@]} -gt 0 ]; then
   echo "bootstrap: installing ${missing[*]}" >&2

@@ -23,8 +23,10 @@ static bool registered(void) {
 int tkb_main(int argc, char **argv) {
   tkb__prog = basename_of(argc > 0 ? argv[0] : NULL);
   tkb__exe = argc > 0 && argv[0] ? argv[0] : "tkbench";
-  /* the implied command takes the whole command line (argv[0] included) */
-  if (argc < 2 || strncmp(argv[1], "--benchmark_", 12) == 0)
+  /* the implied command takes the whole command line (argv[0] included); Google
+   * Benchmark's flags are --benchmark_* and its log level --v */
+  if (argc < 2 || strncmp(argv[1], "--benchmark_", 12) == 0 || strcmp(argv[1], "--v") == 0 ||
+      strncmp(argv[1], "--v=", 4) == 0)
     return registered() ? tkb__command_find(IMPLIED_COMMAND)->handler(argc, argv) : TKB_EXIT_USAGE;
   const char *cmd = argv[1];
   if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help")) {

@@ -141,19 +141,39 @@ static void write_ids(jw *w, const tkb__result *r, const char *name, const char 
   jw_int(w, "repetitions", repetitions);
 }
 
-/* Google Benchmark's throughput counters at a per-call time of `ms`, then the entry's own
- * counters and the perf events, each at its value in experiment e (e < 0: values[] holds
- * them, one per counter, own first). */
-static void write_counters(jw *w, const tkb__result *r, double ms, int e, const double *values) {
-  double items, bytes, flops;
-  tkb__throughput(r, ms, &items, &bytes, &flops);
-  if (items > 0) jw_number(w, "items_per_second", items);
-  if (bytes > 0) jw_number(w, "bytes_per_second", bytes);
-  if (flops > 0) jw_number(w, "flops_per_second", flops);
-  const int own = r->n_counters, all = own + (r->bd ? r->bd->n_counters : 0);
-  for (int k = 0; k < all; k++) {
-    const tkb_counter *c = k < own ? &r->counters[k] : &r->bd->counters[k - own];
-    jw_number(w, c->name, e >= 0 ? tkb__counter_value(r, c, e) : values[k]);
+/* The row's counters as Google Benchmark writes them, each a key of its own: the
+ * throughputs (where the entry has counts), then the entry's own counters and the perf
+ * events. In experiment e's row, each at its value there. */
+#define THROUGHPUTS 3
+static const char *const throughput_keys[THROUGHPUTS] = {"items_per_second", "bytes_per_second",
+                                                         "flops_per_second"};
+
+static int n_row_counters(const tkb__result *r) {
+  return THROUGHPUTS + r->n_counters + (r->bd ? r->bd->n_counters : 0);
+}
+
+/* Counter k of the row (k < n_row_counters) in experiment e: its key and value; false
+ * when the row has no such counter (a throughput without counts). */
+static bool row_counter(const tkb__result *r, int k, int e, const char **key, double *value) {
+  if (k < THROUGHPUTS) {
+    double t[THROUGHPUTS];
+    tkb__throughput(r, r->bd->experiment_median_ms[e], &t[0], &t[1], &t[2]);
+    *key = throughput_keys[k];
+    *value = t[k];
+    return t[k] > 0;
+  }
+  k -= THROUGHPUTS;
+  const tkb_counter *c = k < r->n_counters ? &r->counters[k] : &r->bd->counters[k - r->n_counters];
+  *key = c->name;
+  *value = tkb__counter_value(r, c, e);
+  return true;
+}
+
+static void write_counters(jw *w, const tkb__result *r, int e) {
+  for (int k = 0; k < n_row_counters(r); k++) {
+    const char *key;
+    double v;
+    if (row_counter(r, k, e, &key, &v)) jw_number(w, key, v);
   }
 }
 
@@ -299,7 +319,7 @@ static void write_runs(jw *w, const tkb__reporter *rep, const tkb__result *r) {
     jw_number(w, "real_time", bd->experiment_median_ms[e] * 1e6 / per);
     jw_number(w, "cpu_time", bd->experiment_cpu_median_ms[e] * 1e6 / per);
     jw_string(w, "time_unit", unit);
-    write_counters(w, r, bd->experiment_median_ms[e], e, NULL);
+    write_counters(w, r, e);
     jw_string(w, "label", r->op);
     write_tkbench(w, r, e);
     jw_end_object(w);
@@ -307,14 +327,16 @@ static void write_runs(jw *w, const tkb__reporter *rep, const tkb__result *r) {
   if (n < 2) return;
   tkb__aggregates g = tkb__aggregate(bd->experiment_median_ms, n);
   tkb__aggregates c = tkb__aggregate(bd->experiment_cpu_median_ms, n);
-  /* each counter's value per experiment, aggregated as the times are */
-  const int n_counters = r->n_counters + bd->n_counters;
-  tkb__aggregates counter[2 * TKB_MAX_COUNTERS];
-  double *v = n_counters ? malloc((size_t)n * sizeof *v) : NULL;
-  for (int k = 0; k < n_counters && k < 2 * TKB_MAX_COUNTERS; k++) {
-    const tkb_counter *ck = k < r->n_counters ? &r->counters[k] : &bd->counters[k - r->n_counters];
-    for (int e = 0; v && e < n; e++) v[e] = tkb__counter_value(r, ck, e);
-    counter[k] = v ? tkb__aggregate(v, n) : (tkb__aggregates){NAN, NAN, NAN, NAN};
+  /* each counter's values over the experiments, aggregated as Google Benchmark does */
+  const int n_counters = n_row_counters(r);
+  tkb__aggregates counter[THROUGHPUTS + 2 * TKB_MAX_COUNTERS];
+  bool has[THROUGHPUTS + 2 * TKB_MAX_COUNTERS];
+  const char *key[THROUGHPUTS + 2 * TKB_MAX_COUNTERS];
+  double *v = malloc((size_t)n * sizeof *v);
+  for (int k = 0; k < n_counters; k++) {
+    has[k] = v != NULL;
+    for (int e = 0; v && e < n; e++) has[k] = row_counter(r, k, e, &key[k], &v[e]) && has[k];
+    if (has[k]) counter[k] = tkb__aggregate(v, n);
   }
   free(v);
   const struct {
@@ -337,17 +359,10 @@ static void write_runs(jw *w, const tkb__reporter *rep, const tkb__result *r) {
     jw_number(w, "real_time", v);
     jw_number(w, "cpu_time", cpu);
     jw_string(w, "time_unit", unit);
-    double values[2 * TKB_MAX_COUNTERS];
-    for (int j = 0; j < n_counters && j < 2 * TKB_MAX_COUNTERS; j++)
-      values[j] = k == 0 ? counter[j].mean : k == 1 ? counter[j].median : k == 2 ? counter[j].stddev
-                                                                                 : counter[j].cv;
-    if (k < 2) {
-      write_counters(w, r, aggs[k].value, -1, values);
-    } else { /* Google Benchmark writes no throughput for a spread, but every counter's */
-      tkb__result none = *r;
-      none.counts = (tkb_counts){0};
-      write_counters(w, &none, aggs[k].value, -1, values);
-    }
+    for (int j = 0; j < n_counters; j++)
+      if (has[j])
+        jw_number(w, key[j], k == 0 ? counter[j].mean : k == 1 ? counter[j].median
+                             : k == 2 ? counter[j].stddev : counter[j].cv);
     jw_string(w, "label", r->op);
     if (only && k == 1) write_tkbench(w, r, -1);
     jw_end_object(w);
