@@ -1,7 +1,7 @@
 /* console.c - the table people read, streamed: a header saying what ran where (and what
  * about the machine makes every number doubtful), then one aligned row per entry as it
- * finishes, with the median's 95% interval beside it and a line of warnings under an
- * entry that has any, then a summary. The warnings about the machine (load, crowded
+ * finishes, with its median CPU time and the median's 95% interval beside it, its
+ * counters, and a line of warnings under an entry that has any, then a summary. The warnings about the machine (load, crowded
  * OpenMP threads) are counted and said once at the end rather than under each entry.
  * Colour only when the reporter's color is set (the CLI decides: a terminal and no
  * NO_COLOR). */
@@ -64,9 +64,9 @@ static int max_i(int a, int b) { return a > b ? a : b; }
 static void titles(const tkb__reporter *r, const tkb__result *res) {
   FILE *f = r->f;
   int w = name_width(r->ctx);
-  fprintf(f, "%s%-*s  %9s  %7s  %9s  %9s  %6s  %9s  %8s  %8s", c(r, BOLD), w, "Benchmark", "Median",
-          "95% CI", "Min", "Max", "SD/Med", "Items/s", "GB/s", "GFLOP/s");
-  int total = w + 2 + 9 + 2 + 7 + 2 + 9 + 2 + 9 + 2 + 6 + 2 + 9 + 2 + 8 + 2 + 8;
+  fprintf(f, "%s%-*s  %9s  %9s  %7s  %9s  %9s  %6s  %9s  %8s  %8s", c(r, BOLD), w, "Benchmark",
+          "Median", "CPU", "95% CI", "Min", "Max", "SD/Med", "Items/s", "GB/s", "GFLOP/s");
+  int total = w + 2 + 9 + 2 + 9 + 2 + 7 + 2 + 9 + 2 + 9 + 2 + 6 + 2 + 9 + 2 + 8 + 2 + 8;
   for (int k = 0; res && k < n_counters(res); k++) {
     const int cw = max_i(COUNTER_COLUMN, (int)strlen(counter(res, k)->name));
     fprintf(f, "  %*s", cw, counter(res, k)->name);
@@ -142,7 +142,10 @@ static void entry(tkb__reporter *r, const tkb__result *res) {
   const tkb_benchmark_data *bd = res->bd;
   tkb__cells cl;
   tkb__format_cells(res, &cl);
+  char cpu[24];
+  tkb__fmt_time(bd->cpu_median_ms, cpu, sizeof cpu);
   if (r->ctx->time_unit) {
+    tkb__fmt_time_in(bd->cpu_median_ms, r->ctx->time_unit, cpu, sizeof cpu);
     tkb__fmt_time_in(bd->median_evaluation_time_ms, r->ctx->time_unit, cl.median, sizeof cl.median);
     tkb__fmt_time_in(bd->min_ms, r->ctx->time_unit, cl.min, sizeof cl.min);
     tkb__fmt_time_in(bd->max_ms, r->ctx->time_unit, cl.max, sizeof cl.max);
@@ -151,7 +154,7 @@ static void entry(tkb__reporter *r, const tkb__result *res) {
   bool noisy = bd->stddev_over_median > NOISY_STDDEV_OVER_MEDIAN;
   const bool wide = !bd->converged || !(tkb__ci_halfwidth(bd) <= 0.05);
   name_cell(f, res->name, w);
-  fprintf(f, "  %9s  %s%7s%s  %9s  %9s  %s%6s%s  %9s  %8s  %8s", cl.median, wide ? c(r, YELLOW) : "",
+  fprintf(f, "  %9s  %9s  %s%7s%s  %9s  %9s  %s%6s%s  %9s  %8s  %8s", cl.median, cpu, wide ? c(r, YELLOW) : "",
           cl.ci, wide ? c(r, RESET) : "", cl.min, cl.max, noisy ? c(r, YELLOW) : "", cl.spread,
           noisy ? c(r, RESET) : "", cl.items, cl.gbs, cl.gflops);
   for (int k = 0; k < n_counters(res); k++) { /* columns, or name=value as Google Benchmark */

@@ -1,7 +1,9 @@
 /*
  * keys_plugin.c - tkbench entries whose JSON rows are of every kind gbench_keys.sh
  * compares with Google Benchmark's: keys_ok (iterations and aggregates, throughputs and
- * a counter "widgets", as keys.cc's) and keys_fail (a failed entry). Loaded with --load.
+ * a counter "widgets", as keys.cc's), keys_fail (a call that fails) and keys_skip (a
+ * setup the device cannot do: skipped where tkbench skips such entries, else failed).
+ * Loaded with --load.
  */
 #include <tkbench.h>
 
@@ -26,6 +28,12 @@ static tkb_status infer(const tkb_args *a, tkb_shapes *shapes) {
   return TKB_OK;
 }
 
+static tkb_status unsupported(const tkb_args *a, tkb_shapes *shapes) {
+  (void)a;
+  (void)shapes;
+  return tkb_set_error(TKB_ERR_UNSUPPORTED, "keys_skip: not on this device, on purpose");
+}
+
 static tkb_status counts(const tkb_args *a, tkb_mode mode, tkb_counts *out) {
   (void)a;
   (void)mode;
@@ -47,6 +55,8 @@ static const tkb_fn ok_fn = {.name = "keys_ok", .params = params, .n_params = 1,
                              .forward = ok_forward};
 static const tkb_fn fail_fn = {.name = "keys_fail", .params = params, .n_params = 1,
                                .infer = infer, .forward = fail_forward};
+static const tkb_fn skip_fn = {.name = "keys_skip", .params = params, .n_params = 1,
+                               .infer = unsupported, .forward = ok_forward};
 static const tkb_spec x = TKB_SPEC_INIT(TKB_FLOAT32, 16);
 static tkb_value args[1];
 
@@ -59,5 +69,8 @@ tkb_status tkb_plugin_init(void) {
   d.name = "keys_fail";
   d.fn = &fail_fn;
   d.counters = NULL;
+  if (!st) st = tkb_register_benchmark(&d);
+  d.name = "keys_skip";
+  d.fn = &skip_fn;
   return st ? st : tkb_register_benchmark(&d);
 }
