@@ -30,7 +30,8 @@ if [ ! -f "$COMPARE" ] || [ -z "$PY" ]; then
 fi
 
 # two entries, 3 experiments of 3 calls: enough for compare.py's U test, and quick
-ENTRIES='^cpu_96x96x64_forward_(cpu|reference)$'
+ENTRIES='^cpu_96x96x(64|128)_forward_cpu$'
+A=cpu_96x96x64_forward_cpu B=cpu_96x96x128_forward_cpu
 RUN=(--benchmark_repetitions=3 --benchmark_min_time=3x)
 
 # compare MODE... : compare.py exits 0 and prints both entries' comparison; with -a, the
@@ -69,24 +70,22 @@ PY
 $(head -40 "$CAP/cmp")"; fi
 }
 
-# benchmarks: two JSON files written by tkbench
+# Each mode with and without -a on two JSON files of tkbench runs, and once more with
+# compare.py running tkbench itself (twice: with Google Benchmark's flags and its filter).
 expect 0 "" "$TKBENCH" run --filter "$ENTRIES" "${RUN[@]}" --quiet --out "$TMP/base.json"
 expect 0 "" "$TKBENCH" run --filter "$ENTRIES" "${RUN[@]}" --quiet --out "$TMP/new.json"
 compare benchmarks "$TMP/base.json" "$TMP/new.json"
 compare -a benchmarks "$TMP/base.json" "$TMP/new.json"
-# benchmarks: compare.py runs tkbench itself, twice, with Google Benchmark's flags
-compare benchmarks "$TKBENCH" "$TKBENCH" --benchmark_filter="$ENTRIES" "${RUN[@]}"
 compare -a benchmarks "$TKBENCH" "$TKBENCH" --benchmark_filter="$ENTRIES" "${RUN[@]}"
-# filters: one program, two filters (the reference against the cpu implementation). As with
-# Google Benchmark, a filter must match the aggregates' names too ("..._mean"): no '$'.
-compare filters "$TKBENCH" 'cpu_96x96x64_forward_reference' 'cpu_96x96x64_forward_cpu' "${RUN[@]}"
-compare -a filters "$TKBENCH" 'cpu_96x96x64_forward_reference' 'cpu_96x96x64_forward_cpu' "${RUN[@]}"
-compare filters "$TMP/base.json" 'cpu_96x96x64_forward_reference' 'cpu_96x96x64_forward_cpu'
-# benchmarksfiltered: each program with its own filter
-compare benchmarksfiltered "$TKBENCH" 'cpu_96x96x64_forward_reference' "$TKBENCH" \
-  'cpu_96x96x64_forward_cpu' "${RUN[@]}"
-compare -a benchmarksfiltered "$TKBENCH" 'cpu_96x96x64_forward_reference' "$TKBENCH" \
-  'cpu_96x96x64_forward_cpu' "${RUN[@]}"
+# filters: one program, two filters. As with Google Benchmark, a filter must match the
+# aggregates' names too ("..._mean"): no '$'.
+compare filters "$TMP/base.json" "$A" "$B"
+compare -a filters "$TMP/base.json" "$A" "$B"
+compare filters "$TKBENCH" "$A" "$B" "${RUN[@]}"
+# benchmarksfiltered: each input with its own filter
+compare benchmarksfiltered "$TMP/base.json" "$A" "$TMP/new.json" "$B"
+compare -a benchmarksfiltered "$TMP/base.json" "$A" "$TMP/new.json" "$B"
+compare -a benchmarksfiltered "$TKBENCH" "$A" "$TKBENCH" "$B" "${RUN[@]}"
 # the CPU column is the CPU time: its own numbers, not a copy of the times
 python3 - "$TMP/base.json" <<'PY' && pass || fail "cpu_time copies real_time in $TMP/base.json"
 import json, sys
