@@ -79,12 +79,21 @@ static const tkb__flag list_flags[] = {
 
 extern const tkb__command tkb__command_list;
 
-/* A line under construction: cells copied and padded by hand, since printf's parsing
- * and padding of five cells was most of listing thousands of entries. */
+/* Rows under construction: cells copied and padded by hand, since printf's parsing and
+ * padding of five cells was most of listing thousands of entries, and written out 64 KiB
+ * at a time rather than a stdio buffer's 4 KiB. */
 typedef struct line {
-  char text[1024];
+  char text[64 * 1024];
   size_t len;
 } line;
+
+/* A row is at most this long: a longer name or tags are cut. */
+#define MAX_ROW 2048
+
+static void flush(line *l) {
+  fwrite(l->text, 1, l->len, stdout);
+  l->len = 0;
+}
 
 /* Appends s (n bytes) padded with spaces to width w (not cut when longer). */
 static void cell_n(line *l, const char *s, size_t n, int w) {
@@ -124,27 +133,40 @@ static void print_table(const size_t *idx, size_t n, bool verbose) {
   }
   if (wn > MAX_NAME_COLUMN) wn = MAX_NAME_COLUMN;
   printf("%-*s  %-*s  %-*s  %-*s  %s\n", wn, "Name", wo, "Op", wi, "Impl", wm, "Mode", "Tags");
+  line *rows = malloc(sizeof *rows);
+  if (!rows) {
+    free(name_len);
+    fprintf(stderr, "%s %s: out of memory\n", tkb__prog, CMD);
+    return;
+  }
+  rows->len = 0;
   for (size_t k = 0; k < n; k++) {
     const tkb_benchmark_def *d = tkb_registry_get(idx[k]);
     const char *name = tkb_registry_full_name(idx[k]);
     const size_t ln = name_len ? (size_t)name_len[k] : strlen(name);
-    line l = {.len = 0};
+    if (rows->len > sizeof rows->text - MAX_ROW) flush(rows);
+    const size_t row = rows->len;
     if ((int)ln > wn) {
-      cell_n(&l, name, ln, 0);
-      l.text[l.len++] = '\n';
-      cell(&l, "", wn);
+      cell_n(rows, name, ln, 0);
+      rows->text[rows->len++] = '\n';
+      cell(rows, "", wn);
     } else {
-      cell_n(&l, name, ln, wn);
+      cell_n(rows, name, ln, wn);
     }
-    cell(&l, "  ", 0);
-    cell_n(&l, d->op, (size_t)len_of(d->op, &last[0], &len[0]), wo + 2);
-    cell_n(&l, d->impl_name, (size_t)len_of(d->impl_name, &last[1], &len[1]), wi + 2);
-    cell_n(&l, tkb_mode_name(d->mode), (size_t)len_of(tkb_mode_name(d->mode), &last[2], &len[2]), wm + 2);
-    cell(&l, *d->tags ? d->tags : "-", 0);
-    l.text[l.len++] = '\n';
-    fwrite(l.text, 1, l.len, stdout);
-    if (verbose) details(idx[k]);
+    cell(rows, "  ", 0);
+    cell_n(rows, d->op, (size_t)len_of(d->op, &last[0], &len[0]), wo + 2);
+    cell_n(rows, d->impl_name, (size_t)len_of(d->impl_name, &last[1], &len[1]), wi + 2);
+    cell_n(rows, tkb_mode_name(d->mode), (size_t)len_of(tkb_mode_name(d->mode), &last[2], &len[2]), wm + 2);
+    cell(rows, *d->tags ? d->tags : "-", 0);
+    if (rows->len > row + MAX_ROW - 1) rows->len = row + MAX_ROW - 1;
+    rows->text[rows->len++] = '\n';
+    if (verbose) {
+      flush(rows);
+      details(idx[k]);
+    }
   }
+  flush(rows);
+  free(rows);
   free(name_len);
   if (n == tkb_registry_count()) printf("\n%zu entr%s\n", n, n == 1 ? "y" : "ies");
   else printf("\n%zu of %zu entries\n", n, tkb_registry_count());

@@ -55,10 +55,15 @@ static char *chunk_alloc(size_t n) {
 /*
  * The full names, hashed: registration checks a new name against every registered one,
  * and a scan per registration would make every start quadratic in the entries. Open
- * addressing with linear probing; slot value 0 is empty, else entry index + 1. The table
- * doubles before its load passes 1/2, so a probe sequence stays short.
+ * addressing with linear probing; a slot holds the entry's index + 1 (0: empty) and the
+ * upper half of its hash, so a probe touches an entry only when that half matches. The
+ * table doubles before its load passes 1/2, so a probe sequence stays short.
  */
-static size_t *slots;
+typedef struct slot {
+  uint32_t index; /* entry index + 1; 0: empty */
+  uint32_t tag;   /* hash >> 32 */
+} slot;
+static slot *slots;
 static size_t n_slots; /* a power of two, or 0 */
 
 /* A multiply-xorshift over 8 bytes at a time (names run to a hundred characters, and a
@@ -78,13 +83,13 @@ static uint64_t hash_name(const char *s, size_t n) {
 }
 
 /* The slot holding `full` (hash h), or the empty slot where it would go. Lock held. */
-static size_t *probe(const char *full, uint64_t h) {
+static slot *probe(const char *full, uint64_t h) {
   const size_t mask = n_slots - 1;
+  const uint32_t tag = (uint32_t)(h >> 32);
   for (size_t i = (size_t)h & mask;; i = (i + 1) & mask) {
-    size_t *s = &slots[i];
-    if (*s == 0) return s;
-    const entry *e = at_index(*s - 1);
-    if (e->hash == h && strcmp(e->full, full) == 0) return s;
+    slot *s = &slots[i];
+    if (s->index == 0) return s;
+    if (s->tag == tag && strcmp(at_index(s->index - 1)->full, full) == 0) return s;
   }
 }
 
@@ -97,12 +102,15 @@ static bool grow(void) {
   }
   if (n_slots && 2 * (n_entries + 1) <= n_slots) return true;
   size_t n = n_slots ? 2 * n_slots : 1024;
-  size_t *t = calloc(n, sizeof *t);
+  slot *t = calloc(n, sizeof *t);
   if (!t) return false;
   free(slots);
   slots = t;
   n_slots = n;
-  for (size_t i = 0; i < n_entries; i++) *probe(at_index(i)->full, at_index(i)->hash) = i + 1;
+  for (size_t i = 0; i < n_entries; i++) {
+    const entry *e = at_index(i);
+    *probe(e->full, e->hash) = (slot){.index = (uint32_t)(i + 1), .tag = (uint32_t)(e->hash >> 32)};
+  }
   return true;
 }
 
@@ -196,9 +204,9 @@ tkb_status tkb_register_benchmark(const tkb_benchmark_def *def) {
   *at++ = '_';
   put(&at, def->impl_name, li);
   e.hash = hash_name(e.full, full_len);
-  size_t *slot = probe(e.full, e.hash);
+  slot *at_slot = probe(e.full, e.hash);
   tkb_status st = TKB_OK;
-  if (*slot) {
+  if (at_slot->index) {
     st = tkb_set_error(TKB_ERR_DUPLICATE_ARGUMENT, "benchmark \"%s\" is already registered", e.full);
     chunks->used -= size; /* the last allocation, and the lock is still held */
   } else {
@@ -210,7 +218,7 @@ tkb_status tkb_register_benchmark(const tkb_benchmark_def *def) {
     e.def.tags = copy[3];
     e.def.device_kind = copy[4];
     *at_index(n_entries) = e;
-    *slot = n_entries + 1;
+    *at_slot = (slot){.index = (uint32_t)(n_entries + 1), .tag = (uint32_t)(e.hash >> 32)};
     __atomic_store_n(&n_entries, n_entries + 1, __ATOMIC_RELEASE); /* readers take no lock */
   }
   pthread_mutex_unlock(&lock);
@@ -223,8 +231,8 @@ tkb_status tkb_registry_find(const char *full_name, size_t *index) {
     return tkb_set_error(TKB_ERR_INVALID_ARGUMENT, "tkb_registry_find: %s is NULL",
                          !full_name ? "full_name" : "index");
   pthread_mutex_lock(&lock);
-  const size_t *slot = n_slots ? probe(full_name, hash_name(full_name, strlen(full_name))) : NULL;
-  const size_t found = slot ? *slot : 0;
+  const slot *s = n_slots ? probe(full_name, hash_name(full_name, strlen(full_name))) : NULL;
+  const size_t found = s ? s->index : 0;
   pthread_mutex_unlock(&lock);
   if (!found)
     return tkb_set_error(TKB_ERR_NOT_FOUND, "no benchmark entry is named \"%s\"", full_name);
