@@ -209,6 +209,12 @@ static void write_identity(jw *w, const tkb__result *r) {
   jw_end_array(w);
 }
 
+/* Experiment e's median CPU time per call: data made without CPU times (read back from
+ * an older file) repeat the method's time, so compare.py still finds a number. */
+static double cpu_median(const tkb_benchmark_data *bd, int e) {
+  return bd->experiment_cpu_median_ms ? bd->experiment_cpu_median_ms[e] : bd->experiment_median_ms[e];
+}
+
 /* The whole BenchmarkData with its statistics. */
 static void write_tkbench(jw *w, const tkb__result *r, int experiment) {
   const tkb_benchmark_data *bd = r->bd;
@@ -224,7 +230,7 @@ static void write_tkbench(jw *w, const tkb__result *r, int experiment) {
   for (int i = 0; i < bd->n_evaluation_times; i++) jw_number(w, NULL, bd->evaluation_times_ms[i]);
   jw_end_array(w);
   jw_begin_array(w, "cpu_times_ms", true);
-  for (int i = 0; i < bd->n_evaluation_times; i++) jw_number(w, NULL, bd->cpu_times_ms[i]);
+  for (int i = 0; bd->cpu_times_ms && i < bd->n_evaluation_times; i++) jw_number(w, NULL, bd->cpu_times_ms[i]);
   jw_end_array(w);
   jw_number(w, "median_evaluation_time_ms", bd->median_evaluation_time_ms);
   jw_number(w, "peak_memory_mb", bd->peak_memory_mb);
@@ -264,7 +270,7 @@ static void write_tkbench(jw *w, const tkb__result *r, int experiment) {
   jw_number(w, "cpu_max_ms", bd->cpu_max_ms);
   jw_number(w, "cpu_stddev_ms", bd->cpu_stddev_ms);
   jw_begin_array(w, "experiment_cpu_median_ms", true);
-  for (int e = 0; e < bd->experiments; e++) jw_number(w, NULL, bd->experiment_cpu_median_ms[e]);
+  for (int e = 0; e < bd->experiments; e++) jw_number(w, NULL, cpu_median(bd, e));
   jw_end_array(w);
   jw_end_object(w);
   jw_begin_array(w, "warnings", false);
@@ -317,7 +323,7 @@ static void write_runs(jw *w, const tkb__reporter *rep, const tkb__result *r) {
     /* the timed calls of this experiment (a batch's calls each count) */
     jw_int(w, "iterations", (long long)bd->experiment_sizes[e] * bd->batch_size);
     jw_number(w, "real_time", bd->experiment_median_ms[e] * 1e6 / per);
-    jw_number(w, "cpu_time", bd->experiment_cpu_median_ms[e] * 1e6 / per);
+    jw_number(w, "cpu_time", cpu_median(bd, e) * 1e6 / per);
     jw_string(w, "time_unit", unit);
     write_counters(w, r, e);
     jw_string(w, "label", r->op);
@@ -326,7 +332,8 @@ static void write_runs(jw *w, const tkb__reporter *rep, const tkb__result *r) {
   }
   if (n < 2) return;
   tkb__aggregates g = tkb__aggregate(bd->experiment_median_ms, n);
-  tkb__aggregates c = tkb__aggregate(bd->experiment_cpu_median_ms, n);
+  tkb__aggregates c = tkb__aggregate(bd->experiment_cpu_median_ms ? bd->experiment_cpu_median_ms
+                                                                   : bd->experiment_median_ms, n);
   /* each counter's values over the experiments, aggregated as Google Benchmark does */
   const int n_counters = n_row_counters(r);
   tkb__aggregates counter[THROUGHPUTS + 2 * TKB_MAX_COUNTERS];
