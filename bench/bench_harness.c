@@ -7,6 +7,13 @@
  *  2. Accuracy: a busy loop whose duration is measured independently (many back-to-
  *     back repetitions, total time / count), against tkb_benchmark's median for it.
  *     Target: within 1%.
+ *  3. CPU time beside wall time: what one read of each CPU clock costs (the thread's,
+ *     the process's with one thread and with the OpenMP threads started, getrusage),
+ *     against the wall clock pair, for the choice of the clock each timed call reads;
+ *     the CPU floor tkb_benchmark subtracts (the CPU time of an empty sample) and the CPU
+ *     time it then reports for the empty function (target: under one clock pair), and
+ *     its CPU median of the busy loop against the loop's CPU time measured
+ *     independently (20 back-to-back runs, process CPU time / count). Target: within 1%.
  * Machines here are shared and noisy: every figure is a median of rounds, and the
  * baseline and the harness alternate within each round.
  *
@@ -14,8 +21,10 @@
  */
 #include "tkbench.h"
 
+#include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <time.h>
 
 static int64_t now_ns(void) {
@@ -51,6 +60,35 @@ static double clock_pair_ns(void) {
   return median(block, BLOCKS);
 }
 
+/* ---- the clocks a timed call could read for its CPU time ---- */
+
+static int64_t read_clock(clockid_t id) {
+  struct timespec ts;
+  clock_gettime(id, &ts);
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+static int64_t thread_cpu(void) { return read_clock(CLOCK_THREAD_CPUTIME_ID); }
+static int64_t process_cpu(void) { return read_clock(CLOCK_PROCESS_CPUTIME_ID); }
+static int64_t rusage_self(void) {
+  struct rusage ru;
+  getrusage(RUSAGE_SELF, &ru);
+  return (int64_t)ru.ru_utime.tv_sec * 1000000000 + (int64_t)ru.ru_utime.tv_usec * 1000;
+}
+
+/* Cost of one read: the median over blocks of back-to-back reads. */
+static double read_ns(int64_t (*clock)(void)) {
+  enum { BLOCKS = 51, READS = 200 };
+  double block[BLOCKS];
+  volatile int64_t sink = 0;
+  for (int b = 0; b < BLOCKS; b++) {
+    int64_t t0 = now_ns();
+    for (int i = 0; i < READS; i++) sink += clock();
+    block[b] = (double)(now_ns() - t0) / READS;
+  }
+  (void)sink;
+  return median(block, BLOCKS);
+}
+
 /* ---- the two functions under test ---- */
 
 static const tkb_param one_array[] = {{.name = "x", .kind = TKB_KIND_ARRAY}};
@@ -81,7 +119,9 @@ static tkb_status busy_forward(const tkb_args *a, void *st, tkb_array *const *ou
   return TKB_OK;
 }
 
-static double harness_median_ms(const tkb_fn *fn, int iterations) {
+/* tkb_benchmark's median (wall) of fn; *cpu its CPU median, *cpu_floor_ns the CPU floor
+ * it subtracted (either may be NULL). */
+static double harness_median_ms(const tkb_fn *fn, int iterations, double *cpu, double *cpu_floor_ns) {
   tkb_value args[] = {TKB_ABSTRACT(TKB_SPEC(TKB_FLOAT32, 4))};
   tkb_std_fn *f;
   tkb_arrays *sa;
@@ -93,6 +133,8 @@ static double harness_median_ms(const tkb_fn *fn, int iterations) {
     exit(1);
   }
   double m = bd->median_evaluation_time_ms;
+  if (cpu) *cpu = bd->cpu_median_ms;
+  if (cpu_floor_ns) *cpu_floor_ns = atof(tkb_benchmark_data_meta(bd, "cpu_floor_ns"));
   tkb_benchmark_data_free(bd);
   tkb_std_fn_free(f);
   tkb_arrays_free(sa);
@@ -109,20 +151,39 @@ int main(int argc, char **argv) {
                   .forward = empty_forward};
   tkb_fn busy = {.name = "busy", .params = one_array, .n_params = 1, .infer = infer_same,
                  .forward = busy_forward};
-  double *pair = malloc(sizeof(double) * (size_t)rounds);
-  double *floor_ns = malloc(sizeof(double) * (size_t)rounds);
-  double *direct = malloc(sizeof(double) * (size_t)rounds);
-  double *measured = malloc(sizeof(double) * (size_t)rounds);
+  enum { SERIES = 11 };
+  double *x[SERIES];
+  for (int k = 0; k < SERIES; k++) x[k] = malloc(sizeof(double) * (size_t)rounds);
+  double *pair = x[0], *floor_ns = x[1], *direct = x[2], *measured = x[3], *empty_cpu = x[4],
+         *cpu_floor = x[5], *busy_cpu = x[6], *thread_read = x[7], *process_read = x[8],
+         *rusage_read = x[9], *direct_cpu = x[10];
   for (int r = 0; r < rounds; r++) {
     pair[r] = clock_pair_ns();
-    floor_ns[r] = harness_median_ms(&empty, 20001) * 1e6;
+    floor_ns[r] = harness_median_ms(&empty, 20001, &empty_cpu[r], &cpu_floor[r]) * 1e6;
+    empty_cpu[r] *= 1e6;
     /* independent duration of the busy loop: 20 back-to-back runs, total / count */
     busy_loop();
     int64_t t0 = now_ns();
     for (int i = 0; i < 20; i++) busy_loop();
     direct[r] = (double)(now_ns() - t0) / 20 / 1e6;
-    measured[r] = harness_median_ms(&busy, 21);
+    t0 = process_cpu();
+    for (int i = 0; i < 20; i++) busy_loop();
+    direct_cpu[r] = (double)(process_cpu() - t0) / 20 / 1e6;
+    measured[r] = harness_median_ms(&busy, 21, &busy_cpu[r], NULL);
+    thread_read[r] = read_ns(thread_cpu);
+    process_read[r] = read_ns(process_cpu);
+    rusage_read[r] = read_ns(rusage_self);
   }
+  /* the process clock sums over the process's threads: again with the OpenMP ones alive */
+  const double process_1 = median(process_read, rounds);
+  int threads = 0;
+#pragma omp parallel
+  {
+#pragma omp atomic
+    threads++;
+  }
+  double *process_omp = malloc(sizeof(double) * (size_t)rounds);
+  for (int r = 0; r < rounds; r++) process_omp[r] = read_ns(process_cpu);
   double p = median(pair, rounds), fl = median(floor_ns, rounds);
   double d = median(direct, rounds), m = median(measured, rounds);
   double ratio = fl / p, err = (m - d) / d;
@@ -133,9 +194,23 @@ int main(int argc, char **argv) {
   printf("busy loop, tkb_benchmark    %8.4f ms\n", m);
   printf("accuracy                    %+8.2f %%   target within 1%%  %s\n", 100 * err,
          err <= 0.01 && err >= -0.01 ? "PASS" : "FAIL");
-  free(pair);
-  free(floor_ns);
-  free(direct);
-  free(measured);
+  printf("\nCPU clocks, one read (the wall pair: %.1f ns)\n", p);
+  printf("  CLOCK_THREAD_CPUTIME_ID             %8.1f ns  %6.2f pairs\n", median(thread_read, rounds),
+         median(thread_read, rounds) / p);
+  printf("  CLOCK_PROCESS_CPUTIME_ID, 1 thread  %8.1f ns  %6.2f pairs\n", process_1, process_1 / p);
+  printf("  CLOCK_PROCESS_CPUTIME_ID, %2d threads %7.1f ns  %6.2f pairs\n", threads,
+         median(process_omp, rounds), median(process_omp, rounds) / p);
+  printf("  getrusage(RUSAGE_SELF) (1 us steps)  %7.1f ns  %6.2f pairs\n", median(rusage_read, rounds),
+         median(rusage_read, rounds) / p);
+  const double cf = median(cpu_floor, rounds), ec = median(empty_cpu, rounds);
+  const double dc = median(direct_cpu, rounds), bc = median(busy_cpu, rounds), cerr = (bc - dc) / dc;
+  printf("CPU floor subtracted (CPU time of an empty sample)  %8.1f ns\n", cf);
+  printf("empty function, reported CPU time   %8.1f ns  %6.2f pairs   target < 1   %s\n", ec, ec / p,
+         ec < p ? "PASS" : "FAIL");
+  printf("busy loop, CPU: independent %.4f ms, tkb_benchmark %.4f ms: %+.2f %%   target within 1%%  %s\n",
+         dc, bc, 100 * cerr,
+         cerr <= 0.01 && cerr >= -0.01 ? "PASS" : "FAIL");
+  for (int k = 0; k < SERIES; k++) free(x[k]);
+  free(process_omp);
   return 0;
 }

@@ -58,6 +58,21 @@ static tkb_status saxpy_counts(const tkb_args *a, tkb_mode mode, tkb_counts *out
   return st;
 }
 
+/* Counters of its own, reported beside the times as Google Benchmark reports user
+ * counters (a JSON key each; name=value in the table, or columns with
+ * --benchmark_counters_tabular): calls per second, and one vector's size in binary units.
+ * Values are per call; the flags say how to show them. */
+static tkb_status saxpy_counters(const tkb_args *a, tkb_mode mode, tkb_counter *out, int cap, int *n) {
+  (void)mode;
+  (void)cap; /* TKB_MAX_COUNTERS */
+  int64_t len;
+  tkb_status st = tkb_spec_numel(tkb_args_spec(a, "x"), &len);
+  out[0] = (tkb_counter){.name = "calls", .value = 1, .flags = TKB_COUNTER_RATE};
+  out[1] = (tkb_counter){.name = "vector_bytes", .value = 4.0 * (double)len, .flags = TKB_COUNTER_BASE_1024};
+  *n = 2;
+  return st;
+}
+
 /* Abstract arguments (shape and dtype only): tkbench fills them from its seeded RNG. */
 static const tkb_spec small = TKB_SPEC_INIT(TKB_FLOAT32, 4096);
 static const tkb_spec large = TKB_SPEC_INIT(TKB_FLOAT32, 65536);
@@ -68,7 +83,8 @@ static tkb_status register_saxpy(void) {
   large_args[0] = large_args[1] = TKB_ABSTRACT(large);
   tkb_benchmark_def def = {.op = "saxpy", .name = "saxpy_4k", .impl_name = "c", .fn = &saxpy,
                            .args = small_args, .n_args = 2, .mode = TKB_MODE_FORWARD,
-                           .counts = saxpy_counts, .tags = "example", .device_kind = "cpu"};
+                           .counts = saxpy_counts, .counters = saxpy_counters, .tags = "example",
+                           .device_kind = "cpu"};
   tkb_status st = tkb_register_benchmark(&def); /* entry "saxpy_4k_forward_c" */
   if (st) return st;
   def.name = "saxpy_64k";

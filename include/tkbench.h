@@ -689,6 +689,21 @@ typedef struct tkb_bench_opts {
                                 An unknown rule is TKB_ERR_NOT_FOUND listing the rules; an
                                 unknown parameter or a value out of its range is
                                 TKB_ERR_INVALID_ARGUMENT naming it */
+  double min_warmup_ms;      /* untimed calls for at least this long before the first
+                                timed call, besides warmup_once's (Google Benchmark's
+                                min_warmup_time); 0: none. Must be finite and >= 0 */
+  const char *perf_counters; /* perf events counted over the timed calls, comma-separated
+                                names (case-insensitive; '_' or '-'): CYCLES, INSTRUCTIONS,
+                                BRANCHES, BRANCH-MISSES, CACHE-REFERENCES, CACHE-MISSES,
+                                REF-CYCLES, BUS-CYCLES, STALLED-CYCLES-FRONTEND,
+                                STALLED-CYCLES-BACKEND (the CPU's), TASK-CLOCK, PAGE-FAULTS,
+                                MINOR-FAULTS, MAJOR-FAULTS, CONTEXT-SWITCHES, CPU-MIGRATIONS
+                                (the kernel's). Every thread of the process is counted, in
+                                user space; each becomes one of the data's counters, per
+                                call. NULL or "": none. TKB_ERR_NOT_FOUND for an unknown name
+                                (listing the known); TKB_ERR_UNSUPPORTED when the events
+                                cannot be opened here, saying why (perf_event_paranoid, no
+                                counters in a virtual machine, no perf_event_open) */
 } tkb_bench_opts;
 
 #define TKB_BENCH_OPTS_DEFAULT ((tkb_bench_opts){.iterations = 5, .experiments = 1})
@@ -698,6 +713,40 @@ typedef struct tkb_meta {
   const char *key;
   const char *value;
 } tkb_meta;
+
+/**
+ * A named number reported beside an entry's times, as Google Benchmark reports its user
+ * counters: a key of its own in each JSON row, and in the console table either
+ * name=value after the row or (--benchmark_counters_tabular) a column. `flags` says how
+ * the value becomes what is shown, as Google Benchmark's Counter::Flags do; the bits have
+ * its values.
+ */
+typedef struct tkb_counter {
+  const char *name;  /* 1 to 63 printable ASCII characters, none of '"', '\\' or ','; not a
+                        key Google Benchmark's rows have ("name", "real_time", ...) */
+  double value;      /* per call, before flags */
+  unsigned flags;    /* TKB_COUNTER_* */
+} tkb_counter;
+
+#define TKB_COUNTER_DEFAULT 0u
+/* value / the call's time in seconds: a rate per second (Google Benchmark's kIsRate on a
+ * per-iteration count, i.e. kIsIterationInvariantRate). The time is the method's median
+ * of the experiment. */
+#define TKB_COUNTER_RATE 1u
+/* value / the OpenMP threads the cpu ops ran on (kAvgThreads): per thread */
+#define TKB_COUNTER_AVG_THREADS 2u
+/* value x the experiment's timed calls: a total over them (kIsIterationInvariant) */
+#define TKB_COUNTER_ITERATION_INVARIANT 4u
+/* value / the experiment's timed calls (kAvgIterations): for a value counted over all of
+ * them. A per-call value needs no flag: it is already the average */
+#define TKB_COUNTER_AVG_ITERATIONS 8u
+/* 1 / the result of the flags above (kInvert): e.g. with RATE, seconds per unit */
+#define TKB_COUNTER_INVERT 16u
+/* the console shows it with binary prefixes (Ki, Mi, ...: Counter::kIs1024) */
+#define TKB_COUNTER_BASE_1024 256u
+
+/** The most counters an entry reports (its callback's and perf_counters' together). */
+#define TKB_MAX_COUNTERS 16
 
 /** One reason to doubt a result: what was seen, and what would help. */
 typedef struct tkb_warning {
@@ -770,6 +819,18 @@ typedef struct tkb_benchmark_data {
                                     method reads a device timer */
   tkb_warning *warnings;         /* each a reason to doubt these numbers (n_warnings) */
   int n_warnings;
+  /* CPU time beside the method's time, from the same timed calls: the process's CPU time
+   * (every thread: the cpu ops run OpenMP threads, which the calling thread's CPU time
+   * would miss) read just outside the method's two clock reads, less the CPU time of
+   * the reads themselves (metadata "cpu_floor_ns"), per call like evaluation_times_ms.
+   * For the cpu_time method these equal evaluation_times_ms. */
+  double *cpu_times_ms;          /* n_evaluation_times of them */
+  double cpu_median_ms, cpu_mean_ms, cpu_min_ms, cpu_max_ms, cpu_stddev_ms;
+  double *experiment_cpu_median_ms; /* one per experiment */
+  /* perf_counters' events, per call: the mean over the timed calls (a batch's calls each
+   * count); names as given. NULL when none were asked for. */
+  tkb_counter *counters;
+  int n_counters;
 } tkb_benchmark_data;
 
 /**
@@ -836,6 +897,15 @@ typedef struct tkb_counts {
 typedef tkb_status (*tkb_counts_fn)(const tkb_args *a, tkb_mode mode, tkb_counts *out);
 
 /**
+ * An entry's own counters (Google Benchmark's user counters) for one call of a bound
+ * (possibly abstract) call in a mode: writes at most `cap` (TKB_MAX_COUNTERS) into out
+ * and their number into *n. Names must stay valid until the registry is cleared (static
+ * strings are typical). A status other than TKB_OK fails the entry with its message.
+ */
+typedef tkb_status (*tkb_counters_fn)(const tkb_args *a, tkb_mode mode, tkb_counter *out,
+                                      int cap, int *n);
+
+/**
  * Builds the arguments of an entry lazily (Tokamax's kwargs factory): sets *args and *kwargs
  * to arrays that stay valid until the next call for the same entry (static storage or
  * memory owned by `user`). Used when the registration does not give args/kwargs.
@@ -864,6 +934,7 @@ typedef struct tkb_benchmark_def {
   tkb_counts_fn counts;    /* optional */
   const char *tags;        /* comma-separated: "primary,ci_tests,cpu" */
   const char *device_kind; /* device kind the impl runs on ("cpu", "opencl", "cuda") */
+  tkb_counters_fn counters;/* optional: its own named numbers (tkb_counter) */
 } tkb_benchmark_def;
 
 /**
@@ -878,6 +949,12 @@ size_t tkb_registry_count(void);
 const tkb_benchmark_def *tkb_registry_get(size_t i);
 /** Full name of entry i: "{name}_{mode}_{impl_name}". */
 const char *tkb_registry_full_name(size_t i);
+/**
+ * The index of the entry whose full name is full_name, in constant time on average (the
+ * names are hashed). TKB_ERR_NOT_FOUND naming the name when no entry has it;
+ * TKB_ERR_INVALID_ARGUMENT when an argument is NULL.
+ */
+tkb_status tkb_registry_find(const char *full_name, size_t *index);
 /** True when entry i has the tag (exact match in its comma-separated tags). */
 bool tkb_registry_has_tag(size_t i, const char *tag);
 /** Removes every entry (for tests and re-registration). */
@@ -894,6 +971,13 @@ tkb_status tkb_registry_standardize(size_t i, const char *device, uint64_t seed,
                                     tkb_std_fn **f_std, tkb_arrays **std_args);
 /** Counts of entry i (zeros when it has no counts function). */
 tkb_status tkb_registry_counts(size_t i, tkb_counts *out);
+/**
+ * Entry i's own counters for one call (its tkb_counters_fn; none without one): at most
+ * cap into out, their number into *n. TKB_ERR_INVALID_ARGUMENT naming a counter whose
+ * name is empty, too long, holds '"', '\\', ',' or a control character, repeats another,
+ * or is a key Google Benchmark's rows have already; any status of the callback.
+ */
+tkb_status tkb_registry_counters(size_t i, tkb_counter *out, int cap, int *n);
 
 /* ------------------------------------------------------------------------------ */
 /* Command line (tkbench list / run / check / info)                                */
@@ -932,9 +1016,11 @@ int tkb_main(int argc, char **argv);
 typedef tkb_status (*tkb_registrar)(void);
 
 /**
- * Queues fn to be run by tkb_main() before it reads its arguments (each queued function
- * runs once). For constructors, where a failure could not be reported: tkb_main()
- * reports it and exits 2. Thread-safe. At most 1024 functions (tkb_main reports more).
+ * Queues fn to be run by tkb_main() before a command that reads the entries (every
+ * command but `version` and `help`, which answer without registering anything); each
+ * queued function runs once. For constructors, where a failure could not be reported:
+ * tkb_main() reports it and exits 2. Thread-safe. At most 1024 functions (tkb_main
+ * reports more).
  */
 void tkb_add_registrar(tkb_registrar fn);
 

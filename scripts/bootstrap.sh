@@ -25,6 +25,9 @@ need_pkg libcjson-dev
 need_pkg opencl-headers
 need_pkg ocl-icd-opencl-dev
 need_pkg pocl-opencl-icd
+# Google Benchmark, to compare with: bench/bench_startup.c and tests/cli/gbench_keys.sh
+# build small programs against it.
+need_pkg libbenchmark-dev
 
 if $for_tests; then
   # the HTML report's browser test renders the page in headless Chromium

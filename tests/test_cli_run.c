@@ -57,9 +57,9 @@ static char *mask_console(const char *text, int *bad_rows) {
       snprintf(in, sizeof buf - (size_t)(in - buf), " in <seconds>%s", rest);
     } else if (in_table && (int)strlen(buf) == titles_len) {
       int pos = name_w + 2;
-      const int widths[] = {9, 7, 9, 9, 6, 9, 8, 8};
-      const char *ph[] = {"<time>", "<ci>", "<time>", "<time>", "<%>", "<rate>", "<rate>", "<rate>"};
-      for (int k = 0; k < 8; k++) {
+      const int widths[] = {9, 9, 7, 9, 9, 6, 9, 8, 8};
+      const char *ph[] = {"<time>", "<time>", "<ci>", "<time>", "<time>", "<%>", "<rate>", "<rate>", "<rate>"};
+      for (int k = 0; k < 9; k++) {
         mask_field(buf, pos, widths[k], ph[k]);
         pos += widths[k] + 2;
       }

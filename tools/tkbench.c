@@ -6,10 +6,8 @@
 #include <stdio.h>
 
 int main(int argc, char **argv) {
-  if (tkb_register_builtin_ops() != TKB_OK) {
-    fprintf(stderr, "tkbench: registering the built-in ops failed: %s\n", tkb_last_error());
-    return 2;
-  }
+  /* queued, not run: tkb_main registers only for the commands that read the entries */
+  tkb_add_registrar(tkb_register_builtin_ops);
   if (argc < 2) {
     char *help[] = {argv[0], "--help", NULL};
     tkb_main(2, help);

@@ -112,12 +112,30 @@ tkb_status ops_workspace_alloc(ops_workspace *ws, tkb_device *dev, size_t n, con
 void ops_workspace_free(ops_workspace *ws);
 
 /* ------------------------------------------------------------------------------ */
+/* OpenBLAS (blas.c): opened by the first op that needs it, not at start-up        */
+/* ------------------------------------------------------------------------------ */
+
+/* The OpenBLAS functions the ops call; set by ops_blas_open. */
+typedef struct ops_blas_fns {
+  __typeof__(cblas_sgemm) *sgemm;
+  __typeof__(cblas_dgemm) *dgemm;
+  __typeof__(openblas_get_parallel) *get_parallel;
+  __typeof__(openblas_get_num_threads) *get_num_threads;
+  __typeof__(openblas_set_num_threads) *set_num_threads;
+} ops_blas_fns;
+extern ops_blas_fns ops_blas;
+
+/* Opens OpenBLAS once (thread-safe); every prepare hook of an op that calls ops_blas
+ * calls this first. TKB_ERR_UNSUPPORTED naming `who` and why it cannot be loaded. */
+tkb_status ops_blas_open(const char *who);
+
+/* ------------------------------------------------------------------------------ */
 /* Row-major products; k == 0 gives beta C explicitly (no BLAS call)               */
 /* ------------------------------------------------------------------------------ */
 
 /* C[m, n] = op(A) op(B) + beta C with op(X) = X^T when t*, all row-major with leading
  * dimensions lda, ldb, ldc (elements). Dimensions must fit OpenBLAS's blasint (the
- * ops' prepare hooks check). k == 0 is written out, without a BLAS call: C = beta C
+ * ops' prepare hooks check), and the hook must have opened OpenBLAS (ops_blas_open). k == 0 is written out, without a BLAS call: C = beta C
  * (0 when beta == 0, whatever C held). */
 static inline void ops_sgemm_rm(bool ta, bool tb, int64_t m, int64_t n, int64_t k,
                                 const float *a, int64_t lda, const float *b, int64_t ldb,
@@ -128,7 +146,7 @@ static inline void ops_sgemm_rm(bool ta, bool tb, int64_t m, int64_t n, int64_t 
       for (int64_t j = 0; j < n; j++) c[i * ldc + j] = beta == 0.0f ? 0.0f : beta * c[i * ldc + j];
     return;
   }
-  cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
+  ops_blas.sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
               (blasint)m, (blasint)n, (blasint)k, 1.0f, a, (blasint)lda, b, (blasint)ldb, beta,
               c, (blasint)ldc);
 }
@@ -143,7 +161,7 @@ static inline void ops_dgemm_rm(bool ta, bool tb, int64_t m, int64_t n, int64_t 
       for (int64_t j = 0; j < n; j++) c[i * ldc + j] = beta == 0.0 ? 0.0 : beta * c[i * ldc + j];
     return;
   }
-  cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
+  ops_blas.dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
               (blasint)m, (blasint)n, (blasint)k, 1.0, a, (blasint)lda, b, (blasint)ldb, beta,
               c, (blasint)ldc);
 }

@@ -181,7 +181,8 @@ static void cpu_release(void *state) {
 
 static tkb_status cpu_prepare(const tkb_args *a, void **state) {
   attn_plan p;
-  tkb_status st = tkb__attn_plan(a, &p);
+  tkb_status st = ops_blas_open("dot_product_attention (cpu)");
+  if (!st) st = tkb__attn_plan(a, &p);
   if (st) return st;
   /* cblas takes int sizes and strides */
   const int64_t w = p.D > p.Dv ? p.D : p.Dv;
@@ -214,7 +215,7 @@ static tkb_status cpu_prepare(const tkb_args *a, void **state) {
 
 #define NUM float
 #define SFX f32
-#define GEMM cblas_sgemm
+#define GEMM ops_blas.sgemm
 #define EXPT attn_expf
 #define NATIVE TKB_FLOAT32
 #include "cpu_kernels.h"
@@ -226,7 +227,7 @@ static tkb_status cpu_prepare(const tkb_args *a, void **state) {
 
 #define NUM double
 #define SFX f64
-#define GEMM cblas_dgemm
+#define GEMM ops_blas.dgemm
 #define EXPT exp
 #define NATIVE TKB_FLOAT64
 #include "cpu_kernels.h"

@@ -16,6 +16,7 @@
 #include "gated_linear_unit.h"
 
 #include <stdio.h>
+#include <string.h>
 
 /* One spec, as Tokamax's _alphafold_oss_inference_spec takes it (0 means None). */
 typedef struct glu_shape {
@@ -60,22 +61,40 @@ static const glu_shape cpu_shapes[] = {
 static tkb_value spec_args[N_SPECS][2];
 static tkb_kwarg spec_kwargs[N_SPECS][1];
 
-static void fmt_opt(char *buf, size_t cap, int64_t v) {
-  if (v) snprintf(buf, cap, "%lld", (long long)v);
-  else snprintf(buf, cap, "None");
+/* Appends s at p, never past end (the NUL included); returns the new end. Names are
+ * made by hand, not by snprintf: they are made anew at every start of every program
+ * (three times: once per device kind), and printf is most of that cost. */
+static char *cat(char *p, const char *end, const char *s) {
+  size_t n = strlen(s);
+  if (n > (size_t)(end - p) - 1) n = (size_t)(end - p) - 1;
+  memcpy(p, s, n);
+  p[n] = '\0';
+  return p + n;
+}
+
+/* Appends v in decimal, or "None" for 0 when `none` (Tokamax's None). */
+static char *cat_int(char *p, const char *end, int64_t v, bool none) {
+  if (none && v == 0) return cat(p, end, "None");
+  char digits[24], *d = digits + sizeof digits;
+  uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+  *--d = '\0';
+  do *--d = (char)('0' + u % 10);
+  while ((u /= 10) != 0);
+  if (v < 0) *--d = '-';
+  return cat(p, end, d);
 }
 
 /* Tokamax's name for a shape, prefixed, with '=' written as '-'. */
 static void shape_name(const glu_shape *s, const char *prefix, char *out, size_t cap) {
-  char b2[24], vm[24];
-  fmt_opt(b2, sizeof b2, s->batch_2);
-  fmt_opt(vm, sizeof vm, s->vmap_size);
-  snprintf(out, cap,
-           "%sbatch_1=%lld_batch_2=%s_n_in=%lld_n_out=%lld_vmap_size=%s_activation=%s_dtype=%s",
-           prefix, (long long)s->batch_1, b2, (long long)s->n_in, (long long)s->n_out, vm,
-           tkb__glu_activation_name(s->act), tkb_dtype_name(s->dtype));
-  for (char *c = out; *c; c++)
-    if (*c == '=') *c = '-';
+  const char *end = out + cap;
+  char *p = cat(out, end, prefix);
+  p = cat_int(cat(p, end, "batch_1-"), end, s->batch_1, false);
+  p = cat_int(cat(p, end, "_batch_2-"), end, s->batch_2, true);
+  p = cat_int(cat(p, end, "_n_in-"), end, s->n_in, false);
+  p = cat_int(cat(p, end, "_n_out-"), end, s->n_out, false);
+  p = cat_int(cat(p, end, "_vmap_size-"), end, s->vmap_size, true);
+  p = cat(cat(p, end, "_activation-"), end, tkb__glu_activation_name(s->act));
+  cat(cat(p, end, "_dtype-"), end, tkb_dtype_name(s->dtype));
 }
 
 /* x [vmap?, batch_1, batch_2?, n_in] and weights [n_in, 2, n_out]. */

@@ -116,7 +116,8 @@ static void cpu_release(void *state) {
 
 static tkb_status cpu_prepare(const tkb_args *a, void **state) {
   lsce_plan p;
-  tkb_status st = tkb__lsce_plan_make(a, &p);
+  tkb_status st = ops_blas_open("linear_softmax_cross_entropy_loss (cpu)");
+  if (!st) st = tkb__lsce_plan_make(a, &p);
   if (st) return st;
   cpu_state *s = calloc(1, sizeof *s);
   if (!s)
@@ -173,14 +174,14 @@ static tkb_status cpu_prepare(const tkb_args *a, void **state) {
  * parallel region and stays single-threaded by itself.
  */
 static int blas_single_begin(void) {
-  if (openblas_get_parallel() != 1) return 0;
-  int n = openblas_get_num_threads();
-  if (n != 1) openblas_set_num_threads(1);
+  if (ops_blas.get_parallel() != 1) return 0;
+  int n = ops_blas.get_num_threads();
+  if (n != 1) ops_blas.set_num_threads(1);
   return n;
 }
 
 static void blas_single_end(int n) {
-  if (n > 1) openblas_set_num_threads(n);
+  if (n > 1) ops_blas.set_num_threads(n);
 }
 
 static int cpu_threads(const cpu_state *s) {
@@ -192,7 +193,7 @@ static int cpu_threads(const cpu_state *s) {
 
 #define T float
 #define MATH_DT TKB_FLOAT32
-#define GEMM cblas_sgemm
+#define GEMM ops_blas.sgemm
 #define EXP tkb__lsce_expf
 #define LOG logf
 #define FN(name) name##_f32
@@ -206,7 +207,7 @@ static int cpu_threads(const cpu_state *s) {
 
 #define T double
 #define MATH_DT TKB_FLOAT64
-#define GEMM cblas_dgemm
+#define GEMM ops_blas.dgemm
 #define EXP exp
 #define LOG log
 #define FN(name) name##_f64

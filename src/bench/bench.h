@@ -120,6 +120,39 @@ int tkb__meter_notes(tkb__meter *m, tkb_meta *kv, int cap);
 void tkb__meter_close(tkb__meter *m);
 
 /* ------------------------------------------------------------------------------ */
+/* Perf events over the timed calls (perf_counters.c)                              */
+/* ------------------------------------------------------------------------------ */
+
+typedef struct tkb__perf {
+  int n;                                /* events asked for */
+  int event[TKB_MAX_COUNTERS];          /* each one's row of the event table */
+  char names[TKB_MAX_COUNTERS][32];     /* as given */
+  int *fds, n_fds, n_threads;           /* event k, thread t: fds[k * n_threads + t] (-1:
+                                           the thread ended before it could be opened) */
+  uint64_t at_start[TKB_MAX_COUNTERS];  /* the sums when the sample started */
+  double total[TKB_MAX_COUNTERS];       /* over every timed sample so far */
+  double calls;                         /* the timed calls those cover */
+} tkb__perf;
+
+/* Parses a comma-separated list of event names into *p (zeroed first; nothing open).
+ * TKB_ERR_NOT_FOUND naming an unknown event and the known ones; TKB_ERR_INVALID_ARGUMENT
+ * for one given twice or more than TKB_MAX_COUNTERS. */
+tkb_status tkb__perf_parse(const char *list, tkb__perf *p);
+/* Opens the events for every thread of the process (nothing when p->n is 0).
+ * TKB_ERR_UNSUPPORTED saying why the kernel or the machine refuses; nothing is left
+ * open then. */
+tkb_status tkb__perf_open(tkb__perf *p);
+/* Around a timed sample of `calls` calls, outside its clock reads: no allocation. */
+void tkb__perf_start(tkb__perf *p);
+void tkb__perf_stop(tkb__perf *p, int calls);
+/* Closes the events (the totals stay). */
+void tkb__perf_close(tkb__perf *p);
+/* Parses and opens list once, then closes it: the check before a run. */
+tkb_status tkb__perf_check(const char *list);
+/* "CYCLES, INSTRUCTIONS, ...": the known events, for help. */
+void tkb__perf_event_names(char *buf, size_t cap);
+
+/* ------------------------------------------------------------------------------ */
 /* One sample (measure.c)                                                          */
 /* ------------------------------------------------------------------------------ */
 
@@ -137,7 +170,20 @@ typedef struct tkb__measure {
   int retries;            /* calls discarded and retried, in all */
   int batch;              /* calls per timed sample (host clocks only; 1: each call alone) */
   double first_call_ms;   /* the first warm-up's wall time; NaN until it runs */
+  /* The process's CPU time around each timed sample, read outside the method's two clock
+   * reads (so the method's own floor is untouched); NULL when the method's clock is that
+   * CPU clock already (cpu_time). */
+  int64_t (*cpu_clock)(void);
+  int64_t cpu_floor_ns;   /* the CPU time of an empty sample (the reads themselves),
+                             subtracted from each; set by tkb__measure_cpu_floor */
+  tkb__perf *perf;        /* perf events read around each timed sample; NULL: none */
+  double min_warmup_ms;   /* untimed calls for this long before the first timed call */
+  bool warmed;            /* min_warmup_ms has been spent */
 } tkb__measure;
+
+/* Measures m->cpu_floor_ns: the median CPU time between the two CPU reads of a sample
+ * that holds only the method's two clock reads. */
+void tkb__measure_cpu_floor(tkb__measure *m);
 
 /* Three untimed-as-samples timed calls (each after a warm-up), for the batch size: *ms is
  * the fastest, per call. Leaves m->batch at 1. */
@@ -148,9 +194,10 @@ tkb_status tkb__measure_calibrate(tkb__measure *m, double *ms);
 tkb_status tkb__measure_experiment(tkb__measure *m, tkb_device_state *state);
 /* One sample: warm-up (each), the timed call (or batch) under the meter, the clock state after it;
  * a throttled call is retried after a pause while the experiment's budget lasts.
- * *ms: the call's time; *throttled: the device reported a thermal or power reason at
- * its end (false where clocks are not reported). Nothing here allocates. */
-tkb_status tkb__measure_sample(tkb__measure *m, double *ms, bool *throttled);
+ * *ms: the call's time; *cpu_ms: the process's CPU time for it (per call, >= 0);
+ * *throttled: the device reported a thermal or power reason at its end (false where
+ * clocks are not reported). Nothing here allocates. */
+tkb_status tkb__measure_sample(tkb__measure *m, double *ms, double *cpu_ms, bool *throttled);
 
 /* Sleeps ms milliseconds (the interval between experiments, a throttle pause). */
 void tkb__sleep_ms(double ms);
@@ -164,6 +211,7 @@ void tkb__sleep_ms(double ms);
 typedef struct tkb__samples {
   double *ms;                /* every sample, experiment-major: the time per call (of a
                                 batch's calls, averaged, when batch > 1) */
+  double *cpu_ms;            /* the process's CPU time of each sample, per call likewise */
   bool *throttled;           /* per sample; NULL where clocks are not reported */
   size_t n, cap;
   int *experiment_end;       /* experiment e's samples: [end[e-1], end[e]) */
@@ -329,6 +377,8 @@ typedef struct tkb__run_facts {
   bool timed_out;            /* the rule ran out of time (else, unconverged, the experiments
                                 disagreed) */
   double clock_read_ns;      /* one read of the host clock the method uses */
+  double cpu_read_ns;        /* one read of the process CPU clock */
+  int64_t cpu_floor_ns;      /* the CPU time of an empty sample, subtracted from each */
   int retries;
   size_t commands, kept;     /* device commands of the last call, and those the filter kept */
   const tkb_meta *notes;     /* the device timer's */
@@ -338,6 +388,7 @@ typedef struct tkb__run_facts {
   double peak_memory_mb;
   double first_call_ms;      /* NaN when not timed */
   tkb__load load_start, load_end;
+  const tkb__perf *perf;     /* the perf events' totals, or NULL */
 } tkb__run_facts;
 
 /* What the samples say about their own trust (summarize.c computes it). */

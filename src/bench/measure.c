@@ -9,6 +9,7 @@
 #include "std_fn.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <time.h>
 
 void tkb__sleep_ms(double ms) {
@@ -29,52 +30,104 @@ static tkb_status warm_up(tkb__measure *m) {
   return st;
 }
 
+/* Google Benchmark's min_warmup_time: untimed calls until that much time has passed,
+ * once, before the first timed call. */
+static tkb_status warm_up_for(tkb__measure *m) {
+  m->warmed = true;
+  const int64_t t0 = tkb__now_ns();
+  tkb_status st = TKB_OK;
+  while (!st && (double)(tkb__now_ns() - t0) / 1e6 < m->min_warmup_ms) st = warm_up(m);
+  return st;
+}
+
 tkb_status tkb__measure_experiment(tkb__measure *m, tkb_device_state *state) {
   m->retries_left = m->throttle_retries;
   m->pause_ms = 50;
+  tkb_status st = m->min_warmup_ms > 0 && !m->warmed ? warm_up_for(m) : TKB_OK;
+  if (st) return st;
   if (m->read_state) {
-    tkb_status st = m->read_state(m->dev, state);
+    st = m->read_state(m->dev, state);
     if (st) return st;
   }
   return m->warmup_each ? TKB_OK : warm_up(m);
 }
 
 /* The timed call (or batch of calls, each waited for): the meter's before and after
- * hooks sit outside the two clock reads. *ms is per call. */
-static tkb_status timed_call(tkb__measure *m, double *ms) {
+ * hooks sit outside the two clock reads, and the CPU clock's reads outside those, so
+ * that neither adds to what the method's clock sees. *ms and *cpu_ms are per call. */
+static tkb_status timed_call(tkb__measure *m, double *ms, double *cpu_ms) {
   tkb_status st = tkb__meter_before(&m->meter);
   if (st) return st;
   int64_t (*read_clock)(void) = m->meter.clock;
+  int64_t (*cpu_clock)(void) = m->cpu_clock;
   const int batch = m->batch;
+  if (m->perf) tkb__perf_start(m->perf);
+  const int64_t c0 = cpu_clock ? cpu_clock() : 0;
   const int64_t t0 = read_clock();
   for (int k = 0; k < batch && !st; k++) {
     st = tkb__std_invoke(m->f);
     if (!st) st = tkb_device_synchronize(m->dev);
   }
   const int64_t t1 = read_clock();
+  const int64_t c1 = cpu_clock ? cpu_clock() : 0;
+  if (m->perf) tkb__perf_stop(m->perf, batch);
   if (!st) st = tkb__meter_after(&m->meter, t1 - t0, ms);
-  if (!st && batch > 1) *ms /= batch;
-  return st;
+  if (st) return st;
+  if (batch > 1) *ms /= batch;
+  if (!cpu_clock) {
+    *cpu_ms = *ms; /* the method's clock is the CPU clock */
+  } else {
+    const int64_t ns = c1 - c0 - m->cpu_floor_ns;
+    *cpu_ms = ns > 0 ? (double)ns / 1e6 / batch : 0;
+  }
+  return TKB_OK;
+}
+
+static int cmp_i64(const void *a, const void *b) {
+  const int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return (x > y) - (x < y);
+}
+
+void tkb__measure_cpu_floor(tkb__measure *m) {
+  m->cpu_floor_ns = 0;
+  if (!m->cpu_clock) return;
+  enum { N = 63 };
+  int64_t d[N];
+  int64_t (*read_clock)(void) = m->meter.clock;
+  for (int i = 0; i < N; i++) {
+    const int64_t c0 = m->cpu_clock();
+    read_clock();
+    read_clock();
+    d[i] = m->cpu_clock() - c0;
+  }
+  qsort(d, N, sizeof *d, cmp_i64);
+  m->cpu_floor_ns = d[N / 2];
 }
 
 tkb_status tkb__measure_calibrate(tkb__measure *m, double *ms) {
   m->batch = 1;
+  tkb__perf *perf = m->perf; /* these calls are not samples: not counted */
+  m->perf = NULL;
   double best = INFINITY;
   for (int k = 0; k < 3; k++) {
-    double t;
+    double t, cpu;
     tkb_status st = warm_up(m);
-    if (!st) st = timed_call(m, &t);
-    if (st) return st;
+    if (!st) st = timed_call(m, &t, &cpu);
+    if (st) {
+      m->perf = perf;
+      return st;
+    }
     if (t < best) best = t;
   }
+  m->perf = perf;
   *ms = best;
   return TKB_OK;
 }
 
-tkb_status tkb__measure_sample(tkb__measure *m, double *ms, bool *throttled) {
+tkb_status tkb__measure_sample(tkb__measure *m, double *ms, double *cpu_ms, bool *throttled) {
   for (;;) {
     tkb_status st = m->warmup_each ? warm_up(m) : TKB_OK;
-    if (!st) st = timed_call(m, ms);
+    if (!st) st = timed_call(m, ms, cpu_ms);
     if (st) return st;
     *throttled = false;
     if (!m->read_state) return TKB_OK;

@@ -261,6 +261,9 @@ static tkb_status check_counts(const tkb_bench_opts *o) {
   if (!(o->interval_ms >= 0) || isinf(o->interval_ms))
     return tkb_set_error(TKB_ERR_INVALID_ARGUMENT, "interval_ms is %g; must be a finite number >= 0",
                          o->interval_ms);
+  if (!(o->min_warmup_ms >= 0) || isinf(o->min_warmup_ms))
+    return tkb_set_error(TKB_ERR_INVALID_ARGUMENT, "min_warmup_ms is %g; must be a finite number >= 0",
+                         o->min_warmup_ms);
   if ((int64_t)(o->iterations ? o->iterations : 5) * (o->experiments ? o->experiments : 1) > 100000000)
     return tkb_set_error(TKB_ERR_INVALID_ARGUMENT,
                          "iterations x experiments is %lld; at most 100000000 timed calls per benchmark",
@@ -320,6 +323,8 @@ tkb_status tkb__bench_check(const tkb_device *dev, const tkb_bench_opts *opts, t
   tkb__stop_choice stop;
   st = tkb__stop_parse(o.stop, flags ? "--stop" : "stop", &stop);
   if (st) return st;
+  if (o.perf_counters && *o.perf_counters && (st = tkb__perf_check(o.perf_counters)) != TKB_OK)
+    return prefixed(st, naming, "--perf-counters");
   if (method) *method = m;
   if (stop_out) *stop_out = stop;
   return TKB_OK;

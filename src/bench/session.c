@@ -30,6 +30,7 @@ struct tkb__session {
   tkb__run_facts facts;
   int64_t elapsed_ns;        /* wall time of this session's experiments so far */
   size_t held;               /* the most bytes held in any experiment */
+  tkb__perf perf;            /* perf_counters' events; perf.n == 0: none */
   tkb_meta notes[MAX_NOTES];
   char note_text[MAX_NOTES][2][400];
   char trace[1100];
@@ -42,9 +43,11 @@ static tkb_status reserve(tkb__samples *s) {
   size_t cap = s->cap ? 2 * s->cap : 1024;
   double *ms = realloc(s->ms, cap * sizeof *ms);
   if (ms) s->ms = ms;
-  bool *th = s->throttled && ms ? realloc(s->throttled, cap * sizeof *th) : NULL;
+  double *cpu = ms ? realloc(s->cpu_ms, cap * sizeof *cpu) : NULL;
+  if (cpu) s->cpu_ms = cpu;
+  bool *th = s->throttled && cpu ? realloc(s->throttled, cap * sizeof *th) : NULL;
   if (th) s->throttled = th;
-  if (!ms || (s->throttled && !th))
+  if (!ms || !cpu || (s->throttled && !th))
     return tkb_set_error(TKB_ERR_OUT_OF_MEMORY, "out of memory for %zu evaluation times", cap);
   s->cap = cap;
   return TKB_OK;
@@ -52,6 +55,7 @@ static tkb_status reserve(tkb__samples *s) {
 
 static void samples_free(tkb__samples *s) {
   free(s->ms);
+  free(s->cpu_ms);
   free(s->throttled);
   free(s->experiment_end);
   free(s->state);
@@ -77,12 +81,13 @@ static tkb_status reserve_experiment(tkb__samples *s, int e) {
 static tkb_status samples_init(tkb__samples *s, size_t bound, int experiments, bool clocks) {
   *s = (tkb__samples){.cap = bound ? bound : 1024, .batch = 1};
   s->ms = malloc(s->cap * sizeof *s->ms);
+  s->cpu_ms = malloc(s->cap * sizeof *s->cpu_ms);
   if (clocks) {
     s->throttled = calloc(s->cap, sizeof *s->throttled);
     s->state = calloc(1, sizeof *s->state);
   }
   tkb_status st = TKB_OK;
-  if (!s->ms || (clocks && (!s->throttled || !s->state)))
+  if (!s->ms || !s->cpu_ms || (clocks && (!s->throttled || !s->state)))
     st = tkb_set_error(TKB_ERR_OUT_OF_MEMORY, "out of memory for %zu evaluation times", s->cap);
   if (!st) st = reserve_experiment(s, experiments - 1);
   if (st) samples_free(s);
@@ -95,6 +100,7 @@ static tkb_status samples_init(tkb__samples *s, size_t bound, int experiments, b
 static tkb_status choose_batch(tkb__measure *m, const tkb__method *method, const tkb__stop_rule *rule,
                                double *clock_read_ns) {
   *clock_read_ns = tkb__clock_read_ns(m->meter.clock, 5, 200);
+  tkb__measure_cpu_floor(m);
   m->batch = 1;
   if (!rule->batches || method->reading > TKB__READ_CPU) return TKB_OK;
   double call_ms;
@@ -146,6 +152,7 @@ static void copy_notes(tkb__session *ss) {
 void tkb__session_free(tkb__session *ss) {
   if (!ss) return;
   if (ss->meter_open) tkb__meter_close(&ss->m.meter);
+  tkb__perf_close(&ss->perf);
   samples_free(&ss->s);
   free(ss->rule_state);
   free(ss);
@@ -172,7 +179,12 @@ tkb_status tkb__session_open(tkb_compiled *c, const tkb_bench_opts *opts, tkb__s
   ss->m = (tkb__measure){.f = f, .dev = f->device, .warmup_each = !ss->o.warmup_once,
                          .throttle_retries = ss->o.throttle_retries,
                          .read_state = f->device->backend->device_state, .batch = 1,
-                         .first_call_ms = NAN};
+                         .first_call_ms = NAN,
+                         .cpu_clock = method->reading == TKB__READ_CPU ? NULL : tkb__cpu_now_ns,
+                         .min_warmup_ms = ss->o.min_warmup_ms};
+  /* checked by tkb__bench_check: parsing cannot fail now */
+  tkb__perf_parse(ss->o.perf_counters, &ss->perf);
+  if (ss->perf.n) ss->m.perf = &ss->perf;
   ss->facts = (tkb__run_facts){.method = method, .o = &ss->o, .stop = &ss->stop, .trace = "",
                                .lower_time_ms = c->lower_time_ms, .compile_time_ms = c->compile_time_ms};
   st = samples_init(&ss->s, stop.rule->max_samples(ss->rule_state), ss->o.experiments,
@@ -190,6 +202,7 @@ void tkb__session_pause(tkb__session *ss) {
   if (!ss->meter_open) return;
   copy_notes(ss);
   tkb__meter_close(&ss->m.meter);
+  tkb__perf_close(&ss->perf); /* the totals stay */
   ss->meter_open = false;
 }
 
@@ -211,6 +224,7 @@ static tkb_status conclude(tkb__session *ss) {
   facts->target = ss->stop.rule->target ? ss->stop.rule->target(ss->rule_state) : 0;
   facts->timed_out = ss->stop.rule->timed_out && ss->stop.rule->timed_out(ss->rule_state);
   facts->peak_memory_mb = (double)ss->held / 1e6;
+  facts->perf = ss->perf.n ? &ss->perf : NULL;
   tkb__session_pause(ss);
   ss->done = true;
   return st;
@@ -231,7 +245,7 @@ static tkb_status one_experiment(tkb__session *ss, int e, tkb__verdict *v) {
   for (*v = TKB__GO_ON; *v == TKB__GO_ON;) {
     if ((st = reserve(s)) != TKB_OK) return st;
     bool throttled;
-    st = tkb__measure_sample(&ss->m, &s->ms[s->n], &throttled);
+    st = tkb__measure_sample(&ss->m, &s->ms[s->n], &s->cpu_ms[s->n], &throttled);
     if (st) return st;
     if (s->throttled) s->throttled[s->n] = throttled;
     const tkb__sample sample = {.ms = s->ms[s->n], .experiment = e,
@@ -249,6 +263,10 @@ tkb_status tkb__session_experiment(tkb__session *ss, bool *done) {
   if (!ss->meter_open) {
     st = tkb__meter_open(&ss->m.meter, f->device, ss->method, &ss->o);
     if (st) return st;
+    if ((st = tkb__perf_open(&ss->perf)) != TKB_OK) {
+      tkb__meter_close(&ss->m.meter);
+      return st;
+    }
     ss->meter_open = true;
   }
   tkb__std_bind_call(f, ss->c->args);
@@ -258,6 +276,8 @@ tkb_status tkb__session_experiment(tkb__session *ss, bool *done) {
     ss->started = true;
     tkb__load_now(&ss->facts.load_start);
     st = choose_batch(&ss->m, ss->method, ss->stop.rule, &ss->facts.clock_read_ns);
+    ss->facts.cpu_floor_ns = ss->m.cpu_floor_ns;
+    ss->facts.cpu_read_ns = tkb__clock_read_ns(tkb__cpu_now_ns, 3, 50);
     ss->s.batch = ss->m.batch;
   }
   tkb__verdict v = TKB__STOP;

@@ -60,6 +60,10 @@ void tkb_benchmark_data_free(tkb_benchmark_data *bd) {
   meta_free(bd->metadata, bd->n_metadata);
   free(bd->evaluation_times_ms);
   free(bd->experiment_median_ms);
+  free(bd->cpu_times_ms);
+  for (int i = 0; i < bd->n_counters; i++) free((char *)bd->counters[i].name);
+  free(bd->counters);
+  free(bd->experiment_cpu_median_ms);
   free(bd->experiment_sizes);
   free(bd->throttled);
   free(bd->stopping_rule);
@@ -171,12 +175,22 @@ static void statistics(tkb_benchmark_data *bd, const tkb__samples *s, tkb_stats 
   bd->p25_ms = st.p25;
   bd->p75_ms = st.p75;
   bd->p90_ms = st.p90;
+  tkb_stats cpu;
+  tkb_stats_compute(s->cpu_ms, s->n, &cpu);
+  bd->cpu_median_ms = cpu.median;
+  bd->cpu_mean_ms = cpu.mean;
+  bd->cpu_min_ms = cpu.min;
+  bd->cpu_max_ms = cpu.max;
+  bd->cpu_stddev_ms = cpu.stddev;
   for (int e = 0; e < s->experiments; e++) {
     const int begin = e ? s->experiment_end[e - 1] : 0;
+    const size_t n = (size_t)(s->experiment_end[e] - begin);
     tkb_stats es;
-    tkb_stats_compute(s->ms + begin, (size_t)(s->experiment_end[e] - begin), &es);
+    tkb_stats_compute(s->ms + begin, n, &es);
     bd->experiment_median_ms[e] = es.median;
     bd->experiment_sizes[e] = s->experiment_end[e] - begin;
+    tkb_stats_compute(s->cpu_ms + begin, n, &es);
+    bd->experiment_cpu_median_ms[e] = es.median;
   }
 }
 
@@ -210,17 +224,33 @@ static tkb_status weigh(tkb_benchmark_data *bd, const tkb__samples *s, const tkb
   return TKB_OK;
 }
 
+/* The perf events per call into bd->counters; false when out of memory. */
+static bool perf_counters(tkb_benchmark_data *bd, const tkb__perf *p) {
+  if (!p || !p->n) return true;
+  bd->counters = calloc((size_t)p->n, sizeof *bd->counters);
+  if (!bd->counters) return false;
+  for (int k = 0; k < p->n; k++) {
+    char *name = tkb__strdup(p->names[k]);
+    if (!name) return false;
+    bd->counters[bd->n_counters++] =
+        (tkb_counter){.name = name, .value = p->calls > 0 ? p->total[k] / p->calls : NAN};
+  }
+  return true;
+}
+
 tkb_status tkb__summarize(tkb_std_fn *f, tkb__samples *s, const tkb__run_facts *facts,
                           tkb_benchmark_data **out) {
   tkb_benchmark_data *bd = calloc(1, sizeof *bd);
   double *medians = malloc((size_t)s->experiments * sizeof *medians);
+  double *cpu_medians = malloc((size_t)s->experiments * sizeof *cpu_medians);
   int *sizes = malloc((size_t)s->experiments * sizeof *sizes);
   char *rule = rule_text(facts->stop);
   meta_builder m = {0};
   warning_list warnings = {0};
   tkb_status st = TKB_OK;
-  if (bd && medians && sizes && rule) {
+  if (bd && medians && cpu_medians && sizes && rule) {
     bd->experiment_median_ms = medians;
+    bd->experiment_cpu_median_ms = cpu_medians;
     bd->experiment_sizes = sizes;
     tkb_stats stats;
     statistics(bd, s, &stats);
@@ -230,11 +260,20 @@ tkb_status tkb__summarize(tkb_std_fn *f, tkb__samples *s, const tkb__run_facts *
     meta_add(&m, "stopping_rule", "%s", rule);
     meta_add(&m, "batch_size", "%d", s->batch);
     meta_add(&m, "clock_read_ns", "%.1f", facts->clock_read_ns);
+    meta_add(&m, "cpu_clock", "process");
+    meta_add(&m, "cpu_read_ns", "%.1f", facts->cpu_read_ns);
+    meta_add(&m, "cpu_floor_ns", "%lld", (long long)facts->cpu_floor_ns);
     if (s->state) describe_clocks(&m, s, bd, facts->retries);
   }
-  if (!bd || !medians || !sizes || !rule || m.failed || warnings.failed || st) {
+  if (bd && !st && !perf_counters(bd, facts->perf)) m.failed = true;
+  if (!bd || !medians || !cpu_medians || !sizes || !rule || m.failed || warnings.failed || st) {
+    if (bd) {
+      for (int i = 0; i < bd->n_counters; i++) free((char *)bd->counters[i].name);
+      free(bd->counters);
+    }
     free(bd);
     free(medians);
+    free(cpu_medians);
     free(sizes);
     free(rule);
     meta_free(m.items, m.n);
@@ -252,6 +291,7 @@ tkb_status tkb__summarize(tkb_std_fn *f, tkb__samples *s, const tkb__run_facts *
   bd->compile_time_ms = facts->compile_time_ms;
   bd->peak_memory_mb = facts->peak_memory_mb;
   bd->evaluation_times_ms = s->ms;
+  bd->cpu_times_ms = s->cpu_ms;
   bd->n_evaluation_times = (int)s->n;
   bd->iterations = facts->o->iterations;
   bd->experiments = s->experiments;
@@ -260,6 +300,7 @@ tkb_status tkb__summarize(tkb_std_fn *f, tkb__samples *s, const tkb__run_facts *
   bd->metadata = m.items;
   bd->n_metadata = m.n;
   s->ms = NULL;
+  s->cpu_ms = NULL;
   s->throttled = NULL;
   *out = bd;
   return TKB_OK;

@@ -56,6 +56,8 @@ typedef enum tkb__flag_kind {
   TKB__FLAG_COUNT,  /* int, 1 to 100000000 */
   TKB__FLAG_MS,     /* double, milliseconds >= 0 */
   TKB__FLAG_NUMBER, /* double >= 0 (a rate, a size) */
+  TKB__FLAG_SECONDS,/* double, given in seconds ("0.5" or "0.5s", Google Benchmark's way),
+                       stored in milliseconds >= 0 */
   TKB__FLAG_U64,    /* uint64_t */
   TKB__FLAG_SWITCH, /* bool: --name, --name=true|false|1|0|yes|no */
 } tkb__flag_kind;

@@ -58,6 +58,19 @@ static int parse_number(const char *cmd, const char *flag, const char *s, double
   return 0;
 }
 
+/* Google Benchmark's seconds: "0.5" or "0.5s", stored as milliseconds. */
+static int parse_seconds(const char *cmd, const char *flag, const char *s, double *out_ms) {
+  char *end;
+  errno = 0;
+  double v = strtod(s, &end);
+  if (*end == 's' && end > s) end++;
+  if (!*s || *end || errno || !isfinite(v))
+    return tkb__usage(cmd, "%s '%s' is not a number of seconds; expected e.g. 0.5 or 0.5s", flag, s);
+  if (v < 0) return tkb__usage(cmd, "%s %s is negative; expected seconds >= 0", flag, s);
+  *out_ms = v * 1e3;
+  return 0;
+}
+
 static int parse_u64(const char *cmd, const char *flag, const char *s, uint64_t *out) {
   char *end;
   errno = 0;
@@ -120,6 +133,7 @@ static int store(const char *cmd, const tkb__flag *row, void *base, const char *
     case TKB__FLAG_COUNT: rc = parse_count(cmd, row->name, value, at); break;
     case TKB__FLAG_MS: rc = parse_ms(cmd, row->name, value, at); break;
     case TKB__FLAG_NUMBER: rc = parse_number(cmd, row->name, value, at); break;
+    case TKB__FLAG_SECONDS: rc = parse_seconds(cmd, row->name, value, at); break;
     case TKB__FLAG_U64: rc = parse_u64(cmd, row->name, value, at); break;
     case TKB__FLAG_SWITCH: *(bool *)at = on; break;
   }

@@ -24,6 +24,7 @@ static bool placeholder(const tkb__command *cmd, const char *name, size_t len, c
   else if (IS("compare_formats")) tkb__compare_format_names(buf, cap);
   else if (IS("methods")) tkb__method_names(buf, cap);
   else if (IS("stop_rules")) tkb__stop_rules_help(buf, cap);
+  else if (IS("perf_events")) tkb__perf_event_names(buf, cap);
   else if (IS("default_tag")) snprintf(buf, cap, "%s", TKB__DEFAULT_TAG);
   else if (IS("tag_default"))
     snprintf(buf, cap, "%s", cmd && cmd->default_tag

@@ -79,26 +79,95 @@ static const tkb__flag list_flags[] = {
 
 extern const tkb__command tkb__command_list;
 
+/* Rows under construction: cells copied and padded by hand, since printf's parsing and
+ * padding of five cells was most of listing thousands of entries, and written out 64 KiB
+ * at a time rather than a stdio buffer's 4 KiB. */
+typedef struct line {
+  char text[64 * 1024];
+  size_t len;
+} line;
+
+/* A row is at most this long: a longer name or tags are cut. */
+#define MAX_ROW 2048
+
+static void flush(line *l) {
+  fwrite(l->text, 1, l->len, stdout);
+  l->len = 0;
+}
+
+/* Appends s (n bytes) padded with spaces to width w (not cut when longer). */
+static void cell_n(line *l, const char *s, size_t n, int w) {
+  if (n > sizeof l->text - 1 - l->len) n = sizeof l->text - 1 - l->len;
+  memcpy(l->text + l->len, s, n);
+  l->len += n;
+  size_t pad = (int)n < w ? (size_t)w - n : 0;
+  if (pad > sizeof l->text - 1 - l->len) pad = sizeof l->text - 1 - l->len;
+  memset(l->text + l->len, ' ', pad);
+  l->len += pad;
+}
+
+static void cell(line *l, const char *s, int w) { cell_n(l, s, strlen(s), w); }
+
+/* strlen(s), or *len when s is *last (entries share their op, impl and mode strings). */
+static int len_of(const char *s, const char **last, int *len) {
+  if (s != *last) {
+    *last = s;
+    *len = (int)strlen(s);
+  }
+  return *len;
+}
+
 static void print_table(const size_t *idx, size_t n, bool verbose) {
   int wn = 4, wo = 2, wi = 4, wm = 4;
+  int *name_len = malloc((n ? n : 1) * sizeof *name_len);
+  const char *last[3] = {NULL, NULL, NULL};
+  int len[3] = {0, 0, 0};
   for (size_t k = 0; k < n; k++) {
     const tkb_benchmark_def *d = tkb_registry_get(idx[k]);
-    wn = max_int(wn, (int)strlen(tkb_registry_full_name(idx[k])));
-    wo = max_int(wo, (int)strlen(d->op));
-    wi = max_int(wi, (int)strlen(d->impl_name));
-    wm = max_int(wm, (int)strlen(tkb_mode_name(d->mode)));
+    const int ln = (int)strlen(tkb_registry_full_name(idx[k]));
+    if (name_len) name_len[k] = ln;
+    wn = max_int(wn, ln);
+    wo = max_int(wo, len_of(d->op, &last[0], &len[0]));
+    wi = max_int(wi, len_of(d->impl_name, &last[1], &len[1]));
+    wm = max_int(wm, len_of(tkb_mode_name(d->mode), &last[2], &len[2]));
   }
   if (wn > MAX_NAME_COLUMN) wn = MAX_NAME_COLUMN;
   printf("%-*s  %-*s  %-*s  %-*s  %s\n", wn, "Name", wo, "Op", wi, "Impl", wm, "Mode", "Tags");
+  line *rows = malloc(sizeof *rows);
+  if (!rows) {
+    free(name_len);
+    fprintf(stderr, "%s %s: out of memory\n", tkb__prog, CMD);
+    return;
+  }
+  rows->len = 0;
   for (size_t k = 0; k < n; k++) {
     const tkb_benchmark_def *d = tkb_registry_get(idx[k]);
     const char *name = tkb_registry_full_name(idx[k]);
-    if ((int)strlen(name) > wn) printf("%s\n%-*s", name, wn, "");
-    else printf("%-*s", wn, name);
-    printf("  %-*s  %-*s  %-*s  %s\n", wo, d->op, wi, d->impl_name, wm, tkb_mode_name(d->mode),
-           *d->tags ? d->tags : "-");
-    if (verbose) details(idx[k]);
+    const size_t ln = name_len ? (size_t)name_len[k] : strlen(name);
+    if (rows->len > sizeof rows->text - MAX_ROW) flush(rows);
+    const size_t row = rows->len;
+    if ((int)ln > wn) {
+      cell_n(rows, name, ln, 0);
+      rows->text[rows->len++] = '\n';
+      cell(rows, "", wn);
+    } else {
+      cell_n(rows, name, ln, wn);
+    }
+    cell(rows, "  ", 0);
+    cell_n(rows, d->op, (size_t)len_of(d->op, &last[0], &len[0]), wo + 2);
+    cell_n(rows, d->impl_name, (size_t)len_of(d->impl_name, &last[1], &len[1]), wi + 2);
+    cell_n(rows, tkb_mode_name(d->mode), (size_t)len_of(tkb_mode_name(d->mode), &last[2], &len[2]), wm + 2);
+    cell(rows, *d->tags ? d->tags : "-", 0);
+    if (rows->len > row + MAX_ROW - 1) rows->len = row + MAX_ROW - 1;
+    rows->text[rows->len++] = '\n';
+    if (verbose) {
+      flush(rows);
+      details(idx[k]);
+    }
   }
+  flush(rows);
+  free(rows);
+  free(name_len);
   if (n == tkb_registry_count()) printf("\n%zu entr%s\n", n, n == 1 ? "y" : "ies");
   else printf("\n%zu of %zu entries\n", n, tkb_registry_count());
 }

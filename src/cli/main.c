@@ -13,16 +13,21 @@ static const char *basename_of(const char *path) {
   return slash ? slash + 1 : (path && *path ? path : "tkbench");
 }
 
+/* Runs the queued registration functions; false (message printed) when one failed. */
+static bool registered(void) {
+  if (tkb__run_registrars() == TKB_OK) return true;
+  fprintf(stderr, "%s: %s\n", tkb__prog, tkb_last_error());
+  return false;
+}
+
 int tkb_main(int argc, char **argv) {
   tkb__prog = basename_of(argc > 0 ? argv[0] : NULL);
   tkb__exe = argc > 0 && argv[0] ? argv[0] : "tkbench";
-  if (tkb__run_registrars() != TKB_OK) {
-    fprintf(stderr, "%s: %s\n", tkb__prog, tkb_last_error());
-    return TKB_EXIT_USAGE;
-  }
-  /* the implied command takes the whole command line (argv[0] included) */
-  if (argc < 2 || strncmp(argv[1], "--benchmark_", 12) == 0)
-    return tkb__command_find(IMPLIED_COMMAND)->handler(argc, argv);
+  /* the implied command takes the whole command line (argv[0] included); Google
+   * Benchmark's flags are --benchmark_* and its log level --v */
+  if (argc < 2 || strncmp(argv[1], "--benchmark_", 12) == 0 || strcmp(argv[1], "--v") == 0 ||
+      strncmp(argv[1], "--v=", 4) == 0)
+    return registered() ? tkb__command_find(IMPLIED_COMMAND)->handler(argc, argv) : TKB_EXIT_USAGE;
   const char *cmd = argv[1];
   if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help")) {
     tkb__help_overview(stdout);
@@ -30,6 +35,9 @@ int tkb_main(int argc, char **argv) {
   }
   /* --version is the version command's other spelling */
   const tkb__command *c = tkb__command_find(strcmp(cmd, "--version") ? cmd : "version");
+  /* version and help read no entry: they answer without registering thousands */
+  const bool entries = c && strcmp(c->name, "version") != 0 && strcmp(c->name, "help") != 0;
+  if (entries && !registered()) return TKB_EXIT_USAGE;
   if (c) return c->handler(argc - 1, argv + 1);
   if (cmd[0] == '-')
     return tkb__usage(NULL, "unknown flag '%s' (flags go after the command: %s %s %s)", cmd,

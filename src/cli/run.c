@@ -38,6 +38,16 @@ typedef struct run_args {
   const char *gb_format, *gb_out_format; /* --benchmark_format, --benchmark_out_format */
   bool list_tests;
   bool serve;         /* `ab`'s worker (ab_worker.c) */
+  double min_warmup_ms;        /* --warmup-ms, --benchmark_min_warmup_time */
+  const char *perf_counters;   /* --perf-counters, --benchmark_perf_counters */
+  const char *time_unit;       /* --time-unit, --benchmark_time_unit */
+  tkb__strlist context;        /* --context, --benchmark_context: "key=value" */
+  /* Google Benchmark's flags that have no one tkbench flag of their own */
+  const char *gb_min_time;     /* a time (--stop's min_time) or Nx (--iterations N) */
+  bool gb_display_aggregates_only, gb_report_aggregates_only, gb_counters_tabular, gb_dry_run;
+  const char *gb_color;        /* auto, true or false */
+  const char *gb_verbosity;    /* --v: accepted, no effect */
+  char stop_text[512];         /* --stop with --benchmark_min_time's min_time */
 } run_args;
 
 /* A stopping rule and its parameters, checked as they are read. */
@@ -50,6 +60,51 @@ static int check_stop(const char *cmd, const char *flag, const char *value) {
 static int check_warmup(const char *cmd, const char *flag, const char *value) {
   if (strcmp(value, "each") == 0 || strcmp(value, "once") == 0) return 0;
   return tkb__usage(cmd, "%s '%s' is not a warm-up policy; expected each or once", flag, value);
+}
+
+static int check_time_unit(const char *cmd, const char *flag, const char *value) {
+  if (tkb__unit_ns(value) > 0) return 0;
+  return tkb__usage(cmd, "%s '%s' is not a time unit; expected ns, us, ms or s", flag, value);
+}
+
+/* Each comma-separated part is key=value with a key the context does not hold already. */
+static int check_context(const char *cmd, const char *flag, const char *value) {
+  for (const char *p = value; *p;) {
+    const size_t len = strcspn(p, ",");
+    const char *eq = memchr(p, '=', len);
+    if (len && (!eq || eq == p))
+      return tkb__usage(cmd, "%s '%.*s' is not KEY=VALUE (a non-empty key, then '=')", flag, (int)len, p);
+    if (eq && tkb__context_key_taken(p, (size_t)(eq - p)))
+      return tkb__usage(cmd, "%s: '%.*s' is a key the report's context has already; choose another", flag,
+                        (int)(eq - p), p);
+    p += len + (p[len] == ',');
+  }
+  return 0;
+}
+
+/* Google Benchmark's min_time: "0.5" or "0.5s" (seconds) or "10x" (iterations). */
+static int check_gb_min_time(const char *cmd, const char *flag, const char *value) {
+  char *end;
+  const double v = strtod(value, &end);
+  if (end != value && (!strcmp(end, "x") ? v >= 1 && v <= 100000000 && v == (int)v
+                                        : (!*end || !strcmp(end, "s")) && v >= 0 && v <= 3600))
+    return 0;
+  return tkb__usage(cmd, "%s '%s' is neither seconds (0.5 or 0.5s, at most 3600) nor a count of "
+                         "calls (10x, 1 to 100000000)", flag, value);
+}
+
+static int check_gb_color(const char *cmd, const char *flag, const char *value) {
+  if (!strcmp(value, "auto") || !strcmp(value, "true") || !strcmp(value, "false") ||
+      !strcmp(value, "yes") || !strcmp(value, "no") || !strcmp(value, "1") || !strcmp(value, "0"))
+    return 0;
+  return tkb__usage(cmd, "%s '%s' is not a colour setting; expected auto, true or false", flag, value);
+}
+
+static int check_verbosity(const char *cmd, const char *flag, const char *value) {
+  char *end;
+  (void)strtol(value, &end, 10);
+  if (*value && !*end) return 0;
+  return tkb__usage(cmd, "%s '%s' is not a verbosity level; expected an integer", flag, value);
 }
 
 #define AT(field) offsetof(run_args, field)
@@ -83,6 +138,10 @@ static const tkb__flag run_flags[] = {
      .value = "each", .check = check_warmup,
      .help = "each: an untimed call before every timed call (Tokamax's wallclock); once: one "
              "per experiment."},
+    {.name = "--warmup-ms", .metavar = "MS", .kind = TKB__FLAG_MS, .offset = AT(min_warmup_ms),
+     .value = "0",
+     .help = "Untimed calls for at least MS milliseconds before an entry's first timed call "
+             "(Google Benchmark's min_warmup_time), besides --warmup's."},
     {.name = "--interval-ms", .metavar = "MS", .kind = TKB__FLAG_MS, .offset = AT(interval_ms),
      .value = "0", .help = "Pause between experiments, in milliseconds."},
     {.name = "--seed", .metavar = "N", .kind = TKB__FLAG_U64, .offset = AT(seed), .value = "0",
@@ -105,6 +164,13 @@ static const tkb__flag run_flags[] = {
               "the metadata's \"blocking_kernel\" says how that went",
      .help = "cuda_events only: start the events as soon as they are queued, so each call's "
              "time includes the host's gaps between its launches."},
+    {.name = "--perf-counters", .metavar = "EVENTS", .kind = TKB__FLAG_TEXT,
+     .offset = AT(perf_counters), .shown = "none",
+     .help = "Also count these perf events over the timed calls, comma-separated: {perf_events}. "
+             "Each is reported per call as a counter (a JSON key of its own, a column or "
+             "name=value in the table). The process's threads are counted (the OpenMP ones "
+             "too), in user space. Where the kernel or the machine cannot give them, the run "
+             "stops before it starts, saying why."},
     {.heading = "Output:"},
     {.name = "--format", .metavar = "FMT", .kind = TKB__FLAG_TEXT, .offset = AT(format),
      .shown = STDOUT_FORMAT "; for --out, from the file's extension ({extensions}) and "
@@ -119,6 +185,14 @@ static const tkb__flag run_flags[] = {
      .help = "Before the run, measure the device's copy bandwidth and (cpu) sgemm rate, about "
              "a second, into the results' context (\"peaks\"), where an HTML report draws "
              "each entry's GB/s and GFLOP/s against them."},
+    {.name = "--time-unit", .metavar = "UNIT", .kind = TKB__FLAG_TEXT, .offset = AT(time_unit),
+     .check = check_time_unit, .shown = "the table picks one per number; the JSON writes ns",
+     .help = "ns, us, ms or s: the unit of the table's times and of the JSON's real_time and "
+             "cpu_time."},
+    {.name = "--context", .metavar = "KEY=VALUE", .kind = TKB__FLAG_LIST, .offset = AT(context),
+     .check = check_context,
+     .help = "Add KEY=VALUE to the report's context (the JSON's \"context\", the table's "
+             "header): repeatable, comma-separated."},
     {.heading = "Google Benchmark's spellings, so its tools (compare.py) can drive {prog}:"},
     {.name = "--benchmark_filter", .metavar = "REGEX", .kind = TKB__FLAG_TEXT,
      .offset = AT(sel.filter), .same_as = "--filter"},
@@ -136,6 +210,44 @@ static const tkb__flag run_flags[] = {
              "the device."},
     {.name = "--serve", .kind = TKB__FLAG_SWITCH, .offset = AT(serve), .hidden = true,
      .help = "Answer ab's requests on stdin instead of running the entries."},
+    {.name = "--benchmark_min_time", .metavar = "TIME", .kind = TKB__FLAG_TEXT,
+     .offset = AT(gb_min_time), .check = check_gb_min_time,
+     .help = "Seconds (0.5 or 0.5s) become the stopping rule's min_time (--stop "
+             TKB__DEFAULT_STOP ":min_time=0.5s); Nx runs N timed calls per experiment "
+             "(--iterations N)."},
+    {.name = "--benchmark_min_warmup_time", .metavar = "SECONDS", .kind = TKB__FLAG_SECONDS,
+     .offset = AT(min_warmup_ms), .same_as = "--warmup-ms, in seconds"},
+    {.name = "--benchmark_enable_random_interleaving", .kind = TKB__FLAG_SWITCH,
+     .offset = AT(interleave), .same_as = "--interleave"},
+    {.name = "--benchmark_display_aggregates_only", .kind = TKB__FLAG_SWITCH,
+     .offset = AT(gb_display_aggregates_only),
+     .help = "With 2 or more experiments, stdout's JSON holds only the aggregates (mean, "
+             "median, stddev, cv); --out's file keeps every row. The table shows one row per "
+             "entry either way."},
+    {.name = "--benchmark_report_aggregates_only", .kind = TKB__FLAG_SWITCH,
+     .offset = AT(gb_report_aggregates_only),
+     .help = "The same, for stdout's and --out's JSON (the BenchmarkData then rides on the "
+             "median's row)."},
+    {.name = "--benchmark_time_unit", .metavar = "UNIT", .kind = TKB__FLAG_TEXT,
+     .offset = AT(time_unit), .check = check_time_unit, .same_as = "--time-unit"},
+    {.name = "--benchmark_counters_tabular", .kind = TKB__FLAG_SWITCH,
+     .offset = AT(gb_counters_tabular),
+     .help = "The table shows the entries' counters as columns instead of name=value after "
+             "each row."},
+    {.name = "--benchmark_context", .metavar = "KEY=VALUE,...", .kind = TKB__FLAG_LIST,
+     .offset = AT(context), .check = check_context, .same_as = "--context"},
+    {.name = "--benchmark_perf_counters", .metavar = "EVENTS", .kind = TKB__FLAG_TEXT,
+     .offset = AT(perf_counters), .same_as = "--perf-counters"},
+    {.name = "--benchmark_color", .metavar = "WHEN", .kind = TKB__FLAG_TEXT, .offset = AT(gb_color),
+     .check = check_gb_color, .shown = "auto",
+     .help = "Colour in the table: auto (a terminal, and NO_COLOR unset), true or false."},
+    {.name = "--benchmark_dry_run", .kind = TKB__FLAG_SWITCH, .offset = AT(gb_dry_run),
+     .help = "One timed call of each entry in one experiment (--stop fixed --iterations 1 "
+             "--experiments 1, no --warmup-ms): checks that everything runs."},
+    {.name = "--v", .metavar = "LEVEL", .kind = TKB__FLAG_TEXT, .offset = AT(gb_verbosity),
+     .check = check_verbosity, .shown = "0",
+     .help = "Google Benchmark's log verbosity: accepted, and without effect ({prog} logs "
+             "nothing more)."},
     {0},
 };
 
@@ -144,6 +256,53 @@ extern const tkb__command tkb__command_run;
 /* The stopping rule the flags ask for. */
 static const char *stop_rule(const run_args *a) {
   return a->stop ? a->stop : a->iterations ? "fixed" : TKB__DEFAULT_STOP;
+}
+
+/*
+ * Google Benchmark's flags that set more than one of tkbench's: --benchmark_dry_run, and
+ * --benchmark_min_time, a time that becomes the stopping rule's min_time (raising its
+ * max_time to match when needed) or Nx, a count of calls per experiment. Returns 0 or
+ * TKB_EXIT_USAGE after printing why.
+ */
+static int apply_gb(run_args *a) {
+  if (a->gb_dry_run) {
+    a->stop = "fixed";
+    a->iterations = a->experiments = 1;
+    a->min_warmup_ms = 0;
+    return 0;
+  }
+  const char *t = a->gb_min_time;
+  if (!t) return 0;
+  char *end;
+  const double v = strtod(t, &end);
+  if (*end == 'x') {
+    if (a->stop && strncmp(a->stop, "fixed", 5) != 0)
+      return tkb__usage(CMD, "--benchmark_min_time=%s asks for %d calls per experiment, which "
+                             "--stop %s does not take; give --stop fixed or no --stop", t, (int)v, a->stop);
+    a->iterations = (int)v;
+    return 0;
+  }
+  const char *rule = stop_rule(a);
+  if (strncmp(rule, "fixed", 5) == 0)
+    return tkb__usage(CMD, "--benchmark_min_time=%s is a time, which the fixed rule (%s) does not "
+                           "take; drop it, or give --stop %s", t,
+                      a->stop ? "--stop fixed" : "--iterations", TKB__DEFAULT_STOP);
+  if (strstr(rule, "min_time="))
+    return tkb__usage(CMD, "--benchmark_min_time and --stop %s both give the minimum time; "
+                           "give one", rule);
+  int len = snprintf(a->stop_text, sizeof a->stop_text, "%s%smin_time=%gs", rule,
+                     strchr(rule, ':') ? "," : ":", v);
+  /* a minimum beyond the rule's default maximum would be cut short by it */
+  tkb__stop_choice c;
+  if (len > 0 && (size_t)len < sizeof a->stop_text && !strstr(rule, "max_time=") &&
+      tkb__stop_parse(a->stop_text, "--stop", &c) == TKB_OK)
+    for (size_t i = 0; i < c.rule->n_params; i++)
+      if (!strcmp(c.rule->params[i].name, "max_time") && c.values[i] < 2 * v)
+        snprintf(a->stop_text + len, sizeof a->stop_text - (size_t)len, ",max_time=%gs", 2 * v);
+  if (tkb__stop_parse(a->stop_text, "--benchmark_min_time", &c) != TKB_OK)
+    return tkb__usage(CMD, "%s", tkb_last_error());
+  a->stop = a->stop_text;
+  return 0;
 }
 
 /* The benchmark options the flags ask for. */
@@ -157,7 +316,9 @@ static tkb_bench_opts bench_opts(const run_args *a) {
                           .warmup_once = strcmp(a->warmup, "once") == 0,
                           .cold_cache = a->cold_cache,
                           .trace_dir = a->trace_dir,
-                          .no_blocking_kernel = a->no_blocking_kernel};
+                          .no_blocking_kernel = a->no_blocking_kernel,
+                          .min_warmup_ms = a->min_warmup_ms,
+                          .perf_counters = a->perf_counters};
 }
 
 /* The options through the library's one check (the method table: auto, aliases, what the
@@ -215,7 +376,11 @@ static void fill_context(tkb__report_ctx *ctx, const run_args *a, tkb_device *de
                            .warmup_once = strcmp(a->warmup, "once") == 0,
                            .stop = stop,
                            .interleave = a->interleave,
-                           .shard = *shard};
+                           .shard = *shard,
+                           .time_unit = a->time_unit,
+                           .counters_tabular = a->gb_counters_tabular,
+                           .context = a->context.items,
+                           .n_context = a->context.n};
   ctx->in_job = tkb__batch_job_read(&ctx->job);
   tkb__iso_date(ctx->date, sizeof ctx->date);
   tkb__host_facts_read(&ctx->host);
@@ -277,6 +442,13 @@ static bool finish_file(const run_args *a, tkb__reporter *r, tkb__outfile *o,
   return st == TKB_OK;
 }
 
+/* Colour on stdout: --benchmark_color, else a terminal without NO_COLOR. */
+static bool use_color(const run_args *a) {
+  const char *c = a->gb_color;
+  if (!c || !strcmp(c, "auto")) return tkb__use_color(stdout);
+  return !strcmp(c, "true") || !strcmp(c, "yes") || !strcmp(c, "1");
+}
+
 /* Runs the selected entries idx[0..n) into the reporters; returns the exit code. */
 static int run_selected(const run_args *a, tkb_device *dev, const char *method,
                         const tkb__format *stdout_fmt, const tkb__format *file_fmt,
@@ -290,11 +462,15 @@ static int run_selected(const run_args *a, tkb_device *dev, const char *method,
   tkb__outfile file = {0};
   tkb__progress_begin(&l.progress, stderr, !a->quiet && isatty(fileno(stderr)), n);
   tkb_status st = a->out ? tkb__outfile_open(&file, a->out) : TKB_OK;
-  if (!st && a->out && !(st = tkb__reporter_begin(&file_r, file_fmt, file.f, &ctx, false)))
+  if (!st && a->out && !(st = tkb__reporter_begin(&file_r, file_fmt, file.f, &ctx, false))) {
     l.reporters[1] = &file_r;
+    file_r.aggregates_only = a->gb_report_aggregates_only;
+  }
   if (!st && to_stdout &&
-      !(st = tkb__reporter_begin(&out_r, stdout_fmt, stdout, &ctx, l.table && tkb__use_color(stdout))))
+      !(st = tkb__reporter_begin(&out_r, stdout_fmt, stdout, &ctx, l.table && use_color(a)))) {
     l.reporters[0] = &out_r;
+    out_r.aggregates_only = a->gb_report_aggregates_only || a->gb_display_aggregates_only;
+  }
   if (st) {
     if (l.reporters[1]) tkb__reporter_discard(l.reporters[1]);
     tkb__outfile_abort(&file);
@@ -356,7 +532,8 @@ static int run_devices(const run_args *a, const tkb__format *stdout_fmt, const t
 }
 
 /* Everything after parsing. */
-static int run(const run_args *a, int argc, char **argv) {
+static int run(run_args *a, int argc, char **argv) {
+  if (apply_gb(a)) return TKB_EXIT_USAGE;
   if (tkb__load_plugins(CMD, &a->sel.loads)) return TKB_EXIT_USAGE;
   if (a->threads) tkb_set_num_threads(a->threads);
   const tkb__format *stdout_fmt, *file_fmt;

@@ -108,6 +108,11 @@ void tkb__load_now(tkb__load *out);
 /* strdup that reports TKB_ERR_OUT_OF_MEMORY through *st (NULL in -> NULL out). */
 char *tkb__strdup(const char *s);
 
+/* A counter's name (tkb_counter): 1 to 63 printable characters but '"', '\\' and ',', no
+ * key of a Google Benchmark row, none of earlier[0..n_earlier). TKB_ERR_INVALID_ARGUMENT
+ * saying which (registry.c). */
+tkb_status tkb__counter_name_check(const char *name, const char *const *earlier, int n_earlier);
+
 #define TKB_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 
 #endif /* TKB_INTERNAL_H */

@@ -1,7 +1,7 @@
 /* console.c - the table people read, streamed: a header saying what ran where (and what
  * about the machine makes every number doubtful), then one aligned row per entry as it
- * finishes, with the median's 95% interval beside it and a line of warnings under an
- * entry that has any, then a summary. The warnings about the machine (load, crowded
+ * finishes, with its median CPU time and the median's 95% interval beside it, its
+ * counters, and a line of warnings under an entry that has any, then a summary. The warnings about the machine (load, crowded
  * OpenMP threads) are counted and said once at the end rather than under each entry.
  * Colour only when the reporter's color is set (the CLI decides: a terminal and no
  * NO_COLOR). */
@@ -36,11 +36,54 @@ static void name_cell(FILE *f, const char *name, int w) {
   else fprintf(f, "%-*s", w, name);
 }
 
-/* The machine warnings seen under the entries, by kind, for the summary. */
+/* The machine warnings seen under the entries, by kind, for the summary; and, with
+ * counters as columns, the names of the columns the titles last showed. */
 typedef struct console_state {
   size_t entries_with[2]; /* "load", "threads" */
   char last[2][400];
+  char columns[TKB_MAX_COUNTERS * 64];
+  bool titled;            /* the column titles are out */
 } console_state;
+
+/* Counter columns' width: a name or a value, whichever is wider, at least this. */
+#define COUNTER_COLUMN 10
+
+/* Counter k of a result: its own first, then the perf events. */
+static const tkb_counter *counter(const tkb__result *res, int k) {
+  return k < res->n_counters ? &res->counters[k] : &res->bd->counters[k - res->n_counters];
+}
+
+static int n_counters(const tkb__result *res) {
+  return res->bd ? res->n_counters + res->bd->n_counters : 0;
+}
+
+static int max_i(int a, int b) { return a > b ? a : b; }
+
+/* The column titles and the rule under them, with a column per counter of res (NULL:
+ * none). */
+static void titles(const tkb__reporter *r, const tkb__result *res) {
+  FILE *f = r->f;
+  int w = name_width(r->ctx);
+  fprintf(f, "%s%-*s  %9s  %9s  %7s  %9s  %9s  %6s  %9s  %8s  %8s", c(r, BOLD), w, "Benchmark",
+          "Median", "CPU", "95% CI", "Min", "Max", "SD/Med", "Items/s", "GB/s", "GFLOP/s");
+  int total = w + 2 + 9 + 2 + 9 + 2 + 7 + 2 + 9 + 2 + 9 + 2 + 6 + 2 + 9 + 2 + 8 + 2 + 8;
+  for (int k = 0; res && k < n_counters(res); k++) {
+    const int cw = max_i(COUNTER_COLUMN, (int)strlen(counter(res, k)->name));
+    fprintf(f, "  %*s", cw, counter(res, k)->name);
+    total += 2 + cw;
+  }
+  fprintf(f, "%s\n", c(r, RESET));
+  for (int i = 0; i < total; i++) fputc('-', f);
+  fputc('\n', f);
+}
+
+/* "a,b,c": the names of res's counters, to tell when the columns change. */
+static void column_names(const tkb__result *res, char *buf, size_t cap) {
+  size_t len = 0;
+  buf[0] = '\0';
+  for (int k = 0; k < n_counters(res) && len < cap; k++)
+    len += (size_t)snprintf(buf + len, cap - len, "%s%s", k ? "," : "", counter(res, k)->name);
+}
 
 /* "stop ci:max_noise=0.01,...   experiments >= 3", or the fixed counts. */
 static void describe_stop(FILE *f, const tkb__report_ctx *ctx) {
@@ -66,22 +109,30 @@ static tkb_status begin(tkb__reporter *r) {
   if (ctx->interval_ms > 0) fprintf(f, "   interval %g ms", ctx->interval_ms);
   if (ctx->interleave) fputs("   interleaved", f);
   fputc('\n', f);
+  for (size_t i = 0; i < ctx->n_context; i++) fprintf(f, "context %s\n", ctx->context[i]);
   for (int i = 0; i < ctx->n_warnings; i++)
     fprintf(f, "%swarning%s %s\n", c(r, YELLOW), c(r, RESET), ctx->warnings[i].text);
   fputc('\n', f);
-  /* the column titles */
-  int w = name_width(ctx);
-  fprintf(f, "%s%-*s  %9s  %7s  %9s  %9s  %6s  %9s  %8s  %8s%s\n", c(r, BOLD), w, "Benchmark",
-          "Median", "95% CI", "Min", "Max", "SD/Med", "Items/s", "GB/s", "GFLOP/s", c(r, RESET));
-  int total = w + 2 + 9 + 2 + 7 + 2 + 9 + 2 + 9 + 2 + 6 + 2 + 9 + 2 + 8 + 2 + 8;
-  for (int i = 0; i < total; i++) fputc('-', f);
-  fputc('\n', f);
+  /* with counters as columns, the titles wait for the first entry's counters */
+  if (!ctx->counters_tabular) titles(r, NULL);
+  ((console_state *)r->state)->titled = !ctx->counters_tabular;
   return TKB_OK;
 }
 
 static void entry(tkb__reporter *r, const tkb__result *res) {
   FILE *f = r->f;
   int w = name_width(r->ctx);
+  console_state *st = r->state;
+  if (r->ctx->counters_tabular) { /* new columns: their titles first, as Google Benchmark does */
+    char names[sizeof st->columns];
+    column_names(res, names, sizeof names);
+    if (!st->titled || (res->bd && strcmp(names, st->columns) != 0)) {
+      snprintf(st->columns, sizeof st->columns, "%s", names);
+      if (st->titled) fputc('\n', f);
+      titles(r, res->bd ? res : NULL);
+      st->titled = true;
+    }
+  }
   if (!res->bd) {
     name_cell(f, res->name, w);
     fprintf(f, "  %sFAILED %s: %s%s\n", c(r, RED), tkb_status_name(res->status),
@@ -91,14 +142,30 @@ static void entry(tkb__reporter *r, const tkb__result *res) {
   const tkb_benchmark_data *bd = res->bd;
   tkb__cells cl;
   tkb__format_cells(res, &cl);
+  char cpu[24];
+  tkb__fmt_time(bd->cpu_median_ms, cpu, sizeof cpu);
+  if (r->ctx->time_unit) {
+    tkb__fmt_time_in(bd->cpu_median_ms, r->ctx->time_unit, cpu, sizeof cpu);
+    tkb__fmt_time_in(bd->median_evaluation_time_ms, r->ctx->time_unit, cl.median, sizeof cl.median);
+    tkb__fmt_time_in(bd->min_ms, r->ctx->time_unit, cl.min, sizeof cl.min);
+    tkb__fmt_time_in(bd->max_ms, r->ctx->time_unit, cl.max, sizeof cl.max);
+  }
+
   bool noisy = bd->stddev_over_median > NOISY_STDDEV_OVER_MEDIAN;
   const bool wide = !bd->converged || !(tkb__ci_halfwidth(bd) <= 0.05);
   name_cell(f, res->name, w);
-  fprintf(f, "  %9s  %s%7s%s  %9s  %9s  %s%6s%s  %9s  %8s  %8s\n", cl.median, wide ? c(r, YELLOW) : "",
+  fprintf(f, "  %9s  %9s  %s%7s%s  %9s  %9s  %s%6s%s  %9s  %8s  %8s", cl.median, cpu, wide ? c(r, YELLOW) : "",
           cl.ci, wide ? c(r, RESET) : "", cl.min, cl.max, noisy ? c(r, YELLOW) : "", cl.spread,
           noisy ? c(r, RESET) : "", cl.items, cl.gbs, cl.gflops);
+  for (int k = 0; k < n_counters(res); k++) { /* columns, or name=value as Google Benchmark */
+    const tkb_counter *ck = counter(res, k);
+    char v[32];
+    tkb__fmt_counter(ck, tkb__counter_value(res, ck, -1), v, sizeof v);
+    if (r->ctx->counters_tabular) fprintf(f, "  %*s", max_i(COUNTER_COLUMN, (int)strlen(ck->name)), v);
+    else fprintf(f, "  %s=%s", ck->name, v);
+  }
+  fputc('\n', f);
   /* the entry's own warnings on one line under it; the machine's for the summary */
-  console_state *st = r->state;
   bool any = false;
   for (int i = 0; i < bd->n_warnings; i++) {
     const tkb_warning *wn = &bd->warnings[i];

@@ -6,6 +6,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/personality.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -108,6 +109,16 @@ bool tkb__host_loadavg(double out[3]) {
   return sscanf(buf, "%lf %lf %lf", &out[0], &out[1], &out[2]) == 3;
 }
 
+/* Whether this process's addresses are randomized: off for the process (setarch -R, as
+ * Google Benchmark checks) or for the machine (kernel.randomize_va_space 0). */
+static int aslr(void) {
+  const int p = personality(0xffffffff);
+  if (p != -1 && (p & ADDR_NO_RANDOMIZE)) return 0;
+  char buf[16];
+  if (read_line("/proc/sys/kernel/randomize_va_space", buf, sizeof buf)) return strcmp(buf, "0") != 0;
+  return p != -1 ? 1 : -1;
+}
+
 void tkb__host_facts_read(tkb__host_facts *h) {
   *h = (tkb__host_facts){0};
   if (gethostname(h->host_name, sizeof h->host_name) != 0)
@@ -119,6 +130,7 @@ void tkb__host_facts_read(tkb__host_facts *h) {
   h->cpu_scaling = tkb__host_cpu_scaling();
   h->n_caches = tkb__host_caches(h->caches, (int)TKB_ARRAY_LEN(h->caches));
   h->have_load_avg = tkb__host_loadavg(h->load_avg);
+  h->aslr = aslr();
   tkb__environment_read(&h->env);
 }
 

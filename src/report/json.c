@@ -2,13 +2,18 @@
  * json.c - the JSON report in Google Benchmark's schema (json_schema_version 1), so its
  * tools/compare.py and the dashboards built on it read tkbench runs unmodified:
  *  - one "iteration" entry per experiment (repetition_index = experiment), whose
- *    real_time and cpu_time are that experiment's median per-call time;
+ *    real_time is that experiment's median per-call time under the method and cpu_time
+ *    its median per-call CPU time (the process's, read around the same timed calls);
  *  - with two or more experiments, mean/median/stddev/cv "aggregate" entries over the
  *    experiments' medians, named "<name>_<aggregate>" as Google Benchmark names them;
  *  - a failed entry is one iteration entry with error_occurred and error_message.
- * Every iteration entry also carries a "tkbench" object with the whole BenchmarkData.
- * Times are always in ns: compare.py only matches entries whose time_unit agrees, so a
- * unit picked per run could make two runs of the same entry incomparable.
+ * Every iteration entry also carries a "tkbench" object with the whole BenchmarkData
+ * (with aggregates only, the median's row carries it).
+ * Times are in ns unless the run asks for a unit (--time-unit, Google Benchmark's
+ * time_unit): compare.py only matches entries whose time_unit agrees, so a unit picked per
+ * entry or per number could make two runs of the same entry incomparable.
+ * Counters (an entry's own, the perf events) are keys of their own in each row, as Google
+ * Benchmark writes its user counters.
  * The context comes first and says whether the run was interrupted, so the entries are
  * written into memory as they finish and the document is put together at the end.
  */
@@ -17,6 +22,7 @@
 
 #include <ctype.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 static void write_load(jw *w, const char *key, const tkb__load *l) {
@@ -88,6 +94,21 @@ static void write_job(jw *w, const tkb__report_ctx *ctx) {
   jw_end_object(w);
 }
 
+/* Every key write_context writes (the ones --context may not add again). */
+static const char *const context_keys[] = {
+    "date", "host_name", "executable", "num_cpus", "mhz_per_cpu", "cpu_scaling_enabled",
+    "aslr_enabled", "caches", "load_avg", "library_version", "library_build_type",
+    "json_schema_version", "library", "device", "device_description", "cpu_model", "method",
+    "seed", "iterations", "experiments", "interval_ms", "warmup", "stopping_rule", "interleave",
+    "interrupted", "peaks", "shard", "slurm", "device_uuid", "environment", "load_avg_start",
+    "load_avg_end", "load_exceeded_cores", "warnings", "merged", "missing_shards"};
+
+bool tkb__context_key_taken(const char *key, size_t len) {
+  for (size_t k = 0; k < TKB_ARRAY_LEN(context_keys); k++)
+    if (strlen(context_keys[k]) == len && strncmp(context_keys[k], key, len) == 0) return true;
+  return false;
+}
+
 static void write_context(jw *w, const tkb__report_ctx *ctx, const tkb__run_summary *s) {
   const bool interrupted = s->interrupted;
   const tkb__host_facts *host = &ctx->host;
@@ -98,6 +119,7 @@ static void write_context(jw *w, const tkb__report_ctx *ctx, const tkb__run_summ
   jw_int(w, "num_cpus", host->num_cpus);
   jw_int(w, "mhz_per_cpu", (long long)llround(host->mhz));
   jw_bool(w, "cpu_scaling_enabled", host->cpu_scaling);
+  if (host->aslr >= 0) jw_bool(w, "aslr_enabled", host->aslr == 1); /* unknown: omitted, as Google Benchmark does */
   jw_begin_array(w, "caches", false);
   for (int i = 0; i < host->n_caches; i++) {
     const tkb__cache *c = &host->caches[i];
@@ -143,6 +165,13 @@ static void write_context(jw *w, const tkb__report_ctx *ctx, const tkb__run_summ
   write_shard(w, &ctx->shard);
   write_job(w, ctx);
   write_environment(w, ctx, s);
+  /* --context's pairs, last as Google Benchmark writes its global context */
+  for (size_t k = 0; k < ctx->n_context; k++) {
+    const char *kv = ctx->context[k], *eq = strchr(kv, '=');
+    char key[256];
+    snprintf(key, sizeof key, "%.*s", (int)(eq - kv), kv);
+    jw_string(w, key, eq + 1);
+  }
   jw_end_object(w);
 }
 
@@ -157,13 +186,50 @@ static void write_ids(jw *w, const tkb__result *r, const char *name, const char 
   jw_int(w, "repetitions", repetitions);
 }
 
-/* Google Benchmark's counter names, at a per-call time of `ms`. */
-static void write_counters(jw *w, const tkb__result *r, double ms) {
-  double items, bytes, flops;
-  tkb__throughput(r, ms, &items, &bytes, &flops);
-  if (items > 0) jw_number(w, "items_per_second", items);
-  if (bytes > 0) jw_number(w, "bytes_per_second", bytes);
-  if (flops > 0) jw_number(w, "flops_per_second", flops);
+/* The row's counters as Google Benchmark writes them, each a key of its own: the
+ * throughputs (where the entry has counts), then the entry's own counters and the perf
+ * events. In experiment e's row, each at its value there. */
+#define THROUGHPUTS 3
+static const char *const throughput_keys[THROUGHPUTS] = {"items_per_second", "bytes_per_second",
+                                                         "flops_per_second"};
+
+static int n_row_counters(const tkb__result *r) {
+  return THROUGHPUTS + r->n_counters + (r->bd ? r->bd->n_counters : 0);
+}
+
+/* Counter k of the row (k < n_row_counters) in experiment e: its key and value; false
+ * when the row has no such counter (a throughput without counts). */
+static bool row_counter(const tkb__result *r, int k, int e, const char **key, double *value) {
+  if (k < THROUGHPUTS) {
+    double t[THROUGHPUTS];
+    tkb__throughput(r, r->bd->experiment_median_ms[e], &t[0], &t[1], &t[2]);
+    *key = throughput_keys[k];
+    *value = t[k];
+    return t[k] > 0;
+  }
+  k -= THROUGHPUTS;
+  const tkb_counter *c = k < r->n_counters ? &r->counters[k] : &r->bd->counters[k - r->n_counters];
+  *key = c->name;
+  *value = tkb__counter_value(r, c, e);
+  return true;
+}
+
+static void write_counters(jw *w, const tkb__result *r, int e) {
+  for (int k = 0; k < n_row_counters(r); k++) {
+    const char *key;
+    double v;
+    if (row_counter(r, k, e, &key, &v)) jw_number(w, key, v);
+  }
+}
+
+/* ns in one of the report's time units. */
+static double unit_ns(const tkb__reporter *rep) {
+  const double u = tkb__unit_ns(rep->ctx->time_unit);
+  return u > 0 ? u : 1;
+}
+
+static const char *unit_name(const tkb__reporter *rep) {
+  return tkb__unit_ns(rep->ctx->time_unit) > 0 ? rep->ctx->time_unit : "ns";
 }
 
 static void write_count(jw *w, const char *key, double v) {
@@ -188,12 +254,19 @@ static void write_identity(jw *w, const tkb__result *r) {
   jw_end_array(w);
 }
 
+/* Experiment e's median CPU time per call: data made without CPU times (read back from
+ * an older file) repeat the method's time, so compare.py still finds a number. */
+static double cpu_median(const tkb_benchmark_data *bd, int e) {
+  return bd->experiment_cpu_median_ms ? bd->experiment_cpu_median_ms[e] : bd->experiment_median_ms[e];
+}
+
 /* The whole BenchmarkData with its statistics. */
 static void write_tkbench(jw *w, const tkb__result *r, int experiment) {
   const tkb_benchmark_data *bd = r->bd;
   jw_begin_object(w, "tkbench");
   write_identity(w, r);
-  jw_int(w, "experiment", experiment);
+  if (experiment >= 0) jw_int(w, "experiment", experiment);
+  else jw_null(w, "experiment"); /* on an aggregate's row: every experiment */
   jw_number(w, "lower_time_ms", bd->lower_time_ms);
   jw_number(w, "compile_time_ms", bd->compile_time_ms);
   /* what the entry took whole (binding, inputs, compile, every call): what --shard-weights
@@ -203,6 +276,9 @@ static void write_tkbench(jw *w, const tkb__result *r, int experiment) {
   jw_int(w, "experiments", bd->experiments);
   jw_begin_array(w, "evaluation_times_ms", true);
   for (int i = 0; i < bd->n_evaluation_times; i++) jw_number(w, NULL, bd->evaluation_times_ms[i]);
+  jw_end_array(w);
+  jw_begin_array(w, "cpu_times_ms", true);
+  for (int i = 0; bd->cpu_times_ms && i < bd->n_evaluation_times; i++) jw_number(w, NULL, bd->cpu_times_ms[i]);
   jw_end_array(w);
   jw_number(w, "median_evaluation_time_ms", bd->median_evaluation_time_ms);
   jw_number(w, "peak_memory_mb", bd->peak_memory_mb);
@@ -244,6 +320,14 @@ static void write_tkbench(jw *w, const tkb__result *r, int experiment) {
       if (bd->throttled[i]) jw_int(w, NULL, i);
     jw_end_array(w);
   }
+  jw_number(w, "cpu_median_ms", bd->cpu_median_ms);
+  jw_number(w, "cpu_mean_ms", bd->cpu_mean_ms);
+  jw_number(w, "cpu_min_ms", bd->cpu_min_ms);
+  jw_number(w, "cpu_max_ms", bd->cpu_max_ms);
+  jw_number(w, "cpu_stddev_ms", bd->cpu_stddev_ms);
+  jw_begin_array(w, "experiment_cpu_median_ms", true);
+  for (int e = 0; e < bd->experiments; e++) jw_number(w, NULL, cpu_median(bd, e));
+  jw_end_array(w);
   jw_end_object(w);
   jw_begin_array(w, "warnings", false);
   for (int i = 0; i < bd->n_warnings; i++) jw_string(w, NULL, bd->warnings[i].text);
@@ -261,7 +345,7 @@ static void write_tkbench(jw *w, const tkb__result *r, int experiment) {
   jw_end_object(w);
 }
 
-static void write_failed(jw *w, const tkb__result *r, int experiments) {
+static void write_failed(jw *w, const tkb__reporter *rep, const tkb__result *r, int experiments) {
   jw_begin_object(w, NULL);
   write_ids(w, r, r->name, "iteration", experiments);
   jw_int(w, "repetition_index", 0);
@@ -273,7 +357,7 @@ static void write_failed(jw *w, const tkb__result *r, int experiments) {
   jw_int(w, "iterations", 0);
   jw_number(w, "real_time", 0);
   jw_number(w, "cpu_time", 0);
-  jw_string(w, "time_unit", "ns");
+  jw_string(w, "time_unit", unit_name(rep));
   jw_string(w, "label", r->op);
   jw_begin_object(w, "tkbench");
   write_identity(w, r);
@@ -283,37 +367,57 @@ static void write_failed(jw *w, const tkb__result *r, int experiments) {
   jw_end_object(w);
 }
 
-static void write_runs(jw *w, const tkb__result *r) {
+/* One row per experiment, then (with 2 or more) the aggregates over them; with
+ * aggregates_only and aggregates to show, the aggregates alone, the median's row
+ * carrying the BenchmarkData. */
+static void write_runs(jw *w, const tkb__reporter *rep, const tkb__result *r) {
   const tkb_benchmark_data *bd = r->bd;
-  int n = bd->experiments;
-  for (int e = 0; e < n; e++) {
-    double ns = bd->experiment_median_ms[e] * 1e6;
+  const int n = bd->experiments;
+  const double per = unit_ns(rep);
+  const char *unit = unit_name(rep);
+  const bool only = rep->aggregates_only && n >= 2;
+  for (int e = 0; e < n && !only; e++) {
     jw_begin_object(w, NULL);
     write_ids(w, r, r->name, "iteration", n);
     jw_int(w, "repetition_index", e);
     jw_int(w, "threads", 1);
     /* the timed calls of this experiment (a batch's calls each count) */
     jw_int(w, "iterations", (long long)bd->experiment_sizes[e] * bd->batch_size);
-    jw_number(w, "real_time", ns);
-    jw_number(w, "cpu_time", ns);
-    jw_string(w, "time_unit", "ns");
-    write_counters(w, r, bd->experiment_median_ms[e]);
+    jw_number(w, "real_time", bd->experiment_median_ms[e] * 1e6 / per);
+    jw_number(w, "cpu_time", cpu_median(bd, e) * 1e6 / per);
+    jw_string(w, "time_unit", unit);
+    write_counters(w, r, e);
     jw_string(w, "label", r->op);
     write_tkbench(w, r, e);
     jw_end_object(w);
   }
   if (n < 2) return;
   tkb__aggregates g = tkb__aggregate(bd->experiment_median_ms, n);
+  tkb__aggregates c = tkb__aggregate(bd->experiment_cpu_median_ms ? bd->experiment_cpu_median_ms
+                                                                   : bd->experiment_median_ms, n);
+  /* each counter's values over the experiments, aggregated as Google Benchmark does */
+  const int n_counters = n_row_counters(r);
+  tkb__aggregates counter[THROUGHPUTS + 2 * TKB_MAX_COUNTERS];
+  bool has[THROUGHPUTS + 2 * TKB_MAX_COUNTERS];
+  const char *key[THROUGHPUTS + 2 * TKB_MAX_COUNTERS];
+  double *v = malloc((size_t)n * sizeof *v);
+  for (int k = 0; k < n_counters; k++) {
+    has[k] = v != NULL;
+    for (int e = 0; v && e < n; e++) has[k] = row_counter(r, k, e, &key[k], &v[e]) && has[k];
+    if (has[k]) counter[k] = tkb__aggregate(v, n);
+  }
+  free(v);
   const struct {
     const char *name;
-    double value; /* ms, or a fraction for cv */
+    double value, cpu; /* ms, or a fraction for cv */
     bool time;
-  } aggs[] = {{"mean", g.mean, true}, {"median", g.median, true}, {"stddev", g.stddev, true},
-              {"cv", g.cv, false}};
+  } aggs[] = {{"mean", g.mean, c.mean, true}, {"median", g.median, c.median, true},
+              {"stddev", g.stddev, c.stddev, true}, {"cv", g.cv, c.cv, false}};
   for (size_t k = 0; k < TKB_ARRAY_LEN(aggs); k++) {
     char name[512];
     snprintf(name, sizeof name, "%s_%s", r->name, aggs[k].name);
-    double v = aggs[k].time ? aggs[k].value * 1e6 : aggs[k].value;
+    double v = aggs[k].time ? aggs[k].value * 1e6 / per : aggs[k].value;
+    double cpu = aggs[k].time ? aggs[k].cpu * 1e6 / per : aggs[k].cpu;
     jw_begin_object(w, NULL);
     write_ids(w, r, name, "aggregate", n);
     jw_int(w, "threads", 1);
@@ -321,10 +425,14 @@ static void write_runs(jw *w, const tkb__result *r) {
     jw_string(w, "aggregate_unit", aggs[k].time ? "time" : "percentage");
     jw_int(w, "iterations", n);
     jw_number(w, "real_time", v);
-    jw_number(w, "cpu_time", v);
-    jw_string(w, "time_unit", "ns");
-    if (k < 2) write_counters(w, r, aggs[k].value);
+    jw_number(w, "cpu_time", cpu);
+    jw_string(w, "time_unit", unit);
+    for (int j = 0; j < n_counters; j++)
+      if (has[j])
+        jw_number(w, key[j], k == 0 ? counter[j].mean : k == 1 ? counter[j].median
+                             : k == 2 ? counter[j].stddev : counter[j].cv);
     jw_string(w, "label", r->op);
+    if (only && k == 1) write_tkbench(w, r, -1);
     jw_end_object(w);
   }
 }
@@ -347,8 +455,8 @@ static tkb_status begin(tkb__reporter *r) {
 
 static void entry(tkb__reporter *r, const tkb__result *res) {
   entries *e = r->state;
-  if (res->bd) write_runs(&e->w, res);
-  else write_failed(&e->w, res, r->ctx->experiments);
+  if (res->bd) write_runs(&e->w, r, res);
+  else write_failed(&e->w, r, res, r->ctx->experiments);
 }
 
 static tkb_status end(tkb__reporter *r, const tkb__run_summary *s) {

@@ -23,6 +23,9 @@ typedef struct tkb__result {
   tkb_benchmark_data *bd;  /* owned; NULL when the entry failed */
   tkb_counts counts;       /* work per call (zeros: unknown) */
   double wall_s;           /* standardize + benchmark wall time of the entry */
+  tkb_counter counters[TKB_MAX_COUNTERS]; /* the entry's own (tkb_registry_counters); the
+                                             measured ones are bd->counters */
+  int n_counters;
 } tkb__result;
 
 /* Frees what a result owns (error, bd) and zeroes those fields. */
@@ -81,6 +84,7 @@ typedef struct tkb__host_facts {
   int n_caches;
   bool have_load_avg;
   double load_avg[3];       /* 1, 5 and 15 minutes, when have_load_avg */
+  int aslr;                 /* address space layout randomization: 1 on, 0 off, -1 unknown */
   tkb__environment env;     /* as the run starts */
 } tkb__host_facts;
 /* Reads every fact (the load average as of now: call it when the run starts). */
@@ -136,6 +140,12 @@ typedef struct tkb__report_ctx {
   tkb__shard_info shard;   /* the part of the selection the run ran (count 0: all of it) */
   bool in_job;             /* a step of a Slurm job: */
   tkb__batch_job job;      /* which */
+  const char *time_unit;   /* "ns", "us", "ms" or "s": the table's and the JSON's times are in
+                              it; NULL: the table picks one per number, the JSON writes ns */
+  bool counters_tabular;   /* the table shows counters as columns, not name=value */
+  const char *const *context; /* "key=value" pairs the JSON's context and the table's
+                                 header add (n_context) */
+  size_t n_context;
   tkb__host_facts host;
   /* what the machine says about every number of the run, as it starts */
   struct {
@@ -187,6 +197,8 @@ struct tkb__reporter {
   FILE *f;                 /* not owned */
   const tkb__report_ctx *ctx;
   bool color;              /* ANSI colours (the console on a terminal) */
+  bool aggregates_only;    /* JSON: with aggregates, only them (Google Benchmark's
+                              display/report_aggregates_only); set after begin */
   size_t n_entries;        /* entries reported so far */
   size_t n_failed;         /* of which failed */
   void *state;             /* the format's own, ops->state_size bytes */
@@ -226,7 +238,20 @@ tkb_status tkb__report_write(const tkb__format *fmt, FILE *f, const tkb__report_
                              const tkb__result *res, size_t n, const tkb__run_summary *s);
 
 
+/* True when the JSON's context has the key key[0..len) of its own (--context may not add
+ * it again). */
+bool tkb__context_key_taken(const char *key, size_t len);
+
 /* ---- units (units.c) ---- */
+/* Nanoseconds in one "ns", "us", "ms" or "s"; 0 for anything else. */
+double tkb__unit_ns(const char *unit);
+/* ms in the given unit, 4 significant digits, right-aligned in 9 columns ("12.34 us"). */
+void tkb__fmt_time_in(double ms, const char *unit, char *buf, size_t cap);
+/* A counter's value after its flags (tkb_counter), in experiment e of the result (e < 0:
+ * at the entry's median). */
+double tkb__counter_value(const tkb__result *r, const tkb_counter *c, int e);
+/* The counter for the table: "1.234k", "12.3M/s", "4.5Ki" (4 significant digits). */
+void tkb__fmt_counter(const tkb_counter *c, double v, char *buf, size_t cap);
 /* "12.34 us": 4 significant digits in ns, us, ms or s, right-aligned in 9 columns.
  * NaN gives "-". */
 void tkb__fmt_time(double ms, char *buf, size_t cap);

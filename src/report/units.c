@@ -102,3 +102,75 @@ double tkb__ci_halfwidth(const tkb_benchmark_data *bd) {
 bool tkb__machine_warning(const tkb_warning *w) {
   return strcmp(w->kind, "load") == 0 || strcmp(w->kind, "threads") == 0;
 }
+
+double tkb__unit_ns(const char *unit) {
+  if (!unit) return 0;
+  return !strcmp(unit, "ns") ? 1 : !strcmp(unit, "us") ? 1e3 : !strcmp(unit, "ms") ? 1e6
+         : !strcmp(unit, "s") ? 1e9 : 0;
+}
+
+void tkb__fmt_time_in(double ms, const char *unit, char *buf, size_t cap) {
+  const double per = tkb__unit_ns(unit);
+  if (!isfinite(ms) || per == 0) {
+    snprintf(buf, cap, "%9s", "-");
+    return;
+  }
+  const double v = ms * 1e6 / per;
+  char num[32];
+  snprintf(num, sizeof num, fabs(v) < 1 && v != 0 ? "%.3g" : sig4(v), v);
+  snprintf(buf, cap, "%6s %-2s", num, unit);
+}
+
+/* The OpenMP threads the entry ran with (its metadata), at least 1. */
+static double threads_of(const tkb_benchmark_data *bd) {
+  const char *t = tkb_benchmark_data_meta(bd, "threads");
+  const double n = t ? atof(t) : 1;
+  return n >= 1 ? n : 1;
+}
+
+double tkb__counter_value(const tkb__result *r, const tkb_counter *c, int e) {
+  const tkb_benchmark_data *bd = r->bd;
+  double v = c->value;
+  /* e < 0: the whole entry (its median, an experiment's calls on average) */
+  const double calls = e >= 0 ? (double)bd->experiment_sizes[e] * bd->batch_size
+                              : (double)bd->n_evaluation_times * bd->batch_size / bd->experiments;
+  const double ms = e >= 0 ? bd->experiment_median_ms[e] : bd->median_evaluation_time_ms;
+  /* the calls the value covers: a rate divides by their time */
+  double span = 1;
+  if (c->flags & TKB_COUNTER_ITERATION_INVARIANT) {
+    v *= calls;
+    span = calls;
+  }
+  if (c->flags & TKB_COUNTER_AVG_ITERATIONS) v /= calls;
+  if (c->flags & TKB_COUNTER_RATE) v /= span * ms / 1e3;
+  if (c->flags & TKB_COUNTER_AVG_THREADS) v /= threads_of(bd);
+  if (c->flags & TKB_COUNTER_INVERT) v = 1 / v;
+  return v;
+}
+
+void tkb__fmt_counter(const tkb_counter *c, double v, char *buf, size_t cap) {
+  const char *per = !(c->flags & TKB_COUNTER_RATE) ? "" : c->flags & TKB_COUNTER_INVERT ? "s" : "/s";
+  if (!isfinite(v)) {
+    snprintf(buf, cap, "-");
+    return;
+  }
+  const bool binary = c->flags & TKB_COUNTER_BASE_1024;
+  const double base = binary ? 1024 : 1000;
+  static const char *const big[] = {"", "k", "M", "G", "T", "P", "E"};
+  static const char *const big2[] = {"", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei"};
+  static const char *const small[] = {"", "m", "u", "n", "p"};
+  int p = 0;
+  if (v != 0 && fabs(v) < 1 && !binary) {
+    while (fabs(v) < 0.9995 && p < 4) {
+      v *= 1000;
+      p++;
+    }
+    snprintf(buf, cap, "%.4g%s%s", v, small[p], per);
+    return;
+  }
+  while (fabs(v) >= base - 0.05 && p < 6) {
+    v /= base;
+    p++;
+  }
+  snprintf(buf, cap, "%.4g%s%s", v, binary ? big2[p] : big[p], per);
+}

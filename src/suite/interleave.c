@@ -70,7 +70,7 @@ static void step(const tkb__runner *runner, slot *sl, size_t n, tkb__run_count *
   tkb_status st = tkb__session_experiment(sl->s, &done);
   tkb__session_pause(sl->s);
   if (!st && done) st = tkb__session_finish(sl->s, &sl->r.bd);
-  if (!st && done) st = tkb_registry_counts(sl->entry, &sl->r.counts);
+  if (!st && done) st = tkb__result_work(&sl->r, sl->entry);
   sl->busy_ns += tkb__now_ns() - t0;
   if (st) {
     fail(sl, st);

@@ -19,13 +19,13 @@ tkb_status tkb_registry_find_reference(size_t entry, size_t *ref) {
     return tkb_set_error(TKB_ERR_INVALID_ARGUMENT,
                          "tkb_registry_find_reference: %s (entry %zu of %zu registered)",
                          !d ? "no such entry" : "ref is NULL", entry, tkb_registry_count());
-  for (size_t i = 0; i < tkb_registry_count(); i++) {
-    const tkb_benchmark_def *r = tkb_registry_get(i);
-    if (r->mode == d->mode && strcmp(r->impl_name, "reference") == 0 &&
-        strcmp(r->op, d->op) == 0 && strcmp(r->name, d->name) == 0) {
-      *ref = i;
-      return TKB_OK;
-    }
+  /* by name: a scan per entry would make checking the suite quadratic */
+  char name[512];
+  snprintf(name, sizeof name, "%s_%s_reference", d->name, tkb_mode_name(d->mode));
+  size_t i;
+  if (tkb_registry_find(name, &i) == TKB_OK && strcmp(tkb_registry_get(i)->op, d->op) == 0) {
+    *ref = i;
+    return TKB_OK;
   }
   return tkb_set_error(TKB_ERR_NOT_FOUND,
                        "%s has no reference: no entry '%s_%s_reference' of op '%s' is registered",

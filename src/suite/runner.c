@@ -40,7 +40,7 @@ void tkb__run_entry(const tkb__runner *runner, size_t entry, tkb__result *r) {
   bo.check_outputs = true;
   tkb_status st = tkb_registry_standardize(entry, runner->device, runner->seed, &f, &args);
   if (!st) st = tkb_benchmark(f, args, &bo, &r->bd);
-  if (!st) st = tkb_registry_counts(entry, &r->counts);
+  if (!st) st = tkb__result_work(r, entry);
   if (st) {
     r->status = st;
     const char *msg = tkb_last_error();

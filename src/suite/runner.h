@@ -57,6 +57,9 @@ void tkb__device_kind(const char *device, char *kind, size_t cap);
 
 /* Fills the identity fields of a result from registry entry i (name, op, spec, ...). */
 void tkb__result_identity(tkb__result *r, size_t entry);
+/* The entry's counts and its own counters into r, after its benchmark (r->bd): a
+ * counter named as one of the measured ones (r->bd->counters) is an error. */
+tkb_status tkb__result_work(tkb__result *r, size_t entry);
 
 /* ---- shards (shard.c): one part of a selection ---- */
 #define TKB__SHARDS_MAX 100000

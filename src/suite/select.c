@@ -23,6 +23,21 @@ void tkb__result_identity(tkb__result *r, size_t entry) {
   r->mode = d->mode;
 }
 
+tkb_status tkb__result_work(tkb__result *r, size_t entry) {
+  r->n_counters = 0;
+  tkb_status st = tkb_registry_counts(entry, &r->counts);
+  if (!st) st = tkb_registry_counters(entry, r->counters, TKB_MAX_COUNTERS, &r->n_counters);
+  for (int k = 0; !st && r->bd && k < r->bd->n_counters; k++)
+    for (int j = 0; j < r->n_counters; j++)
+      if (strcmp(r->bd->counters[k].name, r->counters[j].name) == 0)
+        st = tkb_set_error(TKB_ERR_INVALID_ARGUMENT, "%s: its counter \"%s\" has the name of a "
+                           "perf counter the run counts", r->name, r->counters[j].name);
+  if (!st && r->bd && r->n_counters + r->bd->n_counters > TKB_MAX_COUNTERS)
+    st = tkb_set_error(TKB_ERR_INVALID_ARGUMENT, "%s: %d counters of its own and %d perf counters; "
+                       "at most %d in all", r->name, r->n_counters, r->bd->n_counters, TKB_MAX_COUNTERS);
+  return st;
+}
+
 /* True when s is one of list[0..n). */
 static bool one_of(const char *s, const char *const *list, size_t n) {
   for (size_t k = 0; k < n; k++)
