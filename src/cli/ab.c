@@ -196,6 +196,19 @@ static char **worker_argv(const ab_args *a, const side *s) {
   return v;
 }
 
+/* One line of the worker's into buf (its end cut off when longer, never left to be read
+ * as the next reply), without the newline; false at the end of its output. */
+static bool read_line(FILE *f, char *buf, size_t cap) {
+  if (!fgets(buf, (int)cap, f)) return false;
+  const size_t n = strcspn(buf, "\n");
+  if (buf[n] == '\n') {
+    buf[n] = '\0';
+    return true;
+  }
+  for (int ch; (ch = fgetc(f)) != EOF && ch != '\n';) {}
+  return true;
+}
+
 static void cloexec(int fd) { fcntl(fd, F_SETFD, fcntl(fd, F_GETFD) | FD_CLOEXEC); }
 
 /* Starts the side's worker and reads its list of entries; false (s->why says why) when
@@ -252,15 +265,13 @@ static bool spawn(const ab_args *a, side *s) {
   s->alive = s->to && s->from;
   char line[1024];
   size_t n = 0;
-  if (!s->alive || !fgets(line, sizeof line, s->from) || sscanf(line, "entries %zu", &n) != 1 ||
+  if (!s->alive || !read_line(s->from, line, sizeof line) || sscanf(line, "entries %zu", &n) != 1 ||
       !(s->names = calloc(n ? n : 1, sizeof *s->names))) {
     reap(s);
     return false;
   }
-  for (; s->n < n && fgets(line, sizeof line, s->from); s->n++) {
-    line[strcspn(line, "\n")] = '\0';
+  for (; s->n < n && read_line(s->from, line, sizeof line); s->n++)
     if (!(s->names[s->n] = tkb__strdup(line))) break;
-  }
   if (s->n < n) {
     reap(s);
     return false;
@@ -274,11 +285,10 @@ static bool ask(side *s, const char *request, char *reply, size_t cap) {
   if (!s->alive) return false;
   fprintf(s->to, "%s\n", request);
   fflush(s->to);
-  if (!fgets(reply, (int)cap, s->from)) {
+  if (!read_line(s->from, reply, cap)) {
     reap(s);
     return false;
   }
-  reply[strcspn(reply, "\n")] = '\0';
   return true;
 }
 
@@ -381,6 +391,9 @@ static void finish_context(side *s, const ab_args *a, const char *run, bool stop
   cJSON_AddStringToObject(ab, s->plugin ? "plugin" : "program", s->plugin ? s->plugin : s->program);
   cJSON_AddStringToObject(ab, "order", "experiments alternating ABBA per entry, first side drawn from the seed");
   cJSON_AddNumberToObject(ab, "seed", (double)a->seed);
+  /* the context first, as run writes it */
+  cJSON *rows = cJSON_DetachItemFromObjectCaseSensitive(s->doc, "benchmarks");
+  if (rows) cJSON_AddItemToObject(s->doc, "benchmarks", rows);
 }
 
 /* Writes the side's file whole (or not at all); false after saying why. */

@@ -74,11 +74,16 @@ expect 2 "unknown flag '--out-c'" "$TKBENCH" ab --a "$PLUGIN" --b "$PLUGIN" --ou
 expect 2 "--noise '5' is not a fraction" "$TKBENCH" ab --a "$PLUGIN" --b "$PLUGIN" --noise 5
 [ ! -e "$TMP/x.json" ] && pass || fail "x.json written after a usage error"
 
-# Ctrl-C: the entry in progress is dropped, the finished ones compared and written, 130
-"$TKBENCH" ab --a "$S100" --b "$S105" --tag spin --filter -crash --stop fixed --iterations 400 \
-  --experiments 4 --out-a "$TMP/int.json" > "$CAP/out" 2> "$CAP/err" &
+# Ctrl-C: the entry in progress is dropped, the finished ones compared and written, 130.
+# It comes once the first entry is done: its 2 x 4 x 401 calls are in the log.
+rm -f "$TMP/log"
+TKB_SPIN_LOG="$TMP/log" "$TKBENCH" ab --a "$S100" --b "$S105" --tag spin --filter -crash --stop fixed \
+  --iterations 400 --experiments 4 --warmup once --out-a "$TMP/int.json" > "$CAP/out" 2> "$CAP/err" &
 pid=$!
-sleep 2
+for _ in $(seq 600); do
+  [ -f "$TMP/log" ] && [ "$(wc -l < "$TMP/log")" -gt 3208 ] && break
+  sleep 0.1
+done
 kill -INT $pid
 wait $pid
 rc=$?
