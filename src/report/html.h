@@ -15,6 +15,10 @@ typedef struct tkb__html_opts {
   double sgemm_gflops;            /* its measured sgemm rate, 0: unknown */
 } tkb__html_opts;
 
+/* The page's style sheet and script (html_assets.c). */
+extern const char *const tkb__html_css;
+extern const char *const tkb__html_script;
+
 /* Writes the page of a results file (tkbench's JSON, a journal, or any Google Benchmark
  * JSON) to f. TKB_ERR_OUT_OF_MEMORY; TKB_ERR_IO when f has an error afterwards. */
 tkb_status tkb__html_page(FILE *f, const tkb__results_file *rf, const tkb__html_opts *opts);
