@@ -87,6 +87,13 @@ const tkb_array *ops_host_array(const tkb_args *a, const char *name);
 typedef struct tkb_kernel tkb_kernel;
 tkb_status ops_launch_args(tkb_device *dev, tkb_kernel *k, const void *args, size_t size);
 
+/* Builds kernel `name` of an op's OpenCL source (its opencl.cl, embedded) compiled after
+ * ops/common/opencl.cl (the shared matrix-product tile) with `options`, on an OpenCL
+ * device. The backend caches the program by its text and options, so an op's kernels
+ * share one compilation. */
+tkb_status ops_cl_kernel_build(tkb_device *dev, const char *op_source, const char *options,
+                               const char *name, tkb_kernel **out);
+
 /* ------------------------------------------------------------------------------ */
 /* Workspaces (ops_common.c)                                                        */
 /* ------------------------------------------------------------------------------ */
