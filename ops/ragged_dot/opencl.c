@@ -12,8 +12,8 @@
  * to check them with tkb__rd_check_group_sizes as the cpu implementations do; later
  * changes to that array's contents are not reported.
  *
- * Tiles: row tiles of 64 (work-groups of 16 x 16) when the groups average at least
- * RD_CL_FEW_ROWS rows, else of 4 (16 x 1) and the element-wise drhs, so that groups of
+ * Tiles: row tiles of 64 (work-groups of 4 x 8) when the groups average at least
+ * RD_CL_FEW_ROWS rows, else of 8 (4 x 1) and the element-wise drhs, so that groups of
  * one row (Tokamax's memory_bound) do not multiply 63 rows of zeros per row.
  */
 #include "../common/ops_common.h"
@@ -29,14 +29,17 @@ extern const char tkb__opencl_src_ragged_dot[];
 
 /* Fewer rows than this per group on average: the small tiles. */
 #define RD_CL_FEW_ROWS 16
-#define MM_WX 16 /* ops/common/opencl.cl's tile: OPS_MM_WX x OPS_MM_WY work-items, 4 x 4 */
-#define MM_R 4   /* elements of C each */
+/* ops/common/opencl.cl's tile: OPS_MM_WX x OPS_MM_WY work-items, each MM_R rows x 16
+ * columns of C */
+#define MM_WX 4
+#define MM_R 8
+#define MM_WY 8
 
 typedef struct rd_cl {
   tkb_device *dev;
   tkb_kernel *offsets, *fwd, *dlhs, *drhs, *drhs_rows;
   rd_plan p;           /* the shapes prepared for */
-  int wy;              /* OPS_MM_WY: 16, or 1 for few rows per group */
+  int wy;              /* OPS_MM_WY: MM_WY, or 1 for few rows per group */
   int32_t *host;       /* [G] (at least 1): the sizes read for the check */
   const void *checked; /* the group_sizes array last read and checked */
   ops_workspace ws;    /* off */
@@ -69,9 +72,9 @@ static tkb_status cl_prepare(const tkb_args *a, void **state) {
   }
   s->dev = a->device;
   s->p = p;
-  s->wy = p.m >= RD_CL_FEW_ROWS * p.g ? 16 : 1;
+  s->wy = p.m >= RD_CL_FEW_ROWS * p.g ? MM_WY : 1;
   char opts[128];
-  snprintf(opts, sizeof opts, "-DX_DT=%s -DRD_F64=%d -DOPS_MM_WY=%d", tkb_dtype_name(p.lhs.dtype),
+  snprintf(opts, sizeof opts, "-DX_DT=%s -DOPS_F64=%d -DOPS_MM_WY=%d", tkb_dtype_name(p.lhs.dtype),
            p.f64, s->wy);
   const char *src = tkb__opencl_src_ragged_dot;
   st = ops_cl_kernel_build(s->dev, src, opts, "rd_group_offsets", &s->offsets);
@@ -123,7 +126,7 @@ static tkb_status launch_offsets(rd_cl *s, const tkb_array *gs) {
 /* A grouped launch: column tiles of `cols` by every row tile the groups can have. */
 static tkb_status launch_grouped(rd_cl *s, tkb_kernel *k, int64_t cols, int nargs,
                                  const tkb_karg *args) {
-  const int64_t tm = (int64_t)s->wy * MM_R, tn = MM_WX * MM_R;
+  const int64_t tm = (int64_t)s->wy * MM_R, tn = MM_WX * 16;
   const int64_t row_tiles = (s->p.m + tm - 1) / tm + s->p.g;
   size_t global[2] = {(size_t)((cols + tn - 1) / tn * MM_WX), (size_t)(row_tiles * s->wy)};
   size_t local[2] = {MM_WX, (size_t)s->wy};
@@ -175,13 +178,13 @@ static tkb_status cl_vjp(const tkb_args *a, void *state, const tkb_array *const 
     void *dr = grads[1]->data;
     if (s->wy == 1) {
       tkb_karg args[] = {TKB_KARG_BUF(l), TKB_KARG_BUF(dout), TKB_KARG_BUF(off), TKB_KARG_BUF(dr),
-                         TKB_KARG_VAL(k), TKB_KARG_VAL(n),    TKB_KARG_VAL(g)};
-      const size_t global = (size_t)(g * k * n);
-      return tkb__kernel_launch(s->dev, s->drhs_rows, 1, &global, NULL, (int)TKB_ARRAY_LEN(args), args);
+                         TKB_KARG_VAL(k), TKB_KARG_VAL(n)};
+      size_t global[3] = {(size_t)((n + 15) / 16), (size_t)k, (size_t)g};
+      return tkb__kernel_launch(s->dev, s->drhs_rows, 3, global, NULL, (int)TKB_ARRAY_LEN(args), args);
     }
     tkb_karg args[] = {TKB_KARG_BUF(l), TKB_KARG_BUF(dout), TKB_KARG_BUF(off), TKB_KARG_BUF(dr),
                        TKB_KARG_VAL(k), TKB_KARG_VAL(n)};
-    const int64_t tm = (int64_t)s->wy * MM_R, tn = MM_WX * MM_R;
+    const int64_t tm = (int64_t)s->wy * MM_R, tn = MM_WX * 16;
     size_t global[3] = {(size_t)((n + tn - 1) / tn * MM_WX), (size_t)((k + tm - 1) / tm * s->wy),
                         (size_t)g};
     size_t local[3] = {MM_WX, (size_t)s->wy, 1};

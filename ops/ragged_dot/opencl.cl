@@ -1,7 +1,7 @@
 /*
  * opencl.cl - ragged_dot's OpenCL kernels (host side: opencl.c; math: ragged_dot.h).
  * Built after the backend's prelude and ops/common/opencl.cl (OPS_MM_TILE) with
- *   -DX_DT=<lhs's = rhs's dtype> -DRD_F64=0|1 -DOPS_MM_WY=16|1
+ *   -DX_DT=<lhs's = rhs's dtype> -DOPS_F64=0|1 -DOPS_MM_WY=8|1
  * lhs [M, K], rhs [G, K, N], out and dout [M, N]; sums in float32 (float64 for float64
  * operands), each result rounded once to the operands' dtype.
  *
@@ -15,14 +15,9 @@
  *   rd_dlhs       dlhs_g = dout_g @ rhs[g]^T     A = dout, B = rhs[g] read transposed
  *   rd_drhs       drhs[g] = lhs_g^T @ dout_g     one work-group per (k tile, n tile, g),
  *                                                the depth being the group's rows
- *   rd_drhs_rows  the same, one work-item per element: for groups of a few rows, where
+ *   rd_drhs_rows  the same, a work-item per 16 elements: for groups of a few rows, where
  *                 a tile would mostly multiply zeros (opencl.c picks it with OPS_MM_WY 1)
  */
-#if RD_F64
-typedef double acc_t;
-#else
-typedef float acc_t;
-#endif
 #define X_T TKB_T(X_DT)
 #define LD(v) ((acc_t)TKB_LD(X_DT, v))
 
@@ -61,59 +56,51 @@ static inline long rd_group_of(__global const long *off, long g, long tile) {
 }
 
 /* out[r, n] = sum_k lhs[r, k] rhs[g, k, n] for the rows r of group g */
-#define FWD_A(r, k) LD(lhs[(r) * kk + (k)])
-#define FWD_B(k, n) LD(rhs_g[(k) * nn + (n)])
-#define FWD_C(r, n, v) out[(r) * nn + (n)] = TKB_ST(X_DT, v)
+#define FWD_C(r, n, v, cnt) OPS_STORE(X_DT, out + (r) * nn + (n), v, cnt)
 __kernel __attribute__((reqd_work_group_size(OPS_MM_WX, OPS_MM_WY, 1))) void rd_fwd(
     __global const X_T *lhs, __global const X_T *rhs, __global const long *off, __global X_T *out,
     long kk, long nn, long g) {
-  OPS_MM_LOCALS(acc_t);
+  OPS_MM_LOCALS;
   const long tile = get_group_id(1), grp = rd_group_of(off, g, tile);
   if (grp < 0) return;
   const long r0 = off[grp] + (tile - off[g + 1 + grp]) * OPS_MM_TM;
-  __global const X_T *rhs_g = rhs + grp * kk * nn;
-  OPS_MM_TILE(acc_t, r0, off[grp + 1], get_group_id(0) * OPS_MM_TN, nn, 0, kk, 1, 0, FWD_A, FWD_B,
-              FWD_C);
+  OPS_MM_TILE(r0, off[grp + 1], get_group_id(0) * OPS_MM_TN, nn, 0, kk, X_DT, lhs, kk, 1, X_DT,
+              rhs + grp * kk * nn, nn, 0, FWD_C);
 }
 
 /* dlhs[r, k] = sum_n dout[r, n] rhs[g, k, n] for the rows r of group g */
-#define DLHS_A(r, n) LD(dout[(r) * nn + (n)])
-#define DLHS_B(n, k) LD(rhs_g[(k) * nn + (n)])
-#define DLHS_C(r, k, v) dlhs[(r) * kk + (k)] = TKB_ST(X_DT, v)
+#define DLHS_C(r, k, v, cnt) OPS_STORE(X_DT, dlhs + (r) * kk + (k), v, cnt)
 __kernel __attribute__((reqd_work_group_size(OPS_MM_WX, OPS_MM_WY, 1))) void rd_dlhs(
     __global const X_T *dout, __global const X_T *rhs, __global const long *off,
     __global X_T *dlhs, long kk, long nn, long g) {
-  OPS_MM_LOCALS(acc_t);
+  OPS_MM_LOCALS;
   const long tile = get_group_id(1), grp = rd_group_of(off, g, tile);
   if (grp < 0) return;
   const long r0 = off[grp] + (tile - off[g + 1 + grp]) * OPS_MM_TM;
-  __global const X_T *rhs_g = rhs + grp * kk * nn;
-  OPS_MM_TILE(acc_t, r0, off[grp + 1], get_group_id(0) * OPS_MM_TN, kk, 0, nn, 1, 1, DLHS_A,
-              DLHS_B, DLHS_C);
+  OPS_MM_TILE(r0, off[grp + 1], get_group_id(0) * OPS_MM_TN, kk, 0, nn, X_DT, dout, nn, 1, X_DT,
+              rhs + grp * kk * nn, nn, 1, DLHS_C);
 }
 
 /* drhs[g, k, n] = sum_{r in group g} lhs[r, k] dout[r, n] (0 for an empty group) */
-#define DRHS_A(k, r) LD(lhs[(r) * kk + (k)])
-#define DRHS_B(r, n) LD(dout[(r) * nn + (n)])
-#define DRHS_C(k, n, v) drhs_g[(k) * nn + (n)] = TKB_ST(X_DT, v)
+#define DRHS_C(k, n, v, cnt) OPS_STORE(X_DT, drhs_g + (k) * nn + (n), v, cnt)
 __kernel __attribute__((reqd_work_group_size(OPS_MM_WX, OPS_MM_WY, 1))) void rd_drhs(
     __global const X_T *lhs, __global const X_T *dout, __global const long *off,
     __global X_T *drhs, long kk, long nn) {
-  OPS_MM_LOCALS(acc_t);
+  OPS_MM_LOCALS;
   const long grp = get_group_id(2);
   __global X_T *drhs_g = drhs + grp * kk * nn;
-  OPS_MM_TILE(acc_t, get_group_id(1) * OPS_MM_TM, kk, get_group_id(0) * OPS_MM_TN, nn, off[grp],
-              off[grp + 1], 0, 0, DRHS_A, DRHS_B, DRHS_C);
+  OPS_MM_TILE(get_group_id(1) * OPS_MM_TM, kk, get_group_id(0) * OPS_MM_TN, nn, off[grp],
+              off[grp + 1], X_DT, lhs, kk, 0, X_DT, dout, nn, 0, DRHS_C);
 }
 
-/* The same, one work-item per element of drhs (idx = (g K + k) N + n). */
+/* The same for groups of a few rows: a work-item per 16 columns n0.. of one (g, k),
+ * the grid being (N / 16, K, G). */
 __kernel void rd_drhs_rows(__global const X_T *lhs, __global const X_T *dout,
-                           __global const long *off, __global X_T *drhs, long kk, long nn,
-                           long g) {
-  const long idx = get_global_id(0);
-  if (idx >= g * kk * nn) return;
-  const long n = idx % nn, k = idx / nn % kk, grp = idx / nn / kk;
-  acc_t sum = 0;
-  for (long r = off[grp]; r < off[grp + 1]; r++) sum += LD(lhs[r * kk + k]) * LD(dout[r * nn + n]);
-  drhs[idx] = TKB_ST(X_DT, sum);
+                           __global const long *off, __global X_T *drhs, long kk, long nn) {
+  const long n0 = get_global_id(0) * 16, k = get_global_id(1), grp = get_global_id(2);
+  if (n0 >= nn) return;
+  acc16_t sum = 0;
+  for (long r = off[grp]; r < off[grp + 1]; r++)
+    sum += LD(lhs[r * kk + k]) * OPS_RUN(X_DT, dout + r * nn + n0, nn - n0);
+  OPS_STORE(X_DT, drhs + (grp * kk + k) * nn + n0, sum, nn - n0);
 }
