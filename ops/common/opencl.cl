@@ -3,7 +3,9 @@
  * backend's prelude and before an op's own opencl.cl (ops_cl_kernel_build), with
  * -DOPS_F64=0|1 choosing the math type:
  *
- *  - acc_t and acc16_t: float and float16, or double and double16 (OPS_F64).
+ *  - acc_t and accN_t (N = 2, 4, 8, 16): float and floatN, or double and doubleN
+ *    (OPS_F64); OPS_ACC_DT names acc_t as a dtype (float32, float64) for the typed
+ *    macros.
  *  - ops_run_<dtype>(p, n): 16 consecutive elements at p widened to acc16_t, those at
  *    and past n (n <= 0: all) as 0; one vector load when all 16 are there.
  *  - ops_store16_<dtype>(p, v, n): the first n lanes of v rounded as TKB_ST rounds and
@@ -38,11 +40,19 @@
  */
 #if OPS_F64
 typedef double acc_t;
+typedef double2 acc2_t;
+typedef double4 acc4_t;
+typedef double8 acc8_t;
 typedef double16 acc16_t;
+#define OPS_ACC_DT float64
 #define OPS_CVT16(v) convert_double16(v)
 #else
 typedef float acc_t;
+typedef float2 acc2_t;
+typedef float4 acc4_t;
+typedef float8 acc8_t;
 typedef float16 acc16_t;
+#define OPS_ACC_DT float32
 #define OPS_CVT16(v) convert_float16(v)
 #endif
 
