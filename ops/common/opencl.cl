@@ -8,6 +8,7 @@
  *    macros.
  *  - ops_run_<dtype>(p, n): 16 consecutive elements at p widened to acc16_t, those at
  *    and past n (n <= 0: all) as 0; one vector load when all 16 are there.
+ *  - ops_hsum16, ops_hmax16: a vector's sum and maximum.
  *  - ops_store16_<dtype>(p, v, n): the first n lanes of v rounded as TKB_ST rounds and
  *    stored at p (OPS_STORE).
  *  - OPS_MM_TILE: one tile of a matrix product staged through local memory.
@@ -70,6 +71,20 @@ OPS_DEFINE_RUN(float16, vload_half16(0, (__global const half *)p))
 OPS_DEFINE_RUN(float64, vload16(0, p))
 #endif
 #define OPS_RUN(dt, p, n) TKB_CAT(ops_run_, dt)(p, n)
+
+/* The sum and the largest of 16 lanes, in a fixed order. */
+static inline acc_t ops_hsum16(acc16_t v) {
+  const acc8_t a = v.lo + v.hi;
+  const acc4_t b = a.lo + a.hi;
+  const acc2_t c = b.lo + b.hi;
+  return c.lo + c.hi;
+}
+static inline acc_t ops_hmax16(acc16_t v) {
+  const acc8_t a = fmax(v.lo, v.hi);
+  const acc4_t b = fmax(a.lo, a.hi);
+  const acc2_t c = fmax(b.lo, b.hi);
+  return fmax(c.lo, c.hi);
+}
 
 /* The narrowings of src/core/dtype_convert.h (tkb_cvt_f32_to_bf16, _f16), on 16 lanes:
  * the same formulas, so bit for bit what TKB_ST stores. */

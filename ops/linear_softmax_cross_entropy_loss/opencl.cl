@@ -57,20 +57,6 @@ static inline acc_t lsce_reduce(__local acc_t *red, acc_t x, bool is_max) {
   return r;
 }
 
-static inline acc_t lsce_hmax(acc16_t v) {
-  const acc8_t a = fmax(v.lo, v.hi);
-  const acc4_t b = fmax(a.lo, a.hi);
-  const acc2_t c = fmax(b.lo, b.hi);
-  return fmax(c.lo, c.hi);
-}
-
-static inline acc_t lsce_hsum(acc16_t v) {
-  const acc8_t a = v.lo + v.hi;
-  const acc4_t b = a.lo + a.hi;
-  const acc2_t c = b.lo + b.hi;
-  return c.lo + c.hi;
-}
-
 /* One work-group per row i: the chunk's max and sum of exponentials merged into run[i]
  * (first: run starts here). */
 __kernel __attribute__((reqd_work_group_size(LSCE_WG, 1, 1))) void lsce_lse_merge(
@@ -82,10 +68,10 @@ __kernel __attribute__((reqd_work_group_size(LSCE_WG, 1, 1))) void lsce_lse_merg
   __global const acc_t *l = logits + i * vc;
   acc16_t m16 = (acc16_t)(-INFINITY);
   for (long v0 = 16 * lid; v0 < cols; v0 += 16 * LSCE_WG) m16 = fmax(m16, lsce_run(l + v0, cols - v0));
-  const acc_t cm = lsce_reduce(red, lsce_hmax(m16), true);
+  const acc_t cm = lsce_reduce(red, ops_hmax16(m16), true);
   acc16_t s16 = 0;
   for (long v0 = 16 * lid; v0 < cols; v0 += 16 * LSCE_WG) s16 += exp(lsce_run(l + v0, cols - v0) - cm);
-  const acc_t cs = lsce_reduce(red, lsce_hsum(s16), false);
+  const acc_t cs = lsce_reduce(red, ops_hsum16(s16), false);
   if (lid != 0) return;
   const acc_t om = first ? (acc_t)-INFINITY : run[3 * i], os = first ? (acc_t)0 : run[3 * i + 1];
   const acc_t nm = fmax(om, cm);
