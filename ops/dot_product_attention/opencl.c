@@ -74,7 +74,7 @@ static tkb_status cl_prepare(const tkb_args *a, void **state) {
   char opts[256];
   snprintf(opts, sizeof opts,
            "-DX_DT=%s -DB_DT=%s -DOPS_F64=%d -DATTN_D=%lld -DATTN_DV=%lld -DHAS_BIAS=%d "
-           "-DHAS_MASK=%d -DCAUSAL=%d",
+           "-DHAS_MASK=%d -DCAUSAL=%d -cl-denorms-are-zero",
            tkb_dtype_name(p.q.dtype), tkb_dtype_name(p.bias ? p.bias->dtype : TKB_FLOAT32), p.f64,
            (long long)p.D, (long long)p.Dv, p.bias != NULL, p.mask != NULL, p.causal);
   const char *src = tkb__opencl_src_dot_product_attention;

@@ -78,7 +78,7 @@ static tkb_status cl_prepare(const tkb_args *a, void **state) {
   s->vc = vc < p.V ? vc : p.V;
   const bool f64 = p.math == TKB_FLOAT64;
   char opts[128];
-  snprintf(opts, sizeof opts, "-DX_DT=%s -DW_DT=%s -DOPS_F64=%d", tkb_dtype_name(p.x.dtype),
+  snprintf(opts, sizeof opts, "-DX_DT=%s -DW_DT=%s -DOPS_F64=%d -cl-denorms-are-zero", tkb_dtype_name(p.x.dtype),
            tkb_dtype_name(p.w.dtype), f64);
   const char *src = tkb__opencl_src_linear_softmax_cross_entropy_loss;
   st = ops_cl_kernel_build(s->dev, src, opts, "lsce_logits", &s->logits);
