@@ -174,7 +174,8 @@ static void test_trace_names(void) {
   static const char *const want[][2] = {
       {"cpu_mixtral_8x7b_forward_opencl", "|rd_group_offsets|rd_fwd|"},
       {"cpu_mixtral_8x7b_vjp_opencl", "|rd_group_offsets|rd_dlhs|rd_drhs|"},
-      {"cpu_memory_bound_vjp_opencl", "|rd_group_offsets|rd_dlhs|rd_drhs_rows|"},
+      {"cpu_memory_bound_forward_opencl", "|rd_group_offsets|rd_fwd_rows|"},
+      {"cpu_memory_bound_vjp_opencl", "|rd_group_offsets|rd_dlhs_rows|rd_drhs_rows|"},
       {"cpu_32x128x4748_sum_float32_forward_res_opencl", "|lsce_logits|lsce_lse_merge|lsce_loss|"},
       {"cpu_32x128x4748_sum_float32_vjp_opencl", "|lsce_logits|lsce_dlogits|lsce_dx|lsce_dw|"},
       {"cpu_mixtral_8x7b_bf16_forward_opencl", "|attn_fwd|"},

@@ -33,11 +33,9 @@
  * accumulators: rows i0 + R ly + r, columns j0 + 16 lx + c), so a tile is
  * OPS_MM_TM x OPS_MM_TN = (R WY) x 64. Depth goes OPS_MM_TK at a time through the local
  * arrays the kernel declares with OPS_MM_LOCALS (OpenCL wants local variables at kernel
- * scope), loaded as 16-element runs along each operand's contiguous index. An op may
- * define OPS_MM_WY before this file: 8 by default (tiles of 64 rows), 1 for groups of a
- * few rows (tiles of 8); A_L_FAST 0 needs OPS_MM_TM a multiple of 16. Every argument
- * but STORE_C's indices must be the same for the whole work-group (the loop holds
- * barriers).
+ * scope), loaded as 16-element runs along each operand's contiguous index. Every
+ * argument but STORE_C's indices must be the same for the whole work-group (the loop
+ * holds barriers).
  */
 #if OPS_F64
 typedef double acc_t;
@@ -128,16 +126,13 @@ OPS_DEFINE_STORE(float64, double16, convert_double16(v))
 #define OPS_STORE(dt, p, v, n) TKB_CAT(ops_store16_, dt)(p, v, n)
 
 #define OPS_MM_WX 4
-#ifndef OPS_MM_WY
 #define OPS_MM_WY 8
-#endif
 #define OPS_MM_R 8
 #define OPS_MM_NW (OPS_MM_WX * OPS_MM_WY)
 #define OPS_MM_TM (OPS_MM_WY * OPS_MM_R)
 #define OPS_MM_TN (OPS_MM_WX * 16)
 #define OPS_MM_TK 32
-/* runs of 16 along i in a tile's rows (never 0, so that the unused branch compiles) */
-#define OPS_MM_IRUNS (OPS_MM_TM >= 16 ? OPS_MM_TM / 16 : 1)
+#define OPS_MM_IRUNS (OPS_MM_TM / 16) /* runs of 16 along i in a tile's rows */
 
 #define OPS_MM_LOCALS __local acc_t ops_mm_a[OPS_MM_TM][OPS_MM_TK], ops_mm_b[OPS_MM_TK][OPS_MM_TN]
 

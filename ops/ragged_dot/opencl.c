@@ -5,16 +5,15 @@
  * Signature, validation, output and grads as the cpu implementations (ragged_dot.h).
  * The hooks launch
  *   forward, forward_res (no residuals):  rd_group_offsets, rd_fwd
- *   vjp:   rd_group_offsets, rd_dlhs, then rd_drhs (or rd_drhs_rows for few rows a group)
+ *   vjp:   rd_group_offsets, rd_dlhs, rd_drhs
+ * or, when the groups average fewer than RD_CL_FEW_ROWS rows, rd_fwd_rows, rd_dlhs_rows
+ * and rd_drhs_rows, which stream rhs once per few rows instead of multiplying tiles of
+ * 64 rows that would be mostly zeros (Tokamax's memory_bound has groups of one row).
  * The group sizes stay in device memory: the kernels read them there (clipped, so a bad
  * array is never read or written out of bounds). The host reads them once per
  * group_sizes array, in the first call that gets it (the warm-up, when benchmarking),
  * to check them with tkb__rd_check_group_sizes as the cpu implementations do; later
  * changes to that array's contents are not reported.
- *
- * Tiles: row tiles of 64 (work-groups of 4 x 8) when the groups average at least
- * RD_CL_FEW_ROWS rows, else of 8 (4 x 1) and the element-wise drhs, so that groups of
- * one row (Tokamax's memory_bound) do not multiply 63 rows of zeros per row.
  */
 #include "../common/ops_common.h"
 #include "internal.h"
@@ -27,19 +26,18 @@ extern const char tkb__opencl_src_ragged_dot[];
 
 #define WHO "ragged_dot (opencl)"
 
-/* Fewer rows than this per group on average: the small tiles. */
+/* Fewer rows than this per group on average: the kernels without tiles. */
 #define RD_CL_FEW_ROWS 16
-/* ops/common/opencl.cl's tile: OPS_MM_WX x OPS_MM_WY work-items, each MM_R rows x 16
- * columns of C */
+/* ops/common/opencl.cl's tile: OPS_MM_WX x OPS_MM_WY work-items, 64 x 64 elements of C */
 #define MM_WX 4
-#define MM_R 8
 #define MM_WY 8
+#define MM_T 64
 
 typedef struct rd_cl {
   tkb_device *dev;
-  tkb_kernel *offsets, *fwd, *dlhs, *drhs, *drhs_rows;
+  tkb_kernel *offsets, *fwd, *dlhs, *drhs; /* the tiled kernels, or the _rows ones */
   rd_plan p;           /* the shapes prepared for */
-  int wy;              /* OPS_MM_WY: MM_WY, or 1 for few rows per group */
+  bool few_rows;       /* the _rows kernels */
   int32_t *host;       /* [G] (at least 1): the sizes read for the check */
   const void *checked; /* the group_sizes array last read and checked */
   ops_workspace ws;    /* off */
@@ -53,7 +51,6 @@ static void cl_release(void *state) {
   tkb__kernel_free(s->dev, s->fwd);
   tkb__kernel_free(s->dev, s->dlhs);
   tkb__kernel_free(s->dev, s->drhs);
-  tkb__kernel_free(s->dev, s->drhs_rows);
   ops_workspace_free(&s->ws);
   free(s->host);
   free(s);
@@ -72,16 +69,15 @@ static tkb_status cl_prepare(const tkb_args *a, void **state) {
   }
   s->dev = a->device;
   s->p = p;
-  s->wy = p.m >= RD_CL_FEW_ROWS * p.g ? MM_WY : 1;
-  char opts[128];
-  snprintf(opts, sizeof opts, "-DX_DT=%s -DOPS_F64=%d -DOPS_MM_WY=%d", tkb_dtype_name(p.lhs.dtype),
-           p.f64, s->wy);
+  s->few_rows = p.m < RD_CL_FEW_ROWS * p.g;
+  char opts[96];
+  snprintf(opts, sizeof opts, "-DX_DT=%s -DOPS_F64=%d", tkb_dtype_name(p.lhs.dtype), p.f64);
   const char *src = tkb__opencl_src_ragged_dot;
+  const bool few = s->few_rows;
   st = ops_cl_kernel_build(s->dev, src, opts, "rd_group_offsets", &s->offsets);
-  if (!st) st = ops_cl_kernel_build(s->dev, src, opts, "rd_fwd", &s->fwd);
-  if (!st) st = ops_cl_kernel_build(s->dev, src, opts, "rd_dlhs", &s->dlhs);
-  if (!st) st = ops_cl_kernel_build(s->dev, src, opts, "rd_drhs", &s->drhs);
-  if (!st) st = ops_cl_kernel_build(s->dev, src, opts, "rd_drhs_rows", &s->drhs_rows);
+  if (!st) st = ops_cl_kernel_build(s->dev, src, opts, few ? "rd_fwd_rows" : "rd_fwd", &s->fwd);
+  if (!st) st = ops_cl_kernel_build(s->dev, src, opts, few ? "rd_dlhs_rows" : "rd_dlhs", &s->dlhs);
+  if (!st) st = ops_cl_kernel_build(s->dev, src, opts, few ? "rd_drhs_rows" : "rd_drhs", &s->drhs);
   if (!st) {
     const size_t off = (size_t)(2 * p.g + 2) * sizeof(int64_t);
     st = ops_workspace_alloc(&s->ws, s->dev, 1, &off, &s->off);
@@ -123,13 +119,20 @@ static tkb_status launch_offsets(rd_cl *s, const tkb_array *gs) {
   return tkb__kernel_launch(s->dev, s->offsets, 1, &one, NULL, (int)TKB_ARRAY_LEN(args), args);
 }
 
-/* A grouped launch: column tiles of `cols` by every row tile the groups can have. */
-static tkb_status launch_grouped(rd_cl *s, tkb_kernel *k, int64_t cols, int nargs,
+/* A launch over the groups' rows and `cols` columns of the output: one work-group per
+ * (column tile, row tile the groups can have), or for few rows a work-item per group and
+ * 16 columns (rd_fwd_rows) or per group and column (rd_dlhs_rows, vec16 false), in
+ * work-groups of 16 along the columns. */
+static tkb_status launch_grouped(rd_cl *s, tkb_kernel *k, int64_t cols, bool vec16, int nargs,
                                  const tkb_karg *args) {
-  const int64_t tm = (int64_t)s->wy * MM_R, tn = MM_WX * 16;
-  const int64_t row_tiles = (s->p.m + tm - 1) / tm + s->p.g;
-  size_t global[2] = {(size_t)((cols + tn - 1) / tn * MM_WX), (size_t)(row_tiles * s->wy)};
-  size_t local[2] = {MM_WX, (size_t)s->wy};
+  if (s->few_rows) {
+    size_t global[2] = {(size_t)((vec16 ? (cols + 15) / 16 : cols) + 15) / 16 * 16, (size_t)s->p.g};
+    size_t local[2] = {16, 1};
+    return tkb__kernel_launch(s->dev, k, 2, global, local, nargs, args);
+  }
+  const int64_t row_tiles = (s->p.m + MM_T - 1) / MM_T + s->p.g;
+  size_t global[2] = {(size_t)((cols + MM_T - 1) / MM_T * MM_WX), (size_t)(row_tiles * MM_WY)};
+  size_t local[2] = {MM_WX, MM_WY};
   return tkb__kernel_launch(s->dev, k, 2, global, local, nargs, args);
 }
 
@@ -145,7 +148,7 @@ static tkb_status cl_forward(const tkb_args *a, void *state, tkb_array *const *o
   int64_t k = p.k, n = p.n, g = p.g;
   tkb_karg args[] = {TKB_KARG_BUF(l), TKB_KARG_BUF(r), TKB_KARG_BUF(off), TKB_KARG_BUF(out),
                      TKB_KARG_VAL(k), TKB_KARG_VAL(n), TKB_KARG_VAL(g)};
-  return launch_grouped(s, s->fwd, n, (int)TKB_ARRAY_LEN(args), args);
+  return launch_grouped(s, s->fwd, n, true, (int)TKB_ARRAY_LEN(args), args);
 }
 
 static tkb_status cl_forward_res(const tkb_args *a, void *state, tkb_array *const *outputs,
@@ -172,22 +175,19 @@ static tkb_status cl_vjp(const tkb_args *a, void *state, const tkb_array *const 
     void *dl = grads[0]->data;
     tkb_karg args[] = {TKB_KARG_BUF(dout), TKB_KARG_BUF(r), TKB_KARG_BUF(off), TKB_KARG_BUF(dl),
                        TKB_KARG_VAL(k),    TKB_KARG_VAL(n), TKB_KARG_VAL(g)};
-    if ((st = launch_grouped(s, s->dlhs, k, (int)TKB_ARRAY_LEN(args), args))) return st;
+    if ((st = launch_grouped(s, s->dlhs, k, false, (int)TKB_ARRAY_LEN(args), args))) return st;
   }
   if (grads[1] && p.g * p.k * p.n > 0) { /* (an empty group, or M = 0: zeros) */
     void *dr = grads[1]->data;
-    if (s->wy == 1) {
-      tkb_karg args[] = {TKB_KARG_BUF(l), TKB_KARG_BUF(dout), TKB_KARG_BUF(off), TKB_KARG_BUF(dr),
-                         TKB_KARG_VAL(k), TKB_KARG_VAL(n)};
-      size_t global[3] = {(size_t)((n + 15) / 16), (size_t)k, (size_t)g};
-      return tkb__kernel_launch(s->dev, s->drhs_rows, 3, global, NULL, (int)TKB_ARRAY_LEN(args), args);
-    }
     tkb_karg args[] = {TKB_KARG_BUF(l), TKB_KARG_BUF(dout), TKB_KARG_BUF(off), TKB_KARG_BUF(dr),
                        TKB_KARG_VAL(k), TKB_KARG_VAL(n)};
-    const int64_t tm = (int64_t)s->wy * MM_R, tn = MM_WX * 16;
-    size_t global[3] = {(size_t)((n + tn - 1) / tn * MM_WX), (size_t)((k + tm - 1) / tm * s->wy),
+    if (s->few_rows) {
+      size_t global[3] = {(size_t)((n + 15) / 16), (size_t)k, (size_t)g};
+      return tkb__kernel_launch(s->dev, s->drhs, 3, global, NULL, (int)TKB_ARRAY_LEN(args), args);
+    }
+    size_t global[3] = {(size_t)((n + MM_T - 1) / MM_T * MM_WX), (size_t)((k + MM_T - 1) / MM_T * MM_WY),
                         (size_t)g};
-    size_t local[3] = {MM_WX, (size_t)s->wy, 1};
+    size_t local[3] = {MM_WX, MM_WY, 1};
     st = tkb__kernel_launch(s->dev, s->drhs, 3, global, local, (int)TKB_ARRAY_LEN(args), args);
   }
   return st;

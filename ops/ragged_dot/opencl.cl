@@ -1,7 +1,7 @@
 /*
  * opencl.cl - ragged_dot's OpenCL kernels (host side: opencl.c; math: ragged_dot.h).
  * Built after the backend's prelude and ops/common/opencl.cl (OPS_MM_TILE) with
- *   -DX_DT=<lhs's = rhs's dtype> -DOPS_F64=0|1 -DOPS_MM_WY=8|1
+ *   -DX_DT=<lhs's = rhs's dtype> -DOPS_F64=0|1
  * lhs [M, K], rhs [G, K, N], out and dout [M, N]; sums in float32 (float64 for float64
  * operands), each result rounded once to the operands' dtype.
  *
@@ -15,8 +15,8 @@
  *   rd_dlhs       dlhs_g = dout_g @ rhs[g]^T     A = dout, B = rhs[g] read transposed
  *   rd_drhs       drhs[g] = lhs_g^T @ dout_g     one work-group per (k tile, n tile, g),
  *                                                the depth being the group's rows
- *   rd_drhs_rows  the same, a work-item per 16 elements: for groups of a few rows, where
- *                 a tile would mostly multiply zeros (opencl.c picks it with OPS_MM_WY 1)
+ * and, for groups of a few rows (opencl.c decides by the average), rd_fwd_rows,
+ * rd_dlhs_rows and rd_drhs_rows, which read rhs once per few rows instead of tiling.
  */
 #define X_T TKB_T(X_DT)
 #define LD(v) ((acc_t)TKB_LD(X_DT, v))
@@ -93,14 +93,76 @@ __kernel __attribute__((reqd_work_group_size(OPS_MM_WX, OPS_MM_WY, 1))) void rd_
               off[grp + 1], X_DT, lhs, kk, 0, X_DT, dout, nn, 0, DRHS_C);
 }
 
-/* The same for groups of a few rows: a work-item per 16 columns n0.. of one (g, k),
- * the grid being (N / 16, K, G). */
+/* ---- groups of a few rows: one pass over rhs, no tiles ----
+ * A work-item streams one row of rhs[g] (or 16 of its columns) and applies it to the
+ * group's rows RD_ROWS at a time, so rhs is read once per RD_ROWS rows of a group where
+ * a tile would mostly multiply rows of zeros (Tokamax's memory_bound has groups of one
+ * row). */
+#define RD_ROWS 4
+
+/* out[r, n0 .. n0 + 15] for the rows of group g: grid (N / 16, G) (the arguments are
+ * rd_fwd's). The RD_ROWS accumulators are named, not an array, so that they stay in
+ * registers. */
+__kernel void rd_fwd_rows(__global const X_T *lhs, __global const X_T *rhs,
+                          __global const long *off, __global X_T *out, long kk, long nn, long g) {
+  const long n0 = get_global_id(0) * 16, grp = get_global_id(1);
+  if (n0 >= nn || grp >= g) return;
+  __global const X_T *rhs_g = rhs + grp * kk * nn + n0;
+  for (long r0 = off[grp]; r0 < off[grp + 1]; r0 += RD_ROWS) {
+    const long rows = min((long)RD_ROWS, off[grp + 1] - r0);
+    __global const X_T *l0 = lhs + r0 * kk;
+    __global const X_T *l1 = rows > 1 ? l0 + kk : l0, *l2 = rows > 2 ? l0 + 2 * kk : l0;
+    __global const X_T *l3 = rows > 3 ? l0 + 3 * kk : l0;
+    acc16_t a0 = 0, a1 = 0, a2 = 0, a3 = 0;
+    for (long k = 0; k < kk; k++) {
+      const acc16_t b = OPS_RUN(X_DT, rhs_g + k * nn, nn - n0);
+      a0 = fma((acc16_t)LD(l0[k]), b, a0);
+      a1 = fma((acc16_t)LD(l1[k]), b, a1);
+      a2 = fma((acc16_t)LD(l2[k]), b, a2);
+      a3 = fma((acc16_t)LD(l3[k]), b, a3);
+    }
+    __global X_T *o = out + r0 * nn + n0;
+    OPS_STORE(X_DT, o, a0, nn - n0);
+    if (rows > 1) OPS_STORE(X_DT, o + nn, a1, nn - n0);
+    if (rows > 2) OPS_STORE(X_DT, o + 2 * nn, a2, nn - n0);
+    if (rows > 3) OPS_STORE(X_DT, o + 3 * nn, a3, nn - n0);
+  }
+}
+
+/* dlhs[r, k] for the rows of group g: grid (K, G) (the arguments are rd_dlhs's) */
+__kernel void rd_dlhs_rows(__global const X_T *dout, __global const X_T *rhs,
+                           __global const long *off, __global X_T *dlhs, long kk, long nn, long g) {
+  const long k = get_global_id(0), grp = get_global_id(1);
+  if (k >= kk || grp >= g) return;
+  __global const X_T *rhs_k = rhs + (grp * kk + k) * nn;
+  for (long r0 = off[grp]; r0 < off[grp + 1]; r0 += RD_ROWS) {
+    const long rows = min((long)RD_ROWS, off[grp + 1] - r0);
+    __global const X_T *d0 = dout + r0 * nn;
+    __global const X_T *d1 = rows > 1 ? d0 + nn : d0, *d2 = rows > 2 ? d0 + 2 * nn : d0;
+    __global const X_T *d3 = rows > 3 ? d0 + 3 * nn : d0;
+    acc16_t a0 = 0, a1 = 0, a2 = 0, a3 = 0;
+    for (long n0 = 0; n0 < nn; n0 += 16) {
+      const acc16_t b = OPS_RUN(X_DT, rhs_k + n0, nn - n0);
+      a0 = fma(OPS_RUN(X_DT, d0 + n0, nn - n0), b, a0);
+      a1 = fma(OPS_RUN(X_DT, d1 + n0, nn - n0), b, a1);
+      a2 = fma(OPS_RUN(X_DT, d2 + n0, nn - n0), b, a2);
+      a3 = fma(OPS_RUN(X_DT, d3 + n0, nn - n0), b, a3);
+    }
+    __global X_T *o = dlhs + r0 * kk + k;
+    o[0] = TKB_ST(X_DT, ops_hsum16(a0));
+    if (rows > 1) o[kk] = TKB_ST(X_DT, ops_hsum16(a1));
+    if (rows > 2) o[2 * kk] = TKB_ST(X_DT, ops_hsum16(a2));
+    if (rows > 3) o[3 * kk] = TKB_ST(X_DT, ops_hsum16(a3));
+  }
+}
+
+/* drhs[g, k, n0 .. n0 + 15]: grid (N / 16, K, G) */
 __kernel void rd_drhs_rows(__global const X_T *lhs, __global const X_T *dout,
                            __global const long *off, __global X_T *drhs, long kk, long nn) {
   const long n0 = get_global_id(0) * 16, k = get_global_id(1), grp = get_global_id(2);
   if (n0 >= nn) return;
   acc16_t sum = 0;
   for (long r = off[grp]; r < off[grp + 1]; r++)
-    sum += LD(lhs[r * kk + k]) * OPS_RUN(X_DT, dout + r * nn + n0, nn - n0);
+    sum = fma((acc16_t)LD(lhs[r * kk + k]), OPS_RUN(X_DT, dout + r * nn + n0, nn - n0), sum);
   OPS_STORE(X_DT, drhs + (grp * kk + k) * nn + n0, sum, nn - n0);
 }
