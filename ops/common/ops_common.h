@@ -7,7 +7,7 @@
  *  - sizes, and OPS_AT: element offset -> pointer into an array's data;
  *  - the glue of a hook (ops_common.c): concrete arguments and those readable on the
  *    host, caller buffers, the prepared state's errors, the device-kind guard, kernel
- *    launches with one argument struct;
+ *    launches with one argument struct, OpenCL kernels built after ops/common/opencl.cl;
  *  - workspaces: 64-byte aligned pieces of one prepare-time allocation (ops_common.c);
  *  - row-major OpenBLAS products (sgemm/dgemm) with the k == 0 case written out;
  *  - element access for the floating dtypes, with tkb_array_get_f64/tkb_array_set_f64's
