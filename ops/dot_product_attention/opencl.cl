@@ -213,15 +213,16 @@ __kernel __attribute__((reqd_work_group_size(ATTN_TILE, 1, 1))) void attn_bwd_dk
   ATTN_LOAD_ROW(vv, NV, v + ((b * S + sr) * Hk + hk) * ATTN_DV, ATTN_DV);
   for (int c = 0; c < NQ; c++) dka[c] = 0;
   for (int c = 0; c < NV; c++) dva[c] = 0;
-  /* causal: query rows t >= s0 can keep a key of this tile */
-  const long t_begin = CAUSAL ? s0 / ATTN_TILE * ATTN_TILE : 0;
+  /* causal: only query rows t >= s0 keep a key of this tile */
+  const long t_begin = CAUSAL ? s0 : 0;
   for (long g = 0; g < G; g++) {
     const long h = hk * G + g;
     for (long t0 = t_begin; t0 < T; t0 += ATTN_TILE) {
       barrier(CLK_LOCAL_MEM_FENCE);
       ATTN_STAGE_Q(qs, NQ, q, ATTN_D, t0);
       ATTN_STAGE_Q(dos, NV, dout, ATTN_DV, t0);
-      for (int i = get_local_id(0); i < ATTN_TILE; i += ATTN_TILE) {
+      {
+        const int i = get_local_id(0);
         const long t = t0 + i;
         lses[i] = t < T ? lse[(b * H + h) * T + t] : (acc_t)-INFINITY;
         deltas[i] = t < T ? delta[(b * H + h) * T + t] : (acc_t)0;
