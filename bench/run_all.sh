@@ -25,6 +25,7 @@ run "$build/bench_attention"
 run "$build/bench_lsce"
 run bash bench/report_scale.sh "$build"
 [ -x "$build/bench_opencl_overhead" ] && run "$build/bench_opencl_overhead"
+[ -x "$build/bench_opencl_ops" ] && run "$build/bench_opencl_ops"
 # the CUDA targets on cuda:0; exits 77 with its reason where there is no GPU (not a failure)
 [ -x "$build/bench_cuda" ] && { echo; echo "## $build/bench_cuda"; "$build/bench_cuda"; rc=$?; [ $rc -eq 0 ] || [ $rc -eq 77 ] || status=1; }
 exit $status

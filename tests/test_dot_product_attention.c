@@ -512,8 +512,9 @@ static void test_suite_entries(void) {
   for (size_t i = 0; i < n; i++) {
     const tkb_benchmark_def *d = tkb_registry_get(i);
     if (strcmp(d->op, "dot_product_attention") != 0) continue;
-    /* the reference and cpu impls (the cuda twins: tests/test_cuda_ops.c) */
-    if (strcmp(d->impl_name, "cuda") == 0) continue;
+    /* the reference and cpu impls (the cuda and opencl twins: tests/test_cuda_ops.c,
+     * tests/test_opencl_ops.c) */
+    if (strcmp(d->impl_name, "cuda") == 0 || strcmp(d->impl_name, "opencl") == 0) continue;
     if (strcmp(d->name, "mixtral_8x7b_bf16") == 0) {
       mixtral++;
       CHECK(tkb_registry_has_tag(i, "primary") && tkb_registry_has_tag(i, "ci_tests"));

@@ -409,8 +409,9 @@ static void test_suite_entries(void) {
   for (size_t i = 0; i < tkb_registry_count(); i++) {
     const tkb_benchmark_def *d = tkb_registry_get(i);
     if (strcmp(d->op, "linear_softmax_cross_entropy_loss") != 0) continue;
-    /* the reference and cpu impls (the cuda twins: tests/test_cuda_ops.c) */
-    if (strcmp(d->impl_name, "cuda") == 0) continue;
+    /* the reference and cpu impls (the cuda and opencl twins: tests/test_cuda_ops.c,
+     * tests/test_opencl_ops.c) */
+    if (strcmp(d->impl_name, "cuda") == 0 || strcmp(d->impl_name, "opencl") == 0) continue;
     const char *full = tkb_registry_full_name(i);
     if (strncmp(d->name, "qwen3-8b_", 9) == 0) n_tokamax++;
     if (tkb_registry_has_tag(i, "cpu")) n_cpu++;

@@ -7,6 +7,7 @@
 
 #include "internal.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 tkb_status ops_concrete(const tkb_args *a, const char *who, const char *name,
@@ -61,6 +62,21 @@ tkb_status ops_launch_args(tkb_device *dev, tkb_kernel *k, const void *args, siz
   const size_t one = 1;
   const tkb_karg arg = {TKB_KARG_SCALAR, size, args};
   return tkb__kernel_launch(dev, k, 1, &one, NULL, 1, &arg);
+}
+
+extern const char tkb__opencl_src_common[]; /* ops/common/opencl.cl, embedded */
+
+tkb_status ops_cl_kernel_build(tkb_device *dev, const char *op_source, const char *options,
+                               const char *name, tkb_kernel **out) {
+  const size_t a = strlen(tkb__opencl_src_common), b = strlen(op_source);
+  char *src = malloc(a + b + 2);
+  if (!src) return tkb_set_error(TKB_ERR_OUT_OF_MEMORY, "out of memory building OpenCL kernel %s", name);
+  memcpy(src, tkb__opencl_src_common, a);
+  src[a] = '\n';
+  memcpy(src + a + 1, op_source, b + 1);
+  tkb_status st = tkb__kernel_build(dev, src, options, name, out);
+  free(src);
+  return st;
 }
 
 tkb_status ops_workspace_alloc(ops_workspace *ws, tkb_device *dev, size_t n, const size_t *sizes,

@@ -7,7 +7,7 @@
  *  - sizes, and OPS_AT: element offset -> pointer into an array's data;
  *  - the glue of a hook (ops_common.c): concrete arguments and those readable on the
  *    host, caller buffers, the prepared state's errors, the device-kind guard, kernel
- *    launches with one argument struct;
+ *    launches with one argument struct, OpenCL kernels built after ops/common/opencl.cl;
  *  - workspaces: 64-byte aligned pieces of one prepare-time allocation (ops_common.c);
  *  - row-major OpenBLAS products (sgemm/dgemm) with the k == 0 case written out;
  *  - element access for the floating dtypes, with tkb_array_get_f64/tkb_array_set_f64's
@@ -86,6 +86,13 @@ const tkb_array *ops_host_array(const tkb_args *a, const char *name);
  * argument struct of `size` bytes, passed by value. */
 typedef struct tkb_kernel tkb_kernel;
 tkb_status ops_launch_args(tkb_device *dev, tkb_kernel *k, const void *args, size_t size);
+
+/* Builds kernel `name` of an op's OpenCL source (its opencl.cl, embedded) compiled after
+ * ops/common/opencl.cl (the shared matrix-product tile) with `options`, on an OpenCL
+ * device. The backend caches the program by its text and options, so an op's kernels
+ * share one compilation. */
+tkb_status ops_cl_kernel_build(tkb_device *dev, const char *op_source, const char *options,
+                               const char *name, tkb_kernel **out);
 
 /* ------------------------------------------------------------------------------ */
 /* Workspaces (ops_common.c)                                                        */

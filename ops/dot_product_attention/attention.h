@@ -56,6 +56,7 @@ extern const tkb_param tkb__attn_params[];
 /* The device implementation (the reference and cpu ones are tkbench.h's): it
  * validates on the host and launches its kernels through the device's backend. */
 extern const tkb_fn tkb__op_dot_product_attention_cuda; /* cuda.c */
+extern const tkb_fn tkb__op_dot_product_attention_opencl; /* opencl.c */
 
 /* Validates the bound call (shapes, dtypes, statics) and fills the plan. Errors name
  * the arguments and both shapes on a mismatch. */

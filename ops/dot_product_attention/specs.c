@@ -1,6 +1,6 @@
 /*
  * specs.c - dot_product_attention's declaration (src/suite/builtin.h): its
- * implementations ("reference", "cpu", "cuda") and its suite entries:
+ * implementations ("reference", "cpu", "opencl", "cuda") and its suite entries:
  *
  *  - Tokamax's specs (tokamax/_src/ops/attention/arg_specs.py) under their full names
  *    ("{project}_{name}") and tags: mixtral 8x7b and deepseek2 16b (causal; primary,
@@ -127,6 +127,7 @@ static tkb_status attn_specs(tkb__op_specs *out) {
 static const tkb__op_impl impls[] = {
     {"reference", &tkb_op_dot_product_attention_reference, "cpu"},
     {"cpu", &tkb_op_dot_product_attention, "cpu"},
+    {"opencl", &tkb__op_dot_product_attention_opencl, "opencl"},
     {"cuda", &tkb__op_dot_product_attention_cuda, "cuda"},
 };
 

@@ -58,6 +58,7 @@ extern const tkb_param tkb__lsce_params[LSCE_N_PARAMS];
 /* The device implementations (the reference and cpu ones are tkbench.h's): each
  * validates on the host and launches its kernels through the device's backend. */
 extern const tkb_fn tkb__op_linear_softmax_cross_entropy_loss_cuda; /* cuda.c */
+extern const tkb_fn tkb__op_linear_softmax_cross_entropy_loss_opencl; /* opencl.c */
 
 /* Validates the call's shapes, dtypes and reduction (errors name both shapes on a
  * mismatch) and, when labels is concrete, that every label is in [0, V). */

@@ -1,6 +1,6 @@
 /*
  * specs.c - linear_softmax_cross_entropy_loss's declaration (src/suite/builtin.h): its
- * implementations ("reference", "cpu", "cuda") and its suite entries, Tokamax's
+ * implementations ("reference", "cpu", "opencl", "cuda") and its suite entries, Tokamax's
  * qwen3-8b arg specs and smaller ones of the same proportions tagged `cpu`, each in
  * every mode.
  *
@@ -124,6 +124,7 @@ static tkb_status lsce_specs(tkb__op_specs *out) {
 static const tkb__op_impl impls[] = {
     {"reference", &tkb_op_linear_softmax_cross_entropy_loss_reference, "cpu"},
     {"cpu", &tkb_op_linear_softmax_cross_entropy_loss, "cpu"},
+    {"opencl", &tkb__op_linear_softmax_cross_entropy_loss_opencl, "opencl"},
     {"cuda", &tkb__op_linear_softmax_cross_entropy_loss_cuda, "cuda"},
 };
 

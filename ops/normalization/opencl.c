@@ -1,14 +1,17 @@
 /*
  * opencl.c - tkb__op_normalization_opencl: normalization on an OpenCL device (impl
  * "opencl"; kernels in opencl.cl, embedded at build time as tkb__opencl_src_normalization,
- * compiled by the OpenCL backend in the prepare hook for the call's dtypes and flags).
- * Same signature, validation, outputs, residuals and grads as the cpu implementations
- * (norm.h); arrays live on the device, so nothing here touches their memory: the hooks
- * validate, then launch
- *   forward / forward_res:  norm_fwd            (one work-item per lane)
- *   vjp:                    norm_bwd_dx (per lane), then dscale/doffset in two passes:
+ * compiled after ops/common/opencl.cl in the prepare hook for the call's dtypes and
+ * flags). Same signature, validation, outputs, residuals and grads as the cpu
+ * implementations (norm.h); arrays live on the device, so nothing here touches their
+ * memory: the hooks validate, then launch
+ *   forward / forward_res:  norm_fwd
+ *   vjp:                    norm_bwd_dx, then dscale/doffset in two passes:
  *                           norm_bwd_partial (per block of lanes and column) into a
  *                           workspace from prepare, norm_bwd_params (per column)
+ * each of the first three in the layout's form (opencl.cl): _rows when the axis is the
+ * last (inner = 1), _lanes when inner >= 16 (16 lanes a work-item), else one lane a
+ * work-item.
  */
 #include "../common/ops_common.h"
 #include "internal.h"
@@ -24,6 +27,9 @@ extern const char tkb__opencl_src_normalization[];
  * sums are the same on every device. */
 #define NORM_CL_BLOCK_LANES 256
 
+/* The kernels' layouts (opencl.cl). */
+typedef enum norm_layout { NORM_LANE, NORM_ROWS, NORM_LANES16 } norm_layout;
+
 #define WHO "normalization (opencl)"
 
 typedef struct norm_cl {
@@ -31,6 +37,8 @@ typedef struct norm_cl {
   tkb_kernel *fwd, *bwd_dx, *bwd_partial, *bwd_params;
   tkb_spec x;           /* the shapes prepared for */
   int64_t lanes, n, inner, blocks;
+  norm_layout layout;
+  int64_t units;        /* work-items of the forward and dx: lanes, or groups of 16 */
   bool f64;
   ops_workspace ws;     /* vjp modes: part */
   void *part;           /* [2][blocks][n] partial sums in the math type */
@@ -55,7 +63,7 @@ static tkb_status cl_prepare(const tkb_args *a, void **state) {
   char opts[320];
   snprintf(opts, sizeof opts,
            "-DX_DT=%s -DS_DT=%s -DO_DT=%s -DHAS_SCALE=%d -DHAS_OFFSET=%d -DSUBTRACT_MEAN=%d "
-           "-DNORM_F64=%d", tkb_dtype_name(p.x.dtype),
+           "-DOPS_F64=%d", tkb_dtype_name(p.x.dtype),
            tkb_dtype_name(p.scale ? p.scale->dtype : TKB_FLOAT32),
            tkb_dtype_name(p.offset ? p.offset->dtype : TKB_FLOAT32), p.scale != NULL,
            p.offset != NULL, p.subtract_mean, p.f64);
@@ -67,12 +75,23 @@ static tkb_status cl_prepare(const tkb_args *a, void **state) {
   s->n = p.n;
   s->inner = p.inner ? p.inner : 1;
   s->f64 = p.f64;
-  s->blocks = (s->lanes + NORM_CL_BLOCK_LANES - 1) / NORM_CL_BLOCK_LANES;
+  s->layout = s->inner == 1 ? NORM_ROWS : s->inner >= 16 ? NORM_LANES16 : NORM_LANE;
+  s->units = s->lanes;
+  if (s->layout == NORM_LANES16) s->units = s->lanes / s->inner * ((s->inner + 15) / 16);
+  /* (groups of 16 lanes: blocks of 16 groups) */
+  const int64_t per_block = s->layout == NORM_LANES16 ? NORM_CL_BLOCK_LANES / 16 : NORM_CL_BLOCK_LANES;
+  s->blocks = (s->units + per_block - 1) / per_block;
+  static const char *const suffix[] = {"", "_rows", "_lanes"};
+  char fwd[32], dx[32], partial[32];
+  snprintf(fwd, sizeof fwd, "norm_fwd%s", suffix[s->layout]);
+  snprintf(dx, sizeof dx, "norm_bwd_dx%s", suffix[s->layout]);
+  snprintf(partial, sizeof partial, "norm_bwd_partial%s", suffix[s->layout]);
   const char *src = tkb__opencl_src_normalization;
-  st = tkb__kernel_build(dev, src, opts, "norm_fwd", &s->fwd);
-  if (!st) st = tkb__kernel_build(dev, src, opts, "norm_bwd_dx", &s->bwd_dx);
-  if (!st) st = tkb__kernel_build(dev, src, opts, "norm_bwd_partial", &s->bwd_partial);
-  if (!st) st = tkb__kernel_build(dev, src, opts, "norm_bwd_params", &s->bwd_params);
+  if (!st) st = ops_require_device(dev, "opencl", WHO);
+  if (!st) st = ops_cl_kernel_build(dev, src, opts, fwd, &s->fwd);
+  if (!st) st = ops_cl_kernel_build(dev, src, opts, dx, &s->bwd_dx);
+  if (!st) st = ops_cl_kernel_build(dev, src, opts, partial, &s->bwd_partial);
+  if (!st) st = ops_cl_kernel_build(dev, src, opts, "norm_bwd_params", &s->bwd_params);
   /* the partial sums serve the vjp only */
   if (!st && ops_mode_has_vjp(a->mode)) {
     const size_t part = (size_t)(2 * s->blocks * s->n) * (p.f64 ? sizeof(double) : sizeof(float));
@@ -101,15 +120,15 @@ static tkb_status run_forward(const tkb_args *a, norm_cl *s, tkb_array *y, tkb_a
   void *x = c.x->data;
   void *sc = c.scale ? c.scale->data : x, *of = c.offset ? c.offset->data : x;
   void *mo = mean ? mean->data : x, *ro = rstd ? rstd->data : x;
-  int64_t lanes = s->lanes, n = s->n, inner = s->inner;
+  int64_t units = s->units, n = s->n, inner = s->inner;
   int32_t write_res = mean != NULL;
   double eps_d = c.p.epsilon;
   float eps_f = (float)c.p.epsilon;
   tkb_karg args[] = {TKB_KARG_BUF(x),   TKB_KARG_BUF(sc),    TKB_KARG_BUF(of),
                      TKB_KARG_BUF(y->data), TKB_KARG_BUF(mo), TKB_KARG_BUF(ro),
-                     TKB_KARG_VAL(lanes), TKB_KARG_VAL(n),  TKB_KARG_VAL(inner),
+                     TKB_KARG_VAL(units), TKB_KARG_VAL(n),  TKB_KARG_VAL(inner),
                      s->f64 ? TKB_KARG_VAL(eps_d) : TKB_KARG_VAL(eps_f), TKB_KARG_VAL(write_res)};
-  size_t global = (size_t)lanes;
+  size_t global = (size_t)units;
   return tkb__kernel_launch(s->dev, s->fwd, 1, &global, NULL, (int)TKB_ARRAY_LEN(args), args);
 }
 
@@ -132,13 +151,13 @@ static tkb_status cl_vjp(const tkb_args *a, void *state, const tkb_array *const 
   if (st) return st;
   void *x = c.x->data, *sc = c.scale ? c.scale->data : x;
   void *mean = residuals[0]->data, *rstd = residuals[1]->data, *dy = cotangents[0]->data;
-  int64_t lanes = s->lanes, n = s->n, inner = s->inner;
+  int64_t units = s->units, n = s->n, inner = s->inner;
   if (dx) {
     void *dxd = dx->data;
     tkb_karg args[] = {TKB_KARG_BUF(x),    TKB_KARG_BUF(sc),  TKB_KARG_BUF(mean),
                        TKB_KARG_BUF(rstd), TKB_KARG_BUF(dy),  TKB_KARG_BUF(dxd),
-                       TKB_KARG_VAL(lanes), TKB_KARG_VAL(n),  TKB_KARG_VAL(inner)};
-    size_t global = (size_t)lanes;
+                       TKB_KARG_VAL(units), TKB_KARG_VAL(n),  TKB_KARG_VAL(inner)};
+    size_t global = (size_t)units;
     st = tkb__kernel_launch(s->dev, s->bwd_dx, 1, &global, NULL, (int)TKB_ARRAY_LEN(args), args);
     if (st) return st;
   }
@@ -147,11 +166,16 @@ static tkb_status cl_vjp(const tkb_args *a, void *state, const tkb_array *const 
     void *ds = dscale ? dscale->data : x, *dof = doffset ? doffset->data : x, *part = s->part;
     int64_t blocks = s->blocks;
     tkb_karg pargs[] = {TKB_KARG_BUF(x),   TKB_KARG_BUF(mean),   TKB_KARG_BUF(rstd),
-                        TKB_KARG_BUF(dy),  TKB_KARG_BUF(part),   TKB_KARG_VAL(lanes),
+                        TKB_KARG_BUF(dy),  TKB_KARG_BUF(part),   TKB_KARG_VAL(units),
                         TKB_KARG_VAL(n),   TKB_KARG_VAL(inner),  TKB_KARG_VAL(blocks)};
-    size_t global = (size_t)(blocks * n);
-    st = tkb__kernel_launch(s->dev, s->bwd_partial, 1, &global, NULL, (int)TKB_ARRAY_LEN(pargs), pargs);
+    /* one work-item per (block, column); 16 columns for rows */
+    size_t grid[2] = {(size_t)blocks, (size_t)n};
+    if (s->layout == NORM_ROWS) grid[0] = (size_t)((n + 15) / 16), grid[1] = (size_t)blocks;
+    if (s->layout == NORM_LANE) grid[0] = (size_t)(blocks * n);
+    st = tkb__kernel_launch(s->dev, s->bwd_partial, s->layout == NORM_LANE ? 1 : 2, grid, NULL,
+                            (int)TKB_ARRAY_LEN(pargs), pargs);
     if (st) return st;
+    size_t global;
     tkb_karg args[] = {TKB_KARG_BUF(part), TKB_KARG_BUF(ds), TKB_KARG_BUF(dof), TKB_KARG_VAL(n),
                        TKB_KARG_VAL(blocks)};
     global = (size_t)n; /* with no lanes (0 blocks) this writes zeros */

@@ -41,6 +41,7 @@ extern const tkb_param tkb__rd_params[RD_N_PARAMS];
 /* The device implementations (the reference and cpu ones are tkbench.h's): each
  * validates on the host and launches its kernels through the device's backend. */
 extern const tkb_fn tkb__op_ragged_dot_cuda; /* cuda.c */
+extern const tkb_fn tkb__op_ragged_dot_opencl; /* opencl.c */
 
 /*
  * Validates the call (ranks, dtypes, K and G agreement) and fills the plan. When

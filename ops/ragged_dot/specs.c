@@ -1,6 +1,6 @@
 /*
  * specs.c - ragged_dot's declaration (src/suite/builtin.h): its implementations
- * ("reference", "cpu", "cuda") and its suite entries:
+ * ("reference", "cpu", "opencl", "cuda") and its suite entries:
  *
  *  - Tokamax's specs (tokamax/_src/ops/ragged_dot/arg_specs.py), under Tokamax's full
  *    names ("{project}_{name}"): maxtext's deepseek-v3 (tag primary) and gpt-oss
@@ -90,6 +90,7 @@ static tkb_status rd_specs(tkb__op_specs *out) {
 static const tkb__op_impl impls[] = {
     {"reference", &tkb_op_ragged_dot_reference, "cpu"},
     {"cpu", &tkb_op_ragged_dot, "cpu"},
+    {"opencl", &tkb__op_ragged_dot_opencl, "opencl"},
     {"cuda", &tkb__op_ragged_dot_cuda, "cuda"},
 };
 

@@ -40,7 +40,7 @@ json_check "$TMP/cl.json" "d['benchmarks'][0]['tkbench']['metadata']['method'] =
 # profiler: a Chrome trace of the last call, named in the metadata
 expect 0 "wrote" "$TKBENCH" run --device opencl:0 --filter "${one}opencl\$" --method profiler --iterations 2 --out "$TMP/p.json"
 trace=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['benchmarks'][0]['tkbench']['metadata']['trace'])" "$TMP/p.json")
-json_check "$trace" "any(e.get('name') == 'norm_fwd' and e['ph'] == 'X' for e in d['traceEvents'])"
+json_check "$trace" "any(e.get('name') == 'norm_fwd_rows' and e['ph'] == 'X' for e in d['traceEvents'])"
 rm -f "$trace"
 
 expect 0 "4 passed, 0 failed" "$TKBENCH" check --device opencl:0 --tag cpu --filter '^cpu_96x96x64_'
