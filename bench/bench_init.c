@@ -11,8 +11,9 @@
  *   (b) fill:  tkb_fill(array of the same bytes, TKB_INIT_DEFAULT) = standard normals
  *       (float32 by default; bfloat16 draws 16-bit normals, philox.h),
  * both on `threads` threads (default 2), and prints the medians as GB/s and the ratio
- * fill/store with PASS when it is >= 0.25. --json prints one JSON object instead
- * (read by bench/init_vs_numpy.py).
+ * fill/store with PASS when it is >= 0.25, with the cpu kernels' path (tkb_cpu_isa;
+ * TKB_CPU_ISA=portable|avx2|avx512 measures another the CPU runs). --json prints one
+ * JSON object instead (read by bench/init_vs_numpy.py).
  */
 #include "tkbench.h"
 
@@ -122,19 +123,23 @@ int main(int argc, char **argv) {
   if (json) {
     printf("{\"dtype\": \"%s\", \"bytes\": %zu, \"elements\": %lld, \"threads\": %d, \"runs\": %ld, "
            "\"store_ms\": %.4f, \"fill_ms\": %.4f, \"store_gbs\": %.4f, \"fill_gbs\": %.4f, "
-           "\"ratio\": %.4f, \"target\": %.2f, \"pass\": %s}\n",
+           "\"ratio\": %.4f, \"target\": %.2f, \"pass\": %s, \"cpu_isa\": \"%s\"}\n",
            tkb_dtype_name(dt), nbytes, (long long)a->numel, threads, runs, ms_store, ms_fill, gbs_store, gbs_fill, ratio,
-           target, ratio >= target ? "true" : "false");
+           target, ratio >= target ? "true" : "false", tkb_cpu_isa());
   } else {
     printf("buffer %zu MiB %s (%lld elements), %d threads, median of %ld interleaved "
-           "runs\n",
-           nbytes >> 20, tkb_dtype_name(dt), (long long)a->numel, threads, runs);
+           "runs, cpu kernels %s\n",
+           nbytes >> 20, tkb_dtype_name(dt), (long long)a->numel, threads, runs, tkb_cpu_isa());
     printf("  store loop            %8.2f ms  %7.2f GB/s\n", ms_store, gbs_store);
     printf("  tkb_fill N(0,1) %-5.5s %8.2f ms  %7.2f GB/s  (%.2f ns/element/thread)\n",
            dt == TKB_FLOAT32 ? "f32" : "bf16", ms_fill, gbs_fill,
            ms_fill * 1e6 * threads / (double)a->numel);
     printf("  fill / store = %.3f  (target >= %.2f): %s\n", ratio, target,
            ratio >= target ? "PASS" : "FAIL");
+    FILE *f = fopen("/proc/loadavg", "r");
+    char line[128];
+    if (f && fgets(line, sizeof line, f)) printf("  load average at end: %s", line);
+    if (f) fclose(f);
   }
   tkb_array_free(a);
   free(buf);
