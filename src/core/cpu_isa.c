@@ -10,6 +10,10 @@
  * enabled: __builtin_cpu_supports checks the saved register state too), and a forced path
  * never goes above that. Other architectures build the portable path only.
  *
+ * A path may also use an extension where the CPU has it, chosen inside the kernels:
+ * avx512 rounds to bfloat16 with AVX512-BF16's vcvtneps2bf16 (Cooper Lake, Sapphire
+ * Rapids, Zen 4 on; tkb__cpu_avx512bf16), the same bits as its integer rounding.
+ *
  * TKB_CPU_ISA=portable|avx2|avx512 forces a path (auto or unset: the best), so each one
  * can be measured and tested on a machine that has the larger ISA. A value that is not a
  * path, or a path this CPU or build cannot run, is not an error the kernels could return
@@ -34,7 +38,9 @@ static const char *const isa_needs[TKB__ISA_COUNT] = {
 
 static pthread_once_t isa_once = PTHREAD_ONCE_INIT;
 static tkb__isa isa_best = TKB__ISA_PORTABLE;       /* the best this CPU and build run */
+static bool cpu_bf16;                               /* the CPU has AVX512-BF16 */
 static _Atomic int isa_now = TKB__ISA_PORTABLE;     /* the path taken */
+static _Atomic bool extras_on = true;               /* the path may use its extensions */
 static char isa_warning[256];
 
 /* The best path of this CPU and build. */
@@ -46,6 +52,7 @@ static tkb__isa detect(void) {
   const bool v4 = v3 && __builtin_cpu_supports("avx512f") &&
                   __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
                   __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512cd");
+  cpu_bf16 = v4 && __builtin_cpu_supports("avx512bf16");
   return v4 ? TKB__ISA_AVX512 : v3 ? TKB__ISA_AVX2 : TKB__ISA_PORTABLE;
 #else
   return TKB__ISA_PORTABLE;
@@ -98,7 +105,12 @@ bool tkb__isa_supported(tkb__isa isa) {
   return (unsigned)isa <= (unsigned)isa_best;
 }
 
-tkb_status tkb__cpu_isa_set(tkb__isa isa) {
+bool tkb__cpu_avx512bf16(void) {
+  return tkb__cpu_isa() == TKB__ISA_AVX512 && cpu_bf16 &&
+         atomic_load_explicit(&extras_on, memory_order_relaxed);
+}
+
+tkb_status tkb__cpu_isa_set(tkb__isa isa, bool extras) {
   pthread_once(&isa_once, choose);
   if ((unsigned)isa >= TKB__ISA_COUNT)
     return tkb_set_error(TKB_ERR_INVALID_ARGUMENT,
@@ -110,6 +122,7 @@ tkb_status tkb__cpu_isa_set(tkb__isa isa) {
                          isa_names[isa], isa_needs[isa], TKB_CPU_VARIANTS ? "CPU" : "build",
                          isa_names[isa_best]);
   atomic_store(&isa_now, (int)isa);
+  atomic_store(&extras_on, extras);
   return TKB_OK;
 }
 

@@ -74,9 +74,13 @@ tkb__isa tkb__cpu_isa(void);
 const char *tkb__isa_name(tkb__isa isa);
 /* Whether this CPU and build can run `isa`. */
 bool tkb__isa_supported(tkb__isa isa);
-/* Switches the path (tests compare the paths in one process): TKB_ERR_UNSUPPORTED for a
- * path this CPU or build cannot run, naming what it needs. Not for use while kernels run. */
-tkb_status tkb__cpu_isa_set(tkb__isa isa);
+/* Whether the avx512 path may round to bfloat16 with AVX512-BF16 (the path is avx512 and
+ * the CPU has it): an extension its kernels choose inside, the same bits either way. */
+bool tkb__cpu_avx512bf16(void);
+/* Switches the path, with or without its extensions (tests compare the paths in one
+ * process): TKB_ERR_UNSUPPORTED for a path this CPU or build cannot run, naming what it
+ * needs. Not for use while kernels run. */
+tkb_status tkb__cpu_isa_set(tkb__isa isa, bool extras);
 /* Why TKB_CPU_ISA was not followed ("" when it was, or is unset): a value that names no
  * path, or a path this CPU cannot run. */
 const char *tkb__cpu_isa_warning(void);

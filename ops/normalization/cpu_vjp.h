@@ -1,6 +1,7 @@
 /*
- * cpu_vjp.c - normalization's backward pass on the cpu (tkb_op_normalization; the state,
- * work items and hooks: cpu.c, norm_cpu.h). Given dy and the residuals mean and rstd of
+ * cpu_vjp.h - normalization's backward pass on the cpu (tkb_op_normalization; the state,
+ * work items and hooks: cpu.c, norm_cpu.h), compiled once per instruction set by
+ * cpu_portable.c, cpu_avx2.c and cpu_avx512.c (with cpu_forward.h). Given dy and the residuals mean and rstd of
  * each lane (normalized row of n elements), with
  *
  *   xhat[j] = (x[j] - mean) * rstd,   g[j] = dy[j] * scale[j]
@@ -16,7 +17,6 @@
  * partial sums), and the rows are added in group order: the same bits for every thread
  * count. Sums over a row use 16 interleaved partial sums in a fixed order.
  */
-#include "norm_cpu.h"
 
 #define NORM_DEFINE_VJP(T, SFX)                                                                \
   /* sum_k a[k] for k < len: 16 interleaved partial sums added in a fixed order (the           \
@@ -103,9 +103,9 @@
   }                                                                                            \
                                                                                                \
   /* Backward pass: dx (may be NULL), dscale and doffset (NULL when not wanted). */            \
-  void tkb__norm_cpu_vjp_##SFX(const norm_plan *p, const cpu_state *s, const norm_call *in,    \
-                               const T *mean_in, const T *rstd_in, const tkb_array *dy,        \
-                               tkb_array *dx, tkb_array *dscale, tkb_array *doffset) {         \
+  static void norm_vjp_##SFX(const norm_plan *p, const cpu_state *s, const norm_call *in,      \
+                             const T *mean_in, const T *rstd_in, const tkb_array *dy,          \
+                             tkb_array *dx, tkb_array *dscale, tkb_array *doffset) {           \
     const int64_t n = p->n;                                                                    \
     if (n == 0) return; /* every gradient is empty */                                          \
     /* The items are split into `groups` fixed ranges (a function of the shape only);          \
