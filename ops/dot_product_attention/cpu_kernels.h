@@ -1,7 +1,7 @@
 /*
  * cpu_kernels.h - the flash-attention kernels of cpu.c, written once for a math type and
- * included twice by cpu.c (float for bfloat16/float16/float32 inputs, double for
- * float64). Not a public header; expects from the includer:
+ * included twice by cpu_variant.h (float for bfloat16/float16/float32 inputs, double for
+ * float64), once per instruction set. Not a public header; expects from the includer:
  *   NUM     the math type             SFX     the function-name suffix (f32, f64)
  *   GEMM    cblas_sgemm / dgemm       EXPT    exp for NUM (vectorizable for float)
  *   NATIVE  the tkb_dtype of NUM: arrays of this dtype are read in place, others are
