@@ -161,6 +161,7 @@ int main(int argc, char **argv) {
   }
   printf("dot_product_attention (cpu impl), %d threads, %d rounds, wallclock medians\n",
          tkb_get_num_threads(), rounds);
+  print_cpu_path();
   if (reference) {
     if (tkb_register_builtin_ops()) die("register");
     for (size_t i = 0; i < tkb_registry_count(); i++) {
@@ -177,5 +178,6 @@ int main(int argc, char **argv) {
   vs_sgemm(batch, heads, TKB_FLOAT32, true, rounds);
   vs_sgemm(batch, heads, TKB_BFLOAT16, false, rounds);
   printf("%s: %d required shape(s) below 50%% of sgemm\n", n_fail ? "FAIL" : "PASS", n_fail);
+  print_load("load average at end");
   return 0;
 }

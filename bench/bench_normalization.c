@@ -150,6 +150,7 @@ int main(int argc, char **argv) {
   if (tkb_register_builtin_ops()) die("register");
   printf("normalization (cpu impl), %d threads, %d rounds, wallclock medians\n",
          tkb_get_num_threads(), rounds);
+  print_cpu_path();
   print_load("load average at start");
   if (reference) vs_reference(rounds);
   if (bandwidth) {

@@ -87,6 +87,13 @@ static inline void print_load(const char *what) {
   if (f) fclose(f);
 }
 
+/* The code the figures measure: the cpu kernels' path (tkb_cpu_isa; TKB_CPU_ISA picks
+ * another the CPU runs) and the kernels OpenBLAS chose (OPENBLAS_CORETYPE picks others
+ * in its dynamic builds), so a machine can measure what a smaller one would run. */
+static inline void print_cpu_path(void) {
+  printf("cpu kernels %s, OpenBLAS %s\n", tkb_cpu_isa(), openblas_get_corename());
+}
+
 /* infer hook of a copy baseline: one output shaped as the argument "src". */
 static inline tkb_status bench_copy_infer(const tkb_args *a, tkb_shapes *s) {
   memset(s, 0, sizeof *s);

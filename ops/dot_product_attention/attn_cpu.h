@@ -14,15 +14,6 @@
 #include <omp.h>
 #include <string.h>
 
-/*
- * OpenBLAS runs a gemm on the calling thread when M * N * K <= 65536 *
- * GEMM_MULTITHREAD_THRESHOLD (4 by default); above that it wakes its own thread pool,
- * and a pthreads OpenBLAS called from several OpenMP threads at once then
- * oversubscribes the cores and serializes (measured here: 1-6 GFLOP/s instead of ~40).
- * So tiles are sized to keep every product at or under this bound.
- */
-#define CPU_GEMM_MNK_MAX ((int64_t)65536 * 4)
-
 /* The slices of one thread's workspace (see cpu_kernels.h's thread struct). */
 enum {
   CPU_KC, CPU_VC, CPU_KT, CPU_VT, CPU_QC, CPU_OC, CPU_QBUF, CPU_DOBUF, CPU_KBUF, CPU_VBUF,
@@ -69,6 +60,19 @@ static inline float attn_f16_widen(uint16_t h) {
   return f;
 }
 
+/* c ? a : b on the floats' bits. Compilers keep a plain ?: whose arms feed float
+ * arithmetic as a branch (they may not speculate an operation that could raise an FP
+ * exception, and they thread the arithmetic into the arms), which stops a loop from
+ * vectorizing where the ISA has no masked operations (AVX2). */
+static inline float attn_self(int c, float a, float b) {
+  uint32_t ua, ub, m = 0u - (uint32_t)c;
+  memcpy(&ua, &a, sizeof ua);
+  memcpy(&ub, &b, sizeof ub);
+  ua = (ua & m) | (ub & ~m);
+  memcpy(&a, &ua, sizeof a);
+  return a;
+}
+
 /*
  * exp(x) in float32 to ~2 ulp, written so that loops over it vectorize (libm's expf
  * does not vectorize without -ffast-math, and the softmax takes one exp per score):
@@ -76,11 +80,12 @@ static inline float attn_f16_widen(uint16_t h) {
  *   exp(r) = 1 + r + r^2 (c2 + c3 r + ... + c7 r^5)   (Cephes' expf coefficients),
  *   exp(x) = 2^n exp(r), 2^n made in the exponent bits.
  * x < -87.3 (also -inf: masked scores) gives 0; NaN stays NaN. Arguments here are
- * x - max <= 0, so the clamp at 88.3 only guards the bit arithmetic.
+ * x - max <= 0, so the clamp at 88.3 only guards the bit arithmetic. Selects are
+ * attn_self's.
  */
 static inline float attn_expf(float x) {
-  float xc = x > -87.3f ? x : -87.3f; /* NaN -> -87.3: keeps the int conversion defined */
-  xc = xc < 88.3f ? xc : 88.3f;
+  float xc = attn_self(x > -87.3f, x, -87.3f); /* NaN -> -87.3: keeps the int conversion defined */
+  xc = attn_self(xc < 88.3f, xc, 88.3f);
   /* n = round(xc / ln2) by the 1.5 * 2^23 trick: floorf would not vectorize without
    * -fno-trapping-math */
   const float n = (xc * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
@@ -97,7 +102,7 @@ static inline float attn_expf(float x) {
   float two_n;
   memcpy(&two_n, &bits, sizeof two_n);
   const float y = er * two_n;
-  return x != x ? x : x < -87.3f ? 0.0f : y;
+  return attn_self(x != x, x, attn_self(x >= -87.3f, y, 0.0f));
 }
 
 /* Threads for a parallel region: what prepare sized the workspace for, or fewer. */

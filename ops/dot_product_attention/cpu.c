@@ -18,7 +18,7 @@
  *   plain-C register-blocked loops (fmaf, auto-vectorized)          ~10 GFLOP/s
  *   OpenBLAS, q k^T as A B^T (packs both operands per tile)         ~50 GFLOP/s
  *   OpenBLAS, q k^T as A (k^T) (its unpacked small-matrix kernels)  ~87 GFLOP/s
- * OpenMP spreads the items over (batch, head, query tile) for the forward and pass A,
+ * (the tile sizes: pick_tiles). OpenMP spreads the items over (batch, head, query tile) for the forward and pass A,
  * (batch, kv head, key tile) for pass B. bfloat16/float16 inputs are widened to
  * float32 (q per tile, k and v once per thread per kv head); float32 and float64 inputs
  * are read in place (gemm strides). Every workspace comes from the prepare hook
@@ -30,16 +30,29 @@
 #include <limits.h>
 #include <stdlib.h>
 
-/* Tile sizes, a function of the shape only (never of the thread count, so that sums
- * run in the same order everywhere): tq query rows, bk keys, with tq * bk * max(D, Dv)
- * within CPU_GEMM_MNK_MAX. Measured on one core at T = S = 1024 (forward GFLOP/s):
- * D = 64: 32 x 128 gave 81 (64 x 64: 77); D = 128: 32 x 64 gave 87 (64 x 32: 80);
- * D = 256: 16 x 64 gave 89 (32 x 32: 85, 64 x 64: 79). */
+/* Tile sizes, a function of the shape and the path only (never of the thread count, so
+ * that sums run in the same order on every run of a machine): tq query rows, bk keys,
+ * with tq * bk * max(D, Dv) within a budget of multiply-adds per tile product that
+ * depends on how OpenBLAS multiplies small matrices where the path runs:
+ *  avx512: on AVX-512 CPUs OpenBLAS's SkylakeX kernels multiply small matrices without
+ *    packing them, and small tiles were fastest (CPU_GEMM_SMALL_MNK). Measured on one
+ *    Zen 4 core at T = S = 1024 (forward GFLOP/s): D = 64: 32 x 128 gave 81 (64 x 64:
+ *    77); D = 128: 32 x 64 gave 87 (64 x 32: 80); D = 256: 16 x 64 gave 89 (32 x 32: 85,
+ *    64 x 64: 79).
+ *  portable, avx2: OpenBLAS's Haswell and Zen kernels copy (pack) both operands of every
+ *    call, which larger tiles amortize (CPU_GEMM_PACKED_MNK). Measured with those
+ *    kernels (OPENBLAS_CORETYPE=Haswell, on a Sapphire Rapids core), D = 128, forward
+ *    over sgemm's GFLOP/s: 32 x 64 0.69, 64 x 128 0.78, 64 x 256 0.77, 128 x 256 0.80.
+ * The calls keep OpenBLAS single-threaded (ops_blas_single_begin), so a tile of any size
+ * runs on the thread that multiplies it. */
+#define CPU_GEMM_SMALL_MNK ((int64_t)65536 * 4)
+#define CPU_GEMM_PACKED_MNK ((int64_t)65536 * 32)
 static void pick_tiles(const attn_plan *p, int64_t *tq, int64_t *bk) {
+  const bool small = tkb__cpu_isa() == TKB__ISA_AVX512;
   int64_t w = p->D > p->Dv ? p->D : p->Dv;
   if (w < 1) w = 1;
-  int64_t q = w <= 128 ? 32 : 16;
-  int64_t k = CPU_GEMM_MNK_MAX / (q * w) / 16 * 16;
+  int64_t q = small ? (w <= 128 ? 32 : 16) : (w <= 128 ? 64 : 32);
+  int64_t k = (small ? CPU_GEMM_SMALL_MNK : CPU_GEMM_PACKED_MNK) / (q * w) / 16 * 16;
   if (k < 16) k = 16;
   if (k > 256) k = 256;
   if (q > p->T) q = p->T > 0 ? p->T : 1;
@@ -131,8 +144,10 @@ static tkb_status cpu_run_forward(const tkb_args *a, void *state, tkb_array *out
   bool own = !ws;
   if (own && (st = cpu_prepare(a, (void **)&ws)) != TKB_OK) return st;
   const attn_cpu_kernels *k = TKB_ISA_PICK(tkb__attn_cpu_kernels, tkb__cpu_isa());
+  const int blas = ops_blas_single_begin();
   if (p.f64) k->forward_f64(&p, &in, ws, out, lse);
   else k->forward_f32(&p, &in, ws, out, lse);
+  ops_blas_single_end(blas);
   if (own) cpu_release(ws);
   return TKB_OK;
 }
@@ -162,10 +177,12 @@ static tkb_status cpu_vjp(const tkb_args *a, void *state, const tkb_array *const
   if (own && (st = cpu_prepare(a, (void **)&ws)) != TKB_OK) return st;
   tkb_array *dbias = p.bias ? grads[3] : NULL;
   const attn_cpu_kernels *k = TKB_ISA_PICK(tkb__attn_cpu_kernels, tkb__cpu_isa());
+  const int blas = ops_blas_single_begin();
   if (p.f64)
     k->vjp_f64(&p, &in, ws, residuals[0], cotangents[0], grads[0], grads[1], grads[2], dbias);
   else
     k->vjp_f32(&p, &in, ws, residuals[0], cotangents[0], grads[0], grads[1], grads[2], dbias);
+  ops_blas_single_end(blas);
   if (own) cpu_release(ws);
   return TKB_OK;
 }

@@ -53,7 +53,7 @@ static FN(thread) FN(thread_slices)(const cpu_ws *ws) {
 /* C[M x N] = alpha op(A) B + beta C (row-major; op(A) = A^T when ta), as cblas; also
  * for K == 0 (C = beta C, where cblas might not touch C) and M or N == 0. B is never
  * transposed: products with B^T go to k and v transposed once per head (see cpu.c).
- * Callers keep M * N * K <= CPU_GEMM_MNK_MAX. beta is 0 or 1. */
+ * Runs on the calling thread (the hooks keep OpenBLAS single-threaded). beta is 0 or 1. */
 static void FN(gemm)(bool ta, int64_t M, int64_t N, int64_t K, NUM alpha, const NUM *A,
                      int64_t lda, const NUM *B, int64_t ldb, NUM beta, NUM *C, int64_t ldc) {
   if (M <= 0 || N <= 0) return;

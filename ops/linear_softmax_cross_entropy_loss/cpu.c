@@ -13,7 +13,7 @@
  * Threads. The parallelism is ours: one OpenMP region per call, and every GEMM runs on
  * the thread that calls it, on its own block. OpenBLAS's pthreads build would otherwise
  * start its own threads inside each of ours, so a call sets it to one thread and
- * restores its setting after (blas_single_begin/end). The forward gives each thread
+ * restores its setting after (ops_blas_single_begin/end). The forward gives each thread
  * whole groups of chunks (no barrier until the groups are merged); the vjp walks the
  * chunks together, threads splitting each chunk's rows and then its columns of x.
  * Results do not depend on the thread count (see cpu_blocking).
@@ -165,24 +165,6 @@ static tkb_status cpu_prepare(const tkb_args *a, void **state) {
   return TKB_OK;
 }
 
-/*
- * A pthreads OpenBLAS would start its own threads inside each of ours (and calls from
- * two of our threads at once would queue on its one thread pool): keep it on the calling
- * thread for the duration of a call, then restore its setting (no lock or allocation:
- * lowering the count only sets a variable). An OpenMP OpenBLAS sees it is inside a
- * parallel region and stays single-threaded by itself.
- */
-static int blas_single_begin(void) {
-  if (openblas_get_parallel() != 1) return 0;
-  int n = openblas_get_num_threads();
-  if (n != 1) openblas_set_num_threads(1);
-  return n;
-}
-
-static void blas_single_end(int n) {
-  if (n > 1) openblas_set_num_threads(n);
-}
-
 static int cpu_threads(const cpu_state *s) {
   int n = omp_get_max_threads();
   return n < s->nthreads ? n : s->nthreads;
@@ -237,10 +219,10 @@ static tkb_status cpu_forward_impl(const tkb_args *a, void *state, tkb_array *lo
   if (!st) st = tkb__lsce_check_buffer(loss, &c.p.loss, "output loss");
   if (!st && lse) st = tkb__lsce_check_buffer(lse, &c.p.lse, "residual lse");
   if (st) return st;
-  const int nt = cpu_threads(state), blas = blas_single_begin();
+  const int nt = cpu_threads(state), blas = ops_blas_single_begin();
   if (c.p.math == TKB_FLOAT64) forward_f64(state, &c, loss->data, lse ? lse->data : NULL, nt);
   else forward_f32(state, &c, loss->data, lse ? lse->data : NULL, nt);
-  blas_single_end(blas);
+  ops_blas_single_end(blas);
   return TKB_OK;
 }
 
@@ -262,14 +244,14 @@ static tkb_status cpu_vjp(const tkb_args *a, void *state, const tkb_array *const
   if (!st && grads[0]) st = tkb__lsce_check_buffer(grads[0], &c.p.x, "gradient dx");
   if (!st && grads[1]) st = tkb__lsce_check_buffer(grads[1], &c.p.w, "gradient dw");
   if (st) return st;
-  const int nt = cpu_threads(state), blas = blas_single_begin();
+  const int nt = cpu_threads(state), blas = ops_blas_single_begin();
   if (c.p.math == TKB_FLOAT64)
     vjp_f64(state, &c, residuals[0]->data, *(const double *)cotangents[0]->data, grads[0],
             grads[1], nt);
   else
     vjp_f32(state, &c, residuals[0]->data, *(const float *)cotangents[0]->data, grads[0],
             grads[1], nt);
-  blas_single_end(blas);
+  ops_blas_single_end(blas);
   return TKB_OK;
 }
 
