@@ -1,7 +1,7 @@
 /*
  * cpu_kernels.h - the forward and vjp of cpu.c for one math type. Included twice by
- * cpu.c: once with T = float (cblas_sgemm), once with T = double (cblas_dgemm). Before
- * including, cpu.c defines
+ * cpu_variant.h, once per instruction set: once with T = float (cblas_sgemm), once with
+ * T = double (cblas_dgemm). Before including, cpu_variant.h defines
  *   T        the math type              MATH_DT  its tkb_dtype
  *   GEMM     cblas_sgemm / cblas_dgemm  EXP, LOG the type's exp and log
  *   FN(name) name suffixed with the type (name_f32 / name_f64)
