@@ -130,6 +130,7 @@ static int check(const check_args *a) {
   /* the references are what the others are checked against */
   if (tkb__select_entries(&tkb__command_check, &a->sel, "reference", &idx, &n))
     return TKB_EXIT_USAGE;
+  if (tkb__cpu_isa_warning()[0]) fprintf(stderr, "%s: warning: %s\n", tkb__prog, tkb__cpu_isa_warning());
   int failed = check_all(idx, n, &opts);
   free(idx);
   return failed ? TKB_EXIT_FAILED : TKB_EXIT_OK;
