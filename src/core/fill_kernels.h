@@ -13,9 +13,12 @@
  * where it has not (the portable path on a CPU without FMA).
  *
  * Speed: blocks of NB counters in stages (Philox for the whole block, then -2 ln u,
- * sqrt, sincos, interleave), each a loop that vectorizes; staging keeps the dependency
- * chains short enough for the out-of-order core to overlap iterations (fusing the
- * stages into one loop was 20% slower). Philox is written with intrinsics in the x86
+ * sqrt, then sincos with the products stored in element order), each a loop that
+ * vectorizes; staging keeps the dependency chains short enough for the out-of-order
+ * core to overlap iterations (fusing the stages into one loop was 20% slower). Storing
+ * the last stage's products in element order, rather than interleaving them in a pass of
+ * their own, saves 6% of the AVX2 fill's instructions (callgrind: 5.7 instead of 6.0 per
+ * element outside Philox). Philox is written with intrinsics in the x86
  * variants: compilers turn the portable loop's 32x32->64 products into vpand + vpmullq
  * and a shift (AVX-512) or spill its 64-bit lanes (AVX2), where one vpmuludq and a
  * vpshufd per product do.
@@ -80,29 +83,34 @@ static void interleave4_f32(float *restrict out, const float *restrict v) {
 static void gen_f32(const fill_plan *p, uint64_t c0, float *restrict out) {
   _Alignas(64) tkb_px_u32 w[4 * NB];
   _Alignas(64) float r[2 * NB];
-  _Alignas(64) float v[4 * NB];
   philox_block(p, c0, w);
   if (p->draw == DRAW_NORMAL32) {
-    /* pair i: radius word w[i], angle word w[2NB + i]; z0 -> v[i], z1 -> v[2NB + i],
-     * so pair j's z0/z1 are words 0/1 and pair NB + j's are words 2/3 of counter j. */
+    /* pair i: radius word w[i], angle word w[2NB + i]; pair j's z0/z1 are words 0/1 and
+     * pair NB + j's are words 2/3 of counter j. */
     for (int i = 0; i < 2 * NB; i++)
       r[i] = tkb_px_neg2logf((float)(tkb_px_i32)((w[i] >> 8) + 1u), -24);
     for (int i = 0; i < 2 * NB; i++) r[i] = tkb_px_sqrtf(r[i]);
-    for (int i = 0; i < 2 * NB; i++) {
-      tkb_px_f32x2 cs = tkb_px_sincos_turnf(w[2 * NB + i]);
-      v[i] = r[i] * cs.a;
-      v[2 * NB + i] = r[i] * cs.b;
+    /* pair j -> elements 4j, 4j + 1 and pair NB + j -> 4j + 2, 4j + 3, written in
+     * element order by the last stage (no interleave pass) */
+    for (int j = 0; j < NB; j++) {
+      const tkb_px_f32x2 cs0 = tkb_px_sincos_turnf(w[2 * NB + j]);
+      const tkb_px_f32x2 cs1 = tkb_px_sincos_turnf(w[3 * NB + j]);
+      out[4 * j + 0] = r[j] * cs0.a;
+      out[4 * j + 1] = r[j] * cs0.b;
+      out[4 * j + 2] = r[NB + j] * cs1.a;
+      out[4 * j + 3] = r[NB + j] * cs1.b;
     }
     if (p->affine) {
       const float s = p->std_f, m = p->mean_f;
-      for (int i = 0; i < 4 * NB; i++) v[i] = TKB_PX_FMAF(v[i], s, m);
+      for (int i = 0; i < 4 * NB; i++) out[i] = TKB_PX_FMAF(out[i], s, m);
     }
   } else {
+    _Alignas(64) float v[4 * NB];
     const float lo = p->lo_f, hi = p->hi_f, mn = p->mn_f, mx = p->mx_f;
     for (int i = 0; i < 4 * NB; i++)
       v[i] = tkb_px_lerp_clampf(tkb_px_u01f(w[i]), lo, hi, mn, mx);
+    interleave4_f32(out, v);
   }
-  interleave4_f32(out, v);
 }
 
 /* Element 8j + 2k + h from half h of word k of counter j, which sits at region(k) + j. */
