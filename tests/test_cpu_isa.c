@@ -6,6 +6,8 @@
  *   - tkb_fill bit for bit: every dtype and kind of draw, sizes around the blocks'
  *     boundaries, on 1 and 2 threads (as across devices);
  *   - tkb_convert bit for bit: every dtype pair on random bit patterns;
+ *   - normalization's bfloat16 y bit for bit with NaN, Inf, huge and denormal values
+ *     (each path's vector rounding against the scalar one);
  *   - every cpu-tagged entry of the suite with a cpu implementation, in every mode,
  *     within its outputs' tkb_default_tolerance (the per-path kernels may add in another
  *     order: vector widths, tile sizes), each path standardized afresh with the same
@@ -181,6 +183,63 @@ static void test_convert(path *paths, int np) {
 }
 
 /* ------------------------------------------------------------------------------ */
+/* bfloat16 outputs of special values: the vector roundings against the scalar one  */
+/* ------------------------------------------------------------------------------ */
+
+/* normalization's forward on bfloat16 x holding NaN, Inf, huge and tiny values (rows
+ * and lanes, the streamed axis-0 items among them): every path rounds y as
+ * tkb_cvt_f32_to_bf16 does, NaN's quiet NaN and denormals included, so the bytes match. */
+static void test_bf16_specials(path *paths, int np) {
+  extern const tkb_fn tkb_op_normalization;
+  const struct {
+    tkb_spec x;
+    int64_t axis;
+  } cases[] = {{TKB_SPEC(TKB_BFLOAT16, 50, 128), -1},
+               {TKB_SPEC(TKB_BFLOAT16, 7, 33), -1},
+               {TKB_SPEC(TKB_BFLOAT16, 24, 300), 0},
+               {TKB_SPEC(TKB_BFLOAT16, 64, 8, 96), 0},
+               {TKB_SPEC(TKB_BFLOAT16, 3, 20, 70), 1}};
+  const float specials[] = {NAN, -NAN, INFINITY, -INFINITY, 3e38f, -3e38f, 1e-38f, 0.0f};
+  int compared = 0;
+  for (size_t c = 0; c < TKB_ARRAY_LEN(cases); c++) {
+    const int ax = (int)(cases[c].axis < 0 ? cases[c].axis + cases[c].x.rank : cases[c].axis);
+    const tkb_spec param = TKB_SPEC(TKB_FLOAT32, cases[c].x.shape[ax]);
+    tkb_value v[3] = {TKB_ABSTRACT(cases[c].x), TKB_ABSTRACT(param), TKB_ABSTRACT(param)};
+    tkb_kwarg kw[1] = {{"axis", TKB_INT(cases[c].axis)}};
+    tkb_array *want = NULL;
+    for (int k = 0; k < np; k++) {
+      use(paths[k]);
+      tkb_std_opts o = {.mode = TKB_MODE_FORWARD, .seed = 5};
+      tkb_std_fn *f = NULL;
+      tkb_arrays *args = NULL, *outs = NULL;
+      CHECK_OK(tkb_standardize_function(&tkb_op_normalization, v, 3, kw, 1, &o, &f, &args));
+      if (!f) continue;
+      /* special values every 37th element; a tiny scale makes some outputs denormal */
+      tkb_array *x = tkb_arrays_get(args, 0), *scale = tkb_arrays_get(args, 1);
+      for (int64_t i = 0; i < x->numel; i += 37)
+        tkb_array_set_f64(x, i, specials[(i / 37) % TKB_ARRAY_LEN(specials)]);
+      tkb_array_set_f64(scale, 0, 1e-39);
+      CHECK_OK(tkb_std_fn_call(f, args, &outs));
+      const tkb_array *y = outs ? tkb_arrays_get(outs, 0) : NULL;
+      if (y && k == 0) {
+        CHECK_OK(tkb_array_new(NULL, &y->spec, &want));
+        if (want) CHECK_OK(tkb_array_copy_into(want, y));
+      } else if (y && want) {
+        CHECK_MSG(!memcmp(y->data, want->data, y->nbytes),
+                  "normalization bfloat16 case %zu: path %s's y differs from portable's", c,
+                  path_name(paths[k]));
+        compared++;
+      }
+      tkb_std_fn_free(f);
+      tkb_arrays_free(args);
+    }
+    tkb_array_free(want);
+  }
+  printf("  bfloat16 special values: %d normalization outputs of the other paths bit-identical "
+         "to portable's\n", compared);
+}
+
+/* ------------------------------------------------------------------------------ */
 /* The suite's cpu entries: within tolerance                                       */
 /* ------------------------------------------------------------------------------ */
 
@@ -264,6 +323,7 @@ int main(void) {
   test_choice();
   test_fill(paths, np);
   test_convert(paths, np);
+  test_bf16_specials(paths, np);
   test_entries(paths, np);
   CHECK_OK(tkb__cpu_isa_set(start, true));
   return CHECK_DONE();

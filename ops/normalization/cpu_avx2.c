@@ -9,26 +9,33 @@
 
 #include <immintrin.h>
 
-/* 8 floats -> their bfloat16 bits in the low halves of 32-bit lanes, exactly as
- * tkb_cvt_f32_to_bf16: nearest even by (u + 0x7fff + lsb) >> 16, a NaN -> the quiet
- * NaN 0x7fc0 with its sign. */
+/* 8 floats, none NaN -> their bfloat16 bits in the low halves of 32-bit lanes, exactly
+ * as tkb_cvt_f32_to_bf16: nearest even by (u + 0x7fff + lsb) >> 16. */
 static inline __m256i norm_bf16_round8(__m256 v) {
-  const __m256i u = _mm256_castps_si256(v), hi = _mm256_srli_epi32(u, 16);
-  __m256i r = _mm256_add_epi32(_mm256_add_epi32(u, _mm256_set1_epi32(0x7fff)),
-                               _mm256_and_si256(hi, _mm256_set1_epi32(1)));
-  r = _mm256_srli_epi32(r, 16);
-  const __m256i nan = _mm256_or_si256(_mm256_and_si256(hi, _mm256_set1_epi32(0x8000)),
-                                      _mm256_set1_epi32(0x7fc0));
-  const __m256 isnan = _mm256_cmp_ps(v, v, _CMP_UNORD_Q);
-  return _mm256_castps_si256(
-      _mm256_blendv_ps(_mm256_castsi256_ps(r), _mm256_castsi256_ps(nan), isnan));
+  const __m256i u = _mm256_castps_si256(v);
+  const __m256i lsb = _mm256_and_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(1));
+  return _mm256_srli_epi32(_mm256_add_epi32(_mm256_add_epi32(u, _mm256_set1_epi32(0x7fff)), lsb), 16);
 }
 
-/* 16 floats (a: elements 0-7, b: 8-15) -> 16 bfloat16 in order: vpackusdw interleaves
- * the 128-bit halves, vpermq puts them back. */
-static inline __m256i norm_bf16_round16(__m256 a, __m256 b) {
-  const __m256i p = _mm256_packus_epi32(norm_bf16_round8(a), norm_bf16_round8(b));
-  return _mm256_permute4x64_epi64(p, 0xD8);
+/* 16 floats (a: elements 0-7, b: 8-15) -> 16 bfloat16 at y, in order: vpackusdw
+ * interleaves the 128-bit halves, vpermq puts them back; nt: a non-temporal store (y
+ * 32-byte aligned). A NaN (rare: one vcmpunordps tests both vectors) takes
+ * tkb_cvt_f32_to_bf16's quiet NaN, element by element. */
+static inline void norm_bf16_store16(uint16_t *y, __m256 a, __m256 b, bool nt) {
+  __m256i r;
+  if (__builtin_expect(_mm256_movemask_ps(_mm256_cmp_ps(a, b, _CMP_UNORD_Q)) != 0, 0)) {
+    _Alignas(32) float t[16];
+    _Alignas(32) uint16_t u[16];
+    _mm256_store_ps(t, a);
+    _mm256_store_ps(t + 8, b);
+    for (int q = 0; q < 16; q++) u[q] = tkb_cvt_f32_to_bf16(t[q]);
+    r = _mm256_load_si256((const __m256i *)u);
+  } else {
+    r = _mm256_permute4x64_epi64(_mm256_packus_epi32(norm_bf16_round8(a), norm_bf16_round8(b)),
+                                 0xD8);
+  }
+  if (nt) _mm256_stream_si256((__m256i *)y, r);
+  else _mm256_storeu_si256((__m256i *)y, r);
 }
 
 /* 8 bfloat16 -> float32 (exact: the bits are the float's upper half). */
@@ -53,7 +60,7 @@ static inline int64_t norm_bf16_out(const uint16_t *x, uint16_t *y, int64_t n, f
       a = _mm256_add_ps(a, _mm256_loadu_ps(offset + k));
       b = _mm256_add_ps(b, _mm256_loadu_ps(offset + k + 8));
     }
-    _mm256_storeu_si256((__m256i *)(y + k), norm_bf16_round16(a, b));
+    norm_bf16_store16(y + k, a, b, false);
   }
   return k;
 }
@@ -75,8 +82,7 @@ static inline __attribute__((always_inline)) int64_t norm_bf16_lanes_out(
     b = _mm256_mul_ps(b, _mm256_loadu_ps(rstd + k + 8));
     if (has_scale) a = _mm256_mul_ps(a, vs), b = _mm256_mul_ps(b, vs);
     if (has_offset) a = _mm256_add_ps(a, vo), b = _mm256_add_ps(b, vo);
-    if (nt) _mm256_stream_si256((__m256i *)(y + k), norm_bf16_round16(a, b));
-    else _mm256_storeu_si256((__m256i *)(y + k), norm_bf16_round16(a, b));
+    norm_bf16_store16(y + k, a, b, nt);
   }
   return k;
 }

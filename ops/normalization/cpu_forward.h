@@ -17,7 +17,7 @@
  * of nothing; the RMS norm's mean stays 0).
  *
  * Kernels:
- *   rows (axis last)      NORM_ROWS rows at once (norm_rows_*: the rows' chains of
+ *   rows (axis last)      NORM_ROWS_AT_ONCE rows at once (norm_rows_*: the rows' chains of
  *                         additions interleaved), then one at a time; sums over a row in
  *                         16 interleaved partial sums; float32/float64/bfloat16 rows in
  *                         place (bfloat16 widened and rounded inside the loops, with
@@ -39,6 +39,8 @@
  *   NORM_LANES_NT, NORM_SFENCE()
  *       1 when NORM_BF16_LANES_OUT has non-temporal stores (else 0), and what orders
  *       them before an item ends
+ *   NORM_ROWS_AT_ONCE (optional, default NORM_ROWS)
+ *       rows the row kernels interleave
  */
 #include "dtype_convert.h"
 #include "norm_cpu.h"
@@ -47,6 +49,11 @@
 /* Row kernels (axis last)                                                         */
 /* ------------------------------------------------------------------------------ */
 
+/* Rows the row kernels take at once (<= NORM_ROWS): as many as keep their partial sums
+ * in registers (a variant with fewer vector registers sets fewer). */
+#ifndef NORM_ROWS_AT_ONCE
+#define NORM_ROWS_AT_ONCE NORM_ROWS
+#endif
 #define NORM_OUT_NONE(x, y, n, m, rs, scale, offset) ((int64_t)0)
 #define NORM_LANES_OUT_NONE(x, y, c, mean, rstd, hs, s, ho, o, nt) ((int64_t)0)
 
@@ -93,11 +100,11 @@
         s1[r][q] += d;                                                                         \
         s2[r][q] += d * d;                                                                     \
       }                                                                                        \
-      for (int w = 8; w >= 1; w /= 2)                                                          \
-        for (int q = 0; q < w; q++) {                                                          \
-          s1[r][q] += s1[r][q + w];                                                            \
-          s2[r][q] += s2[r][q + w];                                                            \
-        }                                                                                      \
+      /* the partial sums halved four times (8 + 4 + 2 + 1 adds, as vector adds) */          \
+      NORM_SIMD for (int q = 0; q < 8; q++) s1[r][q] += s1[r][q + 8], s2[r][q] += s2[r][q + 8]; \
+      NORM_SIMD for (int q = 0; q < 4; q++) s1[r][q] += s1[r][q + 4], s2[r][q] += s2[r][q + 4]; \
+      s1[r][0] += s1[r][2], s2[r][0] += s2[r][2], s1[r][1] += s1[r][3], s2[r][1] += s2[r][3];   \
+      s1[r][0] += s1[r][1], s2[r][0] += s2[r][1];                                              \
       T sum = subtract_mean ? s1[r][0] : (T)0;                                                 \
       T var = (s2[r][0] - sum * sum / (T)n) / (T)n;                                            \
       rstd[r] = (T)1 / SQRT((var > 0 ? var : (T)0) + eps);                                     \
@@ -128,8 +135,8 @@ NORM_DEFINE_ROWS(float, uint16_t, norm_rows_bf16, sqrtf, NORM_LD_BF16, NORM_ST_B
                  NORM_BF16_OUT)
 NORM_DEFINE_ROWS(double, double, norm_rows_f64, sqrt, NORM_LD, NORM_ST, NORM_OUT_NONE)
 
-/* Forward pass of item rows [lane0, lane0 + c) (axis last): NORM_ROWS rows at a time,
- * then one at a time. float32 and bfloat16 rows are read and written in place; float16
+/* Forward pass of item rows [lane0, lane0 + c) (axis last): NORM_ROWS_AT_ONCE rows at a
+ * time, then one at a time. float32 and bfloat16 rows are read and written in place; float16
  * rows go through the scratch xs (widened and rounded by tkb_convert). */
 static void norm_forward_item_rows_f32(const norm_plan *p, const tkb_array *x, tkb_array *y,
                                        float *xs, int64_t lane0, int64_t c, const float *scale,
@@ -138,27 +145,27 @@ static void norm_forward_item_rows_f32(const norm_plan *p, const tkb_array *x, t
   const int64_t n = p->n;
   const bool sm = p->subtract_mean;
   for (int64_t r = 0; r < c;) {
-    const int nr = c - r >= NORM_ROWS ? NORM_ROWS : 1;
+    const int nr = c - r >= NORM_ROWS_AT_ONCE ? NORM_ROWS_AT_ONCE : 1;
     const int64_t e0 = (lane0 + r) * n;
     if (x->spec.dtype == TKB_FLOAT32) {
       const float *xr = (const float *)x->data + e0;
       float *yr = (float *)y->data + e0;
-      if (nr == NORM_ROWS)
-        norm_rows_f32(xr, yr, n, NORM_ROWS, scale, offset, eps, sm, &mean[r], &rstd[r]);
+      if (nr == NORM_ROWS_AT_ONCE)
+        norm_rows_f32(xr, yr, n, NORM_ROWS_AT_ONCE, scale, offset, eps, sm, &mean[r], &rstd[r]);
       else
         norm_rows_f32(xr, yr, n, 1, scale, offset, eps, sm, &mean[r], &rstd[r]);
     } else if (x->spec.dtype == TKB_BFLOAT16) {
       const uint16_t *xr = (const uint16_t *)x->data + e0;
       uint16_t *yr = (uint16_t *)y->data + e0;
-      if (nr == NORM_ROWS)
-        norm_rows_bf16(xr, yr, n, NORM_ROWS, scale, offset, eps, sm, &mean[r], &rstd[r]);
+      if (nr == NORM_ROWS_AT_ONCE)
+        norm_rows_bf16(xr, yr, n, NORM_ROWS_AT_ONCE, scale, offset, eps, sm, &mean[r], &rstd[r]);
       else
         norm_rows_bf16(xr, yr, n, 1, scale, offset, eps, sm, &mean[r], &rstd[r]);
     } else {
       norm_block blk = norm_rows_block(p, lane0 + r, nr);
       norm_gather_f32(xs, x->data, x->spec.dtype, &blk, 0, blk.runs);
-      if (nr == NORM_ROWS)
-        norm_rows_f32(xs, xs, n, NORM_ROWS, scale, offset, eps, sm, &mean[r], &rstd[r]);
+      if (nr == NORM_ROWS_AT_ONCE)
+        norm_rows_f32(xs, xs, n, NORM_ROWS_AT_ONCE, scale, offset, eps, sm, &mean[r], &rstd[r]);
       else
         norm_rows_f32(xs, xs, n, 1, scale, offset, eps, sm, &mean[r], &rstd[r]);
       norm_scatter_f32(y->data, y->spec.dtype, xs, &blk, 0, blk.runs);
@@ -176,12 +183,12 @@ static void norm_forward_item_rows_f64(const norm_plan *p, const tkb_array *x, t
   const int64_t n = p->n;
   const bool sm = p->subtract_mean;
   for (int64_t r = 0; r < c;) {
-    const int nr = c - r >= NORM_ROWS ? NORM_ROWS : 1;
+    const int nr = c - r >= NORM_ROWS_AT_ONCE ? NORM_ROWS_AT_ONCE : 1;
     const int64_t e0 = (lane0 + r) * n;
     const double *xr = (const double *)x->data + e0;
     double *yr = (double *)y->data + e0;
-    if (nr == NORM_ROWS)
-      norm_rows_f64(xr, yr, n, NORM_ROWS, scale, offset, eps, sm, &mean[r], &rstd[r]);
+    if (nr == NORM_ROWS_AT_ONCE)
+      norm_rows_f64(xr, yr, n, NORM_ROWS_AT_ONCE, scale, offset, eps, sm, &mean[r], &rstd[r]);
     else
       norm_rows_f64(xr, yr, n, 1, scale, offset, eps, sm, &mean[r], &rstd[r]);
     r += nr;
