@@ -17,7 +17,7 @@
  * of nothing; the RMS norm's mean stays 0).
  *
  * Kernels:
- *   rows (axis last)      NORM_ROWS_AT_ONCE rows at once (norm_rows_*: the rows' chains of
+ *   rows (axis last)      NORM_ROWS rows at once (norm_rows_*: the rows' chains of
  *                         additions interleaved), then one at a time; sums over a row in
  *                         16 interleaved partial sums; float32/float64/bfloat16 rows in
  *                         place (bfloat16 widened and rounded inside the loops, with
@@ -39,8 +39,6 @@
  *   NORM_LANES_NT, NORM_SFENCE()
  *       1 when NORM_BF16_LANES_OUT has non-temporal stores (else 0), and what orders
  *       them before an item ends
- *   NORM_ROWS_AT_ONCE (optional, default NORM_ROWS)
- *       rows the row kernels interleave
  */
 #include "dtype_convert.h"
 #include "norm_cpu.h"
@@ -49,11 +47,6 @@
 /* Row kernels (axis last)                                                         */
 /* ------------------------------------------------------------------------------ */
 
-/* Rows the row kernels take at once (<= NORM_ROWS): as many as keep their partial sums
- * in registers (a variant with fewer vector registers sets fewer). */
-#ifndef NORM_ROWS_AT_ONCE
-#define NORM_ROWS_AT_ONCE NORM_ROWS
-#endif
 #define NORM_OUT_NONE(x, y, n, m, rs, scale, offset) ((int64_t)0)
 #define NORM_LANES_OUT_NONE(x, y, c, mean, rstd, hs, s, ho, o, nt) ((int64_t)0)
 
@@ -135,8 +128,9 @@ NORM_DEFINE_ROWS(float, uint16_t, norm_rows_bf16, sqrtf, NORM_LD_BF16, NORM_ST_B
                  NORM_BF16_OUT)
 NORM_DEFINE_ROWS(double, double, norm_rows_f64, sqrt, NORM_LD, NORM_ST, NORM_OUT_NONE)
 
-/* Forward pass of item rows [lane0, lane0 + c) (axis last): NORM_ROWS_AT_ONCE rows at a
- * time, then one at a time. float32 and bfloat16 rows are read and written in place; float16
+/* Forward pass of item rows [lane0, lane0 + c) (axis last): NORM_ROWS rows at a time
+ * (measured on AVX2 too, where their 128 partial sums do not fit the 16 registers: one
+ * row at a time took 1.3x longer), then one at a time. float32 and bfloat16 rows are read and written in place; float16
  * rows go through the scratch xs (widened and rounded by tkb_convert). */
 static void norm_forward_item_rows_f32(const norm_plan *p, const tkb_array *x, tkb_array *y,
                                        float *xs, int64_t lane0, int64_t c, const float *scale,
@@ -145,27 +139,27 @@ static void norm_forward_item_rows_f32(const norm_plan *p, const tkb_array *x, t
   const int64_t n = p->n;
   const bool sm = p->subtract_mean;
   for (int64_t r = 0; r < c;) {
-    const int nr = c - r >= NORM_ROWS_AT_ONCE ? NORM_ROWS_AT_ONCE : 1;
+    const int nr = c - r >= NORM_ROWS ? NORM_ROWS : 1;
     const int64_t e0 = (lane0 + r) * n;
     if (x->spec.dtype == TKB_FLOAT32) {
       const float *xr = (const float *)x->data + e0;
       float *yr = (float *)y->data + e0;
-      if (nr == NORM_ROWS_AT_ONCE)
-        norm_rows_f32(xr, yr, n, NORM_ROWS_AT_ONCE, scale, offset, eps, sm, &mean[r], &rstd[r]);
+      if (nr == NORM_ROWS)
+        norm_rows_f32(xr, yr, n, NORM_ROWS, scale, offset, eps, sm, &mean[r], &rstd[r]);
       else
         norm_rows_f32(xr, yr, n, 1, scale, offset, eps, sm, &mean[r], &rstd[r]);
     } else if (x->spec.dtype == TKB_BFLOAT16) {
       const uint16_t *xr = (const uint16_t *)x->data + e0;
       uint16_t *yr = (uint16_t *)y->data + e0;
-      if (nr == NORM_ROWS_AT_ONCE)
-        norm_rows_bf16(xr, yr, n, NORM_ROWS_AT_ONCE, scale, offset, eps, sm, &mean[r], &rstd[r]);
+      if (nr == NORM_ROWS)
+        norm_rows_bf16(xr, yr, n, NORM_ROWS, scale, offset, eps, sm, &mean[r], &rstd[r]);
       else
         norm_rows_bf16(xr, yr, n, 1, scale, offset, eps, sm, &mean[r], &rstd[r]);
     } else {
       norm_block blk = norm_rows_block(p, lane0 + r, nr);
       norm_gather_f32(xs, x->data, x->spec.dtype, &blk, 0, blk.runs);
-      if (nr == NORM_ROWS_AT_ONCE)
-        norm_rows_f32(xs, xs, n, NORM_ROWS_AT_ONCE, scale, offset, eps, sm, &mean[r], &rstd[r]);
+      if (nr == NORM_ROWS)
+        norm_rows_f32(xs, xs, n, NORM_ROWS, scale, offset, eps, sm, &mean[r], &rstd[r]);
       else
         norm_rows_f32(xs, xs, n, 1, scale, offset, eps, sm, &mean[r], &rstd[r]);
       norm_scatter_f32(y->data, y->spec.dtype, xs, &blk, 0, blk.runs);
@@ -183,12 +177,12 @@ static void norm_forward_item_rows_f64(const norm_plan *p, const tkb_array *x, t
   const int64_t n = p->n;
   const bool sm = p->subtract_mean;
   for (int64_t r = 0; r < c;) {
-    const int nr = c - r >= NORM_ROWS_AT_ONCE ? NORM_ROWS_AT_ONCE : 1;
+    const int nr = c - r >= NORM_ROWS ? NORM_ROWS : 1;
     const int64_t e0 = (lane0 + r) * n;
     const double *xr = (const double *)x->data + e0;
     double *yr = (double *)y->data + e0;
-    if (nr == NORM_ROWS_AT_ONCE)
-      norm_rows_f64(xr, yr, n, NORM_ROWS_AT_ONCE, scale, offset, eps, sm, &mean[r], &rstd[r]);
+    if (nr == NORM_ROWS)
+      norm_rows_f64(xr, yr, n, NORM_ROWS, scale, offset, eps, sm, &mean[r], &rstd[r]);
     else
       norm_rows_f64(xr, yr, n, 1, scale, offset, eps, sm, &mean[r], &rstd[r]);
     r += nr;
