@@ -8,10 +8,13 @@
  *     [T x S x D] then out = x v [T x Dv x S] on contiguous float32 operands, OpenBLAS
  *     threading itself. Same flop count (4 B H T S D); target: the op reaches >= 50% of
  *     sgemm's GFLOP/s (float32 inputs; bfloat16 printed alongside).
- * Everything is timed by tkb_benchmark (wallclock medians); the op and its baseline
- * run in alternating rounds so that load from elsewhere hits both alike.
+ * Everything is timed by tkb_benchmark (wallclock medians, or with --cpu-time the CPU
+ * time per thread: bench_util.h); the op and its baseline run in alternating rounds so
+ * that load from elsewhere hits both alike. The cpu kernels' path and OpenBLAS's core
+ * (which OPENBLAS_CORETYPE picks: Haswell for what an AVX2 machine runs) are printed
+ * first.
  *
- *   bench_attention [--rounds N] [--no-reference] [--heads H] [--batch B]
+ *   bench_attention [--rounds N] [--no-reference] [--heads H] [--batch B] [--cpu-time]
  */
 #define BENCH_NAME "bench_attention"
 #include "bench_util.h"
@@ -144,13 +147,14 @@ int main(int argc, char **argv) {
   bool reference = true;
   int64_t heads = 8, batch = 1;
   for (int i = 1; i < argc; i++) {
+    if (bench_cpu_time_flag(argv[i])) continue;
     if (strcmp(argv[i], "--rounds") == 0 && i + 1 < argc) rounds = atoi(argv[++i]);
     else if (strcmp(argv[i], "--heads") == 0 && i + 1 < argc) heads = atoll(argv[++i]);
     else if (strcmp(argv[i], "--batch") == 0 && i + 1 < argc) batch = atoll(argv[++i]);
     else if (strcmp(argv[i], "--no-reference") == 0) reference = false;
     else {
       fprintf(stderr, "usage: bench_attention [--rounds N] [--no-reference] [--heads H] "
-                      "[--batch B]\n");
+                      "[--batch B] [--cpu-time]\n");
       return 2;
     }
   }
@@ -161,6 +165,7 @@ int main(int argc, char **argv) {
   }
   printf("dot_product_attention (cpu impl), %d threads, %d rounds, wallclock medians\n",
          tkb_get_num_threads(), rounds);
+  print_cpu_path();
   if (reference) {
     if (tkb_register_builtin_ops()) die("register");
     for (size_t i = 0; i < tkb_registry_count(); i++) {
@@ -177,5 +182,6 @@ int main(int argc, char **argv) {
   vs_sgemm(batch, heads, TKB_FLOAT32, true, rounds);
   vs_sgemm(batch, heads, TKB_BFLOAT16, false, rounds);
   printf("%s: %d required shape(s) below 50%% of sgemm\n", n_fail ? "FAIL" : "PASS", n_fail);
+  print_load("load average at end");
   return 0;
 }

@@ -2,7 +2,8 @@
  * bench_init.c - how fast tkb_fill draws standard normals, against the memory
  * bandwidth of a plain store loop over the same buffer in the same run.
  *
- *   bench_init [--size-mib N] [--threads N] [--runs N] [--dtype float32|bfloat16] [--json]
+ *   bench_init [--size-mib N] [--threads N] [--runs N] [--dtype float32|bfloat16] [--cpu-time]
+ *              [--json]
  *
  * Allocates one buffer (default 1 GiB, 64-byte aligned), touches it, then runs,
  * interleaved, `runs` times each (default 7):
@@ -11,8 +12,12 @@
  *   (b) fill:  tkb_fill(array of the same bytes, TKB_INIT_DEFAULT) = standard normals
  *       (float32 by default; bfloat16 draws 16-bit normals, philox.h),
  * both on `threads` threads (default 2), and prints the medians as GB/s and the ratio
- * fill/store with PASS when it is >= 0.25. --json prints one JSON object instead
- * (read by bench/init_vs_numpy.py).
+ * fill/store with PASS when it is >= 0.25, with the cpu kernels' path (tkb_cpu_isa;
+ * TKB_CPU_ISA=portable|avx2|avx512 measures another the CPU runs). --json prints one
+ * JSON object instead (read by bench/init_vs_numpy.py). --cpu-time times both by the
+ * process's CPU time divided by the threads instead of the wall clock: on a machine
+ * whose cores other work takes in turns, the time each side actually ran (with
+ * OMP_WAIT_POLICY=PASSIVE, so that waiting threads sleep rather than spin).
  */
 #include "tkbench.h"
 
@@ -22,9 +27,11 @@
 #include <string.h>
 #include <time.h>
 
+static clockid_t clock_id = CLOCK_MONOTONIC;
+
 static double now_s(void) {
   struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
+  clock_gettime(clock_id, &ts);
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
@@ -46,7 +53,7 @@ __attribute__((noinline)) static void store_loop(float *p, int64_t n, int thread
 
 static void usage(void) {
   fprintf(stderr, "usage: bench_init [--size-mib N] [--threads N] [--runs N] "
-                  "[--dtype float32|bfloat16] [--json]\n");
+                  "[--dtype float32|bfloat16] [--cpu-time] [--json]\n");
 }
 
 int main(int argc, char **argv) {
@@ -57,6 +64,8 @@ int main(int argc, char **argv) {
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--json")) {
       json = 1;
+    } else if (!strcmp(argv[i], "--cpu-time")) {
+      clock_id = CLOCK_PROCESS_CPUTIME_ID;
     } else if (!strcmp(argv[i], "--dtype") && i + 1 < argc) {
       const char *d = argv[++i];
       if (!strcmp(d, "bfloat16")) dt = TKB_BFLOAT16;
@@ -110,8 +119,10 @@ int main(int argc, char **argv) {
       fprintf(stderr, "bench_init: tkb_fill: %s\n", tkb_last_error());
       return 1;
     }
-    t_store[r] = t1 - t0;
-    t_fill[r] = t2 - t1;
+    /* CPU time: the threads' sum, so per thread */
+    const double per = clock_id == CLOCK_MONOTONIC ? 1.0 : (double)threads;
+    t_store[r] = (t1 - t0) / per;
+    t_fill[r] = (t2 - t1) / per;
   }
   double ms_store = 1e3 * median(t_store, (int)runs);
   double ms_fill = 1e3 * median(t_fill, (int)runs);
@@ -122,19 +133,26 @@ int main(int argc, char **argv) {
   if (json) {
     printf("{\"dtype\": \"%s\", \"bytes\": %zu, \"elements\": %lld, \"threads\": %d, \"runs\": %ld, "
            "\"store_ms\": %.4f, \"fill_ms\": %.4f, \"store_gbs\": %.4f, \"fill_gbs\": %.4f, "
-           "\"ratio\": %.4f, \"target\": %.2f, \"pass\": %s}\n",
+           "\"ratio\": %.4f, \"target\": %.2f, \"pass\": %s, \"cpu_isa\": \"%s\", "
+           "\"cpu_time\": %s}\n",
            tkb_dtype_name(dt), nbytes, (long long)a->numel, threads, runs, ms_store, ms_fill, gbs_store, gbs_fill, ratio,
-           target, ratio >= target ? "true" : "false");
+           target, ratio >= target ? "true" : "false", tkb_cpu_isa(),
+           clock_id == CLOCK_MONOTONIC ? "false" : "true");
   } else {
     printf("buffer %zu MiB %s (%lld elements), %d threads, median of %ld interleaved "
-           "runs\n",
-           nbytes >> 20, tkb_dtype_name(dt), (long long)a->numel, threads, runs);
+           "runs, cpu kernels %s%s\n",
+           nbytes >> 20, tkb_dtype_name(dt), (long long)a->numel, threads, runs, tkb_cpu_isa(),
+           clock_id == CLOCK_MONOTONIC ? "" : ", CPU time / threads");
     printf("  store loop            %8.2f ms  %7.2f GB/s\n", ms_store, gbs_store);
     printf("  tkb_fill N(0,1) %-5.5s %8.2f ms  %7.2f GB/s  (%.2f ns/element/thread)\n",
            dt == TKB_FLOAT32 ? "f32" : "bf16", ms_fill, gbs_fill,
            ms_fill * 1e6 * threads / (double)a->numel);
     printf("  fill / store = %.3f  (target >= %.2f): %s\n", ratio, target,
            ratio >= target ? "PASS" : "FAIL");
+    FILE *f = fopen("/proc/loadavg", "r");
+    char line[128];
+    if (f && fgets(line, sizeof line, f)) printf("  load average at end: %s", line);
+    if (f) fclose(f);
   }
   tkb_array_free(a);
   free(buf);

@@ -128,6 +128,7 @@ int main(int argc, char **argv) {
   printf("linear_softmax_cross_entropy_loss (cpu impl), %d threads, %d rounds, wallclock "
          "medians; load average %.2f\n",
          tkb_get_num_threads(), rounds, load_average());
+  print_cpu_path();
   if (first_shape == argc) {
     /* the suite's cpu specs (ops/linear_softmax_cross_entropy_loss/specs.c) */
     if (tkb_register_builtin_ops()) die("register");

@@ -152,8 +152,11 @@ int main(int argc, char **argv) {
     return 2;
   }
   if (tkb_register_builtin_ops()) die("register");
-  printf("bench_matmul_ops: %d threads, OpenBLAS %s\n\n", tkb_get_num_threads(),
+  printf("bench_matmul_ops: %d threads, OpenBLAS %s\n", tkb_get_num_threads(),
          openblas_get_config());
+  print_cpu_path();
+  print_load("load average at start");
+  printf("\n");
   if (reference) speedups(rounds);
   int failures = vs_sgemm(rounds);
   printf("%s\n", failures ? "some targets FAILED" : "all targets PASS");

@@ -17,11 +17,12 @@
  * which skip the write-allocate read that the op (and any plain loop) pays; and the loop
  * is compiled without GCC's loop-to-memcpy rewriting for the same reason.
  *
- * Everything is timed by tkb_benchmark (wallclock, a warm-up call before each timed
- * call, medians over every round); the op and its baseline run in alternating rounds so
- * that load from elsewhere hits both alike.
+ * Everything is timed by tkb_benchmark (wallclock, or with --cpu-time the CPU time per
+ * thread: bench_util.h; a warm-up call before each timed call, medians over every
+ * round); the op and its baseline run in alternating rounds so that load from elsewhere
+ * hits both alike. The cpu kernels' path and OpenBLAS's core are printed first.
  *
- *   bench_normalization [--rounds N] [--no-reference] [--no-bandwidth]
+ *   bench_normalization [--rounds N] [--no-reference] [--no-bandwidth] [--cpu-time]
  */
 #define BENCH_NAME "bench_normalization"
 #include "bench_util.h"
@@ -137,12 +138,13 @@ int main(int argc, char **argv) {
   int rounds = 5;
   bool reference = true, bandwidth = true;
   for (int i = 1; i < argc; i++) {
+    if (bench_cpu_time_flag(argv[i])) continue;
     if (strcmp(argv[i], "--rounds") == 0 && i + 1 < argc) rounds = atoi(argv[++i]);
     else if (strcmp(argv[i], "--no-reference") == 0) reference = false;
     else if (strcmp(argv[i], "--no-bandwidth") == 0) bandwidth = false;
     else {
       fprintf(stderr, "usage: bench_normalization [--rounds N] [--no-reference] "
-                      "[--no-bandwidth]\n");
+                      "[--no-bandwidth] [--cpu-time]\n");
       return 2;
     }
   }
@@ -150,6 +152,7 @@ int main(int argc, char **argv) {
   if (tkb_register_builtin_ops()) die("register");
   printf("normalization (cpu impl), %d threads, %d rounds, wallclock medians\n",
          tkb_get_num_threads(), rounds);
+  print_cpu_path();
   print_load("load average at start");
   if (reference) vs_reference(rounds);
   if (bandwidth) {

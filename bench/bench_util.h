@@ -32,6 +32,21 @@ static inline _Noreturn void die(const char *what) {
 
 /* ---- measuring: compile once, then rounds of timed calls ---- */
 
+/* How calls are timed: wallclock, or with --cpu-time (bench_cpu_time_flag) the process's
+ * CPU time divided by the threads: on a machine whose cores other work takes in turns,
+ * the time each side actually ran (with OMP_WAIT_POLICY=PASSIVE, so that waiting threads
+ * sleep rather than spin). */
+static const char *bench_method = "wallclock";
+static double bench_time_div = 1.0;
+
+/* True (and the timing switched) when arg is --cpu-time. */
+static inline bool bench_cpu_time_flag(const char *arg) {
+  if (strcmp(arg, "--cpu-time") != 0) return false;
+  bench_method = "cpu_time";
+  bench_time_div = (double)tkb_get_num_threads();
+  return true;
+}
+
 typedef struct timed {
   tkb_std_fn *f;
   tkb_arrays *args;
@@ -51,9 +66,11 @@ static inline void timed_open(timed *t, tkb_std_fn *f, tkb_arrays *args, int max
 static inline void timed_round(timed *t, int iterations) {
   tkb_bench_opts o = TKB_BENCH_OPTS_DEFAULT;
   o.iterations = iterations;
+  o.method = bench_method;
   tkb_benchmark_data *bd = NULL;
   if (tkb_compiled_run(t->c, &o, &bd)) die("run");
-  for (int i = 0; i < bd->n_evaluation_times; i++) t->times[t->n++] = bd->evaluation_times_ms[i];
+  for (int i = 0; i < bd->n_evaluation_times; i++)
+    t->times[t->n++] = bd->evaluation_times_ms[i] / bench_time_div;
   tkb_benchmark_data_free(bd);
 }
 
@@ -85,6 +102,14 @@ static inline void print_load(const char *what) {
   char line[128];
   if (f && fgets(line, sizeof line, f)) printf("%s: %s", what, line);
   if (f) fclose(f);
+}
+
+/* The code the figures measure: the cpu kernels' path (tkb_cpu_isa; TKB_CPU_ISA picks
+ * another the CPU runs) and the kernels OpenBLAS chose (OPENBLAS_CORETYPE picks others
+ * in its dynamic builds), so a machine can measure what a smaller one would run. */
+static inline void print_cpu_path(void) {
+  printf("cpu kernels %s, OpenBLAS %s%s\n", tkb_cpu_isa(), openblas_get_corename(),
+         strcmp(bench_method, "cpu_time") ? "" : "; times: CPU time / threads");
 }
 
 /* infer hook of a copy baseline: one output shaped as the argument "src". */

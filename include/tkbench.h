@@ -43,6 +43,11 @@ extern "C" {
 const char *tkb_version(void);
 /** The build type the library was compiled with ("Release", "Debug", ...). */
 const char *tkb_build_type(void);
+/** The instruction-set path of the cpu kernels in use: "portable", "avx2" or "avx512"
+ *  (static storage). Chosen once, on first use, as the best this CPU runs; the
+ *  environment variable TKB_CPU_ISA (portable, avx2, avx512, auto) forces a path the
+ *  CPU runs (one it cannot run, or an unknown value, leaves the best in place). */
+const char *tkb_cpu_isa(void);
 
 /* ------------------------------------------------------------------------------ */
 /* Status codes and errors                                                        */

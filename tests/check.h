@@ -62,6 +62,20 @@ static int check_passed_, check_failed_;
   (printf("%d passed, %d failed\n", check_passed_, check_failed_),         \
    check_failed_ ? 1 : 0)
 
+/* CTest runs the kernel tests once more per cpu kernel path (TKB_CPU_ISA=<path>,
+ * CMakeLists.txt); a run for a path this CPU does not run (the library then takes
+ * another, tkb_cpu_isa) is skipped: exit 77, which CTest reports as skipped. For a test
+ * that includes tkbench.h, at the start of main. */
+#define CHECK_CPU_ISA_OR_SKIP()                                                        \
+  do {                                                                                 \
+    const char *want_ = getenv("TKB_CPU_ISA");                                         \
+    if (want_ && *want_ && strcmp(want_, "auto") != 0 && strcmp(want_, tkb_cpu_isa())) { \
+      printf("SKIPPED: TKB_CPU_ISA=%s, but this CPU or build runs %s\n", want_,         \
+             tkb_cpu_isa());                                                           \
+      return 77;                                                                       \
+    }                                                                                  \
+  } while (0)
+
 /* True when the sanitizer run asks for shorter exhaustive sweeps. */
 static inline int check_quick(void) {
   const char *q = getenv("TKB_TEST_QUICK");

@@ -708,6 +708,7 @@ static void test_convert_errors(void) {
 }
 
 int main(void) {
+  CHECK_CPU_ISA_OR_SKIP();
   double t0 = now_s();
   test_names();
   test_8bit_tables();

@@ -467,6 +467,7 @@ static void test_expf(void) {
 }
 
 int main(void) {
+  CHECK_CPU_ISA_OR_SKIP();
   test_expf();
   test_forward();
   test_empty();

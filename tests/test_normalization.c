@@ -856,6 +856,7 @@ static void test_ref_vs_cpu(void) {
 }
 
 int main(void) {
+  CHECK_CPU_ISA_OR_SKIP();
   struct timespec t0, t1;
   clock_gettime(CLOCK_MONOTONIC, &t0);
   const tkb_fn *impls[2] = {&tkb_op_normalization, &tkb_op_normalization_reference};

@@ -439,6 +439,7 @@ static void test_suite_entries(void) {
 }
 
 int main(void) {
+  CHECK_CPU_ISA_OR_SKIP();
   test_forward_vs_f64();
   test_vjp_finite_differences();
   test_cpu_vs_reference();

@@ -807,6 +807,7 @@ static void test_errors(void) {
 }
 
 int main(void) {
+  CHECK_CPU_ISA_OR_SKIP();
   struct { const char *name; void (*fn)(void); } tests[] = {
       {"kat", test_kat},
       {"math_f32", test_math_f32},

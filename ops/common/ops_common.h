@@ -118,6 +118,15 @@ tkb_status ops_workspace_alloc(ops_workspace *ws, tkb_device *dev, size_t n, con
 /* Frees the allocation (an empty workspace is fine) and empties *ws. */
 void ops_workspace_free(ops_workspace *ws);
 
+/* An op whose OpenMP threads each call OpenBLAS on their own blocks keeps a pthreads
+ * OpenBLAS on the calling thread for the duration of a call (it would otherwise start
+ * its own threads inside each of ours, and calls from two of our threads at once would
+ * queue on its one thread pool), then restores its setting: begin returns what end
+ * needs. No lock or allocation: lowering the count only sets a variable. An OpenMP
+ * OpenBLAS sees it is inside a parallel region and stays single-threaded by itself. */
+int ops_blas_single_begin(void);
+void ops_blas_single_end(int saved);
+
 /* ------------------------------------------------------------------------------ */
 /* OpenBLAS (blas.c): opened by the first op that needs it, not at start-up        */
 /* ------------------------------------------------------------------------------ */

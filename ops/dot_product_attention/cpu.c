@@ -1,6 +1,8 @@
 /*
  * cpu.c - dot_product_attention, fast (tkb_op_dot_product_attention): flash attention
- * on the CPU. Semantics in attention.h; the kernels in cpu_kernels.h.
+ * on the CPU. Semantics in attention.h; the kernels in cpu_kernels.h, compiled per
+ * instruction set (cpu_portable.c, cpu_avx2.c, cpu_avx512.c; what they share with this
+ * file: attn_cpu.h) and picked by tkb__cpu_isa().
  *
  * Forward: each work item is a tile of tq query rows of one head, run against the keys
  * tile by tile (bk keys) with an online softmax, so the scores never exist beyond one
@@ -9,124 +11,48 @@
  * that each own what they write, so dq, dk, dv and dbias are bit-identical for every
  * thread count; pass A holds one [tq, S] row block per thread.
  *
- * Tile products go to OpenBLAS (cblas_sgemm/dgemm), always as row-major A B or A^T B:
+ * Tile products go to OpenBLAS (ops_blas.sgemm/dgemm), always as row-major A B or A^T B:
  * k and v are transposed once per thread per kv head (or per key tile in pass B) so
  * that no product needs B^T. Measured on this project's 2-core Zen 4 with OpenBLAS
  * 0.3.21, one core, forward at T = S = 1024, D = 128:
  *   plain-C register-blocked loops (fmaf, auto-vectorized)          ~10 GFLOP/s
  *   OpenBLAS, q k^T as A B^T (packs both operands per tile)         ~50 GFLOP/s
  *   OpenBLAS, q k^T as A (k^T) (its unpacked small-matrix kernels)  ~87 GFLOP/s
- * OpenMP spreads the items over (batch, head, query tile) for the forward and pass A,
+ * (the tile sizes: pick_tiles). OpenMP spreads the items over (batch, head, query tile) for the forward and pass A,
  * (batch, kv head, key tile) for pass B. bfloat16/float16 inputs are widened to
  * float32 (q per tile, k and v once per thread per kv head); float32 and float64 inputs
  * are read in place (gemm strides). Every workspace comes from the prepare hook
  * (tkb_device_alloc); nothing is allocated in a call, except when the hooks are called
  * without prepare (then a call prepares and releases its own workspace).
  */
-#include "attention.h"
+#include "attn_cpu.h"
 
-#include <cblas.h>
 #include <limits.h>
-#include <omp.h>
 #include <stdlib.h>
-#include <string.h>
 
-/*
- * OpenBLAS runs a gemm on the calling thread when M * N * K <= 65536 *
- * GEMM_MULTITHREAD_THRESHOLD (4 by default); above that it wakes its own thread pool,
- * and a pthreads OpenBLAS called from several OpenMP threads at once then
- * oversubscribes the cores and serializes (measured here: 1-6 GFLOP/s instead of ~40).
- * So tiles are sized to keep every product at or under this bound.
- */
-#define CPU_GEMM_MNK_MAX ((int64_t)65536 * 4)
-
-/* The slices of one thread's workspace (see cpu_kernels.h's thread struct). */
-enum {
-  CPU_KC, CPU_VC, CPU_KT, CPU_VT, CPU_QC, CPU_OC, CPU_QBUF, CPU_DOBUF, CPU_KBUF, CPU_VBUF,
-  CPU_KTBUF, CPU_VTBUF, CPU_X, CPU_Y, CPU_OACC, CPU_MROW, CPU_LROW, CPU_PBLK, CPU_DPBLK,
-  CPU_DQACC, CPU_DBACC, CPU_DKACC, CPU_DVACC, CPU_N_SLICES
-};
-
-typedef struct cpu_ws {
-  tkb_device *dev;
-  void *mem;                    /* nthreads thread areas, then delta */
-  size_t bytes;
-  int nthreads;
-  int64_t tq, bk;               /* query rows and keys per tile */
-  int64_t off[CPU_N_SLICES + 1];/* element offsets in a thread area; [N] = its size */
-  void *delta;                  /* [B, H, T] in the math type (vjp pass A -> B) */
-} cpu_ws;
-
-#define ATTN_CAT_(a, b) a##_##b
-#define ATTN_CAT(a, b) ATTN_CAT_(a, b)
-
-/* bfloat16 -> float32 is exact: the bf16 bits are the float's upper half. Inline so
- * that the widening loops vectorize. */
-static inline float attn_bf16_widen(uint16_t h) {
-  uint32_t u = (uint32_t)h << 16;
-  float f;
-  memcpy(&f, &u, sizeof f);
-  return f;
-}
-
-/* float16 -> float32, exact (subnormals, infinities and NaN included), branch-free so
- * that it vectorizes: the 15 magnitude bits moved into float position read as 2^-112
- * times the value, for normals and subnormals alike; exponent 31 (inf/NaN) gets the
- * float's all-ones exponent. */
-static inline float attn_f16_widen(uint16_t h) {
-  uint32_t mag = (uint32_t)(h & 0x7fff) << 13;
-  float f;
-  memcpy(&f, &mag, sizeof f);
-  f *= 0x1p112f;
-  uint32_t u;
-  memcpy(&u, &f, sizeof u);
-  u |= (h & 0x7c00) == 0x7c00 ? 0x7f800000u : 0;
-  u |= (uint32_t)(h & 0x8000) << 16;
-  memcpy(&f, &u, sizeof f);
-  return f;
-}
-
-/*
- * exp(x) in float32 to ~2 ulp, written so that loops over it vectorize (libm's expf
- * does not vectorize without -ffast-math, and the softmax takes one exp per score):
- *   x = n ln2 + r, n = round(x / ln2), |r| <~ ln2/2 (ln2 in two parts: exact n ln2),
- *   exp(r) = 1 + r + r^2 (c2 + c3 r + ... + c7 r^5)   (Cephes' expf coefficients),
- *   exp(x) = 2^n exp(r), 2^n made in the exponent bits.
- * x < -87.3 (also -inf: masked scores) gives 0; NaN stays NaN. Arguments here are
- * x - max <= 0, so the clamp at 88.3 only guards the bit arithmetic.
- */
-static inline float attn_expf(float x) {
-  float xc = x > -87.3f ? x : -87.3f; /* NaN -> -87.3: keeps the int conversion defined */
-  xc = xc < 88.3f ? xc : 88.3f;
-  /* n = round(xc / ln2) by the 1.5 * 2^23 trick: floorf would not vectorize without
-   * -fno-trapping-math */
-  const float n = (xc * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
-  float r = fmaf(n, -0.693359375f, xc);
-  r = fmaf(n, 2.12194440e-4f, r);
-  float poly = 1.9875691500e-4f;
-  poly = fmaf(poly, r, 1.3981999507e-3f);
-  poly = fmaf(poly, r, 8.3334519073e-3f);
-  poly = fmaf(poly, r, 4.1665795894e-2f);
-  poly = fmaf(poly, r, 1.6666665459e-1f);
-  poly = fmaf(poly, r, 5.0000001201e-1f);
-  const float er = fmaf(poly, r * r, r + 1.0f);
-  const uint32_t bits = (uint32_t)((int32_t)n + 127) << 23;
-  float two_n;
-  memcpy(&two_n, &bits, sizeof two_n);
-  const float y = er * two_n;
-  return x != x ? x : x < -87.3f ? 0.0f : y;
-}
-
-/* Tile sizes, a function of the shape only (never of the thread count, so that sums
- * run in the same order everywhere): tq query rows, bk keys, with tq * bk * max(D, Dv)
- * within CPU_GEMM_MNK_MAX. Measured on one core at T = S = 1024 (forward GFLOP/s):
- * D = 64: 32 x 128 gave 81 (64 x 64: 77); D = 128: 32 x 64 gave 87 (64 x 32: 80);
- * D = 256: 16 x 64 gave 89 (32 x 32: 85, 64 x 64: 79). */
+/* Tile sizes, a function of the shape and the path only (never of the thread count, so
+ * that sums run in the same order on every run of a machine): tq query rows, bk keys,
+ * with tq * bk * max(D, Dv) within a budget of multiply-adds per tile product that
+ * depends on how OpenBLAS multiplies small matrices where the path runs:
+ *  avx512: on AVX-512 CPUs OpenBLAS's SkylakeX kernels multiply small matrices without
+ *    packing them, and small tiles were fastest (CPU_GEMM_SMALL_MNK). Measured on one
+ *    Zen 4 core at T = S = 1024 (forward GFLOP/s): D = 64: 32 x 128 gave 81 (64 x 64:
+ *    77); D = 128: 32 x 64 gave 87 (64 x 32: 80); D = 256: 16 x 64 gave 89 (32 x 32: 85,
+ *    64 x 64: 79).
+ *  portable, avx2: OpenBLAS's Haswell and Zen kernels copy (pack) both operands of every
+ *    call, which larger tiles amortize (CPU_GEMM_PACKED_MNK). Measured with those
+ *    kernels (OPENBLAS_CORETYPE=Haswell, on a Sapphire Rapids core), D = 128, forward
+ *    over sgemm's GFLOP/s: 32 x 64 0.69, 64 x 128 0.78, 64 x 256 0.77, 128 x 256 0.80.
+ * The calls keep OpenBLAS single-threaded (ops_blas_single_begin), so a tile of any size
+ * runs on the thread that multiplies it. */
+#define CPU_GEMM_SMALL_MNK ((int64_t)65536 * 4)
+#define CPU_GEMM_PACKED_MNK ((int64_t)65536 * 32)
 static void pick_tiles(const attn_plan *p, int64_t *tq, int64_t *bk) {
+  const bool small = tkb__cpu_isa() == TKB__ISA_AVX512;
   int64_t w = p->D > p->Dv ? p->D : p->Dv;
   if (w < 1) w = 1;
-  int64_t q = w <= 128 ? 32 : 16;
-  int64_t k = CPU_GEMM_MNK_MAX / (q * w) / 16 * 16;
+  int64_t q = small ? (w <= 128 ? 32 : 16) : (w <= 128 ? 64 : 32);
+  int64_t k = (small ? CPU_GEMM_SMALL_MNK : CPU_GEMM_PACKED_MNK) / (q * w) / 16 * 16;
   if (k < 16) k = 16;
   if (k > 256) k = 256;
   if (q > p->T) q = p->T > 0 ? p->T : 1;
@@ -164,12 +90,6 @@ static void layout(const attn_plan *p, int64_t tq, int64_t bk, int64_t off[CPU_N
   const int64_t align = 64 / (p->f64 ? 8 : 4);
   off[0] = 0;
   for (int i = 0; i < CPU_N_SLICES; i++) off[i + 1] = off[i] + (n[i] + align - 1) / align * align;
-}
-
-/* Threads for a parallel region: what prepare sized the workspace for, or fewer. */
-static int cpu_threads(const cpu_ws *ws) {
-  int n = omp_get_max_threads();
-  return n < ws->nthreads ? n : ws->nthreads;
 }
 
 static void cpu_release(void *state) {
@@ -211,32 +131,6 @@ static tkb_status cpu_prepare(const tkb_args *a, void **state) {
   return TKB_OK;
 }
 
-/* ---- the kernels, for float32 math and for float64 math ---- */
-
-#define NUM float
-#define SFX f32
-#define GEMM ops_blas.sgemm
-#define EXPT attn_expf
-#define NATIVE TKB_FLOAT32
-#include "cpu_kernels.h"
-#undef NUM
-#undef SFX
-#undef GEMM
-#undef EXPT
-#undef NATIVE
-
-#define NUM double
-#define SFX f64
-#define GEMM ops_blas.dgemm
-#define EXPT exp
-#define NATIVE TKB_FLOAT64
-#include "cpu_kernels.h"
-#undef NUM
-#undef SFX
-#undef GEMM
-#undef EXPT
-#undef NATIVE
-
 /* ---- hooks ---- */
 
 static tkb_status cpu_run_forward(const tkb_args *a, void *state, tkb_array *out,
@@ -250,8 +144,11 @@ static tkb_status cpu_run_forward(const tkb_args *a, void *state, tkb_array *out
   cpu_ws *ws = state;
   bool own = !ws;
   if (own && (st = cpu_prepare(a, (void **)&ws)) != TKB_OK) return st;
-  if (p.f64) forward_f64(&p, &in, ws, out, lse);
-  else forward_f32(&p, &in, ws, out, lse);
+  const attn_cpu_kernels *k = TKB_ISA_PICK(tkb__attn_cpu_kernels, tkb__cpu_isa());
+  const int blas = ops_blas_single_begin();
+  if (p.f64) k->forward_f64(&p, &in, ws, out, lse);
+  else k->forward_f32(&p, &in, ws, out, lse);
+  ops_blas_single_end(blas);
   if (own) cpu_release(ws);
   return TKB_OK;
 }
@@ -280,8 +177,13 @@ static tkb_status cpu_vjp(const tkb_args *a, void *state, const tkb_array *const
   bool own = !ws;
   if (own && (st = cpu_prepare(a, (void **)&ws)) != TKB_OK) return st;
   tkb_array *dbias = p.bias ? grads[3] : NULL;
-  if (p.f64) vjp_f64(&p, &in, ws, residuals[0], cotangents[0], grads[0], grads[1], grads[2], dbias);
-  else vjp_f32(&p, &in, ws, residuals[0], cotangents[0], grads[0], grads[1], grads[2], dbias);
+  const attn_cpu_kernels *k = TKB_ISA_PICK(tkb__attn_cpu_kernels, tkb__cpu_isa());
+  const int blas = ops_blas_single_begin();
+  if (p.f64)
+    k->vjp_f64(&p, &in, ws, residuals[0], cotangents[0], grads[0], grads[1], grads[2], dbias);
+  else
+    k->vjp_f32(&p, &in, ws, residuals[0], cotangents[0], grads[0], grads[1], grads[2], dbias);
+  ops_blas_single_end(blas);
   if (own) cpu_release(ws);
   return TKB_OK;
 }

@@ -1,9 +1,9 @@
 /*
  * cpu_kernels.h - the flash-attention kernels of cpu.c, written once for a math type and
- * included twice by cpu.c (float for bfloat16/float16/float32 inputs, double for
- * float64). Not a public header; expects from the includer:
+ * included twice by cpu_variant.h (float for bfloat16/float16/float32 inputs, double for
+ * float64), once per instruction set. Not a public header; expects from the includer:
  *   NUM     the math type             SFX     the function-name suffix (f32, f64)
- *   GEMM    cblas_sgemm / dgemm       EXPT    exp for NUM (vectorizable for float)
+ *   GEMM    ops_blas.sgemm / .dgemm   EXPT    exp for NUM (vectorizable for float)
  *   NATIVE  the tkb_dtype of NUM: arrays of this dtype are read in place, others are
  *           widened tile by tile (or head by head) into the workspace.
  * Notation as in attention.h; "row" is a score row (b, h, t), "tile" a block of tq
@@ -53,7 +53,7 @@ static FN(thread) FN(thread_slices)(const cpu_ws *ws) {
 /* C[M x N] = alpha op(A) B + beta C (row-major; op(A) = A^T when ta), as cblas; also
  * for K == 0 (C = beta C, where cblas might not touch C) and M or N == 0. B is never
  * transposed: products with B^T go to k and v transposed once per head (see cpu.c).
- * Callers keep M * N * K <= CPU_GEMM_MNK_MAX. beta is 0 or 1. */
+ * Runs on the calling thread (the hooks keep OpenBLAS single-threaded). beta is 0 or 1. */
 static void FN(gemm)(bool ta, int64_t M, int64_t N, int64_t K, NUM alpha, const NUM *A,
                      int64_t lda, const NUM *B, int64_t ldb, NUM beta, NUM *C, int64_t ldc) {
   if (M <= 0 || N <= 0) return;

@@ -13,7 +13,8 @@
  *    read by every block, so converting it once costs K*2N against R*K*2N*2 flops).
  *    Results are rounded back block by block.
  *  - The activation and gating run on the block while it is in cache, with a float32
- *    exp that the compiler vectorizes (libm's expf is scalar without -ffast-math).
+ *    exp that the compiler vectorizes (libm's expf is scalar without -ffast-math):
+ *    gate_kernels.h, compiled per instruction set and picked by tkb__cpu_isa().
  *  - Threads: OpenBLAS parallelizes each product with its own thread pool; the
  *    widening and the gating (a small share of the work) run on the calling thread.
  *    Two alternatives measured worse on the 2-core machine: OpenMP regions between the
@@ -25,8 +26,7 @@
  * Every workspace is allocated by the prepare hook (the vjp's only in modes with a vjp);
  * a call allocates nothing.
  */
-#include "gated_linear_unit.h"
-#include "../common/ops_common.h"
+#include "gate_kernels.h"
 
 #include <limits.h>
 #include <stdlib.h>
@@ -37,123 +37,6 @@
 #define GLU_BLOCK_BYTES ((int64_t)4 << 20)
 /* Fewest rows per block: below this the products lose efficiency. */
 #define GLU_MIN_BLOCK_ROWS 64
-
-/* ------------------------------------------------------------------------------ */
-/* Vectorizable float32 activations                                                */
-/* ------------------------------------------------------------------------------ */
-
-typedef union glu_fu32 {
-  float f;
-  int32_t i;
-} glu_fu32;
-
-/* Fused multiply-add: one instruction with -march=native (the build compiles with
- * -ffp-contract=off, so only the fmas written here are fused). */
-#if defined(__GNUC__)
-#define GLU_FMAF(a, b, c) __builtin_fmaf((a), (b), (c))
-#else
-#define GLU_FMAF(a, b, c) fmaf((a), (b), (c))
-#endif
-
-/*
- * e^x in float32, within 1 ulp (8e-8 relative, measured) for x in [-87, 88] (clamped
- * outside, so sigmoid and gelu saturate cleanly): x = n ln2 + r with n = round(x / ln2)
- * (adding 1.5 * 2^23 rounds to nearest and leaves n in the low mantissa bits), ln2
- * split in two so r is exact, e^r by Cephes' degree-6 minimax polynomial on
- * [-ln2/2, ln2/2] in fmas, times 2^n built in the exponent field.
- */
-static inline float glu_expf(float x) {
-  x = x < -87.0f ? -87.0f : x;
-  x = x > 88.0f ? 88.0f : x;
-  glu_fu32 t = {.f = GLU_FMAF(x, 1.44269504088896341f, 12582912.0f)};
-  const float n = t.f - 12582912.0f;
-  float r = GLU_FMAF(n, -0.693359375f, x);
-  r = GLU_FMAF(n, 2.12194440e-4f, r);
-  float q = 1.9875691500e-4f;
-  q = GLU_FMAF(q, r, 1.3981999507e-3f);
-  q = GLU_FMAF(q, r, 8.3334519073e-3f);
-  q = GLU_FMAF(q, r, 4.1665795894e-2f);
-  q = GLU_FMAF(q, r, 1.6666665459e-1f);
-  q = GLU_FMAF(q, r, 5.0000001201e-1f);
-  q = GLU_FMAF(q * r, r, r) + 1.0f;
-  glu_fu32 scale = {.i = (t.i - 0x4b400000 + 127) << 23}; /* 2^n */
-  return q * scale.f;
-}
-
-static inline float glu_sigmoidf(float g) { return 1.0f / (1.0f + glu_expf(-g)); }
-
-/* gelu(g) = 0.5 g (1 + tanh(u)) = g sigmoid(2u), u = C (g + A g^3) */
-static inline float glu_gelu_s2(float g) {
-  const float u = (float)GLU_GELU_C * (g + (float)GLU_GELU_A * g * g * g);
-  return glu_sigmoidf(2.0f * u);
-}
-
-/* out[i] = act(g[i]) * p[i], i < n: one loop per activation so each vectorizes. */
-static void gate_f32(glu_activation act, const float *restrict g, const float *restrict p,
-                     float *restrict out, int64_t n) {
-  switch (act) {
-    case GLU_ACT_SILU:
-      for (int64_t i = 0; i < n; i++) out[i] = g[i] * glu_sigmoidf(g[i]) * p[i];
-      break;
-    case GLU_ACT_SIGMOID:
-      for (int64_t i = 0; i < n; i++) out[i] = glu_sigmoidf(g[i]) * p[i];
-      break;
-    case GLU_ACT_GELU:
-      for (int64_t i = 0; i < n; i++) out[i] = g[i] * glu_gelu_s2(g[i]) * p[i];
-      break;
-    case GLU_ACT_RELU:
-      for (int64_t i = 0; i < n; i++) out[i] = (g[i] > 0.0f ? g[i] : 0.0f) * p[i];
-      break;
-    default:
-      for (int64_t i = 0; i < n; i++) out[i] = g[i] * p[i];
-      break;
-  }
-}
-
-/* dg[i] = d[i] p[i] act'(g[i]),  dp[i] = d[i] act(g[i]),  i < n. */
-static void gate_vjp_f32(glu_activation act, const float *restrict g, const float *restrict p,
-                         const float *restrict d, float *restrict dg, float *restrict dp,
-                         int64_t n) {
-  switch (act) {
-    case GLU_ACT_SILU:
-      /* silu' = s (1 + g (1 - s)) */
-      for (int64_t i = 0; i < n; i++) {
-        const float s = glu_sigmoidf(g[i]);
-        dg[i] = d[i] * p[i] * (s * (1.0f + g[i] * (1.0f - s)));
-        dp[i] = d[i] * g[i] * s;
-      }
-      break;
-    case GLU_ACT_SIGMOID:
-      /* sigmoid' = s (1 - s) */
-      for (int64_t i = 0; i < n; i++) {
-        const float s = glu_sigmoidf(g[i]);
-        dg[i] = d[i] * p[i] * (s * (1.0f - s));
-        dp[i] = d[i] * s;
-      }
-      break;
-    case GLU_ACT_GELU:
-      /* gelu = g s2, s2 = sigmoid(2u): gelu' = s2 + 2 g s2 (1 - s2) C (1 + 3 A g^2) */
-      for (int64_t i = 0; i < n; i++) {
-        const float s2 = glu_gelu_s2(g[i]);
-        const float du = (float)GLU_GELU_C * (1.0f + 3.0f * (float)GLU_GELU_A * g[i] * g[i]);
-        dg[i] = d[i] * p[i] * (s2 + 2.0f * g[i] * s2 * (1.0f - s2) * du);
-        dp[i] = d[i] * g[i] * s2;
-      }
-      break;
-    case GLU_ACT_RELU:
-      for (int64_t i = 0; i < n; i++) {
-        dg[i] = g[i] > 0.0f ? d[i] * p[i] : 0.0f;
-        dp[i] = g[i] > 0.0f ? d[i] * g[i] : 0.0f;
-      }
-      break;
-    default:
-      for (int64_t i = 0; i < n; i++) {
-        dg[i] = d[i] * p[i];
-        dp[i] = d[i] * g[i];
-      }
-      break;
-  }
-}
 
 /* ------------------------------------------------------------------------------ */
 /* Workspaces                                                                      */
@@ -249,6 +132,7 @@ static void forward_f32(const glu_plan *p, glu_cpu_ws *ws, const tkb_array *x,
   const tkb_dtype dt = p->x.dtype;
   const size_t es = tkb_dtype_size(dt);
   const bool f32 = dt == TKB_FLOAT32;
+  const glu_gate_kernels *gk = TKB_ISA_PICK(tkb__glu_gate_kernels, tkb__cpu_isa());
   const float *W = w->data;
   if (!f32) {
     tkb_convert(w->data, dt, ws->wf, TKB_FLOAT32, (size_t)(K * N2));
@@ -269,7 +153,7 @@ static void forward_f32(const glu_plan *p, glu_cpu_ws *ws, const tkb_array *x,
       tkb_convert(Y, TKB_FLOAT32, OPS_AT(y_out, r0 * N2, es), dt, (size_t)(m * N2));
     /* out[r][n] = act(g) * p,  g = y[r][0][n], p = y[r][1][n] */
     float *O = f32 ? OPS_AT(out, r0 * N, 4) : ws->of;
-    for (int64_t r = 0; r < m; r++) gate_f32(p->act, Y + r * N2, Y + r * N2 + N, O + r * N, N);
+    for (int64_t r = 0; r < m; r++) gk->gate(p->act, Y + r * N2, Y + r * N2 + N, O + r * N, N);
     if (!f32) tkb_convert(O, TKB_FLOAT32, OPS_AT(out, r0 * N, es), dt, (size_t)(m * N));
   }
 }
@@ -280,6 +164,7 @@ static void vjp_f32(const glu_plan *p, glu_cpu_ws *ws, const tkb_array *x, const
   const tkb_dtype dt = p->x.dtype;
   const size_t es = tkb_dtype_size(dt);
   const bool f32 = dt == TKB_FLOAT32;
+  const glu_gate_kernels *gk = TKB_ISA_PICK(tkb__glu_gate_kernels, tkb__cpu_isa());
   const float *W = w->data;
   if (!f32) {
     tkb_convert(w->data, dt, ws->wf, TKB_FLOAT32, (size_t)(K * N2));
@@ -301,7 +186,7 @@ static void vjp_f32(const glu_plan *p, glu_cpu_ws *ws, const tkb_array *x, const
     }
     /* dy[r][0][n] = dout p act'(g),  dy[r][1][n] = dout act(g) */
     for (int64_t r = 0; r < m; r++)
-      gate_vjp_f32(p->act, Y + r * N2, Y + r * N2 + N, D + r * N, ws->dyf + r * N2,
+      gk->gate_vjp(p->act, Y + r * N2, Y + r * N2 + N, D + r * N, ws->dyf + r * N2,
                    ws->dyf + r * N2 + N, N);
     /* dx[r][k] = sum_c dy[r][c] W[k][c] */
     if (dx) {

@@ -7,13 +7,15 @@
  * must never exist at once. So the vocabulary is walked in chunks of columns and the
  * rows in blocks, and each [rows, chunk] block of logits is folded into an online
  * logsumexp (forward) or turned into softmax - onehot and multiplied out (vjp) before
- * the next one is computed (cpu_kernels.h). bfloat16/float16 operands are widened to the
- * math type one chunk or row block at a time, never as a whole copy.
+ * the next one is computed (cpu_kernels.h, compiled per instruction set by cpu_<isa>.c
+ * and picked by tkb__cpu_isa(); what they share with this file: lsce_cpu.h).
+ * bfloat16/float16 operands are widened to the math type one chunk or row block at a
+ * time, never as a whole copy.
  *
  * Threads. The parallelism is ours: one OpenMP region per call, and every GEMM runs on
  * the thread that calls it, on its own block. OpenBLAS's pthreads build would otherwise
  * start its own threads inside each of ours, so a call sets it to one thread and
- * restores its setting after (blas_single_begin/end). The forward gives each thread
+ * restores its setting after (ops_blas_single_begin/end). The forward gives each thread
  * whole groups of chunks (no barrier until the groups are merged); the vjp walks the
  * chunks together, threads splitting each chunk's rows and then its columns of x.
  * Results do not depend on the thread count (see cpu_blocking).
@@ -30,11 +32,8 @@
  * prepare cannot tell a forward-only f_std from one with a vjp (tkb_args has no mode),
  * so the vjp's workspaces exist in every mode; dx_acc is the one O(B Hd) among them.
  */
-#include "lsce.h"
+#include "lsce_cpu.h"
 
-#include <cblas.h>
-#include <math.h>
-#include <omp.h>
 #include <stdlib.h>
 
 /* Budgets (bytes of T) that set the chunk and block sizes; see cpu_blocking. Each GEMM
@@ -47,27 +46,6 @@
 #define CPU_VJP_W_BYTES ((int64_t)16 << 20)   /* the vjp's shared w chunk [Hd, vvc] */
 #define CPU_VJP_D_BYTES ((int64_t)64 << 20)   /* the vjp's dlogits [B, vvc] */
 #define CPU_MAX_GROUPS 64                     /* forward: groups of chunks */
-
-typedef struct cpu_state {
-  lsce_plan p;
-  tkb_device *dev;
-  void *block;
-  size_t bytes;
-  int nthreads; /* threads the per-thread workspaces were made for */
-  /* forward: chunks of fvc columns in ngroups groups; row blocks of fbc */
-  int64_t fvc, fbc, ngroups;
-  void *f_w, *f_x, *f_logits;            /* per thread: [Hd, fvc], [fbc, Hd], [fbc, fvc] */
-  int64_t f_w_n, f_x_n, f_logits_n;      /* their elements per thread */
-  void *g_m, *g_s, *g_lab;               /* [ngroups, B] online logsumexp state */
-  double *row_loss;                      /* [B] */
-  /* vjp: chunks of vvc columns; row blocks of vbc; slices of vks columns of x over
-   * superblocks of vbk rows */
-  int64_t vvc, vbc, vks, vbk;
-  void *v_w, *v_dw, *v_d;                /* [Hd, vvc], [Hd, vvc], [B, vvc] */
-  void *v_x, *v_xs;                      /* per thread: [vbc, Hd], [vbk, vks] */
-  int64_t v_x_n, v_xs_n;
-  void *dx_acc;                          /* [B, Hd] */
-} cpu_state;
 
 int64_t tkb__lsce_cpu_force_vc, tkb__lsce_cpu_force_bc;
 
@@ -166,58 +144,10 @@ static tkb_status cpu_prepare(const tkb_args *a, void **state) {
   return TKB_OK;
 }
 
-/*
- * A pthreads OpenBLAS would start its own threads inside each of ours (and calls from
- * two of our threads at once would queue on its one thread pool): keep it on the calling
- * thread for the duration of a call, then restore its setting (no lock or allocation:
- * lowering the count only sets a variable). An OpenMP OpenBLAS sees it is inside a
- * parallel region and stays single-threaded by itself.
- */
-static int blas_single_begin(void) {
-  if (ops_blas.get_parallel() != 1) return 0;
-  int n = ops_blas.get_num_threads();
-  if (n != 1) ops_blas.set_num_threads(1);
-  return n;
-}
-
-static void blas_single_end(int n) {
-  if (n > 1) ops_blas.set_num_threads(n);
-}
-
 static int cpu_threads(const cpu_state *s) {
   int n = omp_get_max_threads();
   return n < s->nthreads ? n : s->nthreads;
 }
-
-/* ---- the kernels, once per math type ---- */
-
-#define T float
-#define MATH_DT TKB_FLOAT32
-#define GEMM ops_blas.sgemm
-#define EXP tkb__lsce_expf
-#define LOG logf
-#define FN(name) name##_f32
-#include "cpu_kernels.h"
-#undef T
-#undef MATH_DT
-#undef GEMM
-#undef EXP
-#undef LOG
-#undef FN
-
-#define T double
-#define MATH_DT TKB_FLOAT64
-#define GEMM ops_blas.dgemm
-#define EXP exp
-#define LOG log
-#define FN(name) name##_f64
-#include "cpu_kernels.h"
-#undef T
-#undef MATH_DT
-#undef GEMM
-#undef EXP
-#undef LOG
-#undef FN
 
 /* ---- hooks ---- */
 
@@ -238,10 +168,11 @@ static tkb_status cpu_forward_impl(const tkb_args *a, void *state, tkb_array *lo
   if (!st) st = tkb__lsce_check_buffer(loss, &c.p.loss, "output loss");
   if (!st && lse) st = tkb__lsce_check_buffer(lse, &c.p.lse, "residual lse");
   if (st) return st;
-  const int nt = cpu_threads(state), blas = blas_single_begin();
-  if (c.p.math == TKB_FLOAT64) forward_f64(state, &c, loss->data, lse ? lse->data : NULL, nt);
-  else forward_f32(state, &c, loss->data, lse ? lse->data : NULL, nt);
-  blas_single_end(blas);
+  const int nt = cpu_threads(state), blas = ops_blas_single_begin();
+  const lsce_cpu_kernels *k = TKB_ISA_PICK(tkb__lsce_cpu_kernels, tkb__cpu_isa());
+  if (c.p.math == TKB_FLOAT64) k->forward_f64(state, &c, loss->data, lse ? lse->data : NULL, nt);
+  else k->forward_f32(state, &c, loss->data, lse ? lse->data : NULL, nt);
+  ops_blas_single_end(blas);
   return TKB_OK;
 }
 
@@ -263,14 +194,15 @@ static tkb_status cpu_vjp(const tkb_args *a, void *state, const tkb_array *const
   if (!st && grads[0]) st = tkb__lsce_check_buffer(grads[0], &c.p.x, "gradient dx");
   if (!st && grads[1]) st = tkb__lsce_check_buffer(grads[1], &c.p.w, "gradient dw");
   if (st) return st;
-  const int nt = cpu_threads(state), blas = blas_single_begin();
+  const int nt = cpu_threads(state), blas = ops_blas_single_begin();
+  const lsce_cpu_kernels *k = TKB_ISA_PICK(tkb__lsce_cpu_kernels, tkb__cpu_isa());
   if (c.p.math == TKB_FLOAT64)
-    vjp_f64(state, &c, residuals[0]->data, *(const double *)cotangents[0]->data, grads[0],
+    k->vjp_f64(state, &c, residuals[0]->data, *(const double *)cotangents[0]->data, grads[0],
             grads[1], nt);
   else
-    vjp_f32(state, &c, residuals[0]->data, *(const float *)cotangents[0]->data, grads[0],
+    k->vjp_f32(state, &c, residuals[0]->data, *(const float *)cotangents[0]->data, grads[0],
             grads[1], nt);
-  blas_single_end(blas);
+  ops_blas_single_end(blas);
   return TKB_OK;
 }
 

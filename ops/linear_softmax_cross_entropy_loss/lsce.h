@@ -78,6 +78,19 @@ bool tkb__lsce_plan_same(const lsce_plan *a, const lsce_plan *b);
  * row block sizes instead of its own (to reach partial chunks with small shapes). */
 extern int64_t tkb__lsce_cpu_force_vc, tkb__lsce_cpu_force_bc;
 
+/* c ? a : b on the floats' bits. Compilers keep a plain ?: whose arms feed float
+ * arithmetic as a branch (they may not speculate an operation that could raise an FP
+ * exception), which stops a loop from vectorizing where the ISA has no masked
+ * operations (AVX2). */
+static inline float tkb__lsce_self(int c, float a, float b) {
+  uint32_t ua, ub, m = 0u - (uint32_t)c;
+  memcpy(&ua, &a, sizeof ua);
+  memcpy(&ub, &b, sizeof ub);
+  ua = (ua & m) | (ub & ~m);
+  memcpy(&a, &ua, sizeof a);
+  return a;
+}
+
 /*
  * exp(x) in float32 with a loop-vectorizable body (libm's expf is not vectorized
  * without -ffast-math, and the forward takes B*V of them).
@@ -86,11 +99,12 @@ extern int64_t tkb__lsce_cpu_force_vc, tkb__lsce_cpu_force_bc;
  *   exp(x) = 2^n exp(r), 2^n built from its exponent bits.
  * x < -87.3 (result below FLT_MIN) gives 0, -Inf gives 0, NaN stays NaN; x > 88
  * saturates at exp(88) (never reached here: the arguments are <= 0). Max error about
- * 2 ulp over [-87, 0].
+ * 2 ulp over [-87, 0]. The selects are tkb__lsce_self's.
  */
 static inline float tkb__lsce_expf(float x) {
   const float magic = 12582912.0f; /* 1.5 * 2^23: adding it rounds to an integer */
-  float xc = x < -87.3f ? -87.3f : (x > 88.0f ? 88.0f : x);
+  const float xc =
+      tkb__lsce_self(x < -87.3f, -87.3f, tkb__lsce_self(x > 88.0f, 88.0f, x));
   float t = xc * 1.44269504088896341f + magic;
   float n = t - magic;
   uint32_t tb;
@@ -110,8 +124,8 @@ static inline float tkb__lsce_expf(float x) {
   float scale;
   memcpy(&scale, &bits, sizeof scale);
   float y = p * scale;
-  y = x < -87.3f ? 0.0f : y;
-  return x != x ? x : y;
+  y = tkb__lsce_self(x < -87.3f, 0.0f, y);
+  return tkb__lsce_self(x != x, x, y);
 }
 
 #endif /* TKB_LSCE_H */

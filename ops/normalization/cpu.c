@@ -157,10 +157,11 @@ static tkb_status cpu_run_forward(const tkb_args *a, const cpu_state *s, tkb_arr
   tkb_status st = tkb__norm_bind_forward(a, &c, y, mean, rstd);
   if (st == TKB_OK) st = cpu_check_state(s, &c.p);
   if (st != TKB_OK) return st;
+  const norm_cpu_kernels *k = TKB_ISA_PICK(tkb__norm_cpu_kernels, tkb__cpu_isa());
   if (c.p.f64)
-    tkb__norm_cpu_forward_f64(&c.p, s, &c, y, mean ? mean->data : NULL, rstd ? rstd->data : NULL);
+    k->forward_f64(&c.p, s, &c, y, mean ? mean->data : NULL, rstd ? rstd->data : NULL);
   else
-    tkb__norm_cpu_forward_f32(&c.p, s, &c, y, mean ? mean->data : NULL, rstd ? rstd->data : NULL);
+    k->forward_f32(&c.p, s, &c, y, mean ? mean->data : NULL, rstd ? rstd->data : NULL);
   return TKB_OK;
 }
 
@@ -184,12 +185,13 @@ static tkb_status cpu_vjp(const tkb_args *a, void *state, const tkb_array *const
       tkb__norm_bind_vjp(a, &c, residuals, cotangents, grads, &dx, &dscale, &doffset);
   if (st == TKB_OK) st = cpu_check_state(state, &c.p);
   if (st != TKB_OK) return st;
+  const norm_cpu_kernels *k = TKB_ISA_PICK(tkb__norm_cpu_kernels, tkb__cpu_isa());
   if (c.p.f64)
-    tkb__norm_cpu_vjp_f64(&c.p, state, &c, residuals[0]->data, residuals[1]->data, cotangents[0], dx,
-                 dscale, doffset);
+    k->vjp_f64(&c.p, state, &c, residuals[0]->data, residuals[1]->data, cotangents[0], dx,
+               dscale, doffset);
   else
-    tkb__norm_cpu_vjp_f32(&c.p, state, &c, residuals[0]->data, residuals[1]->data, cotangents[0], dx,
-                 dscale, doffset);
+    k->vjp_f32(&c.p, state, &c, residuals[0]->data, residuals[1]->data, cotangents[0], dx,
+               dscale, doffset);
   return TKB_OK;
 }
 

@@ -1,12 +1,13 @@
 /*
  * norm_cpu.h - what the files of normalization's cpu implementation share: cpu.c (the
- * prepared state, its workspaces and the hooks), cpu_forward.c and cpu_vjp.c (the two
- * passes). The state, the split of the lanes into work items (a function of the shape
+ * prepared state, its workspaces and the hooks), cpu_forward.h and cpu_vjp.h (the two
+ * passes, compiled per instruction set by cpu_<isa>.c). The state, the split of the lanes into work items (a function of the shape
  * only), and moving an item's block between the arrays and the float scratch. Internal.
  */
 #ifndef TKB_OP_NORM_CPU_H
 #define TKB_OP_NORM_CPU_H
 
+#include "internal.h"
 #include "norm.h"
 
 #include <string.h>
@@ -28,7 +29,8 @@ static inline int omp_get_thread_num(void) { return 0; }
 /* Elements of x below which a call runs on one thread (a parallel region would cost
  * more than it saves; the results are the same either way). */
 #define NORM_MIN_PARALLEL ((int64_t)32768)
-/* Forward pass, axis not last, bfloat16 x with AVX512-BF16 (NORM_LANES_NT): an item is
+/* Forward pass, axis not last, bfloat16 x where the variant has non-temporal stores
+ * (NORM_LANES_NT: avx2, avx512): an item is
  * as many lanes as keep its block (n runs) near NORM_STREAM_BYTES (in L2 for the output
  * pass's reread of x), NORM_STREAM_MIN_LANES..NORM_STREAM_MAX_LANES, and y goes out by
  * non-temporal stores (no read of y's lines before they are written, no eviction of x).
@@ -222,17 +224,23 @@ static inline void norm_scatter_f64(void *dst, tkb_dtype dt, const double *src, 
 NORM_DEFINE_LOAD_VEC(float, f32)
 NORM_DEFINE_LOAD_VEC(double, f64)
 
-/* cpu_forward.c: y (and mean_out, rstd_out, each may be NULL: no residuals). */
-void tkb__norm_cpu_forward_f32(const norm_plan *p, const cpu_state *s, const norm_call *in,
-                               tkb_array *y, float *mean_out, float *rstd_out);
-void tkb__norm_cpu_forward_f64(const norm_plan *p, const cpu_state *s, const norm_call *in,
-                               tkb_array *y, double *mean_out, double *rstd_out);
-/* cpu_vjp.c: dx (may be NULL), dscale and doffset (NULL when not wanted). */
-void tkb__norm_cpu_vjp_f32(const norm_plan *p, const cpu_state *s, const norm_call *in,
-                           const float *mean_in, const float *rstd_in, const tkb_array *dy,
-                           tkb_array *dx, tkb_array *dscale, tkb_array *doffset);
-void tkb__norm_cpu_vjp_f64(const norm_plan *p, const cpu_state *s, const norm_call *in,
-                           const double *mean_in, const double *rstd_in, const tkb_array *dy,
-                           tkb_array *dx, tkb_array *dscale, tkb_array *doffset);
+/* The passes of one instruction set (cpu_forward.h and cpu_vjp.h compiled by
+ * cpu_<isa>.c), which cpu.c picks by tkb__cpu_isa():
+ *   forward   y (and mean_out, rstd_out, each may be NULL: no residuals)
+ *   vjp       dx (may be NULL), dscale and doffset (NULL when not wanted) */
+typedef struct norm_cpu_kernels {
+  void (*forward_f32)(const norm_plan *p, const cpu_state *s, const norm_call *in,
+                      tkb_array *y, float *mean_out, float *rstd_out);
+  void (*forward_f64)(const norm_plan *p, const cpu_state *s, const norm_call *in,
+                      tkb_array *y, double *mean_out, double *rstd_out);
+  void (*vjp_f32)(const norm_plan *p, const cpu_state *s, const norm_call *in,
+                  const float *mean_in, const float *rstd_in, const tkb_array *dy,
+                  tkb_array *dx, tkb_array *dscale, tkb_array *doffset);
+  void (*vjp_f64)(const norm_plan *p, const cpu_state *s, const norm_call *in,
+                  const double *mean_in, const double *rstd_in, const tkb_array *dy,
+                  tkb_array *dx, tkb_array *dscale, tkb_array *doffset);
+} norm_cpu_kernels;
+
+TKB_ISA_DECLARE(norm_cpu_kernels, tkb__norm_cpu_kernels);
 
 #endif /* TKB_OP_NORM_CPU_H */

@@ -112,6 +112,7 @@ static void describe_run(meta_builder *m, const tkb_std_fn *f, const tkb__run_fa
   meta_add(m, "device", "%s", tkb_device_name(f->device));
   meta_add(m, "device_description", "%s", tkb_device_description(f->device));
   meta_add(m, "cpu_model", "%s", tkb__cpu_model());
+  meta_add(m, "cpu_isa", "%s", tkb_cpu_isa());
   meta_add(m, "cores", "%d", tkb__num_cpus());
   meta_add(m, "threads", "%d", tkb_get_num_threads());
   meta_add(m, "function", "%s", tkb_std_fn_name(f));

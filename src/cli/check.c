@@ -132,6 +132,7 @@ static int check(const check_args *a) {
   if (tkb__select_entries(&tkb__command_check, &a->sel, "reference", &idx, &n, &shard))
     return TKB_EXIT_USAGE;
   tkb__shard_note(CMD, &shard);
+  if (tkb__cpu_isa_warning()[0]) fprintf(stderr, "%s: warning: %s\n", tkb__prog, tkb__cpu_isa_warning());
   int failed = check_all(idx, n, &opts);
   free(idx);
   return failed ? TKB_EXIT_FAILED : TKB_EXIT_OK;

@@ -1,7 +1,8 @@
-/* info.c - `tkbench info`: what this build can measure on this machine, and the facts
- * that decide how far to trust a measurement (governor, boost, clock resolution and the
- * cost of reading the clock, which bounds the shortest call worth timing; OpenMP, the
- * CPUs this process may use, the load). `info --check` adds what to change for steadier
+/* info.c - `tkbench info`: what this build can measure on this machine (the cpu kernels'
+ * instruction-set path among it), and the facts that decide how far to trust a
+ * measurement (governor, boost, clock resolution and the cost of reading the clock, which
+ * bounds the shortest call worth timing; OpenMP, the CPUs this process may use, the
+ * load). `info --check` adds what to change for steadier
  * times, and why, changing nothing itself. */
 #include "bench.h"
 #include "cli.h"
@@ -62,9 +63,28 @@ static void devices(void) {
   }
 }
 
+/* The cpu kernels' path, what this CPU could run, and why TKB_CPU_ISA was not followed. */
+static void kernels(void) {
+  const tkb__isa now = tkb__cpu_isa();
+  tkb__isa best = TKB__ISA_PORTABLE;
+  for (int i = TKB__ISA_COUNT - 1; i >= 0; i--)
+    if (tkb__isa_supported((tkb__isa)i)) {
+      best = (tkb__isa)i;
+      break;
+    }
+  const char *env = getenv("TKB_CPU_ISA");
+  printf("  %-10s %s%s", "kernels", tkb__isa_name(now), tkb__cpu_avx512bf16() ? " (+AVX512-BF16)" : "");
+  if (now != best) printf(" (this CPU runs up to %s; TKB_CPU_ISA=%s)", tkb__isa_name(best), env ? env : "");
+  else if (env && *env) printf(" (TKB_CPU_ISA=%s)", env);
+  else printf(" (the best this CPU runs; TKB_CPU_ISA=portable|avx2|avx512 forces another)");
+  printf("\n");
+  if (tkb__cpu_isa_warning()[0]) printf("  %-10s warning: %s\n", "", tkb__cpu_isa_warning());
+}
+
 static void cpu(void) {
   printf("\nCPU\n");
   printf("  %-10s %s\n", "model", tkb__cpu_model());
+  kernels();
   printf("  %-10s %d online, %d OpenMP threads\n", "cores", tkb__num_cpus(), tkb_get_num_threads());
   tkb__cache caches[16];
   int nc = tkb__host_caches(caches, 16);
@@ -191,7 +211,9 @@ const tkb__command tkb__command_info = {
     .handler = info_main,
     .usage = "[--check] [--peaks]",
     .about = "Shows the version and build type; the devices found, and for each one that is "
-             "not, why; the timing methods of each device; the CPU model, cores, caches, "
+             "not, why; the timing methods of each device; the CPU model, the path its cpu "
+             "kernels take (portable, avx2 or avx512: the best the CPU runs, or "
+             "TKB_CPU_ISA's), cores, caches, "
              "frequency governor and boost state (from sysfs, when readable); the clock's "
              "resolution and the measured cost of one clock read; the OpenMP settings, the "
              "CPUs this process may run on, the load and transparent huge pages.",

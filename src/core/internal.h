@@ -57,6 +57,56 @@ tkb_device *tkb__cpu_device(void);
  * dtypes), tested on the bits across the OpenMP threads (src/bench/nonfinite.c). */
 int64_t tkb__count_nonfinite(const void *data, int64_t n, tkb_dtype dtype);
 
+/* ---- the cpu kernels' instruction-set variants (cpu_isa.c) ---- */
+/* 1 where CMake builds the x86-64 variant files (<family>_avx2.c, <family>_avx512.c),
+ * 0 elsewhere (the portable path only). */
+#ifndef TKB_CPU_VARIANTS
+#define TKB_CPU_VARIANTS 0
+#endif
+/* The paths, in increasing order of what they need (cpu_isa.c says what). */
+typedef enum tkb__isa {
+  TKB__ISA_PORTABLE = 0,
+  TKB__ISA_AVX2,
+  TKB__ISA_AVX512,
+  TKB__ISA_COUNT
+} tkb__isa;
+/* The path the cpu kernels take: chosen on first use (the best this CPU runs, or
+ * TKB_CPU_ISA's when the CPU runs it). Cheap: one atomic load after the first call. */
+tkb__isa tkb__cpu_isa(void);
+/* "portable", "avx2", "avx512" ("invalid" for other values). */
+const char *tkb__isa_name(tkb__isa isa);
+/* Whether this CPU and build can run `isa`. */
+bool tkb__isa_supported(tkb__isa isa);
+/* Whether the avx512 path may round to bfloat16 with AVX512-BF16 (the path is avx512 and
+ * the CPU has it): an extension its kernels choose inside, the same bits either way. */
+bool tkb__cpu_avx512bf16(void);
+/* Switches the path, with or without its extensions (tests compare the paths in one
+ * process): TKB_ERR_UNSUPPORTED for a path this CPU or build cannot run, naming what it
+ * needs. Not for use while kernels run. */
+tkb_status tkb__cpu_isa_set(tkb__isa isa, bool extras);
+/* Why TKB_CPU_ISA was not followed ("" when it was, or is unset): a value that names no
+ * path, or a path this CPU cannot run. */
+const char *tkb__cpu_isa_warning(void);
+
+/* A kernel family's variants: a table of its functions per path, `name`_portable,
+ * `name`_avx2 and `name`_avx512, each defined by the family's file of that path.
+ * TKB_ISA_DECLARE declares them; TKB_ISA_PICK(name, isa) is the table of `isa` (the
+ * portable one where the build has no x86 variants). In a variant file, which defines
+ * TKB_ISA_SUFFIX (portable, avx2, avx512) before including the family's body,
+ * TKB_ISA_NAME(name) is its own table's name. */
+#define TKB_ISA_DECLARE(type, name) \
+  extern const type name##_portable, name##_avx2, name##_avx512
+#if TKB_CPU_VARIANTS
+#define TKB_ISA_PICK(name, isa)                                   \
+  ((isa) == TKB__ISA_AVX512 ? &name##_avx512                       \
+   : (isa) == TKB__ISA_AVX2 ? &name##_avx2 : &name##_portable)
+#else
+#define TKB_ISA_PICK(name, isa) ((void)(isa), &name##_portable)
+#endif
+#define TKB_ISA_CAT_(a, b) a##_##b
+#define TKB_ISA_CAT(a, b) TKB_ISA_CAT_(a, b)
+#define TKB_ISA_NAME(name) TKB_ISA_CAT(name, TKB_ISA_SUFFIX)
+
 /* ---- random fill on the CPU (random.c) ---- */
 /* The float32 bits of the 16-bit normal draws' quantiles (philox.h, tkb_px_normal16;
  * normal16_table.c). */

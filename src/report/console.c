@@ -100,7 +100,9 @@ static tkb_status begin(tkb__reporter *r) {
   FILE *f = r->f;
   fprintf(f, "%stkbench %s%s (%s)   %s\n", c(r, BOLD), tkb_version(), c(r, RESET),
           tkb_build_type(), ctx->date);
-  fprintf(f, "device  %s: %s\n", ctx->device, ctx->device_description);
+  fprintf(f, "device  %s: %s", ctx->device, ctx->device_description);
+  if (strcmp(ctx->device, "cpu") == 0) fprintf(f, "; cpu kernels %s", tkb_cpu_isa());
+  fputc('\n', f);
   if (strcmp(ctx->device, "cpu") != 0)
     fprintf(f, "host    %s, %d cores\n", ctx->host.cpu_model, ctx->host.num_cpus);
   fprintf(f, "method  %s   seed %llu   ", ctx->method, (unsigned long long)ctx->seed);

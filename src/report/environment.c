@@ -78,6 +78,7 @@ static int free_cores(const tkb__environment *e) {
 void tkb__environment_warnings(const tkb__environment *e, void (*add)(void *, const char *, const char *),
                                void *user) {
   char buf[400];
+  if (tkb__cpu_isa_warning()[0]) add(user, "cpu_isa", tkb__cpu_isa_warning());
   if (!e->governor[0]) {
     add(user, "frequency", "the cpu frequency governor is unreadable (no cpufreq in sysfs, as in "
                            "many VMs): frequency scaling may change times between runs unseen");

@@ -147,6 +147,7 @@ static void write_context(jw *w, const tkb__report_ctx *ctx, const tkb__run_summ
   jw_string(w, "device_description", ctx->device_description);
   jw_string(w, "device_uuid", ctx->device_uuid && *ctx->device_uuid ? ctx->device_uuid : NULL);
   jw_string(w, "cpu_model", host->cpu_model);
+  jw_string(w, "cpu_isa", tkb_cpu_isa());
   jw_string(w, "method", ctx->method);
   jw_uint(w, "seed", ctx->seed);
   jw_int(w, "iterations", ctx->iterations);

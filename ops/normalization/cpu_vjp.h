@@ -1,6 +1,7 @@
 /*
- * cpu_vjp.c - normalization's backward pass on the cpu (tkb_op_normalization; the state,
- * work items and hooks: cpu.c, norm_cpu.h). Given dy and the residuals mean and rstd of
+ * cpu_vjp.h - normalization's backward pass on the cpu (tkb_op_normalization; the state,
+ * work items and hooks: cpu.c, norm_cpu.h), compiled once per instruction set by
+ * cpu_portable.c, cpu_avx2.c and cpu_avx512.c (with cpu_forward.h). Given dy and the residuals mean and rstd of
  * each lane (normalized row of n elements), with
  *
  *   xhat[j] = (x[j] - mean) * rstd,   g[j] = dy[j] * scale[j]
@@ -16,20 +17,21 @@
  * partial sums), and the rows are added in group order: the same bits for every thread
  * count. Sums over a row use 16 interleaved partial sums in a fixed order.
  */
-#include "norm_cpu.h"
 
 #define NORM_DEFINE_VJP(T, SFX)                                                                \
   /* sum_k a[k] for k < len: 16 interleaved partial sums added in a fixed order (the           \
-   * same for every thread count; vectorizes; more accurate than one running sum). */          \
+   * same for every thread count and ISA; vectorizes; more accurate than one running sum),     \
+   * halved four times at the end (acc[q] += acc[q + w], w = 8, 4, 2, 1). */                   \
   static inline T norm_sum_##SFX(const T *a, int64_t len) {                                    \
     T acc[16] = {0};                                                                           \
     int64_t k = 0;                                                                             \
     for (; k + 16 <= len; k += 16)                                                             \
       NORM_SIMD for (int q = 0; q < 16; q++) acc[q] += a[k + q];                               \
     for (int q = 0; k < len; k++, q++) acc[q] += a[k];                                         \
-    for (int w = 8; w >= 1; w /= 2)                                                            \
-      for (int q = 0; q < w; q++) acc[q] += acc[q + w];                                        \
-    return acc[0];                                                                             \
+    NORM_SIMD for (int q = 0; q < 8; q++) acc[q] += acc[q + 8];                                \
+    NORM_SIMD for (int q = 0; q < 4; q++) acc[q] += acc[q + 4];                                \
+    acc[0] += acc[2], acc[1] += acc[3];                                                        \
+    return acc[0] + acc[1];                                                                    \
   }                                                                                            \
                                                                                                \
   /* sum_k a[k] * b[k], in the same order as norm_sum. */                                      \
@@ -39,9 +41,10 @@
     for (; k + 16 <= len; k += 16)                                                             \
       NORM_SIMD for (int q = 0; q < 16; q++) acc[q] += a[k + q] * b[k + q];                    \
     for (int q = 0; k < len; k++, q++) acc[q] += a[k] * b[k];                                  \
-    for (int w = 8; w >= 1; w /= 2)                                                            \
-      for (int q = 0; q < w; q++) acc[q] += acc[q + w];                                        \
-    return acc[0];                                                                             \
+    NORM_SIMD for (int q = 0; q < 8; q++) acc[q] += acc[q + 8];                                \
+    NORM_SIMD for (int q = 0; q < 4; q++) acc[q] += acc[q + 4];                                \
+    acc[0] += acc[2], acc[1] += acc[3];                                                        \
+    return acc[0] + acc[1];                                                                    \
   }                                                                                            \
                                                                                                \
   /* Backward pass of one row (axis last): x holds x[j] and receives dx in place; dy           \
@@ -103,9 +106,9 @@
   }                                                                                            \
                                                                                                \
   /* Backward pass: dx (may be NULL), dscale and doffset (NULL when not wanted). */            \
-  void tkb__norm_cpu_vjp_##SFX(const norm_plan *p, const cpu_state *s, const norm_call *in,    \
-                               const T *mean_in, const T *rstd_in, const tkb_array *dy,        \
-                               tkb_array *dx, tkb_array *dscale, tkb_array *doffset) {         \
+  static void norm_vjp_##SFX(const norm_plan *p, const cpu_state *s, const norm_call *in,      \
+                             const T *mean_in, const T *rstd_in, const tkb_array *dy,          \
+                             tkb_array *dx, tkb_array *dscale, tkb_array *doffset) {           \
     const int64_t n = p->n;                                                                    \
     if (n == 0) return; /* every gradient is empty */                                          \
     /* The items are split into `groups` fixed ranges (a function of the shape only);          \

@@ -1,7 +1,8 @@
 /*
- * cpu_forward.c - normalization's forward pass on the cpu (tkb_op_normalization; the
- * state, work items and hooks: cpu.c, norm_cpu.h). For each lane (normalized row) of n
- * elements x[j]:
+ * cpu_forward.h - normalization's forward pass on the cpu (tkb_op_normalization; the
+ * state, work items and hooks: cpu.c, norm_cpu.h), compiled once per instruction set by
+ * cpu_portable.c, cpu_avx2.c and cpu_avx512.c (with cpu_vjp.h). For each lane
+ * (normalized row) of n elements x[j]:
  *
  *   shift = x[0]  (0 for RMS norm),   d[j] = x[j] - shift
  *   s1 = sum_j d[j],   s2 = sum_j d[j]^2                  (one pass over x)
@@ -23,10 +24,21 @@
  *                         dtype_convert.h's conversions), float16 through the scratch
  *   lanes (axis not last) c lanes of one outer index, one accumulator per lane, x read
  *                         and y written in place with runs prefetched ahead; bfloat16
- *                         items with AVX512-BF16 sized by NORM_STREAM_BYTES, y written
- *                         by non-temporal stores
- * Where the CPU has AVX512-BF16, bfloat16 y is rounded by vcvtneps2bf16
- * (norm_bf16_out_fast: the same bits, fewer instructions).
+ *                         items, where the variant has non-temporal stores
+ *                         (NORM_LANES_NT), sized by NORM_STREAM_BYTES, y written by them
+ *
+ * What a variant file defines before including this (the rest of the arithmetic is the
+ * same for every ISA, in the same order, so every variant gives the same bits):
+ *   NORM_BF16_OUT(x, y, n, m, rs, scale, offset)
+ *       bfloat16 y[k] = round((widen(x[k]) - m) * rs * scale[k] + offset[k]) for a
+ *       prefix of the row (scale, offset may be NULL: factor and term left out), with the
+ *       operations of the plain loop below; returns its length (0: none done)
+ *   NORM_BF16_LANES_OUT(x, y, c, mean, rstd, has_scale, s, has_offset, o, nt)
+ *       the same for row j of a lanes block: y[r] = round((widen(x[r]) - mean[r]) *
+ *       rstd[r] * s + o) for a prefix of r < c; nt: y by non-temporal stores
+ *   NORM_LANES_NT, NORM_SFENCE()
+ *       1 when NORM_BF16_LANES_OUT has non-temporal stores (else 0), and what orders
+ *       them before an item ends
  */
 #include "dtype_convert.h"
 #include "norm_cpu.h"
@@ -35,109 +47,8 @@
 /* Row kernels (axis last)                                                         */
 /* ------------------------------------------------------------------------------ */
 
-/* y[k] = round_bf16((widen(x[k]) - m) * rs * scale[k] + offset[k]) for k < n (scale,
- * offset may be NULL: factor and term left out), with AVX512-BF16: the same float32
- * operations, in the same order, 16 lanes at a time, rounded by vcvtneps2bf16, which
- * equals tkb_cvt_f32_to_bf16 except on NaN and denormal inputs (it keeps a NaN's payload
- * and flushes denormals to zero): a vector holding either is rounded by
- * tkb_cvt_f32_to_bf16 instead. Returns the count of elements done (the rest: caller). */
-#if defined(__AVX512BF16__) && defined(__AVX512VL__) && defined(__AVX512BW__)
-#include <immintrin.h>
-static inline int64_t norm_bf16_out_fast(const uint16_t *x, uint16_t *y, int64_t n, float m,
-                                         float rs, const float *scale, const float *offset) {
-  const __m512 vm = _mm512_set1_ps(m), vr = _mm512_set1_ps(rs);
-  int64_t k = 0;
-  for (; k + 16 <= n; k += 16) {
-    __m512i xi = _mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)(x + k)));
-    __m512 v = _mm512_castsi512_ps(_mm512_slli_epi32(xi, 16));
-    v = _mm512_mul_ps(_mm512_sub_ps(v, vm), vr);
-    if (scale) v = _mm512_mul_ps(v, _mm512_loadu_ps(scale + k));
-    if (offset) v = _mm512_add_ps(v, _mm512_loadu_ps(offset + k));
-    /* QNaN 0x01, SNaN 0x80, denormal 0x20 */
-    if (_mm512_fpclass_ps_mask(v, 0xa1)) {
-      float t[16];
-      _mm512_storeu_ps(t, v);
-      for (int q = 0; q < 16; q++) y[k + q] = tkb_cvt_f32_to_bf16(t[q]);
-    } else {
-      _mm256_storeu_si256((__m256i *)(y + k), (__m256i)_mm512_cvtneps_pbh(v));
-    }
-  }
-  return k;
-}
-#define NORM_BF16_OUT_FAST(x, y, n, m, rs, scale, offset)                                      \
-  norm_bf16_out_fast(x, y, n, m, rs, scale, offset)
-
-/* The same for one row j of a lanes block (axis not last): y[r] = round_bf16((widen(x[r]) -
- * mean[r]) * rstd[r] * s + o) for r < c (s when has_scale, o when has_offset). */
-static inline int64_t norm_bf16_lanes_out_fast(const uint16_t *x, uint16_t *y, int64_t c,
-                                               const float *mean, const float *rstd,
-                                               bool has_scale, float s, bool has_offset,
-                                               float o) {
-  const __m512 vs = _mm512_set1_ps(s), vo = _mm512_set1_ps(o);
-  int64_t k = 0;
-  for (; k + 16 <= c; k += 16) {
-    __m512i xi = _mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)(x + k)));
-    __m512 v = _mm512_castsi512_ps(_mm512_slli_epi32(xi, 16));
-    v = _mm512_mul_ps(_mm512_sub_ps(v, _mm512_loadu_ps(mean + k)), _mm512_loadu_ps(rstd + k));
-    if (has_scale) v = _mm512_mul_ps(v, vs);
-    if (has_offset) v = _mm512_add_ps(v, vo);
-    if (_mm512_fpclass_ps_mask(v, 0xa1)) {
-      float t[16];
-      _mm512_storeu_ps(t, v);
-      for (int q = 0; q < 16; q++) y[k + q] = tkb_cvt_f32_to_bf16(t[q]);
-    } else {
-      _mm256_storeu_si256((__m256i *)(y + k), (__m256i)_mm512_cvtneps_pbh(v));
-    }
-  }
-  return k;
-}
-#define NORM_BF16_LANES_OUT_FAST(x, y, c, mean, rstd, hs, s, ho, o)                            \
-  norm_bf16_lanes_out_fast(x, y, c, mean, rstd, hs, s, ho, o)
-/* The same, y written with non-temporal stores where y is 32-byte aligned (bfloat16
- * forward items, axis not last: y bypasses the cache, so the item's x block stays there
- * for the output pass, and y's lines are not read before they are written); the caller
- * ends the item with NORM_SFENCE. */
-static inline int64_t norm_bf16_lanes_out_nt(const uint16_t *x, uint16_t *y, int64_t c,
-                                               const float *mean, const float *rstd,
-                                               bool has_scale, float s, bool has_offset,
-                                               float o) {
-  if ((uintptr_t)y % 32 != 0)
-    return norm_bf16_lanes_out_fast(x, y, c, mean, rstd, has_scale, s, has_offset, o);
-  const __m512 vs = _mm512_set1_ps(s), vo = _mm512_set1_ps(o);
-  int64_t k = 0;
-  for (; k + 16 <= c; k += 16) {
-    __m512i xi = _mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)(x + k)));
-    __m512 v = _mm512_castsi512_ps(_mm512_slli_epi32(xi, 16));
-    v = _mm512_mul_ps(_mm512_sub_ps(v, _mm512_loadu_ps(mean + k)), _mm512_loadu_ps(rstd + k));
-    if (has_scale) v = _mm512_mul_ps(v, vs);
-    if (has_offset) v = _mm512_add_ps(v, vo);
-    if (_mm512_fpclass_ps_mask(v, 0xa1)) {
-      float t[16];
-      uint16_t u[16];
-      _mm512_storeu_ps(t, v);
-      for (int q = 0; q < 16; q++) u[q] = tkb_cvt_f32_to_bf16(t[q]);
-      _mm256_stream_si256((__m256i *)(y + k), _mm256_loadu_si256((const __m256i *)u));
-    } else {
-      _mm256_stream_si256((__m256i *)(y + k), (__m256i)_mm512_cvtneps_pbh(v));
-    }
-  }
-  return k;
-}
-#define NORM_BF16_LANES_OUT_NT(x, y, c, mean, rstd, hs, s, ho, o)                              \
-  norm_bf16_lanes_out_nt(x, y, c, mean, rstd, hs, s, ho, o)
-#define NORM_SFENCE() _mm_sfence()
-#define NORM_LANES_NT 1
-#else
-#define NORM_BF16_OUT_FAST(x, y, n, m, rs, scale, offset) ((int64_t)0)
-#endif
 #define NORM_OUT_NONE(x, y, n, m, rs, scale, offset) ((int64_t)0)
-#ifndef NORM_BF16_LANES_OUT_FAST
-#define NORM_BF16_LANES_OUT_FAST(x, y, c, mean, rstd, hs, s, ho, o) ((int64_t)0)
-#define NORM_BF16_LANES_OUT_NT(x, y, c, mean, rstd, hs, s, ho, o) ((int64_t)0)
-#define NORM_SFENCE() ((void)0)
-#define NORM_LANES_NT 0
-#endif
-#define NORM_LANES_OUT_NONE(x, y, c, mean, rstd, hs, s, ho, o) ((int64_t)0)
+#define NORM_LANES_OUT_NONE(x, y, c, mean, rstd, hs, s, ho, o, nt) ((int64_t)0)
 
 #define NORM_LD(p, i) ((p)[i])
 #define NORM_ST(p, i, v) ((p)[i] = (v))
@@ -182,11 +93,11 @@ static inline int64_t norm_bf16_lanes_out_nt(const uint16_t *x, uint16_t *y, int
         s1[r][q] += d;                                                                         \
         s2[r][q] += d * d;                                                                     \
       }                                                                                        \
-      for (int w = 8; w >= 1; w /= 2)                                                          \
-        for (int q = 0; q < w; q++) {                                                          \
-          s1[r][q] += s1[r][q + w];                                                            \
-          s2[r][q] += s2[r][q + w];                                                            \
-        }                                                                                      \
+      /* the partial sums halved four times (8 + 4 + 2 + 1 adds, as vector adds) */          \
+      NORM_SIMD for (int q = 0; q < 8; q++) s1[r][q] += s1[r][q + 8], s2[r][q] += s2[r][q + 8]; \
+      NORM_SIMD for (int q = 0; q < 4; q++) s1[r][q] += s1[r][q + 4], s2[r][q] += s2[r][q + 4]; \
+      s1[r][0] += s1[r][2], s2[r][0] += s2[r][2], s1[r][1] += s1[r][3], s2[r][1] += s2[r][3];   \
+      s1[r][0] += s1[r][1], s2[r][0] += s2[r][1];                                              \
       T sum = subtract_mean ? s1[r][0] : (T)0;                                                 \
       T var = (s2[r][0] - sum * sum / (T)n) / (T)n;                                            \
       rstd[r] = (T)1 / SQRT((var > 0 ? var : (T)0) + eps);                                     \
@@ -214,11 +125,12 @@ static inline int64_t norm_bf16_lanes_out_nt(const uint16_t *x, uint16_t *y, int
 
 NORM_DEFINE_ROWS(float, float, norm_rows_f32, sqrtf, NORM_LD, NORM_ST, NORM_OUT_NONE)
 NORM_DEFINE_ROWS(float, uint16_t, norm_rows_bf16, sqrtf, NORM_LD_BF16, NORM_ST_BF16,
-                 NORM_BF16_OUT_FAST)
+                 NORM_BF16_OUT)
 NORM_DEFINE_ROWS(double, double, norm_rows_f64, sqrt, NORM_LD, NORM_ST, NORM_OUT_NONE)
 
-/* Forward pass of item rows [lane0, lane0 + c) (axis last): NORM_ROWS rows at a time,
- * then one at a time. float32 and bfloat16 rows are read and written in place; float16
+/* Forward pass of item rows [lane0, lane0 + c) (axis last): NORM_ROWS rows at a time
+ * (measured on AVX2 too, where their 128 partial sums do not fit the 16 registers: one
+ * row at a time took 1.3x longer), then one at a time. float32 and bfloat16 rows are read and written in place; float16
  * rows go through the scratch xs (widened and rounded by tkb_convert). */
 static void norm_forward_item_rows_f32(const norm_plan *p, const tkb_array *x, tkb_array *y,
                                        float *xs, int64_t lane0, int64_t c, const float *scale,
@@ -320,7 +232,7 @@ static void norm_forward_item_rows_f64(const norm_plan *p, const tkb_array *x, t
       if (!(NT) && j + NORM_PREFETCH_RUNS < n)                                                 \
         norm_prefetch_write((char *)(yr + NORM_PREFETCH_RUNS * stride), run_bytes);            \
       const T s = scale ? scale[j] : (T)1, o = offset ? offset[j] : (T)0;                      \
-      const int64_t r0 = OUT(xr, yr, c, mean, rstd, scale != NULL, s, offset != NULL, o);      \
+      const int64_t r0 = OUT(xr, yr, c, mean, rstd, scale != NULL, s, offset != NULL, o, NT);  \
       if (scale && offset)                                                                     \
         NORM_SIMD for (int64_t r = r0; r < c; r++)                                             \
           ST(yr, r, (LD(xr, r) - mean[r]) * rstd[r] * s + o);                                  \
@@ -336,9 +248,9 @@ static void norm_forward_item_rows_f64(const norm_plan *p, const tkb_array *x, t
 
 NORM_DEFINE_LANES(float, float, norm_lanes_f32, sqrtf, NORM_LD, NORM_ST, NORM_LANES_OUT_NONE, 0)
 NORM_DEFINE_LANES(float, uint16_t, norm_lanes_bf16, sqrtf, NORM_LD_BF16, NORM_ST_BF16,
-                  NORM_BF16_LANES_OUT_FAST, 0)
+                  NORM_BF16_LANES_OUT, 0)
 NORM_DEFINE_LANES(float, uint16_t, norm_lanes_bf16_nt, sqrtf, NORM_LD_BF16, NORM_ST_BF16,
-                  NORM_BF16_LANES_OUT_NT, 1)
+                  NORM_BF16_LANES_OUT, 1)
 NORM_DEFINE_LANES(double, double, norm_lanes_f64, sqrt, NORM_LD, NORM_ST, NORM_LANES_OUT_NONE, 0)
 
 /* Forward pass of one item of c lanes (axis not last), block b: float32 and bfloat16 x
@@ -384,8 +296,8 @@ static void norm_forward_item_lanes_f64(const norm_plan *p, const norm_block *b,
 
 #define NORM_DEFINE_FORWARD(T, SFX)                                                            \
   /* Forward pass over all items; mean_out/rstd_out may be NULL (no residuals). */             \
-  void tkb__norm_cpu_forward_##SFX(const norm_plan *p, const cpu_state *s, const norm_call *in, \
-                                   tkb_array *y, T *mean_out, T *rstd_out) {                   \
+  static void norm_forward_##SFX(const norm_plan *p, const cpu_state *s, const norm_call *in,  \
+                                 tkb_array *y, T *mean_out, T *rstd_out) {                     \
     if (p->n == 0) {                                                                           \
       /* empty rows: the mean and variance of nothing are NaN (as in JAX) */                   \
       for (int64_t l = 0; l < p->lanes; l++) {                                                 \

@@ -1,0 +1,37 @@
+/*
+ * cpu_variant.h - dot_product_attention's cpu kernels for one instruction set: included
+ * once by each cpu_<isa>.c (which defines TKB_ISA_SUFFIX and is compiled with that ISA's
+ * flags), it instantiates cpu_kernels.h for float32 and float64 math and defines the
+ * file's table, tkb__attn_cpu_kernels_<isa> (attn_cpu.h). The tile products are
+ * OpenBLAS's, which picks its own kernels at run time; what the ISA changes is the code
+ * around them (the softmax's exp and sums, masks, widening, transposes).
+ */
+#include "attn_cpu.h"
+
+#define NUM float
+#define SFX f32
+#define GEMM ops_blas.sgemm
+#define EXPT attn_expf
+#define NATIVE TKB_FLOAT32
+#include "cpu_kernels.h"
+#undef NUM
+#undef SFX
+#undef GEMM
+#undef EXPT
+#undef NATIVE
+
+#define NUM double
+#define SFX f64
+#define GEMM ops_blas.dgemm
+#define EXPT exp
+#define NATIVE TKB_FLOAT64
+#include "cpu_kernels.h"
+#undef NUM
+#undef SFX
+#undef GEMM
+#undef EXPT
+#undef NATIVE
+
+const attn_cpu_kernels TKB_ISA_NAME(tkb__attn_cpu_kernels) = {
+    .forward_f32 = forward_f32, .forward_f64 = forward_f64,
+    .vjp_f32 = vjp_f32, .vjp_f64 = vjp_f64};

@@ -1,0 +1,6 @@
+/*
+ * cpu_avx512.c - linear_softmax_cross_entropy_loss's cpu kernels (cpu_variant.h) compiled
+ * for AVX-512 (the instruction sets block's AVX-512 flags, CMakeLists.txt).
+ */
+#define TKB_ISA_SUFFIX avx512
+#include "cpu_variant.h"

@@ -1,0 +1,53 @@
+/*
+ * fill_avx512.c - the cpu fill's generators (fill_kernels.h) for AVX-512 (compiled
+ * with the instruction sets block's AVX-512 flags, CMakeLists.txt): Philox on 8
+ * counters per register, the stages vectorized 16 floats wide. On Zen 4 vpmuludq and
+ * the FMAs share the same two pipes, so the fill is bound by the count of vector
+ * operations: about 16 per 4 normals.
+ */
+#define TKB_ISA_SUFFIX avx512
+#include "fill_kernels.h"
+
+#include <immintrin.h>
+
+/* Philox (fill_kernels.h): 4 groups of 8 counters in 64-bit lanes (the word in the low
+ * half; vpmuludq reads only that half, so the high halves may hold junk), 4 independent
+ * chains. One vpmuludq and a vpshufd per product, a vpternlogq per 3-way xor. */
+static void philox_block(const fill_plan *p, uint64_t c0, tkb_px_u32 *restrict w) {
+  const __m512i m0 = _mm512_set1_epi64(TKB_PX_M0), m1 = _mm512_set1_epi64(TKB_PX_M1);
+  const __m512i lane = _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0);
+  const __m512i even = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6,
+                                        4, 2, 0);
+  const __m512i s0 = _mm512_set1_epi64(p->s0), s1 = _mm512_set1_epi64(p->s1);
+  for (int j = 0; j < NB; j += 32) {
+    __m512i x[4][4];
+    for (int h = 0; h < 4; h++) {
+      __m512i c = _mm512_add_epi64(_mm512_set1_epi64((long long)(c0 + j + 8 * h)), lane);
+      x[h][0] = c;
+      x[h][1] = _mm512_srli_epi64(c, 32);
+      x[h][2] = s0;
+      x[h][3] = s1;
+    }
+    for (int r = 0; r < 10; r++) {
+      const __m512i k0 = _mm512_set1_epi64((long long)p->ks[2 * r]);
+      const __m512i k1 = _mm512_set1_epi64((long long)p->ks[2 * r + 1]);
+      for (int h = 0; h < 4; h++) {
+        __m512i p0 = _mm512_mul_epu32(x[h][0], m0);
+        __m512i p1 = _mm512_mul_epu32(x[h][2], m1);
+        /* hi(p) into the low half by swapping halves (vpshufd): cheaper than a
+         * 64-bit shift on Zen 4, and the junk it leaves in the high half is unused */
+        x[h][0] = _mm512_ternarylogic_epi64(_mm512_shuffle_epi32(p1, 0xB1), x[h][1], k0, 0x96);
+        x[h][2] = _mm512_ternarylogic_epi64(_mm512_shuffle_epi32(p0, 0xB1), x[h][3], k1, 0x96);
+        x[h][1] = p1;
+        x[h][3] = p0;
+      }
+    }
+    for (int h = 0; h < 4; h += 2)
+      for (int k = 0; k < 4; k++)
+        _mm512_storeu_si512(w + fill_region[k] + j + 8 * h,
+                            _mm512_permutex2var_epi32(x[h][k], even, x[h + 1][k]));
+  }
+}
+
+#define TKB_FILL_KERNELS_BODY
+#include "fill_kernels.h"
