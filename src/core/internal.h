@@ -49,6 +49,9 @@ void tkb__kernel_free(tkb_device *dev, tkb_kernel *k);
 extern const tkb_backend tkb__cpu_backend;
 /* The cpu device singleton. */
 tkb_device *tkb__cpu_device(void);
+/* TKB_OK when name is a device name tkb_device_get would look up (its errors for one
+ * that is not), without opening anything. */
+tkb_status tkb__device_name_check(const char *name);
 
 /* The NaN and Inf elements among n of `dtype` at host address data (0 for integer
  * dtypes), tested on the bits across the OpenMP threads (src/bench/nonfinite.c). */

@@ -52,7 +52,7 @@ static void write_environment(jw *w, const tkb__report_ctx *ctx, const tkb__run_
   jw_end_array(w);
 }
 
-static void write_context(jw *w, const tkb__report_ctx *ctx, const tkb__run_summary *s) {
+void tkb__json_write_context(jw *w, const tkb__report_ctx *ctx, const tkb__run_summary *s) {
   const bool interrupted = s->interrupted;
   const tkb__host_facts *host = &ctx->host;
   jw_begin_object(w, "context");
@@ -192,6 +192,10 @@ static void write_tkbench(jw *w, const tkb__result *r, int experiment) {
   jw_begin_array(w, "warnings", false);
   for (int i = 0; i < bd->n_warnings; i++) jw_string(w, NULL, bd->warnings[i].text);
   jw_end_array(w);
+  /* each warning's kind, so a reader can tell the machine's from the entry's */
+  jw_begin_array(w, "warning_kinds", true);
+  for (int i = 0; i < bd->n_warnings; i++) jw_string(w, NULL, bd->warnings[i].kind);
+  jw_end_array(w);
   jw_begin_object(w, "counts");
   write_count(w, "items", r->counts.items);
   write_count(w, "bytes", r->counts.bytes);
@@ -284,10 +288,14 @@ static tkb_status begin(tkb__reporter *r) {
   return st;
 }
 
+void tkb__json_write_entry(jw *w, const tkb__result *res, int experiments) {
+  if (res->bd) write_runs(w, res);
+  else write_failed(w, res, experiments);
+}
+
 static void entry(tkb__reporter *r, const tkb__result *res) {
   entries *e = r->state;
-  if (res->bd) write_runs(&e->w, res);
-  else write_failed(&e->w, res, r->ctx->experiments);
+  tkb__json_write_entry(&e->w, res, r->ctx->experiments);
 }
 
 static tkb_status end(tkb__reporter *r, const tkb__run_summary *s) {
@@ -296,12 +304,13 @@ static tkb_status end(tkb__reporter *r, const tkb__run_summary *s) {
   if (st) return st;
   jw w = {.f = r->f};
   jw_begin_object(&w, NULL);
-  write_context(&w, r->ctx, s);
+  tkb__json_write_context(&w, r->ctx, s);
   jw_begin_array(&w, "benchmarks", false);
   jw_splice(&w, e->text.text, e->text.len);
   jw_end_array(&w);
   jw_end_object(&w);
   jw_finish(&w);
+  r->n_replaced = w.replaced + e->w.replaced;
   return TKB_OK;
 }
 
