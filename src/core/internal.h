@@ -49,6 +49,14 @@ void tkb__kernel_free(tkb_device *dev, tkb_kernel *k);
 extern const tkb_backend tkb__cpu_backend;
 /* The cpu device singleton. */
 tkb_device *tkb__cpu_device(void);
+/* The most memory this process may hold (memlimit.c): the smallest of physical memory,
+ * every level of its cgroups' limits (v2 memory.max, v1 memory.limit_in_bytes) and
+ * RLIMIT_AS; `source` says which ("the cgroup's memory.max (/sys/fs/cgroup/x/memory.max)"). */
+typedef struct tkb__mem_limit {
+  size_t bytes;            /* SIZE_MAX: no known limit */
+  char source[1600];
+} tkb__mem_limit;
+void tkb__memory_limit(tkb__mem_limit *m);
 /* TKB_OK when name is a device name tkb_device_get would look up (its errors for one
  * that is not), without opening anything. */
 tkb_status tkb__device_name_check(const char *name);

@@ -77,16 +77,25 @@ static char *format_statics(const tkb_fn *fn, const tkb_value *v) {
   return s;
 }
 
-static size_t physical_memory(void) {
-  long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-  return (pages > 0 && page > 0) ? (size_t)pages * (size_t)page : SIZE_MAX;
-}
+/* What an f_std will hold, and its largest part (what a message about memory names). */
+typedef struct footprint {
+  size_t total;
+  size_t largest;
+  const char *what, *name; /* "argument", "x" */
+  tkb_spec spec;
+} footprint;
 
-/* Adds a spec's bytes to *total, saturating. */
-static void add_bytes(size_t *total, const tkb_spec *s) {
+/* Adds a spec's bytes, saturating. */
+static void add_bytes(footprint *fp, const tkb_spec *s, const char *what, const char *name) {
   size_t b = 0;
   tkb_spec_nbytes(s, &b);
-  *total = (*total > SIZE_MAX - b) ? SIZE_MAX : *total + b;
+  fp->total = (fp->total > SIZE_MAX - b) ? SIZE_MAX : fp->total + b;
+  if (b > fp->largest || !fp->what) {
+    fp->largest = b;
+    fp->what = what;
+    fp->name = name ? name : "?";
+    fp->spec = *s;
+  }
 }
 
 void tkb_std_fn_free(tkb_std_fn *f) {
@@ -412,13 +421,14 @@ tkb_status tkb_standardize_function(const tkb_fn *fn, const tkb_value *args, siz
   }
 
   /* Everything this f_std will hold, checked against memory before any allocation. */
-  size_t total = 0;
+  footprint fp = {0};
   for (size_t i = 0; i < fn->n_params; i++) {
     const tkb_spec *s = tkb_args_spec(&f->args, fn->params[i].name);
     if (fn->params[i].kind != TKB_KIND_ARRAY || !s) continue;
-    if (!(o.no_init && f->values[i].tag == TKB_VALUE_ABSTRACT)) add_bytes(&total, s);
+    if (!(o.no_init && f->values[i].tag == TKB_VALUE_ABSTRACT))
+      add_bytes(&fp, s, "argument", fn->params[i].name);
     if (tkb_dtype_is_float(s->dtype)) {
-      if (mode_has_vjp(o.mode)) add_bytes(&total, s);
+      if (mode_has_vjp(o.mode)) add_bytes(&fp, s, "gradient of", fn->params[i].name);
     }
   }
   for (size_t i = 0; i < fn->n_params; i++)
@@ -427,17 +437,24 @@ tkb_status tkb_standardize_function(const tkb_fn *fn, const tkb_value *args, siz
       bool is_float = s ? tkb_dtype_is_float(s->dtype) : true; /* absent optional: a slot */
       if (is_float) f->grad_param[f->n_grad_params++] = (int)i;
     }
-  for (int i = 0; i < f->shapes.n_outputs; i++) add_bytes(&total, &f->shapes.outputs[i]);
+  for (int i = 0; i < f->shapes.n_outputs; i++)
+    add_bytes(&fp, &f->shapes.outputs[i], "output", f->shapes.output_names[i]);
   if (o.mode != TKB_MODE_FORWARD)
-    for (int i = 0; i < f->shapes.n_residuals; i++) add_bytes(&total, &f->shapes.residuals[i]);
-  size_t phys = physical_memory();
-  if (dev == tkb__cpu_device() && total > phys) {
+    for (int i = 0; i < f->shapes.n_residuals; i++)
+      add_bytes(&fp, &f->shapes.residuals[i], "residual", f->shapes.residual_names[i]);
+  tkb__mem_limit limit;
+  if (dev == tkb__cpu_device()) tkb__memory_limit(&limit);
+  if (dev == tkb__cpu_device() && fp.total > limit.bytes) {
+    char spec[128];
+    tkb_spec_format(&fp.spec, spec, sizeof spec);
     st = tkb_set_error(TKB_ERR_OUT_OF_MEMORY,
-                       "%s in mode '%s' needs %.2f GiB (arguments, outputs%s) but the machine has "
-                       "%.2f GiB of memory", name, tkb_mode_name(o.mode), total / 1073741824.0,
+                       "%s in mode '%s' needs %.2f GiB (arguments, outputs%s) but %s is %.2f GiB; "
+                       "the largest part is %s '%s' (%s, %.2f GiB)",
+                       name, tkb_mode_name(o.mode), fp.total / 1073741824.0,
                        o.mode == TKB_MODE_FORWARD ? "" : mode_has_vjp(o.mode)
                            ? ", residuals kept resident for the vjp, gradients" : ", residuals",
-                       phys / 1073741824.0);
+                       limit.source, limit.bytes / 1073741824.0, fp.what, fp.name, spec,
+                       fp.largest / 1073741824.0);
     goto fail;
   }
 
