@@ -256,6 +256,7 @@ tkb_status tkb_array_zeros(tkb_device *dev, const tkb_spec *spec, tkb_array **ou
 /**
  * Wraps caller-owned host memory (not copied, not freed, not counted) as a cpu
  * array. The memory must hold the spec's bytes and outlive the array.
+ * TKB_ERR_INVALID_ARGUMENT when data is NULL and the spec holds any bytes.
  */
 tkb_status tkb_array_wrap(const tkb_spec *spec, void *data, tkb_array **out);
 /** Deep copy onto dev (NULL: same device as src), across devices too (cpu <-> device,

@@ -88,6 +88,8 @@ static void to_stdout(tkb__run_output *o, const tkb__result *r) {
   o->stdout_failed = true;
   if (err == EPIPE) {
     tkb__stop_request(SIGPIPE); /* the reader has gone: stop, and write the files */
+    /* what stdout still buffers goes nowhere, instead of raising SIGPIPE later */
+    if (!freopen("/dev/null", "w", stdout)) clearerr(stdout);
     return;
   }
   say(o, "cannot write to stdout: %s", strerror(err));
@@ -193,10 +195,13 @@ int tkb__run_output_close(tkb__run_output *o, const tkb__report_ctx *ctx, tkb__r
       say(o, "cannot write to stdout: %s", tkb_last_error());
       o->write_failed = true;
     }
+    if (!st && o->stdout_r.n_replaced)
+      say(o, "warning: %zu bytes of names or messages were not UTF-8; the report on stdout holds "
+             "U+FFFD for them", o->stdout_r.n_replaced);
   } else if (o->have_stdout) {
     tkb__reporter_discard(&o->stdout_r);
   }
-  if (s->interrupted && !o->table)
+  if (s->interrupted && (!o->table || o->stdout_failed))
     say(o, "%s: %zu of %zu entries ran", o->stdout_failed && !o->write_failed ? "stdout closed" : "interrupted",
         o->resumed.n + n_done, s->n_selected);
   fflush(stdout);

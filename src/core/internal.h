@@ -49,6 +49,8 @@ void tkb__kernel_free(tkb_device *dev, tkb_kernel *k);
 extern const tkb_backend tkb__cpu_backend;
 /* The cpu device singleton. */
 tkb_device *tkb__cpu_device(void);
+/* An array header over data (not owned; NULL allowed: a specs-only array of no_init). */
+tkb_status tkb__array_header(const tkb_spec *spec, void *data, tkb_array **out);
 /* The most memory this process may hold (memlimit.c): the smallest of physical memory,
  * every level of its cgroups' limits (v2 memory.max, v1 memory.limit_in_bytes) and
  * RLIMIT_AS; `source` says which ("the cgroup's memory.max (/sys/fs/cgroup/x/memory.max)"). */
@@ -57,6 +59,11 @@ typedef struct tkb__mem_limit {
   char source[1600];
 } tkb__mem_limit;
 void tkb__memory_limit(tkb__mem_limit *m);
+/* TKB_OK when a user's POSIX extended regex is safe to hand to regcomp (regex_check.c):
+ * at most 512 characters, no repetition stacked on a repetition (x++), counts up to 255,
+ * nested repetitions copying one part at most 1000 times; else TKB_ERR_INVALID_ARGUMENT
+ * beginning with `what` ("filter \"x++\"") and saying what to write instead. */
+tkb_status tkb__regex_check(const char *pattern, const char *what);
 /* TKB_OK when name is a device name tkb_device_get would look up (its errors for one
  * that is not), without opening anything. */
 tkb_status tkb__device_name_check(const char *name);

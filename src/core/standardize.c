@@ -141,9 +141,21 @@ static tkb_status set_std_layout(tkb_std_fn *f, const tkb_arrays *std_args) {
 
 /* A header-only array (no data) for no_init's specs-only std args. */
 static tkb_status abstract_array(const tkb_spec *spec, tkb_device *dev, tkb_array **out) {
-  tkb_status st = tkb_array_wrap(spec, NULL, out);
+  tkb_status st = tkb__array_header(spec, NULL, out);
   if (!st) (*out)->device = dev;
   return st;
+}
+
+/* tkb_array_new, whose failure (the device's memory) names what the array is for. */
+static tkb_status named_new(const tkb_std_fn *f, const tkb_spec *spec, const char *what,
+                            const char *name, tkb_array **out) {
+  tkb_status st = tkb_array_new(f->device, spec, out);
+  if (!st) return TKB_OK;
+  char text[160], why[700];
+  tkb_spec_format(spec, text, sizeof text);
+  snprintf(why, sizeof why, "%s", tkb_last_error());
+  return tkb_set_error(st, "%s '%s' of %s() (%s): %s", what, name ? name : "?",
+                       f->fn->name ? f->fn->name : "function", text, why);
 }
 
 /* The primal arrays, one per non-None array parameter: abstract ones allocated and
@@ -163,7 +175,7 @@ static tkb_status make_primals(tkb_std_fn *f, tkb_arrays *list) {
     } else {
       /* on any device, a callback initializer included (tkb__fill_call runs it on a cpu
        * array and copies that over) */
-      st = tkb_array_new(f->device, &v->spec, &a);
+      st = named_new(f, &v->spec, "argument", fn->params[i].name, &a);
       if (!st) {
         static const tkb_init default_init = {.kind = TKB_INIT_DEFAULT};
         st = tkb__fill_call(a, v->init ? v->init : &default_init, f->seed, k, &f->args);
@@ -227,10 +239,11 @@ tkb_status tkb__std_lower(tkb_std_fn *f) {
   return TKB_OK;
 }
 
-static tkb_status alloc_list(tkb_device *dev, const tkb_spec *specs, int n, tkb_array **out) {
+static tkb_status alloc_list(const tkb_std_fn *f, const tkb_spec *specs, const char *const *names,
+                             const char *what, int n, tkb_array **out) {
   for (int i = 0; i < n; i++) {
     if (out[i]) continue;
-    tkb_status st = tkb_array_new(dev, &specs[i], &out[i]);
+    tkb_status st = named_new(f, &specs[i], what, names[i], &out[i]);
     if (st) return st;
   }
   return TKB_OK;
@@ -268,15 +281,17 @@ tkb_status tkb__std_compile(tkb_std_fn *f) {
   }
   f->state = state;
   f->compiled = true; /* from here on tkb_std_fn_free releases the state */
-  st = alloc_list(f->device, f->shapes.outputs, f->shapes.n_outputs, f->outputs);
+  st = alloc_list(f, f->shapes.outputs, f->shapes.output_names, "output", f->shapes.n_outputs,
+                  f->outputs);
   if (!st && f->mode != TKB_MODE_FORWARD)
-    st = alloc_list(f->device, f->shapes.residuals, f->shapes.n_residuals, f->residuals);
+    st = alloc_list(f, f->shapes.residuals, f->shapes.residual_names, "residual",
+                    f->shapes.n_residuals, f->residuals);
   if (!st && mode_has_vjp(f->mode)) {
     for (int g = 0; g < f->n_grad_params && !st; g++) {
       const tkb_value *v = &f->values[f->grad_param[g]];
       if (v->tag == TKB_VALUE_NONE) continue;
-      const tkb_spec *spec = tkb_args_spec(&f->args, f->fn->params[f->grad_param[g]].name);
-      st = tkb_array_new(f->device, spec, &f->grads[g]);
+      const char *pname = f->fn->params[f->grad_param[g]].name;
+      st = named_new(f, tkb_args_spec(&f->args, pname), "gradient of", pname, &f->grads[g]);
     }
   }
   if (!st && !f->out_view) st = build_out_view(f);

@@ -40,6 +40,10 @@ tkb_status tkb__select(const tkb__selection *sel, size_t **idx, size_t *n);
  * the first that is not and the ops there are. */
 tkb_status tkb__ops_check(const char *const *ops, size_t n);
 
+/* TKB_OK when every tag is carried by some registered entry; else TKB_ERR_NOT_FOUND
+ * naming the first that is not and the tags there are. */
+tkb_status tkb__tags_check(const char *const *tags, size_t n);
+
 /* "cpu" for "cpu"/"cpu:0", "cuda" for "cuda:1", "opencl" for "opencl:0". */
 void tkb__device_kind(const char *device, char *kind, size_t cap);
 
