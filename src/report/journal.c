@@ -33,12 +33,18 @@ static tkb_status io_error(const char *path, const char *what, int err) {
   return tkb_set_error(TKB_ERR_IO, "journal \"%s\": %s: %s", path, what, strerror(err));
 }
 
-/* Writes all of text, then syncs it to the disk. */
+/* Writes all of text, then syncs it to the disk. A line that could not be written whole
+ * is cut away again, so the journal ends with its last complete line. */
 static tkb_status write_line(tkb__journal *j, const char *text, size_t len) {
+  const off_t before = lseek(j->fd, 0, SEEK_END);
   for (size_t done = 0; done < len;) {
     ssize_t n = write(j->fd, text + done, len - done);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return io_error(j->path, "write failed", n < 0 ? errno : EIO);
+    if (n <= 0) {
+      const int err = n < 0 ? errno : EIO;
+      if (before >= 0 && ftruncate(j->fd, before) != 0) { /* the reader skips a cut line */ }
+      return io_error(j->path, "write failed", err);
+    }
     done += (size_t)n;
   }
   if (fsync(j->fd) != 0 && errno != EINVAL) return io_error(j->path, "fsync failed", errno);
