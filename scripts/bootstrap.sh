@@ -22,6 +22,10 @@ need_pkg libcjson-dev
 need_pkg opencl-headers
 need_pkg ocl-icd-opencl-dev
 need_pkg pocl-opencl-icd
+# The fuzz tree (tests/fuzz, `make test-fuzz`): clang with libFuzzer, and the OpenMP
+# runtime clang links.
+need_cmd clang clang
+need_pkg libomp-dev
 
 if [ ${#missing[@]} -gt 0 ]; then
   echo "bootstrap: installing ${missing[*]}" >&2

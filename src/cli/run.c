@@ -46,6 +46,15 @@ static int check_stop(const char *cmd, const char *flag, const char *value) {
   return 0;
 }
 
+/* More threads than this is a typo (and OpenMP would try to start them all). */
+#define MAX_THREADS 1024
+
+static int check_threads(const char *cmd, const char *flag, const char *value) {
+  if (strtol(value, NULL, 10) <= MAX_THREADS) return 0;
+  return tkb__usage(cmd, "%s %s is more threads than tkbench starts; expected 1 to %d", flag, value,
+                    MAX_THREADS);
+}
+
 static int check_warmup(const char *cmd, const char *flag, const char *value) {
   if (strcmp(value, "each") == 0 || strcmp(value, "once") == 0) return 0;
   return tkb__usage(cmd, "%s '%s' is not a warm-up policy; expected each or once", flag, value);
@@ -76,6 +85,7 @@ static const tkb__flag run_flags[] = {
              "machine spreads over every entry instead of landing on a few. Every selected "
              "entry is held in memory at once."},
     {.name = "--threads", .metavar = "N", .kind = TKB__FLAG_COUNT, .offset = AT(threads),
+     .check = check_threads,
      .shown = "the OpenMP default (OMP_NUM_THREADS, else the cores)",
      .help = "OpenMP threads of the cpu ops and fills."},
     {.name = "--warmup", .metavar = "WHEN", .kind = TKB__FLAG_TEXT, .offset = AT(warmup),

@@ -17,6 +17,7 @@
 
 #include <ctype.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 static void write_load(jw *w, const char *key, const tkb__load *l) {
@@ -134,9 +135,13 @@ static void write_identity(jw *w, const tkb__result *r) {
   jw_begin_array(w, "tags", true);
   for (const char *p = r->tags ? r->tags : ""; *p;) {
     size_t len = strcspn(p, ",");
-    char tag[128];
-    snprintf(tag, sizeof tag, "%.*s", (int)(len < sizeof tag ? len : sizeof tag - 1), p);
-    if (len) jw_string(w, NULL, tag);
+    char small[128], *tag = len < sizeof small ? small : malloc(len + 1);
+    if (tag) {
+      memcpy(tag, p, len);
+      tag[len] = '\0';
+      if (len) jw_string(w, NULL, tag);
+      if (tag != small) free(tag);
+    }
     p += len;
     if (*p == ',') p++;
   }

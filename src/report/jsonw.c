@@ -52,7 +52,7 @@ static void put_escaped(jw *w, const char *s) {
         } else {
           const int n = utf8_len(p);
           if (n == 0) {
-            fputs("\\ufffd", f);
+            fputs("\xEF\xBF\xBD", f); /* U+FFFD as UTF-8, as it reads back */
             w->replaced++;
             p++;
           } else {

@@ -299,7 +299,8 @@ void tkb__throughput(const tkb__result *r, double ms, double *items_s, double *b
 typedef struct tkb__aggregates {
   double mean, median, stddev, cv; /* cv = stddev / mean (a fraction) */
 } tkb__aggregates;
-/* Over x[0..n), n >= 1 (stddev: sample, n - 1; 0 for n == 1). */
+/* Over x[0..n), n >= 1 (stddev: sample, n - 1; 0 for n == 1); all NaN when any x is
+ * not finite. */
 tkb__aggregates tkb__aggregate(const double *x, int n);
 
 /* ---- text collected in memory (textbuf.c) ---- */

@@ -330,11 +330,12 @@ tkb_status tkb__result_read(const cJSON *rows, tkb__result *r) {
   }
   if (!rd.st && cJSON_IsTrue(get(first, "error_occurred"))) {
     const char *status = text(&rd, t, "status", true);
-    const char *msg = text(&rd, t, "error", false);
-    if (!msg) msg = text(&rd, first, "error_message", false);
+    /* tkbench's row says "error": null for a failure without a message */
+    const char *msg = get(t, "error") ? text(&rd, t, "error", false)
+                                      : text(&rd, first, "error_message", false);
     r->status = status ? status_named(status) : TKB_ERR_INTERNAL;
-    r->error = tkb__strdup(msg ? msg : tkb_status_name(r->status));
-    if (!r->error && !rd.st) rd.st = tkb_set_error(TKB_ERR_OUT_OF_MEMORY, "out of memory");
+    r->error = msg ? tkb__strdup(msg) : NULL;
+    if (msg && !r->error && !rd.st) rd.st = tkb_set_error(TKB_ERR_OUT_OF_MEMORY, "out of memory");
   } else if (!rd.st) {
     r->bd = read_data(&rd, t);
     const cJSON *counts = get(t, "counts");

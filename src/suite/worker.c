@@ -163,6 +163,7 @@ tkb_status tkb__worker_run(const tkb__worker_job *job, tkb__worker_end *end) {
   reading rd = {.job = job, .end = end, .phase_t0_ns = tkb__now_ns()};
   bool open_pipe = true, killed = false;
   int status = 0;
+  long wait_us = 20; /* after the pipe closes, the exit follows at once: poll fast first */
   for (;;) {
     if (open_pipe) {
       struct pollfd p = {.fd = fds[0], .events = POLLIN};
@@ -173,8 +174,9 @@ tkb_status tkb__worker_run(const tkb__worker_job *job, tkb__worker_end *end) {
     } else {
       pid_t w = waitpid(pid, &status, WNOHANG);
       if (w == pid || (w < 0 && errno != EINTR)) break;
-      struct timespec ts = {0, 10 * 1000 * 1000};
+      struct timespec ts = {0, wait_us * 1000};
       nanosleep(&ts, NULL);
+      if (wait_us < 10000) wait_us *= 2;
     }
     if (killed) continue;
     if (job->stop && *job->stop) {
