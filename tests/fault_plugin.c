@@ -2,7 +2,8 @@
  * fault_plugin.c - a plugin (`tkbench run --load`) whose entries do what a real suite's
  * entries sometimes do, one fault each, for the tests of isolation, timeouts, signals
  * and the journal. Every entry is op "fault", impl "c", tag "fault", mode forward, on a
- * float32[256] input; they register in this order:
+ * float32[256] input, with a healthy "reference" impl of the same spec after it (for
+ * `check`); they register in this order:
  *
  *   fault_ok_first    a healthy entry
  *   fault_crash       forward dereferences NULL (SIGSEGV)
@@ -103,17 +104,22 @@ static const char *const names[] = {"fault_ok_first", "fault_crash", "fault_abor
 static const fault faults[] = {OK, CRASH, ABORT, PREPARE, EXIT, GARBAGE, NOMEM, HUGE, HANG, SLOW, EAT, OK};
 static tkb_value args[12][2];
 
+static tkb_value healthy[12][2];
+
 tkb_status tkb_plugin_init(void) {
   for (int k = 0; k < 12; k++) {
     tkb_spec spec = faults[k] == HUGE ? (tkb_spec)TKB_SPEC_INIT(TKB_FLOAT32, (int64_t)1 << 40)
                                       : (tkb_spec)TKB_SPEC_INIT(TKB_FLOAT32, 256);
-    args[k][0] = TKB_ABSTRACT(spec);
+    args[k][0] = healthy[k][0] = TKB_ABSTRACT(spec);
     args[k][1] = TKB_INT(faults[k]);
-    tkb_benchmark_def def = {.op = "fault", .name = names[k], .impl_name = "c", .fn = &fault_fn,
-                             .args = args[k], .n_args = 2, .mode = TKB_MODE_FORWARD,
-                             .tags = "fault", .device_kind = "cpu"};
-    tkb_status st = tkb_register_benchmark(&def);
-    if (st) return st;
+    healthy[k][1] = TKB_INT(OK);
+    for (int impl = 0; impl < 2; impl++) {
+      tkb_benchmark_def def = {.op = "fault", .name = names[k], .impl_name = impl ? "reference" : "c",
+                               .fn = &fault_fn, .args = impl ? healthy[k] : args[k], .n_args = 2,
+                               .mode = TKB_MODE_FORWARD, .tags = "fault", .device_kind = "cpu"};
+      tkb_status st = tkb_register_benchmark(&def);
+      if (st) return st;
+    }
   }
   return TKB_OK;
 }

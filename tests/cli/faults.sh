@@ -13,7 +13,7 @@ ROWS=$CAP/rows     # "id<TAB>row" per case
 SKIPS=$CAP/skips   # ids of the cases this machine cannot run
 : >"$ROWS"
 : >"$SKIPS"
-RUN=(run --load "$FAULT_PLUGIN" --tag fault --iterations 3 --experiments 1)
+RUN=(run --load "$FAULT_PLUGIN" --tag fault --impl c --iterations 3 --experiments 1)
 
 # The line of stdout+stderr holding NEEDLE, as the docs show it: folders masked, sizes
 # and seconds of this machine masked.
@@ -68,6 +68,16 @@ row nomem "an entry's malloc fails" 1 "malloc of 2^50 bytes failed" \
 row hang "an entry never returns (--timeout 1)" 1 "timed out in forward of fault_hang_forward_c" \
   "$TKBENCH" "${RUN[@]}" --filter 'ok_first|hang|ok_last' --timeout 1 --out "$TMP/hang.json"
 json_check "$TMP/hang.json" "[b['tkbench'].get('status') for b in d['benchmarks'] if b['run_type'] == 'iteration'] == [None, 'TIMEOUT', None]"
+# interleaved: one worker holds the entries; the crash fails its entry, a new worker runs
+# the others
+row interleave "a crash with --interleave" 1 "SIGSEGV in forward of fault_crash_forward_c" \
+  "$TKBENCH" "${RUN[@]}" --filter 'ok_first|crash|ok_last' --interleave --experiments 3 --out "$TMP/inter.json"
+json_check "$TMP/inter.json" "sorted({b['run_name'] for b in d['benchmarks']}) == ['fault_crash_forward_c', 'fault_ok_first_forward_c', 'fault_ok_last_forward_c'] and len([b for b in d['benchmarks'] if b['run_type'] == 'iteration']) == 7"
+# check isolates too: each implementation against its healthy reference
+row check "check: an implementation crashes, another hangs (--timeout 1)" 1 "FAIL fault_crash_forward_c: CRASHED: SIGSEGV in check of fault_crash_forward_c" \
+  "$TKBENCH" check --load "$FAULT_PLUGIN" --tag fault --filter 'ok_first|crash|hang|ok_last' --timeout 1
+grep -q "FAIL fault_hang_forward_c: TIMEOUT" "$CAP/out" && grep -q "^2 passed, 2 failed" "$CAP/out" && pass ||
+  fail "check: $(cat "$CAP/out")"
 # an entry's prints go to stderr: stdout's JSON stays a document
 "$TKBENCH" "${RUN[@]}" --filter 'ok_first|garbage' --format json >"$TMP/garbage.json" 2>"$CAP/err"
 json_check "$TMP/garbage.json" "len([b for b in d['benchmarks'] if b['run_type'] == 'iteration']) == 2"

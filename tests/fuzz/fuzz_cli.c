@@ -27,6 +27,7 @@ static const char *const check_tail[] = {"--filter", "^fuzz_1k_", "--no-isolate"
 int LLVMFuzzerInitialize(int *argc, char ***argv) {
   (void)argc;
   (void)argv;
+  if (tkb_register_builtin_ops() != TKB_OK) abort(); /* as the tkbench executable does */
   static tkb_value args[1];
   args[0] = TKB_ABSTRACT(TKB_SPEC(TKB_FLOAT32, 1024));
   const char *impls[] = {"reference", "c"};

@@ -2,13 +2,13 @@
  * fuzz_standardize.c - standardization over the shipped ops: an entry of the suite's cpu
  * set is picked, some of its arguments are changed (a dimension, a dtype, a rank, a
  * static value, an optional array left out, another mode), and the result is
- * standardized with specs only, then, when everything it would hold is small, for real
+ * standardized with specs only, then, when everything it would hold is small (64 KiB: the
+ * references are plain loops, slow under the sanitizers), for real
  * and called once. An op's infer must refuse what its kernel cannot take, so that no
  * input reaches a kernel that reads or writes out of bounds.
  */
 #include "fuzz.h"
 
-#include "runner.h"
 #include "std_fn.h"
 
 #include <math.h>
@@ -65,11 +65,14 @@ static void mutate(bytes *b, const tkb_param *p, tkb_value *v) {
   }
 }
 
-/* Bytes an f_std would hold: its arguments, outputs and residuals. */
-static size_t footprint(const tkb_std_fn *f, const tkb_arrays *args) {
+/* Bytes an f_std would hold: its inputs (the abstract arguments), outputs and residuals. */
+static size_t footprint(const tkb_std_fn *f, const tkb_value *args, size_t na, const tkb_kwarg *kw,
+                        size_t nk) {
   size_t total = 0, b;
-  for (size_t k = 0; k < tkb_arrays_count(args); k++)
-    if (tkb_spec_nbytes(&tkb_arrays_get(args, k)->spec, &b) == TKB_OK) total += b;
+  for (size_t k = 0; k < na + nk; k++) {
+    const tkb_value *v = k < na ? &args[k] : &kw[k - na].value;
+    if (v->tag == TKB_VALUE_ABSTRACT && tkb_spec_nbytes(&v->spec, &b) == TKB_OK) total += b;
+  }
   for (int i = 0; i < f->shapes.n_outputs; i++)
     if (tkb_spec_nbytes(&f->shapes.outputs[i], &b) == TKB_OK) total += b;
   for (int i = 0; i < f->shapes.n_residuals; i++)
@@ -82,7 +85,7 @@ static size_t *entries, n_entries;
 int LLVMFuzzerInitialize(int *argc, char ***argv) {
   (void)argc;
   (void)argv;
-  if (tkb__run_registrars() != TKB_OK) abort();
+  if (tkb_register_builtin_ops() != TKB_OK) abort();
   tkb_set_num_threads(1);
   entries = malloc(tkb_registry_count() * sizeof *entries);
   for (size_t i = 0; i < tkb_registry_count(); i++)
@@ -102,8 +105,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   tkb_value args[16];
   tkb_kwarg kwargs[16];
   if (na > 16 || nk > 16) return 0;
-  memcpy(args, args0, na * sizeof *args);
-  memcpy(kwargs, kw0, nk * sizeof *kwargs);
+  if (na) memcpy(args, args0, na * sizeof *args);
+  if (nk) memcpy(kwargs, kw0, nk * sizeof *kwargs);
   const tkb_fn *fn = d->fn;
   for (unsigned changes = take(&b) % 4; changes > 0; changes--) {
     size_t k = take(&b) % (na + nk ? na + nk : 1);
@@ -117,10 +120,23 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   }
   tkb_std_opts o = {.mode = take(&b) % 2 ? d->mode : (tkb_mode)(take(&b) % 4), .seed = take(&b),
                     .no_init = true};
+  if (getenv("FUZZ_VERBOSE")) { /* what an input stands for, to read a finding */
+    fprintf(stderr, "%s_%s mode %s:", d->name, d->impl_name, tkb_mode_name(o.mode));
+    for (size_t k = 0; k < na + nk; k++) {
+      const tkb_value *v = k < na ? &args[k] : &kwargs[k - na].value;
+      char text[128] = "";
+      if (v->tag == TKB_VALUE_ABSTRACT) tkb_spec_format(&v->spec, text, sizeof text);
+      else if (v->tag == TKB_VALUE_INT) snprintf(text, sizeof text, "%lld", (long long)v->i);
+      else if (v->tag == TKB_VALUE_FLOAT) snprintf(text, sizeof text, "%g", v->f);
+      else snprintf(text, sizeof text, "tag %d", (int)v->tag);
+      fprintf(stderr, " %s=%s", k < na ? fn->params[k].name : kwargs[k - na].name, text);
+    }
+    fputc('\n', stderr);
+  }
   tkb_std_fn *f = NULL;
   tkb_arrays *a = NULL;
   if (tkb_standardize_function(fn, args, na, kwargs, nk, &o, &f, &a) == TKB_OK) {
-    const bool small = footprint(f, a) <= ((size_t)4 << 20);
+    const bool small = footprint(f, args, na, kwargs, nk) <= ((size_t)64 << 10);
     tkb_std_fn_free(f);
     tkb_arrays_free(a);
     f = NULL;
