@@ -14,6 +14,7 @@ run() {
 }
 run "$build/bench_harness"
 run "$build/bench_stopping"
+run "$build/bench_isolate"
 run "$build/bench_init"
 run python3 bench/init_vs_numpy.py "$build"
 run "$build/bench_normalization"
