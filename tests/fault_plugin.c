@@ -3,7 +3,9 @@
  * entries sometimes do, one fault each, for the tests of isolation, timeouts, signals
  * and the journal. Every entry is op "fault", impl "c", tag "fault", mode forward, on a
  * float32[256] input, with a healthy "reference" impl of the same spec after it (for
- * `check`); they register in this order:
+ * `check`), and for fault_ok_first, fault_crash, fault_hang and fault_ok_last an "ocl"
+ * impl on the opencl device kind too (an isolated run on a device shares one worker among
+ * its entries); they register in this order:
  *
  *   fault_ok_first    a healthy entry
  *   fault_crash       forward dereferences NULL (SIGSEGV)
@@ -70,6 +72,11 @@ static tkb_status fault_forward(const tkb_args *a, void *state, tkb_array *const
     }
     default: break;
   }
+  /* on a device, data is no host address: the output is filled there */
+  if (strcmp(tkb_device_name(x->device), "cpu") != 0) {
+    const tkb_init zero = TKB_INIT_CONSTANT_(0);
+    return tkb_fill(outputs[0], &zero, 0, 0);
+  }
   const float *xp = x->data;
   for (int64_t i = 0; i < x->numel; i++) y[i] = xp[i];
   return TKB_OK;
@@ -117,6 +124,13 @@ tkb_status tkb_plugin_init(void) {
       tkb_benchmark_def def = {.op = "fault", .name = names[k], .impl_name = impl ? "reference" : "c",
                                .fn = &fault_fn, .args = impl ? healthy[k] : args[k], .n_args = 2,
                                .mode = TKB_MODE_FORWARD, .tags = "fault", .device_kind = "cpu"};
+      tkb_status st = tkb_register_benchmark(&def);
+      if (st) return st;
+    }
+    if (faults[k] == OK || faults[k] == CRASH || faults[k] == HANG) {
+      tkb_benchmark_def def = {.op = "fault", .name = names[k], .impl_name = "ocl", .fn = &fault_fn,
+                               .args = args[k], .n_args = 2, .mode = TKB_MODE_FORWARD,
+                               .tags = "fault", .device_kind = "opencl"};
       tkb_status st = tkb_register_benchmark(&def);
       if (st) return st;
     }

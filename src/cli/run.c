@@ -130,8 +130,10 @@ static const tkb__flag run_flags[] = {
              "options that shape the numbers must be the ones it was started with."},
     {.name = "--quiet", .kind = TKB__FLAG_SWITCH, .offset = AT(quiet),
      .help = "No table and no progress line; errors still go to stderr."},
-    TKB__ISOLATION_FLAGS(AT(iso), "With --interleave one worker holds every entry (they "
-                                  "must be resident together); when it dies, its entry fails "
+    TKB__ISOLATION_FLAGS(AT(iso), "On a cuda or opencl device one worker runs the entries in "
+                                  "turn (a new process would open the device again), and a "
+                                  "new one takes over after a failure. With --interleave one "
+                                  "worker holds every entry; when it dies, its entry fails "
                                   "and a new worker runs the others from their start."),
     {.heading = "Google Benchmark's spellings, so its tools (compare.py) can drive {prog}:"},
     {.name = "--benchmark_filter", .metavar = "REGEX", .kind = TKB__FLAG_TEXT,

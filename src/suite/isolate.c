@@ -6,10 +6,14 @@
  * becomes a failed result naming the signal (or the limit), the entry and what it was
  * doing. A stop signal kills the worker at once: its entry is dropped, as unfinished.
  *
- * With --interleave every entry must be resident at once, so one worker holds them all
- * and runs them round-robin; when it dies, the entry it was running fails and a fresh
- * worker starts the others again from the beginning (the experiments they had done died
- * with the process). The time limit applies to each entry's own share of the time.
+ * A worker of its own per entry gives each a fresh process (heap, caches of the
+ * library). On a CUDA or OpenCL device, though, a worker must open the device and build
+ * its kernels again, which costs far more than the fork; there one worker runs the
+ * entries in turn, and when it dies, the entry it was running fails and a fresh worker
+ * goes on with the rest. With --interleave every entry must be resident at once, so one
+ * worker holds them all and runs them round-robin; when it dies, its entry fails and a
+ * fresh worker starts the others again from the beginning (the experiments they had done
+ * died with the process). The time limit applies to each entry's own share of the time.
  */
 #include "runner.h"
 
@@ -21,6 +25,7 @@ typedef struct iso {
   const tkb__runner *runner;
   const size_t *idx;
   size_t n;
+  bool shared; /* one worker runs every entry left (else one per entry) */
   size_t *todo; /* positions (into idx) the next worker runs */
   size_t n_todo;
   bool *settled; /* per position: reported (finished or failed) */
@@ -46,13 +51,16 @@ static void send_result(const iso *s, const tkb__result *r) {
   }
 }
 
-static void body_one(void *arg) {
+/* The entries of s->todo in turn (one, unless the worker is shared). */
+static void body_in_turn(void *arg) {
   const iso *s = arg;
-  const size_t k = s->todo[0];
-  tkb__result r = {.family_index = (int)k};
-  tkb__run_entry(s->runner, s->idx[k], &r);
-  send_result(s, &r);
-  tkb__result_clear(&r);
+  for (size_t i = 0; i < s->n_todo; i++) {
+    const size_t k = s->todo[i];
+    tkb__result r = {.family_index = (int)k};
+    tkb__run_entry(s->runner, s->idx[k], &r);
+    send_result(s, &r);
+    tkb__result_clear(&r);
+  }
 }
 
 /* The interleaved run's results carry their position in the worker's list. */
@@ -128,13 +136,13 @@ static bool stopped_by(const tkb__worker_end *end, volatile sig_atomic_t *stop) 
 /* One worker over s->todo; false when the run stops. */
 static bool one_worker(iso *s, volatile sig_atomic_t *stop) {
   const tkb__runner *runner = s->runner;
-  const bool interleaved = runner->interleave;
-  if (!interleaved && runner->on_start)
+  const bool interleaved = runner->interleave, shared = s->shared;
+  if (!shared && runner->on_start)
     runner->on_start(runner->user, s->count.done, s->n, tkb_registry_full_name(s->idx[s->todo[0]]));
-  tkb__worker_job job = {.body = interleaved ? body_interleaved : body_one,
+  tkb__worker_job job = {.body = interleaved ? body_interleaved : body_in_turn,
                          .arg = s,
                          .on_message = on_message,
-                         .on_entry = interleaved ? on_entry : NULL,
+                         .on_entry = shared ? on_entry : NULL,
                          .user = s,
                          .timeout_s = runner->timeout_s,
                          .stop = stop};
@@ -143,7 +151,7 @@ static bool one_worker(iso *s, volatile sig_atomic_t *stop) {
   tkb_status st = tkb__worker_run(&job, &end);
   if (st == TKB_OK && stopped_by(&end, stop)) return false;
   /* the entry it was running (one alone: that one, even before it said so) */
-  long k = !interleaved ? (long)s->todo[0] : end.entry >= 0 ? position_of(s, (size_t)end.entry) : -1;
+  long k = !shared ? (long)s->todo[0] : end.entry >= 0 ? position_of(s, (size_t)end.entry) : -1;
   char why[1024];
   if (st) snprintf(why, sizeof why, "%s", tkb_last_error());
   else if (k >= 0)
@@ -166,7 +174,10 @@ static bool one_worker(iso *s, volatile sig_atomic_t *stop) {
 
 tkb__run_count tkb__run_isolated(const tkb__runner *runner, const size_t *idx, size_t n,
                                  volatile sig_atomic_t *stop) {
-  iso s = {.runner = runner, .idx = idx, .n = n};
+  char kind[32];
+  tkb__device_kind(runner->device, kind, sizeof kind);
+  iso s = {.runner = runner, .idx = idx, .n = n,
+           .shared = runner->interleave || strcmp(kind, "cpu") != 0};
   s.todo = malloc((n ? n : 1) * sizeof *s.todo);
   s.settled = calloc(n ? n : 1, sizeof *s.settled);
   if (!s.todo || !s.settled) {
@@ -178,7 +189,7 @@ tkb__run_count tkb__run_isolated(const tkb__runner *runner, const size_t *idx, s
   bool go = true;
   for (size_t next = 0; go && !*stop && s.count.done < n;) {
     s.n_todo = 0;
-    if (runner->interleave) {
+    if (s.shared) {
       for (size_t k = 0; k < n; k++)
         if (!s.settled[k]) s.todo[s.n_todo++] = k;
     } else {

@@ -82,6 +82,17 @@ json_check "$TMP/hang.json" "[b['tkbench'].get('status') for b in d['benchmarks'
 row interleave "a crash with --interleave" 1 "SIGSEGV in forward of fault_crash_forward_c" \
   "$TKBENCH" "${RUN[@]}" --filter 'ok_first|crash|ok_last' --interleave --experiments 3 --out "$TMP/inter.json"
 json_check "$TMP/inter.json" "sorted({b['run_name'] for b in d['benchmarks']}) == ['fault_crash_forward_c', 'fault_ok_first_forward_c', 'fault_ok_last_forward_c'] and len([b for b in d['benchmarks'] if b['run_type'] == 'iteration']) == 7"
+# on a device, one worker runs the entries in turn: after a crash, a new one goes on
+if "$TKBENCH" run --load "$FAULT_PLUGIN" --device opencl:0 --method wallclock --impl ocl --filter ok_first \
+     --iterations 1 --experiments 1 --quiet >/dev/null 2>&1; then
+  row device_shared "on an OpenCL device, a crash and a hang (--timeout 1)" 1 \
+    "SIGSEGV in forward of fault_crash_forward_ocl" \
+    "$TKBENCH" run --load "$FAULT_PLUGIN" --device opencl:0 --method wallclock --impl ocl --tag fault --iterations 3 \
+    --experiments 1 --timeout 1 --out "$TMP/ocl.json"
+  json_check "$TMP/ocl.json" "[b['tkbench'].get('status') for b in d['benchmarks'] if b['run_type'] == 'iteration'] == [None, 'CRASHED', 'TIMEOUT', None]"
+else
+  skip_case device_shared "no OpenCL device here"
+fi
 # check isolates too: each implementation against its healthy reference
 row check "check: an implementation crashes, another hangs (--timeout 1)" 1 "FAIL fault_crash_forward_c: CRASHED: SIGSEGV in check of fault_crash_forward_c" \
   "$TKBENCH" check --load "$FAULT_PLUGIN" --tag fault --filter 'ok_first|crash|hang|ok_last' --timeout 1
