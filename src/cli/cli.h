@@ -245,6 +245,9 @@ typedef struct tkb__run_output {
  * against ctx, whose date becomes the journal's), stdout's report (the resumed entries
  * first). 0, or the exit code after printing why. Close it either way. */
 int tkb__run_output_open(tkb__run_output *o, tkb__report_ctx *ctx, bool resume);
+/* After a failed open, or when nothing will run: drops what open made (a journal this run
+ * created is removed; a resumed one stays as it was). */
+void tkb__run_output_abandon(tkb__run_output *o);
 /* True when the resumed journal holds the entry named name. */
 bool tkb__run_output_resumed(const tkb__run_output *o, const char *name);
 /* The runner's on_start and on_done (user: the output). */

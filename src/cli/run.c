@@ -263,8 +263,7 @@ static int run_selected(const run_args *a, const char *out, const tkb__device_fa
   size_t *todo = rc ? NULL : malloc((n ? n : 1) * sizeof *todo), m = 0, resumed_failed = 0;
   if (!rc && !todo) rc = tkb__usage(CMD, "out of memory");
   if (rc) {
-    tkb__run_summary s = {0};
-    tkb__run_output_close(&o, &ctx, &s, 0, rc);
+    tkb__run_output_abandon(&o);
     return rc;
   }
   for (size_t k = 0; k < n; k++)

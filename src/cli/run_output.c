@@ -138,6 +138,15 @@ int tkb__run_output_open(tkb__run_output *o, tkb__report_ctx *ctx, bool resume) 
   return 0;
 }
 
+void tkb__run_output_abandon(tkb__run_output *o) {
+  const bool created = o->journaling && !o->resumed.context;
+  if (created) unlink(o->journal.path); /* it holds nothing but the context */
+  if (o->journal.path) tkb__journal_close(&o->journal);
+  if (o->have_stdout) tkb__reporter_discard(&o->stdout_r);
+  o->have_stdout = false;
+  tkb__journal_contents_free(&o->resumed);
+}
+
 void tkb__run_output_start(void *user, size_t k, size_t n, const char *name) {
   (void)n;
   tkb__run_output *o = user;

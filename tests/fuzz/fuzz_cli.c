@@ -21,7 +21,8 @@ static bool allowed(const char *arg) {
 
 /* After the input's own: the last of each flag wins, so these bound what runs. */
 static const char *const run_tail[] = {"--filter", "^fuzz_1k_", "--iterations", "1", "--experiments",
-                                       "1", "--stop", "fixed", "--no-isolate", "--quiet", NULL};
+                                       "1", "--stop", "fixed", "--threads", "1", "--no-isolate",
+                                       "--quiet", NULL};
 static const char *const check_tail[] = {"--filter", "^fuzz_1k_", "--no-isolate", NULL};
 
 int LLVMFuzzerInitialize(int *argc, char ***argv) {
