@@ -195,8 +195,7 @@ typedef struct tkb_device tkb_device;
 /**
  * Opens a device by name: "cpu", "cuda:N" or "opencl:N" (N counts the devices of every
  * platform in order; "opencl" alone is "opencl:0"; NULL is the cpu, "" no device). The
- * cpu is built in; the first
- * cuda/opencl name loads that backend's plugin (libtkbench-cuda.so,
+ * cpu is built in; the first cuda/opencl name loads that backend's plugin (libtkbench-cuda.so,
  * libtkbench-opencl.so) from TKB_PLUGIN_PATH (colon-separated folders), else the folder
  * of libtkbench (or of the program it is linked into), else ../lib of it, else the
  * dynamic linker's path. Devices are shared singletons owned by the library: do not

@@ -117,13 +117,14 @@ static void write_ids(jw *w, const tkb__result *r, const char *name, const char 
 static void write_counters(jw *w, const tkb__result *r, double ms) {
   double items, bytes, flops;
   tkb__throughput(r, ms, &items, &bytes, &flops);
-  if (items > 0) jw_number(w, "items_per_second", items);
-  if (bytes > 0) jw_number(w, "bytes_per_second", bytes);
-  if (flops > 0) jw_number(w, "flops_per_second", flops);
+  /* a rate that is not a number (an infinite count) is unknown, as a count of 0 is */
+  if (items > 0 && isfinite(items)) jw_number(w, "items_per_second", items);
+  if (bytes > 0 && isfinite(bytes)) jw_number(w, "bytes_per_second", bytes);
+  if (flops > 0 && isfinite(flops)) jw_number(w, "flops_per_second", flops);
 }
 
 static void write_count(jw *w, const char *key, double v) {
-  if (v > 0) jw_number(w, key, v);
+  if (v > 0 && isfinite(v)) jw_number(w, key, v);
   else jw_null(w, key); /* unknown */
 }
 
