@@ -226,7 +226,7 @@ static int check(const check_args *a) {
   bool isolate;
   double timeout_s;
   tkb__device_facts facts;
-  int rc = tkb__isolation(CMD, &a->iso, n, &isolate, &timeout_s);
+  int rc = tkb__isolation(CMD, &a->iso, a->sel.device, n, &isolate, &timeout_s);
   if (!rc) rc = tkb__device_find(CMD, a->sel.device, NULL, isolate, timeout_s, &facts);
   if (!rc) rc = check_all(idx, n, &opts, isolate, timeout_s);
   free(idx);

@@ -203,10 +203,12 @@ typedef struct tkb__isolation_args {
 /* Default --timeout: generous (a primary-size entry on a slow device takes minutes). */
 #define TKB__DEFAULT_TIMEOUT_S 600
 int tkb__check_timeout(const char *cmd, const char *flag, const char *value);
-/* Whether entries run isolated: --isolate, --no-isolate (both: a usage error, -1 after
- * printing), else when n > 1. *timeout_s gets --timeout's seconds. */
-int tkb__isolation(const char *cmd, const tkb__isolation_args *a, size_t n, bool *isolate,
-                   double *timeout_s);
+/* Whether n entries on device run isolated: --isolate, else unless --no-isolate when
+ * n > 1; but never when this process has opened a device of that kind already (a program
+ * calling tkb_main after using the device), which is said on stderr. *timeout_s gets
+ * --timeout's seconds. 0, or TKB_EXIT_USAGE after printing (both flags given). */
+int tkb__isolation(const char *cmd, const tkb__isolation_args *a, const char *device, size_t n,
+                   bool *isolate, double *timeout_s);
 
 /* ---- the device a run reports (device_facts.c) ---- */
 typedef struct tkb__device_facts {

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 static bool parse_seconds(const char *s, double *out) {
   char *end;
@@ -22,11 +23,22 @@ int tkb__check_timeout(const char *cmd, const char *flag, const char *value) {
                     "limit)", flag, value);
 }
 
-int tkb__isolation(const char *cmd, const tkb__isolation_args *a, size_t n, bool *isolate,
-                   double *timeout_s) {
+int tkb__isolation(const char *cmd, const tkb__isolation_args *a, const char *device, size_t n,
+                   bool *isolate, double *timeout_s) {
   if (a->isolate && a->no_isolate)
     return tkb__usage(cmd, "--isolate and --no-isolate contradict each other; give one");
   *isolate = a->isolate || (!a->no_isolate && n > 1);
   parse_seconds(a->timeout, timeout_s); /* checked when read */
+  /* A program that opened the device before calling tkb_main (tkbench itself never does)
+   * holds a runtime a forked worker cannot use: its entries run here. */
+  char kind[32];
+  tkb__device_kind(device, kind, sizeof kind);
+  const char *opened = strcmp(kind, "cpu") != 0 ? tkb__backend_opened(kind) : NULL;
+  if (*isolate && opened) {
+    fprintf(stderr, "%s %s: warning: this program opened %s before the run, and a worker process "
+            "cannot use its runtime: the entries run in this process (as with --no-isolate)\n",
+            tkb__prog, cmd, opened);
+    *isolate = false;
+  }
   return 0;
 }

@@ -299,7 +299,7 @@ static int run(const run_args *a) {
   bool isolate;
   double timeout_s;
   tkb__device_facts facts;
-  int rc = tkb__isolation(CMD, &a->iso, n, &isolate, &timeout_s);
+  int rc = tkb__isolation(CMD, &a->iso, a->sel.device, n, &isolate, &timeout_s);
   if (!rc && a->list_tests) {
     for (size_t k = 0; k < n; k++) printf("%s\n", tkb_registry_full_name(idx[k]));
   } else if (!rc) {

@@ -27,6 +27,9 @@ extern const tkb_plugin_host tkb__plugin_host;
 tkb_status tkb__backend_device(const char *kind, int index, const char *asked, tkb_device **out);
 /* Where the plugin of `kind` was loaded from ("" when it is not loaded). */
 const char *tkb__backend_path(const char *kind);
+/* The name of a device of backend `kind` this process has opened ("opencl:0"), or NULL:
+ * its runtime's threads and contexts would not survive a fork. */
+const char *tkb__backend_opened(const char *kind);
 
 /* True when a's data is host memory (the cpu, or a wrapped host buffer). */
 static inline bool tkb__host_array(const tkb_array *a) {
