@@ -2,10 +2,13 @@
 # (scripts/bootstrap.sh), configure and build.
 BUILD      ?= build
 ASAN_BUILD ?= build-asan
+FUZZ_BUILD ?= build-fuzz
+# `make fuzz`: seconds per harness
+FUZZ_SECONDS ?= 600
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: all bootstrap bootstrap-test build build-asan build-runtime test test-release test-asan run \
-        bench install uninstall clean
+.PHONY: all bootstrap bootstrap-test build build-asan build-runtime build-fuzz test test-release \
+        test-asan test-fuzz fuzz run bench install uninstall clean
 
 all: build
 
@@ -38,7 +41,22 @@ test-asan: build-asan bootstrap-test
 	cd $(ASAN_BUILD) && { TKB_TEST_QUICK=1 ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure \
 	  -j $(JOBS); rc=$$?; $(SKIP_REASONS); exit $$rc; }
 
-test: test-release test-asan
+# The libFuzzer harnesses (tests/fuzz) in a clang tree of their own: a short run of each
+# (10 s) as a test, and `make fuzz` for long runs (FUZZ_SECONDS per harness).
+build-fuzz: bootstrap
+	cmake -S . -B $(FUZZ_BUILD) -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=Debug -DTKB_FUZZ=ON \
+	  -DTKB_CUDA=OFF -DTKB_CUDA_EMU=OFF >/dev/null
+	cmake --build $(FUZZ_BUILD) --target fuzz_all -j $(JOBS)
+
+test-fuzz:
+	@if command -v clang >/dev/null 2>&1; then $(MAKE) --no-print-directory build-fuzz && \
+	  cd $(FUZZ_BUILD) && ctest -R '^fuzz_' --output-on-failure; \
+	else echo "test-fuzz: SKIPPED: no clang (scripts/bootstrap.sh installs it as root)"; fi
+
+fuzz: build-fuzz
+	bash tests/fuzz/run.sh $(FUZZ_BUILD) $(FUZZ_SECONDS)
+
+test: test-release test-asan test-fuzz
 
 # The default CPU suite: every `cpu`-tagged entry, forward and forward_and_vjp, every
 # impl. Sized to finish in well under a minute on 2 cores: 6 timed calls (the fewest that
@@ -72,4 +90,4 @@ bench: build
 	bash bench/run_all.sh $(BUILD)
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD)

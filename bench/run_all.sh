@@ -17,6 +17,7 @@ run "$build/bench_harness"
 [ -x "$build/bench_startup" ] && { echo; echo "## $build/bench_startup"; "$build/bench_startup"; rc=$?; [ $rc -eq 0 ] || [ $rc -eq 77 ] || status=1; }
 run "$build/bench_stopping"
 run python3 bench/compare_accuracy.py "$build"
+run "$build/bench_isolate"
 run "$build/bench_init"
 run python3 bench/init_vs_numpy.py "$build"
 run "$build/bench_normalization"

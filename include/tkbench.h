@@ -70,7 +70,11 @@ typedef enum tkb_status {
   TKB_ERR_IO = 13,               /* a file could not be read or written */
   TKB_ERR_NUMERICS = 14,         /* NaN or Inf where finite values are required */
   TKB_ERR_INTERRUPTED = 15,      /* stopped by a signal or a callback */
-  TKB_ERR_INTERNAL = 16          /* a bug in tkbench: please report it */
+  TKB_ERR_INTERNAL = 16,         /* a bug in tkbench: please report it */
+  TKB_ERR_CRASHED = 17,          /* the process running an entry died (a signal, or an exit
+                                    before its result): the message names the signal, the
+                                    entry and what it was doing */
+  TKB_ERR_TIMEOUT = 18           /* an entry ran past its time limit and was stopped */
 } tkb_status;
 
 /** Short upper-case name of a status ("OK", "INVALID_ARGUMENT", ...); never NULL. */
@@ -195,8 +199,8 @@ typedef struct tkb_device tkb_device;
 
 /**
  * Opens a device by name: "cpu", "cuda:N" or "opencl:N" (N counts the devices of every
- * platform in order; "opencl" alone is "opencl:0"). The cpu is built in; the first
- * cuda/opencl name loads that backend's plugin (libtkbench-cuda.so,
+ * platform in order; "opencl" alone is "opencl:0"; NULL is the cpu, "" no device). The
+ * cpu is built in; the first cuda/opencl name loads that backend's plugin (libtkbench-cuda.so,
  * libtkbench-opencl.so) from TKB_PLUGIN_PATH (colon-separated folders), else the folder
  * of libtkbench (or of the program it is linked into), else ../lib of it, else the
  * dynamic linker's path. Devices are shared singletons owned by the library: do not
@@ -270,6 +274,7 @@ tkb_status tkb_array_zeros(tkb_device *dev, const tkb_spec *spec, tkb_array **ou
 /**
  * Wraps caller-owned host memory (not copied, not freed, not counted) as a cpu
  * array. The memory must hold the spec's bytes and outlive the array.
+ * TKB_ERR_INVALID_ARGUMENT when data is NULL and the spec holds any bytes.
  */
 tkb_status tkb_array_wrap(const tkb_spec *spec, void *data, tkb_array **out);
 /** Deep copy onto dev (NULL: same device as src), across devices too (cpu <-> device,

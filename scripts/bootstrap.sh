@@ -33,6 +33,10 @@ if $for_tests; then
   # the HTML report's browser test renders the page in headless Chromium
   command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || missing+=(chromium)
 fi
+# The fuzz tree (tests/fuzz, `make test-fuzz`): clang with libFuzzer, and the OpenMP
+# runtime clang links.
+need_cmd clang clang
+need_pkg libomp-dev
 
 if [ ${#missing[@]} -gt 0 ]; then
   echo "bootstrap: installing ${missing[*]}" >&2

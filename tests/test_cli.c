@@ -234,12 +234,15 @@ static void test_bad_input(void) {
   BAD("--perf-counters: perf counter \"page_faults\" is given twice", "run", "--perf-counters",
       "PAGE-FAULTS,page_faults", "--out", out);
   BAD("no entry matches --filter 'no_such_entry'", "run", "--filter", "no_such_entry", "--out", out);
-  BAD("no entry matches --tag no_such_tag", "run", "--tag", "no_such_tag", "--out", out);
+  BAD("--tag: tag \"no_such_tag\" is on no registered entry; the tags are cpu, toy", "run", "--tag",
+      "no_such_tag", "--out", out);
+  /* a tag that exists, but not with the other criteria */
+  BAD("no entry matches --tag big --mode vjp", "run", "--tag", "big", "--mode", "vjp", "--out", out);
   BAD("no entry matches --filter 'toy' --mode vjp", "run", "--filter", "toy", "--mode", "vjp",
       "--out", out);
   BAD("no entry matches --impl nobody", "run", "--impl", "nobody", "--out", out);
   BAD("no entry matches --filter 'zzz'", "list", "--filter", "zzz");
-  BAD("no entry matches --tag zzz (8 entries registered", "list", "--tag", "zzz");
+  BAD("--tag: tag \"zzz\" is on no registered entry", "list", "--tag", "zzz");
   BAD("no entry matches --filter 'toy_1k' --op nan_kernel", "list", "--filter", "toy_1k", "--op",
       "nan_kernel");
   BAD("--op: op \"relu\" is not the op of any registered entry; the ops are axpy, nan_kernel, "

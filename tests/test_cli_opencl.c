@@ -235,10 +235,14 @@ static void test_default_tag(void) {
   r = CLI("run", "--device", "opencl:0", "--tag", "primary", "--benchmark_list_tests");
   CHECK(r.rc == 0 && !strcmp(r.out, "big_64_forward_opencl\n"));
   cli_free(&r);
-  /* check: the same default; the two cpu-tagged impls pass */
+  /* check: the same default; the two cpu-tagged impls pass. This program opened opencl:0
+   * itself, so they run in process (a forked worker could not use its runtime), and the
+   * run says so */
   r = CLI("check", "--device", "opencl:0");
   CHECK_MSG(r.rc == 0 && strstr(r.out, "2 passed, 0 failed") && !strstr(r.out, "big_64"),
             "check --device opencl:0: %s%s", r.out, r.err);
+  CHECK_MSG(strstr(r.err, "this program opened opencl:0 before the run") &&
+                strstr(r.err, "the entries run in this process"), "%s", r.err);
   cli_free(&r);
 }
 

@@ -360,12 +360,13 @@ static void test_failures(void) {
   cli_free(&r);
 }
 
-/* SIGINT during a run: the entry in progress finishes, the finished ones are written. */
+/* SIGINT during an in-process run: the entry in progress finishes, the finished ones are
+ * written (an isolated run's signals: tests/cli/faults.sh). */
 static void test_sigint(void) {
   const char *path = cli_path("interrupted.json");
   sigint_sent = 0;
   cli_result r = CLI("run", "--filter", "^(toy_1k_forward_c|sigint_1k_forward_c|late_1k_forward_c)$",
-                     "--iterations", "3", "--out", path);
+                     "--iterations", "3", "--out", path, "--no-isolate");
   CHECK_MSG(r.rc == 130, "rc %d: %s", r.rc, r.err);
   CHECK(sigint_sent == 1);
   CHECK(strstr(r.out, "interrupted: 2 of 3 selected entries ran"));
@@ -391,6 +392,11 @@ static void test_sigint(void) {
   sigaction(SIGINT, NULL, &now);
   CHECK(now.sa_handler == SIG_DFL);
   CHECK(files_starting(".interrupted.json") == 0);
+  /* the journal stays for --resume */
+  char journal[600];
+  snprintf(journal, sizeof journal, "%s.partial.jsonl", path);
+  CHECK(file_exists(journal));
+  unlink(journal);
 }
 
 /* Formats: by flag, by extension, on stdout; Google Benchmark's format flags. */

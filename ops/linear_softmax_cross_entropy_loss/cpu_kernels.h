@@ -108,8 +108,9 @@ static void FN(forward)(const cpu_state *s, const lsce_call *c, T *loss, T *lse,
     T *wbuf = FN(slice)(s->f_w, s->f_w_n, t), *xbuf = FN(slice)(s->f_x, s->f_x_n, t);
     T *L = FN(slice)(s->f_logits, s->f_logits_n, t);
     bool x_ready = false; /* xbuf holds all of x (B <= bc): widened once per thread */
+    /* no rows (B = 0): nothing to fold, and the group buffers are empty (NULL) */
 #pragma omp for schedule(dynamic, 1)
-    for (int64_t g = 0; g < G; g++) {
+    for (int64_t g = 0; g < (B > 0 ? G : 0); g++) {
       T *m = gm + g * B, *sum = gs + g * B, *lab = glab + g * B;
       for (int64_t i = 0; i < B; i++) {
         m[i] = -(T)INFINITY;

@@ -11,18 +11,16 @@
 /* 64 bytes: a cache line and an AVX-512 vector, so kernels may use aligned loads. */
 #define CPU_ALIGNMENT 64
 
-static size_t physical_memory_bytes(void) {
-  long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-  return (pages > 0 && page > 0) ? (size_t)pages * (size_t)page : SIZE_MAX;
-}
-
 static tkb_status cpu_alloc(tkb_device *dev, size_t nbytes, void **ptr) {
   (void)dev;
-  size_t phys = physical_memory_bytes();
-  if (nbytes > phys)
+  /* a request past what the process may hold fails here, with the reason, rather than
+   * succeed on paper (overcommit) and get the process killed when touched */
+  tkb__mem_limit limit;
+  tkb__memory_limit(&limit);
+  if (nbytes > limit.bytes)
     return tkb_set_error(TKB_ERR_OUT_OF_MEMORY,
-                         "cannot allocate %zu bytes (%.2f GiB) on cpu: the machine has %.2f GiB of memory",
-                         nbytes, nbytes / 1073741824.0, phys / 1073741824.0);
+                         "cannot allocate %zu bytes (%.2f GiB) on cpu: %s is %.2f GiB", nbytes,
+                         nbytes / 1073741824.0, limit.source, limit.bytes / 1073741824.0);
   size_t rounded = (nbytes + CPU_ALIGNMENT - 1) / CPU_ALIGNMENT * CPU_ALIGNMENT;
   void *p = aligned_alloc(CPU_ALIGNMENT, rounded ? rounded : CPU_ALIGNMENT);
   if (!p)

@@ -23,7 +23,9 @@
 #define TKB_EXIT_OK 0
 #define TKB_EXIT_FAILED 1      /* an entry failed, or an output could not be written */
 #define TKB_EXIT_USAGE 2       /* bad command line; nothing ran */
-#define TKB_EXIT_INTERRUPTED 130 /* 128 + SIGINT, the shell's convention */
+#define TKB_EXIT_INTERRUPTED 130 /* 128 + SIGINT, the shell's convention: a run stopped by
+                                    signal S exits 128 + S (SIGTERM 143, SIGHUP 129, a closed
+                                    stdout 141 as SIGPIPE) */
 
 /* A macro's value as text, for defaults that help prints and the parser reads. */
 #define TKB__TEXT(x) TKB__TEXT_(x)
@@ -220,6 +222,97 @@ int tkb__wait(pid_t pid);
 /* Runs argv to its end, its stdout collected into *out (malloc'd, NUL-ended; NULL when
  * out of memory). Returns as tkb__wait, or -1 when it could not start (errno). */
 int tkb__run_capture(char *const argv[], char **out);
+
+/* ---- isolation flags, which run and check share ---- */
+typedef struct tkb__isolation_args {
+  bool isolate, no_isolate;     /* --isolate, --no-isolate */
+  const char *timeout;          /* --timeout SECONDS (checked when read) */
+} tkb__isolation_args;
+/* The rows, for a command whose argument struct holds a tkb__isolation_args at `at`. */
+#define TKB__ISOLATION_FLAGS(at, what)                                                        \
+  {.heading = "Isolation:"},                                                                  \
+  {.name = "--isolate", .kind = TKB__FLAG_SWITCH, .offset = (at) + offsetof(tkb__isolation_args, isolate), \
+   .shown = "on when more than one entry is selected",                                        \
+   .help = "Run each entry in a worker process of its own, so that an entry that crashes, "   \
+           "aborts, hangs or runs out of memory fails alone (its error names the signal and "  \
+           "what it was doing) and the run goes on. " what},                                  \
+  {.name = "--no-isolate", .kind = TKB__FLAG_SWITCH,                                          \
+   .offset = (at) + offsetof(tkb__isolation_args, no_isolate),                                \
+   .help = "Run every entry in this process (for a debugger); an entry that crashes ends "    \
+           "the run, and --timeout cannot stop one."},                                        \
+  {.name = "--timeout", .metavar = "SECONDS", .kind = TKB__FLAG_TEXT,                         \
+   .offset = (at) + offsetof(tkb__isolation_args, timeout), .value = TKB__TEXT(TKB__DEFAULT_TIMEOUT_S), \
+   .check = tkb__check_timeout,                                                               \
+   .help = "An isolated entry still running after this long is killed and fails as timed "    \
+           "out; 0: no limit."}
+/* Default --timeout: generous (a primary-size entry on a slow device takes minutes). */
+#define TKB__DEFAULT_TIMEOUT_S 600
+int tkb__check_timeout(const char *cmd, const char *flag, const char *value);
+/* Whether n entries on device run isolated: --isolate, else unless --no-isolate when
+ * n > 1; but never when this process has opened a device of that kind already (a program
+ * calling tkb_main after using the device), which is said on stderr. *timeout_s gets
+ * --timeout's seconds. 0, or TKB_EXIT_USAGE after printing (both flags given). */
+int tkb__isolation(const char *cmd, const tkb__isolation_args *a, const char *device, size_t n,
+                   bool *isolate, double *timeout_s);
+
+/* ---- the device a run reports (device_facts.c) ---- */
+typedef struct tkb__device_facts {
+  char name[64];           /* canonical: "cpu", "cuda:0" */
+  char description[256];
+  char method[64];         /* the options' method, resolved ("auto" -> "wallclock") */
+  char uuid[64];           /* tkb_device_uuid: how merged results tell devices apart */
+  bool have_peaks;         /* peaks measured (asked for, and the measurement worked) */
+  tkb__peaks peaks;
+} tkb__device_facts;
+/*
+ * Opens the device and checks the benchmark options o against it (the method table:
+ * auto, aliases, which flags which methods take; o NULL: no check), so that what would
+ * fail every entry is a usage error before any runs. With isolate, on any device but
+ * the cpu, this is done in a worker process: a CUDA context or an OpenCL runtime's
+ * threads do not survive the fork of the workers that follow. Returns 0, or the exit
+ * code after printing why (TKB_EXIT_USAGE; TKB_EXIT_FAILED when the probe died). With
+ * peaks, the device's peaks are measured there too (about a second).
+ */
+int tkb__device_find(const char *cmd, const char *device, const tkb_bench_opts *o, bool peaks,
+                     bool isolate,
+                      double timeout_s, tkb__device_facts *d);
+
+/* ---- run's outputs (run_output.c) ---- */
+typedef struct tkb__run_output {
+  /* set by the caller before open */
+  const char *cmd;
+  const char *out;                  /* --out FILE; NULL: none (then no journal) */
+  const tkb__format *file_fmt;      /* its format */
+  const tkb__format *stdout_fmt;    /* NULL: nothing on stdout */
+  bool table;                       /* stdout shows failures and the interruption itself */
+  bool color;                       /* the table may use colour (a terminal, or asked for) */
+  bool stdout_aggregates_only;      /* Google Benchmark's aggregate-only reports */
+  bool file_aggregates_only;
+  int experiments;                  /* a failed entry's repetitions in the JSON */
+  tkb__progress progress;           /* begun by the caller */
+  /* state */
+  tkb__reporter stdout_r;
+  bool have_stdout, stdout_failed, write_failed, journaling;
+  tkb__journal journal;
+  tkb__journal_contents resumed;    /* the journal's entries, with --resume */
+} tkb__run_output;
+/* Starts the outputs: the journal (created; with resume read back, its context checked
+ * against ctx, whose date becomes the journal's), stdout's report (the resumed entries
+ * first). 0, or the exit code after printing why. Close it either way. */
+int tkb__run_output_open(tkb__run_output *o, tkb__report_ctx *ctx, bool resume);
+/* After a failed open, or when nothing will run: drops what open made (a journal this run
+ * created is removed; a resumed one stays as it was). */
+void tkb__run_output_abandon(tkb__run_output *o);
+/* True when the resumed journal holds the entry named name. */
+bool tkb__run_output_resumed(const tkb__run_output *o, const char *name);
+/* The runner's on_start and on_done (user: the output). */
+void tkb__run_output_start(void *user, size_t k, size_t n, const char *name);
+void tkb__run_output_entry(void *user, size_t k, size_t n, const tkb__result *r);
+/* Ends stdout's report, writes --out's file from the journal and removes the journal when
+ * the run is complete (an interrupted run keeps it for --resume). Returns rc, or
+ * TKB_EXIT_FAILED when a write failed (said). s->n_selected gains the resumed entries. */
+int tkb__run_output_close(tkb__run_output *o, const tkb__report_ctx *ctx, tkb__run_summary *s,
+                          size_t n_done, int rc);
 
 /* ---- help (help.c) ---- */
 /* Prints the overview (`tkbench --help`). */

@@ -3,6 +3,7 @@
  * at all, like BENCHMARK_MAIN) mean `run`. */
 #include "cli.h"
 
+#include <errno.h>
 #include <string.h>
 
 /* The command of a command line that names none. */
@@ -20,6 +21,19 @@ static bool registered(void) {
   return false;
 }
 
+/* A report lost on the way out is a failure: `tkbench list > /dev/full` must not exit 0.
+ * (Commands that write as they go say it themselves, with what was lost.) */
+static int stdout_status(const char *cmd, int rc) {
+  errno = 0;
+  const bool failed = fflush(stdout) != 0 || ferror(stdout);
+  const int err = errno ? errno : EIO;
+  clearerr(stdout);
+  if (!failed || rc != TKB_EXIT_OK) return rc;
+  fprintf(stderr, "%s%s%s: cannot write to stdout: %s\n", tkb__prog, cmd ? " " : "", cmd ? cmd : "",
+          strerror(err));
+  return TKB_EXIT_FAILED;
+}
+
 int tkb_main(int argc, char **argv) {
   tkb__prog = basename_of(argc > 0 ? argv[0] : NULL);
   tkb__exe = argc > 0 && argv[0] ? argv[0] : "tkbench";
@@ -27,18 +41,19 @@ int tkb_main(int argc, char **argv) {
    * Benchmark's flags are --benchmark_* and its log level --v */
   if (argc < 2 || strncmp(argv[1], "--benchmark_", 12) == 0 || strcmp(argv[1], "--v") == 0 ||
       strncmp(argv[1], "--v=", 4) == 0)
-    return registered() ? tkb__command_find(IMPLIED_COMMAND)->handler(argc, argv) : TKB_EXIT_USAGE;
+    return registered() ? stdout_status(IMPLIED_COMMAND, tkb__command_find(IMPLIED_COMMAND)->handler(argc, argv))
+                        : TKB_EXIT_USAGE;
   const char *cmd = argv[1];
   if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help")) {
     tkb__help_overview(stdout);
-    return TKB_EXIT_OK;
+    return stdout_status(NULL, TKB_EXIT_OK);
   }
   /* --version is the version command's other spelling */
   const tkb__command *c = tkb__command_find(strcmp(cmd, "--version") ? cmd : "version");
   /* version and help read no entry: they answer without registering thousands */
   const bool entries = c && strcmp(c->name, "version") != 0 && strcmp(c->name, "help") != 0;
   if (entries && !registered()) return TKB_EXIT_USAGE;
-  if (c) return c->handler(argc - 1, argv + 1);
+  if (c) return stdout_status(c->name, c->handler(argc - 1, argv + 1));
   if (cmd[0] == '-')
     return tkb__usage(NULL, "unknown flag '%s' (flags go after the command: %s %s %s)", cmd,
                       tkb__prog, IMPLIED_COMMAND, cmd);

@@ -1,9 +1,9 @@
 /*
  * run.c - `tkbench run`: read the flags (tkbench's and Google Benchmark's spellings),
  * check everything that can be checked before any entry runs (so a usage error costs
- * nothing and writes nothing), run the selected entries, and hand each finished one to
- * the reporters: stdout's (the console table, streamed) and --out's (its text lands on
- * disk under a temporary name, renamed when complete).
+ * nothing and writes nothing), run the selected entries (isolated in worker processes
+ * when there are several), and hand each finished one to the outputs (run_output.c):
+ * stdout's report and --out's journal, from which the file is written at the end.
  */
 #include "bench.h"
 #include "cli.h"
@@ -32,9 +32,10 @@ typedef struct run_args {
   bool cold_cache;
   const char *event_filter, *trace_dir; /* tkb_bench_opts' event_filter_regex, trace_dir */
   bool no_blocking_kernel;
-  const char *format, *out;
+  const char *format, *out, *resume;
   bool quiet;
   bool peaks;         /* measure the device's peaks into the context */
+  tkb__isolation_args iso;
   const char *gb_format, *gb_out_format; /* --benchmark_format, --benchmark_out_format */
   bool list_tests;
   bool serve;         /* `ab`'s worker (ab_worker.c) */
@@ -55,6 +56,15 @@ static int check_stop(const char *cmd, const char *flag, const char *value) {
   tkb__stop_choice c;
   if (tkb__stop_parse(value, flag, &c) != TKB_OK) return tkb__usage(cmd, "%s", tkb_last_error());
   return 0;
+}
+
+/* More threads than this is a typo (and OpenMP would try to start them all). */
+#define MAX_THREADS 1024
+
+static int check_threads(const char *cmd, const char *flag, const char *value) {
+  if (strtol(value, NULL, 10) <= MAX_THREADS) return 0;
+  return tkb__usage(cmd, "%s %s is more threads than tkbench starts; expected 1 to %d", flag, value,
+                    MAX_THREADS);
 }
 
 static int check_warmup(const char *cmd, const char *flag, const char *value) {
@@ -132,6 +142,7 @@ static const tkb__flag run_flags[] = {
              "machine spreads over every entry instead of landing on a few. Every selected "
              "entry is held in memory at once."},
     {.name = "--threads", .metavar = "N", .kind = TKB__FLAG_COUNT, .offset = AT(threads),
+     .check = check_threads,
      .shown = "the OpenMP default (OMP_NUM_THREADS, else the cores)",
      .help = "OpenMP threads of the cpu ops and fills."},
     {.name = "--warmup", .metavar = "WHEN", .kind = TKB__FLAG_TEXT, .offset = AT(warmup),
@@ -177,8 +188,14 @@ static const tkb__flag run_flags[] = {
               TKB__FILE_FORMAT " for any other",
      .help = "{formats}: the format of --out's file when --out is given, else of stdout."},
     {.name = "--out", .metavar = "FILE", .kind = TKB__FLAG_TEXT, .offset = AT(out),
-     .help = "Also write the report to FILE (written whole under a temporary name, then "
-             "renamed)."},
+     .help = "Also write the report to FILE. Each finished entry is first appended to the "
+             "journal FILE.partial.jsonl (synced to the disk); at the end FILE is written from "
+             "it whole, under a temporary name renamed when complete, and the journal is "
+             "removed. A run cut short keeps the journal."},
+    {.name = "--resume", .metavar = "FILE", .kind = TKB__FLAG_TEXT, .offset = AT(resume),
+     .help = "Continue the run whose --out was FILE from its journal (after a kill, a crash "
+             "or Ctrl-C): its entries are kept, the others run, then FILE is written. The "
+             "options that shape the numbers must be the ones it was started with."},
     {.name = "--quiet", .kind = TKB__FLAG_SWITCH, .offset = AT(quiet),
      .help = "No table and no progress line; errors still go to stderr."},
     {.name = "--peaks", .kind = TKB__FLAG_SWITCH, .offset = AT(peaks),
@@ -193,6 +210,11 @@ static const tkb__flag run_flags[] = {
      .check = check_context,
      .help = "Add KEY=VALUE to the report's context (the JSON's \"context\", the table's "
              "header): repeatable, comma-separated."},
+    TKB__ISOLATION_FLAGS(AT(iso), "On a cuda or opencl device one worker runs the entries in "
+                                  "turn (a new process would open the device again), and a "
+                                  "new one takes over after a failure. With --interleave one "
+                                  "worker holds every entry; when it dies, its entry fails "
+                                  "and a new worker runs the others from their start."),
     {.heading = "Google Benchmark's spellings, so its tools (compare.py) can drive {prog}:"},
     {.name = "--benchmark_filter", .metavar = "REGEX", .kind = TKB__FLAG_TEXT,
      .offset = AT(sel.filter), .same_as = "--filter"},
@@ -321,18 +343,6 @@ static tkb_bench_opts bench_opts(const run_args *a) {
                           .perf_counters = a->perf_counters};
 }
 
-/* The options through the library's one check (the method table: auto, aliases, what the
- * device has, which flags which methods honour), so that what would fail every entry
- * once the run is under way is a usage error now. *method gets the canonical name. */
-static int check_options(tkb_device *dev, const run_args *a, const char **method) {
-  const tkb_bench_opts o = bench_opts(a);
-  const tkb__method *m;
-  if (tkb__bench_check(dev, &o, TKB__NAME_FLAGS, &m, NULL) != TKB_OK)
-    return tkb__usage(CMD, "%s", tkb_last_error());
-  *method = m->name;
-  return 0;
-}
-
 /* The formats of stdout and of --out's file, as the flags ask. */
 static int formats(const run_args *a, const tkb__format **stdout_fmt, const tkb__format **file_fmt) {
   const tkb__format *fmt = NULL;
@@ -358,17 +368,17 @@ static void add_warning(void *user, const char *kind, const char *text) {
   snprintf(ctx->warnings[ctx->n_warnings++].text, sizeof ctx->warnings[0].text, "%s", text);
 }
 
-static void fill_context(tkb__report_ctx *ctx, const run_args *a, tkb_device *dev,
-                         const char *method, const size_t *idx, size_t n,
-                         const tkb__shard_info *shard, char *stop, size_t stop_cap) {
+static void fill_context(tkb__report_ctx *ctx, const run_args *a, const tkb__device_facts *d,
+                         const size_t *idx, size_t n, const tkb__shard_info *shard, char *stop,
+                         size_t stop_cap) {
   tkb__stop_choice choice;
   tkb__stop_parse(stop_rule(a), "--stop", &choice); /* checked when read */
   tkb__stop_text(&choice, stop, stop_cap);
   *ctx = (tkb__report_ctx){.executable = tkb__exe,
-                           .device = tkb_device_name(dev),
-                           .device_description = tkb_device_description(dev),
-                           .device_uuid = tkb_device_uuid(dev),
-                           .method = method,
+                           .device = d->name,
+                           .device_description = d->description,
+                           .device_uuid = d->uuid,
+                           .method = d->method,
                            .seed = a->seed,
                            .iterations = a->iterations ? a->iterations : TKB__DEFAULT_ITERATIONS,
                            .experiments = a->experiments,
@@ -385,61 +395,34 @@ static void fill_context(tkb__report_ctx *ctx, const run_args *a, tkb_device *de
   tkb__iso_date(ctx->date, sizeof ctx->date);
   tkb__host_facts_read(&ctx->host);
   tkb__environment_warnings(&ctx->host.env, add_warning, ctx);
-  if (a->peaks) ctx->have_peaks = tkb__peaks_measure(dev, &ctx->peaks) == TKB_OK;
+  ctx->have_peaks = d->have_peaks;
+  ctx->peaks = d->peaks;
   for (size_t k = 0; k < n; k++) {
     int len = (int)strlen(tkb_registry_full_name(idx[k]));
     if (len > ctx->name_width) ctx->name_width = len;
   }
 }
 
-/* What the runner's callbacks share: the progress line and the reporters. */
-typedef struct live {
-  tkb__progress progress;
-  tkb__reporter *reporters[2]; /* stdout's, --out's; either may be NULL */
-  bool table;                  /* stdout shows failures itself (a live view) */
-} live;
-
-static void on_start(void *user, size_t k, size_t n, const char *name) {
-  (void)n;
-  live *l = user;
-  tkb__progress_show(&l->progress, k, name);
-}
-
-static void on_done(void *user, size_t k, size_t n, const tkb__result *r) {
-  (void)k;
-  (void)n;
-  live *l = user;
-  tkb__progress_clear(&l->progress);
-  for (size_t i = 0; i < TKB_ARRAY_LEN(l->reporters); i++)
-    if (l->reporters[i]) tkb__reporter_entry(l->reporters[i], r);
-  /* No table on stdout: a failure still needs saying. */
-  if (!r->bd && !l->table)
-    fprintf(stderr, "%s %s: %s failed (%s): %s\n", tkb__prog, CMD, r->name,
-            tkb_status_name(r->status), r->error ? r->error : "");
-}
-
-static tkb__runner make_runner(const run_args *a, const char *method, live *l) {
-  tkb_bench_opts o = bench_opts(a);
-  o.method = method;
+static tkb__runner make_runner(const run_args *a, const char *method, tkb__run_output *o,
+                               bool isolate, double timeout_s) {
+  tkb_bench_opts b = bench_opts(a);
+  b.method = method;
   return (tkb__runner){.device = a->sel.device,
                        .seed = a->seed,
-                       .bench = o,
+                       .bench = b,
                        .interleave = a->interleave,
-                       .stop_on_sigint = true,
-                       .on_start = on_start,
-                       .on_done = on_done,
-                       .user = l};
+                       .isolate = isolate,
+                       .timeout_s = timeout_s,
+                       .stop_on_signal = true,
+                       .on_start = tkb__run_output_start,
+                       .on_done = tkb__run_output_entry,
+                       .user = o};
 }
 
-/* Ends --out's report and lands the file; false (message printed) when that failed. */
-static bool finish_file(const run_args *a, tkb__reporter *r, tkb__outfile *o,
-                        const tkb__run_summary *s, bool table) {
-  tkb_status st = tkb__reporter_end(r, s);
-  if (st) tkb__outfile_abort(o);
-  else st = tkb__outfile_commit(o);
-  if (st) fprintf(stderr, "%s %s: %s\n", tkb__prog, CMD, tkb_last_error());
-  else if (table) printf("wrote %s (%s)\n", a->out, r->format->name);
-  return st == TKB_OK;
+/* The exit status of a run that went to its end or was stopped. */
+static int exit_status(const tkb__run_count *c, size_t resumed_failed) {
+  if (c->interrupted) return 128 + c->signal;
+  return c->failed || resumed_failed ? TKB_EXIT_FAILED : TKB_EXIT_OK;
 }
 
 /* Colour on stdout: --benchmark_color, else a terminal without NO_COLOR. */
@@ -449,60 +432,54 @@ static bool use_color(const run_args *a) {
   return !strcmp(c, "true") || !strcmp(c, "yes") || !strcmp(c, "1");
 }
 
-/* Runs the selected entries idx[0..n) into the reporters; returns the exit code. */
-static int run_selected(const run_args *a, tkb_device *dev, const char *method,
+/* Runs the selected entries idx[0..n) into the outputs; returns the exit code. */
+static int run_selected(const run_args *a, const char *out, const tkb__device_facts *d,
                         const tkb__format *stdout_fmt, const tkb__format *file_fmt,
-                        const size_t *idx, size_t n, const tkb__shard_info *shard) {
+                        const size_t *idx, size_t n, const tkb__shard_info *shard, bool isolate,
+                        double timeout_s) {
   tkb__report_ctx ctx;
   char stop[256];
-  fill_context(&ctx, a, dev, method, idx, n, shard, stop, sizeof stop);
+  fill_context(&ctx, a, d, idx, n, shard, stop, sizeof stop);
   const bool to_stdout = !(a->quiet && stdout_fmt->live_view);
-  live l = {.table = to_stdout && stdout_fmt->live_view};
-  tkb__reporter out_r, file_r;
-  tkb__outfile file = {0};
-  tkb__progress_begin(&l.progress, stderr, !a->quiet && isatty(fileno(stderr)), n);
-  tkb_status st = a->out ? tkb__outfile_open(&file, a->out) : TKB_OK;
-  if (!st && a->out && !(st = tkb__reporter_begin(&file_r, file_fmt, file.f, &ctx, false))) {
-    l.reporters[1] = &file_r;
-    file_r.aggregates_only = a->gb_report_aggregates_only;
+  tkb__run_output o = {.cmd = CMD,
+                       .out = out,
+                       .file_fmt = file_fmt,
+                       .stdout_fmt = to_stdout ? stdout_fmt : NULL,
+                       .table = to_stdout && stdout_fmt->live_view,
+                       .color = use_color(a),
+                       .stdout_aggregates_only = a->gb_report_aggregates_only ||
+                                                 a->gb_display_aggregates_only,
+                       .file_aggregates_only = a->gb_report_aggregates_only,
+                       .experiments = a->experiments};
+  int rc = tkb__run_output_open(&o, &ctx, a->resume != NULL);
+  size_t *todo = rc ? NULL : malloc((n ? n : 1) * sizeof *todo), m = 0, resumed_failed = 0;
+  if (!rc && !todo) rc = tkb__usage(CMD, "out of memory");
+  if (rc) {
+    tkb__run_output_abandon(&o);
+    return rc;
   }
-  if (!st && to_stdout &&
-      !(st = tkb__reporter_begin(&out_r, stdout_fmt, stdout, &ctx, l.table && use_color(a)))) {
-    l.reporters[0] = &out_r;
-    out_r.aggregates_only = a->gb_report_aggregates_only || a->gb_display_aggregates_only;
-  }
-  if (st) {
-    if (l.reporters[1]) tkb__reporter_discard(l.reporters[1]);
-    tkb__outfile_abort(&file);
-    fprintf(stderr, "%s %s: %s\n", tkb__prog, CMD, tkb_last_error());
-    return TKB_EXIT_FAILED;
-  }
-
-  tkb__runner runner = make_runner(a, method, &l);
-  tkb__run_count count = tkb__run_entries(&runner, idx, n);
-  tkb__progress_clear(&l.progress);
-  tkb__run_summary s = {.n_selected = n,
-                        .wall_s = tkb__progress_elapsed(&l.progress),
+  for (size_t k = 0; k < n; k++)
+    if (!tkb__run_output_resumed(&o, tkb_registry_full_name(idx[k]))) todo[m++] = idx[k];
+  for (size_t i = 0; i < o.resumed.n; i++) resumed_failed += o.resumed.results[i].bd == NULL;
+  tkb__progress_begin(&o.progress, stderr, !a->quiet && isatty(fileno(stderr)), o.resumed.n + m);
+  tkb__runner runner = make_runner(a, d->method, &o, isolate, timeout_s);
+  tkb__run_count count = tkb__run_entries(&runner, todo, m);
+  free(todo);
+  tkb__run_summary s = {.n_selected = m,
+                        .wall_s = tkb__progress_elapsed(&o.progress),
                         .interrupted = count.interrupted};
   tkb__load_now(&s.load_end);
-  int rc = count.interrupted ? TKB_EXIT_INTERRUPTED : count.failed ? TKB_EXIT_FAILED : TKB_EXIT_OK;
-  if (l.reporters[0]) tkb__reporter_end(l.reporters[0], &s);
-  if (count.interrupted && !l.table)
-    fprintf(stderr, "%s %s: interrupted: %zu of %zu entries ran\n", tkb__prog, CMD, count.done, n);
-  fflush(stdout);
-  if (a->out && !finish_file(a, &file_r, &file, &s, l.table) && rc == TKB_EXIT_OK)
-    rc = TKB_EXIT_FAILED;
-  return rc;
+  return tkb__run_output_close(&o, &ctx, &s, count.done, exit_status(&count, resumed_failed));
 }
 
 /* `ab`'s worker: the selected entries wait for its requests (ab_worker.c). */
-static int serve_selected(const run_args *a, tkb_device *dev, const char *method, const size_t *idx,
+static int serve_selected(const run_args *a, const tkb__device_facts *d, const size_t *idx,
                           size_t n, const tkb__shard_info *shard) {
   tkb__report_ctx ctx;
   char stop[256];
-  fill_context(&ctx, a, dev, method, idx, n, shard, stop, sizeof stop);
+  fill_context(&ctx, a, d, idx, n, shard, stop, sizeof stop);
   tkb_bench_opts o = bench_opts(a);
-  o.method = method;
+  o.method = d->method;
   const tkb__runner runner = {.device = a->sel.device, .seed = a->seed, .bench = o};
   return tkb__serve(&runner, &ctx, idx, n);
 }
@@ -537,25 +514,42 @@ static int run(run_args *a, int argc, char **argv) {
   if (tkb__load_plugins(CMD, &a->sel.loads)) return TKB_EXIT_USAGE;
   if (a->threads) tkb_set_num_threads(a->threads);
   const tkb__format *stdout_fmt, *file_fmt;
-  if (formats(a, &stdout_fmt, &file_fmt)) return TKB_EXIT_USAGE;
+  const char *out = a->resume ? a->resume : a->out;
+  if (a->resume && a->out && strcmp(a->resume, a->out) != 0)
+    return tkb__usage(CMD, "--resume %s and --out %s name different files; --resume FILE "
+                      "writes FILE", a->resume, a->out);
+  run_args with_out = *a;
+  with_out.out = out;
+  if (formats(&with_out, &stdout_fmt, &file_fmt)) return TKB_EXIT_USAGE;
   if (a->list_tests) return list_tests(a);
-  if (tkb__device_is_all(a->sel.device)) return run_devices(a, stdout_fmt, file_fmt, argc, argv);
-  tkb_device *dev;
-  if (tkb_device_get(a->sel.device, &dev) != TKB_OK)
+  if (tkb__device_is_all(a->sel.device)) {
+    if (a->resume)
+      return tkb__usage(CMD, "--resume continues a run on one device, not --device %s (each "
+                        "device's worker keeps its own journal)", a->sel.device);
+    return run_devices(a, stdout_fmt, file_fmt, argc, argv);
+  }
+  if (tkb__device_name_check(a->sel.device) != TKB_OK)
     return tkb__usage(CMD, "--device: %s", tkb_last_error());
-  const char *method = NULL;
-  if (check_options(dev, a, &method)) return TKB_EXIT_USAGE;
   size_t *idx = NULL, n = 0;
   tkb__shard_info shard;
   if (tkb__select_entries(&tkb__command_run, &a->sel, NULL, &idx, &n, &shard)) return TKB_EXIT_USAGE;
   if (!a->quiet) tkb__shard_note(CMD, &shard);
-  int rc = TKB_EXIT_OK;
-  if (a->serve)
-    rc = serve_selected(a, dev, method, idx, n, &shard);
-  else if (a->out && tkb__outfile_check(a->out) != TKB_OK)
+  bool isolate;
+  double timeout_s;
+  tkb__device_facts facts;
+  /* ab's worker serves its entries in this process */
+  int rc = a->serve ? 0 : tkb__isolation(CMD, &a->iso, a->sel.device, n, &isolate, &timeout_s);
+  if (a->serve) isolate = false, timeout_s = 0;
+  if (!rc) {
+    const tkb_bench_opts o = bench_opts(a);
+    rc = tkb__device_find(CMD, a->sel.device, &o, a->peaks, isolate, timeout_s, &facts);
+  }
+  if (!rc && a->serve)
+    rc = serve_selected(a, &facts, idx, n, &shard);
+  else if (!rc && out && tkb__outfile_check(out) != TKB_OK)
     rc = tkb__usage(CMD, "--out: %s", tkb_last_error());
-  else
-    rc = run_selected(a, dev, method, stdout_fmt, file_fmt, idx, n, &shard);
+  else if (!rc)
+    rc = run_selected(&with_out, out, &facts, stdout_fmt, file_fmt, idx, n, &shard, isolate, timeout_s);
   free(idx);
   return rc;
 }
@@ -576,13 +570,15 @@ const tkb__command tkb__command_run = {
     .usage = "[flags]",
     .about = "Runs the selected entries one after another and reports, per entry, the median, "
              "min and max time per call, the spread (stddev / median) and the throughputs. A "
-             "failing entry (an error, or NaN/Inf in its outputs) is reported and the run goes "
-             "on. Ctrl-C stops after the entry in progress and writes what finished.",
+             "failing entry (an error, NaN/Inf in its outputs, a crash or a timeout) is "
+             "reported and the run goes on. Ctrl-C, SIGTERM and SIGHUP stop the entry in "
+             "progress (an isolated one at once) and write what finished.",
     .selection = TKB__SELECT_ALL,
     .default_tag = true,
     .flags = run_flags,
-    .epilogue = "Exit status: 0 every entry ran, 1 an entry failed, 2 usage error (nothing "
-                "ran), 130 interrupted by Ctrl-C (the finished entries are written).\n"
+    .epilogue = "Exit status: 0 every entry ran, 1 an entry failed or an output could not be "
+                "written, 2 usage error (nothing ran), 130 interrupted by Ctrl-C, 143 by "
+                "SIGTERM, 129 by SIGHUP, 141 stdout closed (the finished entries are written).\n"
                 "\n"
                 "Examples:\n"
                 "  {prog} run\n"
@@ -590,6 +586,7 @@ const tkb__command tkb__command_run = {
                 "  {prog} run --op ragged_dot,normalization --mode forward\n"
                 "  {prog} run --filter '^cpu_96x96x64_' --iterations 50 --format markdown\n"
                 "  {prog} run --benchmark_repetitions=9 --benchmark_out=base.json\n"
+                "  {prog} run --resume results/latest.json\n"
                 "  {prog} run --device opencl:0 --method xprof --event-filter norm --trace-dir .",
     .positional = " (entries are chosen with --filter REGEX)",
 };

@@ -138,6 +138,8 @@ int tkb__select_entries(const tkb__command *cmd, const tkb__select_args *a,
   }
   if (tkb__ops_check(a->ops.items, a->ops.n) != TKB_OK)
     return tkb__usage(cmd->name, "--op: %s", tkb_last_error());
+  if (tkb__tags_check(a->tags.items, a->tags.n) != TKB_OK)
+    return tkb__usage(cmd->name, "--tag: %s", tkb_last_error());
   char kind[32];
   bool by_device = cmd->selection & TKB__SELECT_DEVICE;
   if (by_device) tkb__device_kind(a->device, kind, sizeof kind);

@@ -44,8 +44,7 @@ tkb_status tkb_array_zeros(tkb_device *dev, const tkb_spec *spec, tkb_array **ou
   return TKB_OK;
 }
 
-tkb_status tkb_array_wrap(const tkb_spec *spec, void *data, tkb_array **out) {
-  if (!out) return tkb_set_error(TKB_ERR_INVALID_ARGUMENT, "tkb_array_wrap: out is NULL");
+tkb_status tkb__array_header(const tkb_spec *spec, void *data, tkb_array **out) {
   tkb_status st = tkb_spec_check(spec, "array");
   if (st) return st;
   tkb_array *a = calloc(1, sizeof *a);
@@ -58,6 +57,21 @@ tkb_status tkb_array_wrap(const tkb_spec *spec, void *data, tkb_array **out) {
   a->owns_data = false;
   *out = a;
   return TKB_OK;
+}
+
+tkb_status tkb_array_wrap(const tkb_spec *spec, void *data, tkb_array **out) {
+  if (!out) return tkb_set_error(TKB_ERR_INVALID_ARGUMENT, "tkb_array_wrap: out is NULL");
+  tkb_status st = tkb_spec_check(spec, "array");
+  if (st) return st;
+  size_t nbytes;
+  tkb_spec_nbytes(spec, &nbytes);
+  if (!data && nbytes) {
+    char text[160];
+    tkb_spec_format(spec, text, sizeof text);
+    return tkb_set_error(TKB_ERR_INVALID_ARGUMENT,
+                         "tkb_array_wrap: data is NULL but spec %s holds %zu bytes", text, nbytes);
+  }
+  return tkb__array_header(spec, data, out);
 }
 
 tkb_status tkb__copy_bytes(tkb_device *dst_dev, void *dst, tkb_device *src_dev,

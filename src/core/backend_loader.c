@@ -276,6 +276,17 @@ tkb_status tkb__backend_count(const char *kind, int *n) {
   return st;
 }
 
+const char *tkb__backend_opened(const char *kind) {
+  const char *name = NULL;
+  pthread_mutex_lock(&lock);
+  for (size_t i = 0; i < TKB_ARRAY_LEN(plugins) && !name; i++)
+    if (strcmp(plugins[i].kind, kind) == 0)
+      for (int d = 0; d < MAX_DEVICES && !name; d++)
+        if (plugins[i].devices[d]) name = plugins[i].devices[d]->name;
+  pthread_mutex_unlock(&lock);
+  return name;
+}
+
 const char *tkb__backend_path(const char *kind) {
   for (size_t i = 0; i < TKB_ARRAY_LEN(plugins); i++)
     if (strcmp(plugins[i].kind, kind) == 0 && plugins[i].backend) return plugins[i].path;

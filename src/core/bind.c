@@ -76,6 +76,10 @@ static tkb_status accept(const tkb_fn *f, const tkb_param *p, const tkb_value *v
       break;
     case TKB_KIND_STRING:
       if (v->tag == TKB_VALUE_STRING && v->s) return TKB_OK;
+      if (v->tag == TKB_VALUE_STRING)
+        return tkb_set_error(TKB_ERR_INVALID_ARGUMENT,
+                             "argument '%s' of %s() is TKB_STRING(NULL); give it a string (\"\" "
+                             "for an empty one)", p->name, fn_name(f));
       break;
   }
   return tkb_set_error(TKB_ERR_WRONG_KIND, "argument '%s' of %s() must be %s; got %s", p->name,
@@ -89,6 +93,10 @@ tkb_status tkb__bind(const tkb_fn *f, const tkb_value *args, size_t nargs,
   if (nkwargs && !kwargs)
     return tkb_set_error(TKB_ERR_INVALID_ARGUMENT, "kwargs is NULL but nkwargs is %zu", nkwargs);
   size_t n = f->n_params;
+  for (size_t i = 0; i < n; i++)
+    if (!f->params[i].name)
+      return tkb_set_error(TKB_ERR_INVALID_ARGUMENT, "parameter %zu of %s() has no name (NULL)", i,
+                           fn_name(f));
   tkb_value *bound = calloc(n ? n : 1, sizeof *bound);
   if (!bound) return tkb_set_error(TKB_ERR_OUT_OF_MEMORY, "out of memory binding arguments");
   tkb_status st = TKB_OK;
@@ -108,7 +116,13 @@ tkb_status tkb__bind(const tkb_fn *f, const tkb_value *args, size_t nargs,
     if (st) goto fail;
   }
   for (size_t k = 0; k < nkwargs; k++) {
-    const char *name = kwargs[k].name ? kwargs[k].name : "(null)";
+    const char *name = kwargs[k].name;
+    if (!name) {
+      st = tkb_set_error(TKB_ERR_INVALID_ARGUMENT,
+                         "keyword argument %zu of %s() has no name (NULL); each tkb_kwarg names "
+                         "its parameter", k, fn_name(f));
+      goto fail;
+    }
     size_t i = 0;
     while (i < n && strcmp(f->params[i].name, name) != 0) i++;
     if (i == n) {

@@ -6,29 +6,52 @@
 #include <stdlib.h>
 #include <string.h>
 
-tkb_status tkb_device_get(const char *name, tkb_device **out) {
-  if (!out) return tkb_set_error(TKB_ERR_INVALID_ARGUMENT, "tkb_device_get: out is NULL");
-  if (!name || !*name || strcmp(name, "cpu") == 0 || strcmp(name, "cpu:0") == 0) {
-    *out = tkb__cpu_device();
+/* The kind ("cpu", "cuda", "opencl") and index a device name means. */
+static tkb_status parse_name(const char *name, const char **kind, int *index) {
+  *index = 0;
+  if (!name || strcmp(name, "cpu") == 0 || strcmp(name, "cpu:0") == 0) {
+    *kind = "cpu";
     return TKB_OK;
   }
   /* "kind:N" (N decimal, at most 6 digits); a bare "opencl" or "cuda" means index 0 */
   static const char *const kinds[] = {"cuda", "opencl"};
-  for (size_t k = 0; k < TKB_ARRAY_LEN(kinds); k++) {
+  for (size_t k = 0; *name && k < TKB_ARRAY_LEN(kinds); k++) {
     size_t len = strlen(kinds[k]);
     if (strncmp(name, kinds[k], len) != 0) continue;
     const char *rest = name + len;
-    if (*rest == '\0') return tkb__backend_device(kinds[k], 0, name, out);
+    *kind = kinds[k];
+    if (*rest == '\0') return TKB_OK;
     if (*rest != ':') break;
     size_t digits = strspn(rest + 1, "0123456789");
     if (digits == 0 || digits > 6 || rest[1 + digits] != '\0')
       return tkb_set_error(TKB_ERR_NOT_FOUND,
                            "device \"%s\" is not a device name; expected %s:N with N a device "
                            "index (0, 1, ...)", name, kinds[k]);
-    return tkb__backend_device(kinds[k], atoi(rest + 1), name, out);
+    *index = atoi(rest + 1);
+    return TKB_OK;
   }
   return tkb_set_error(TKB_ERR_NOT_FOUND,
-                       "device \"%s\" is not a device name; expected cpu, cuda:N or opencl:N", name);
+                       "device \"%s\" is not a device name; expected cpu, cuda:N or opencl:N%s",
+                       name, *name ? "" : " (an empty name is none: leave the option out for the cpu)");
+}
+
+tkb_status tkb__device_name_check(const char *name) {
+  const char *kind = "cpu";
+  int index;
+  return parse_name(name, &kind, &index);
+}
+
+tkb_status tkb_device_get(const char *name, tkb_device **out) {
+  if (!out) return tkb_set_error(TKB_ERR_INVALID_ARGUMENT, "tkb_device_get: out is NULL");
+  const char *kind = "cpu";
+  int index;
+  tkb_status st = parse_name(name, &kind, &index);
+  if (st) return st;
+  if (strcmp(kind, "cpu") == 0) {
+    *out = tkb__cpu_device();
+    return TKB_OK;
+  }
+  return tkb__backend_device(kind, index, name, out);
 }
 
 const char *tkb_device_name(const tkb_device *dev) { return dev ? dev->name : "(null)"; }

@@ -26,6 +26,8 @@ const char *tkb_status_name(tkb_status status) {
     case TKB_ERR_NUMERICS: return "NUMERICS";
     case TKB_ERR_INTERRUPTED: return "INTERRUPTED";
     case TKB_ERR_INTERNAL: return "INTERNAL";
+    case TKB_ERR_CRASHED: return "CRASHED";
+    case TKB_ERR_TIMEOUT: return "TIMEOUT";
   }
   return "UNKNOWN_STATUS";
 }

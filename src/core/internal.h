@@ -30,6 +30,9 @@ tkb_status tkb__backend_device(const char *kind, int index, const char *asked, t
 tkb_status tkb__backend_count(const char *kind, int *n);
 /* Where the plugin of `kind` was loaded from ("" when it is not loaded). */
 const char *tkb__backend_path(const char *kind);
+/* The name of a device of backend `kind` this process has opened ("opencl:0"), or NULL:
+ * its runtime's threads and contexts would not survive a fork. */
+const char *tkb__backend_opened(const char *kind);
 
 /* True when a's data is host memory (the cpu, or a wrapped host buffer). */
 static inline bool tkb__host_array(const tkb_array *a) {
@@ -52,6 +55,24 @@ void tkb__kernel_free(tkb_device *dev, tkb_kernel *k);
 extern const tkb_backend tkb__cpu_backend;
 /* The cpu device singleton. */
 tkb_device *tkb__cpu_device(void);
+/* An array header over data (not owned; NULL allowed: a specs-only array of no_init). */
+tkb_status tkb__array_header(const tkb_spec *spec, void *data, tkb_array **out);
+/* The most memory this process may hold (memlimit.c): the smallest of physical memory,
+ * every level of its cgroups' limits (v2 memory.max, v1 memory.limit_in_bytes) and
+ * RLIMIT_AS; `source` says which ("the cgroup's memory.max (/sys/fs/cgroup/x/memory.max)"). */
+typedef struct tkb__mem_limit {
+  size_t bytes;            /* SIZE_MAX: no known limit */
+  char source[1600];
+} tkb__mem_limit;
+void tkb__memory_limit(tkb__mem_limit *m);
+/* TKB_OK when a user's POSIX extended regex is safe to hand to regcomp (regex_check.c):
+ * at most 512 characters, no repetition stacked on a repetition (x++), counts up to 255,
+ * nested repetitions copying one part at most 1000 times; else TKB_ERR_INVALID_ARGUMENT
+ * beginning with `what` ("filter \"x++\"") and saying what to write instead. */
+tkb_status tkb__regex_check(const char *pattern, const char *what);
+/* TKB_OK when name is a device name tkb_device_get would look up (its errors for one
+ * that is not), without opening anything. */
+tkb_status tkb__device_name_check(const char *name);
 
 /* The NaN and Inf elements among n of `dtype` at host address data (0 for integer
  * dtypes), tested on the bits across the OpenMP threads (src/bench/nonfinite.c). */

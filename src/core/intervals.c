@@ -70,6 +70,10 @@ int64_t tkb__intervals_sum_ns(const tkb_interval *iv, size_t n) {
 tkb_status tkb__event_filter_init(tkb__event_filter *f, const char *pattern) {
   memset(f, 0, sizeof *f);
   if (!pattern || !*pattern) return TKB_OK;
+  char what[120];
+  snprintf(what, sizeof what, "event_filter_regex \"%.60s%s\"", pattern, strlen(pattern) > 60 ? "..." : "");
+  tkb_status st = tkb__regex_check(pattern, what);
+  if (st) return st;
   int rc = regcomp(&f->re, pattern, REG_EXTENDED | REG_NOSUB);
   if (rc != 0) {
     char why[256];

@@ -77,16 +77,25 @@ static char *format_statics(const tkb_fn *fn, const tkb_value *v) {
   return s;
 }
 
-static size_t physical_memory(void) {
-  long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-  return (pages > 0 && page > 0) ? (size_t)pages * (size_t)page : SIZE_MAX;
-}
+/* What an f_std will hold, and its largest part (what a message about memory names). */
+typedef struct footprint {
+  size_t total;
+  size_t largest;
+  const char *what, *name; /* "argument", "x" */
+  tkb_spec spec;
+} footprint;
 
-/* Adds a spec's bytes to *total, saturating. */
-static void add_bytes(size_t *total, const tkb_spec *s) {
+/* Adds a spec's bytes, saturating. */
+static void add_bytes(footprint *fp, const tkb_spec *s, const char *what, const char *name) {
   size_t b = 0;
   tkb_spec_nbytes(s, &b);
-  *total = (*total > SIZE_MAX - b) ? SIZE_MAX : *total + b;
+  fp->total = (fp->total > SIZE_MAX - b) ? SIZE_MAX : fp->total + b;
+  if (b > fp->largest || !fp->what) {
+    fp->largest = b;
+    fp->what = what;
+    fp->name = name ? name : "?";
+    fp->spec = *s;
+  }
 }
 
 void tkb_std_fn_free(tkb_std_fn *f) {
@@ -132,9 +141,21 @@ static tkb_status set_std_layout(tkb_std_fn *f, const tkb_arrays *std_args) {
 
 /* A header-only array (no data) for no_init's specs-only std args. */
 static tkb_status abstract_array(const tkb_spec *spec, tkb_device *dev, tkb_array **out) {
-  tkb_status st = tkb_array_wrap(spec, NULL, out);
+  tkb_status st = tkb__array_header(spec, NULL, out);
   if (!st) (*out)->device = dev;
   return st;
+}
+
+/* tkb_array_new, whose failure (the device's memory) names what the array is for. */
+static tkb_status named_new(const tkb_std_fn *f, const tkb_spec *spec, const char *what,
+                            const char *name, tkb_array **out) {
+  tkb_status st = tkb_array_new(f->device, spec, out);
+  if (!st) return TKB_OK;
+  char text[160], why[700];
+  tkb_spec_format(spec, text, sizeof text);
+  snprintf(why, sizeof why, "%s", tkb_last_error());
+  return tkb_set_error(st, "%s '%s' of %s() (%s): %s", what, name ? name : "?",
+                       f->fn->name ? f->fn->name : "function", text, why);
 }
 
 /* The primal arrays, one per non-None array parameter: abstract ones allocated and
@@ -154,7 +175,7 @@ static tkb_status make_primals(tkb_std_fn *f, tkb_arrays *list) {
     } else {
       /* on any device, a callback initializer included (tkb__fill_call runs it on a cpu
        * array and copies that over) */
-      st = tkb_array_new(f->device, &v->spec, &a);
+      st = named_new(f, &v->spec, "argument", fn->params[i].name, &a);
       if (!st) {
         static const tkb_init default_init = {.kind = TKB_INIT_DEFAULT};
         st = tkb__fill_call(a, v->init ? v->init : &default_init, f->seed, k, &f->args);
@@ -218,10 +239,11 @@ tkb_status tkb__std_lower(tkb_std_fn *f) {
   return TKB_OK;
 }
 
-static tkb_status alloc_list(tkb_device *dev, const tkb_spec *specs, int n, tkb_array **out) {
+static tkb_status alloc_list(const tkb_std_fn *f, const tkb_spec *specs, const char *const *names,
+                             const char *what, int n, tkb_array **out) {
   for (int i = 0; i < n; i++) {
     if (out[i]) continue;
-    tkb_status st = tkb_array_new(dev, &specs[i], &out[i]);
+    tkb_status st = named_new(f, &specs[i], what, names[i], &out[i]);
     if (st) return st;
   }
   return TKB_OK;
@@ -259,15 +281,17 @@ tkb_status tkb__std_compile(tkb_std_fn *f) {
   }
   f->state = state;
   f->compiled = true; /* from here on tkb_std_fn_free releases the state */
-  st = alloc_list(f->device, f->shapes.outputs, f->shapes.n_outputs, f->outputs);
+  st = alloc_list(f, f->shapes.outputs, f->shapes.output_names, "output", f->shapes.n_outputs,
+                  f->outputs);
   if (!st && f->mode != TKB_MODE_FORWARD)
-    st = alloc_list(f->device, f->shapes.residuals, f->shapes.n_residuals, f->residuals);
+    st = alloc_list(f, f->shapes.residuals, f->shapes.residual_names, "residual",
+                    f->shapes.n_residuals, f->residuals);
   if (!st && mode_has_vjp(f->mode)) {
     for (int g = 0; g < f->n_grad_params && !st; g++) {
       const tkb_value *v = &f->values[f->grad_param[g]];
       if (v->tag == TKB_VALUE_NONE) continue;
-      const tkb_spec *spec = tkb_args_spec(&f->args, f->fn->params[f->grad_param[g]].name);
-      st = tkb_array_new(f->device, spec, &f->grads[g]);
+      const char *pname = f->fn->params[f->grad_param[g]].name;
+      st = named_new(f, tkb_args_spec(&f->args, pname), "gradient of", pname, &f->grads[g]);
     }
   }
   if (!st && !f->out_view) st = build_out_view(f);
@@ -412,13 +436,14 @@ tkb_status tkb_standardize_function(const tkb_fn *fn, const tkb_value *args, siz
   }
 
   /* Everything this f_std will hold, checked against memory before any allocation. */
-  size_t total = 0;
+  footprint fp = {0};
   for (size_t i = 0; i < fn->n_params; i++) {
     const tkb_spec *s = tkb_args_spec(&f->args, fn->params[i].name);
     if (fn->params[i].kind != TKB_KIND_ARRAY || !s) continue;
-    if (!(o.no_init && f->values[i].tag == TKB_VALUE_ABSTRACT)) add_bytes(&total, s);
+    if (!(o.no_init && f->values[i].tag == TKB_VALUE_ABSTRACT))
+      add_bytes(&fp, s, "argument", fn->params[i].name);
     if (tkb_dtype_is_float(s->dtype)) {
-      if (mode_has_vjp(o.mode)) add_bytes(&total, s);
+      if (mode_has_vjp(o.mode)) add_bytes(&fp, s, "gradient of", fn->params[i].name);
     }
   }
   for (size_t i = 0; i < fn->n_params; i++)
@@ -427,17 +452,24 @@ tkb_status tkb_standardize_function(const tkb_fn *fn, const tkb_value *args, siz
       bool is_float = s ? tkb_dtype_is_float(s->dtype) : true; /* absent optional: a slot */
       if (is_float) f->grad_param[f->n_grad_params++] = (int)i;
     }
-  for (int i = 0; i < f->shapes.n_outputs; i++) add_bytes(&total, &f->shapes.outputs[i]);
+  for (int i = 0; i < f->shapes.n_outputs; i++)
+    add_bytes(&fp, &f->shapes.outputs[i], "output", f->shapes.output_names[i]);
   if (o.mode != TKB_MODE_FORWARD)
-    for (int i = 0; i < f->shapes.n_residuals; i++) add_bytes(&total, &f->shapes.residuals[i]);
-  size_t phys = physical_memory();
-  if (dev == tkb__cpu_device() && total > phys) {
+    for (int i = 0; i < f->shapes.n_residuals; i++)
+      add_bytes(&fp, &f->shapes.residuals[i], "residual", f->shapes.residual_names[i]);
+  tkb__mem_limit limit;
+  if (dev == tkb__cpu_device()) tkb__memory_limit(&limit);
+  if (dev == tkb__cpu_device() && fp.total > limit.bytes) {
+    char spec[128];
+    tkb_spec_format(&fp.spec, spec, sizeof spec);
     st = tkb_set_error(TKB_ERR_OUT_OF_MEMORY,
-                       "%s in mode '%s' needs %.2f GiB (arguments, outputs%s) but the machine has "
-                       "%.2f GiB of memory", name, tkb_mode_name(o.mode), total / 1073741824.0,
+                       "%s in mode '%s' needs %.2f GiB (arguments, outputs%s) but %s is %.2f GiB; "
+                       "the largest part is %s '%s' (%s, %.2f GiB)",
+                       name, tkb_mode_name(o.mode), fp.total / 1073741824.0,
                        o.mode == TKB_MODE_FORWARD ? "" : mode_has_vjp(o.mode)
                            ? ", residuals kept resident for the vjp, gradients" : ", residuals",
-                       phys / 1073741824.0);
+                       limit.source, limit.bytes / 1073741824.0, fp.what, fp.name, spec,
+                       fp.largest / 1073741824.0);
     goto fail;
   }
 

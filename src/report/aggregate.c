@@ -13,6 +13,10 @@ static int cmp_double(const void *a, const void *b) {
 tkb__aggregates tkb__aggregate(const double *x, int n) {
   tkb__aggregates g = {NAN, NAN, NAN, NAN};
   if (n < 1) return g;
+  /* an experiment without a time (NaN; infinity, which JSON cannot hold either) leaves
+   * nothing to aggregate, and would make the median's sort order undefined */
+  for (int i = 0; i < n; i++)
+    if (!isfinite(x[i])) return g;
   double sum = 0;
   for (int i = 0; i < n; i++) sum += x[i];
   g.mean = sum / n;

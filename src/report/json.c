@@ -109,7 +109,7 @@ bool tkb__context_key_taken(const char *key, size_t len) {
   return false;
 }
 
-static void write_context(jw *w, const tkb__report_ctx *ctx, const tkb__run_summary *s) {
+void tkb__json_write_context(jw *w, const tkb__report_ctx *ctx, const tkb__run_summary *s) {
   const bool interrupted = s->interrupted;
   const tkb__host_facts *host = &ctx->host;
   jw_begin_object(w, "context");
@@ -206,7 +206,7 @@ static bool row_counter(const tkb__result *r, int k, int e, const char **key, do
     tkb__throughput(r, r->bd->experiment_median_ms[e], &t[0], &t[1], &t[2]);
     *key = throughput_keys[k];
     *value = t[k];
-    return t[k] > 0;
+    return t[k] > 0 && isfinite(t[k]); /* an infinite count gives no rate */
   }
   k -= THROUGHPUTS;
   const tkb_counter *c = k < r->n_counters ? &r->counters[k] : &r->bd->counters[k - r->n_counters];
@@ -223,18 +223,25 @@ static void write_counters(jw *w, const tkb__result *r, int e) {
   }
 }
 
-/* ns in one of the report's time units. */
-static double unit_ns(const tkb__reporter *rep) {
-  const double u = tkb__unit_ns(rep->ctx->time_unit);
-  return u > 0 ? u : 1;
-}
+/* How an entry's rows are written: the report's time unit and Google Benchmark's
+ * aggregates-only choice. The journal and a worker's results use the canonical form
+ * (ns, every row), from which any report can be written again. */
+typedef struct row_form {
+  const char *unit; /* Google Benchmark's time unit name */
+  double per;       /* ns in that unit */
+  bool aggregates_only;
+} row_form;
 
-static const char *unit_name(const tkb__reporter *rep) {
-  return tkb__unit_ns(rep->ctx->time_unit) > 0 ? rep->ctx->time_unit : "ns";
+static const row_form canonical = {.unit = "ns", .per = 1, .aggregates_only = false};
+
+static row_form report_form(const tkb__reporter *rep) {
+  const double u = tkb__unit_ns(rep->ctx->time_unit);
+  if (u <= 0) return (row_form){.unit = "ns", .per = 1, .aggregates_only = rep->aggregates_only};
+  return (row_form){.unit = rep->ctx->time_unit, .per = u, .aggregates_only = rep->aggregates_only};
 }
 
 static void write_count(jw *w, const char *key, double v) {
-  if (v > 0) jw_number(w, key, v);
+  if (v > 0 && isfinite(v)) jw_number(w, key, v);
   else jw_null(w, key); /* unknown */
 }
 
@@ -246,9 +253,13 @@ static void write_identity(jw *w, const tkb__result *r) {
   jw_begin_array(w, "tags", true);
   for (const char *p = r->tags ? r->tags : ""; *p;) {
     size_t len = strcspn(p, ",");
-    char tag[128];
-    snprintf(tag, sizeof tag, "%.*s", (int)(len < sizeof tag ? len : sizeof tag - 1), p);
-    if (len) jw_string(w, NULL, tag);
+    char small[128], *tag = len < sizeof small ? small : malloc(len + 1);
+    if (tag) {
+      memcpy(tag, p, len);
+      tag[len] = '\0';
+      if (len) jw_string(w, NULL, tag);
+      if (tag != small) free(tag);
+    }
     p += len;
     if (*p == ',') p++;
   }
@@ -346,7 +357,7 @@ static void write_tkbench(jw *w, const tkb__result *r, int experiment) {
   jw_end_object(w);
 }
 
-static void write_failed(jw *w, const tkb__reporter *rep, const tkb__result *r, int experiments) {
+static void write_failed(jw *w, const row_form *form, const tkb__result *r, int experiments) {
   jw_begin_object(w, NULL);
   write_ids(w, r, r->name, "iteration", experiments);
   jw_int(w, "repetition_index", 0);
@@ -358,7 +369,7 @@ static void write_failed(jw *w, const tkb__reporter *rep, const tkb__result *r, 
   jw_int(w, "iterations", 0);
   jw_number(w, "real_time", 0);
   jw_number(w, "cpu_time", 0);
-  jw_string(w, "time_unit", unit_name(rep));
+  jw_string(w, "time_unit", form->unit);
   jw_string(w, "label", r->op);
   jw_begin_object(w, "tkbench");
   write_identity(w, r);
@@ -371,12 +382,12 @@ static void write_failed(jw *w, const tkb__reporter *rep, const tkb__result *r, 
 /* One row per experiment, then (with 2 or more) the aggregates over them; with
  * aggregates_only and aggregates to show, the aggregates alone, the median's row
  * carrying the BenchmarkData. */
-static void write_runs(jw *w, const tkb__reporter *rep, const tkb__result *r) {
+static void write_runs(jw *w, const row_form *form, const tkb__result *r) {
   const tkb_benchmark_data *bd = r->bd;
   const int n = bd->experiments;
-  const double per = unit_ns(rep);
-  const char *unit = unit_name(rep);
-  const bool only = rep->aggregates_only && n >= 2;
+  const double per = form->per;
+  const char *unit = form->unit;
+  const bool only = form->aggregates_only && n >= 2;
   for (int e = 0; e < n && !only; e++) {
     jw_begin_object(w, NULL);
     write_ids(w, r, r->name, "iteration", n);
@@ -454,10 +465,16 @@ static tkb_status begin(tkb__reporter *r) {
   return st;
 }
 
+void tkb__json_write_entry(jw *w, const tkb__result *res, int experiments) {
+  if (res->bd) write_runs(w, &canonical, res);
+  else write_failed(w, &canonical, res, experiments);
+}
+
 static void entry(tkb__reporter *r, const tkb__result *res) {
   entries *e = r->state;
-  if (res->bd) write_runs(&e->w, r, res);
-  else write_failed(&e->w, r, res, r->ctx->experiments);
+  const row_form form = report_form(r);
+  if (res->bd) write_runs(&e->w, &form, res);
+  else write_failed(&e->w, &form, res, r->ctx->experiments);
 }
 
 static tkb_status end(tkb__reporter *r, const tkb__run_summary *s) {
@@ -466,12 +483,13 @@ static tkb_status end(tkb__reporter *r, const tkb__run_summary *s) {
   if (st) return st;
   jw w = {.f = r->f};
   jw_begin_object(&w, NULL);
-  write_context(&w, r->ctx, s);
+  tkb__json_write_context(&w, r->ctx, s);
   jw_begin_array(&w, "benchmarks", false);
   jw_splice(&w, e->text.text, e->text.len);
   jw_end_array(&w);
   jw_end_object(&w);
   jw_finish(&w);
+  r->n_replaced = w.replaced + e->w.replaced;
   return TKB_OK;
 }
 

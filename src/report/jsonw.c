@@ -6,13 +6,40 @@
 #include <stdlib.h>
 
 static void indent(jw *w) {
+  if (w->compact) return;
   fputc('\n', w->f);
   for (int i = 0; i < w->depth; i++) fputs("  ", w->f);
 }
 
-static void put_escaped(FILE *f, const char *s) {
+/* The length of the well-formed UTF-8 sequence at p (RFC 3629: no overlong forms, no
+ * surrogates, nothing past U+10FFFF), or 0 when p starts none. */
+static int utf8_len(const unsigned char *p) {
+  const unsigned char c = p[0];
+  if (c < 0x80) return 1;
+  int n;
+  unsigned char lo = 0x80, hi = 0xBF; /* the second byte's range */
+  if (c >= 0xC2 && c <= 0xDF) n = 2;
+  else if (c >= 0xE0 && c <= 0xEF) {
+    n = 3;
+    if (c == 0xE0) lo = 0xA0;
+    if (c == 0xED) hi = 0x9F;
+  } else if (c >= 0xF0 && c <= 0xF4) {
+    n = 4;
+    if (c == 0xF0) lo = 0x90;
+    if (c == 0xF4) hi = 0x8F;
+  } else {
+    return 0;
+  }
+  if (p[1] < lo || p[1] > hi) return 0;
+  for (int k = 2; k < n; k++)
+    if (p[k] < 0x80 || p[k] > 0xBF) return 0;
+  return n;
+}
+
+static void put_escaped(jw *w, const char *s) {
+  FILE *f = w->f;
   fputc('"', f);
-  for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+  for (const unsigned char *p = (const unsigned char *)s; *p;) {
     switch (*p) {
       case '"': fputs("\\\"", f); break;
       case '\\': fputs("\\\\", f); break;
@@ -20,9 +47,22 @@ static void put_escaped(FILE *f, const char *s) {
       case '\r': fputs("\\r", f); break;
       case '\t': fputs("\\t", f); break;
       default:
-        if (*p < 0x20) fprintf(f, "\\u%04x", *p);
-        else fputc(*p, f);
+        if (*p < 0x20) {
+          fprintf(f, "\\u%04x", *p);
+        } else {
+          const int n = utf8_len(p);
+          if (n == 0) {
+            fputs("\xEF\xBF\xBD", f); /* U+FFFD as UTF-8, as it reads back */
+            w->replaced++;
+            p++;
+          } else {
+            fwrite(p, 1, (size_t)n, f);
+            p += n;
+          }
+          continue;
+        }
     }
+    p++;
   }
   fputc('"', f);
 }
@@ -31,7 +71,7 @@ static void put_escaped(FILE *f, const char *s) {
 static void element(jw *w, const char *key) {
   if (w->depth > 0) {
     if (!w->first[w->depth]) fputc(',', w->f);
-    if (w->inline_[w->depth]) {
+    if (w->inline_[w->depth] || w->compact) {
       if (!w->first[w->depth]) fputc(' ', w->f);
     } else {
       indent(w);
@@ -39,7 +79,7 @@ static void element(jw *w, const char *key) {
     w->first[w->depth] = false;
   }
   if (key) {
-    put_escaped(w->f, key);
+    put_escaped(w, key);
     fputs(": ", w->f);
   }
 }
@@ -66,7 +106,7 @@ void jw_end_array(jw *w) { close_container(w, ']'); }
 
 void jw_string(jw *w, const char *key, const char *value) {
   element(w, key);
-  if (value) put_escaped(w->f, value);
+  if (value) put_escaped(w, value);
   else fputs("null", w->f);
 }
 

@@ -1,5 +1,6 @@
-/* jsonw.h - a small streaming JSON writer: indented objects and arrays, escaped strings,
- * numbers that round-trip, and null for NaN and infinity (JSON has neither). */
+/* jsonw.h - a small streaming JSON writer: indented objects and arrays (or everything on
+ * one line, for JSON Lines), escaped strings that are always valid UTF-8, numbers that
+ * round-trip, and null for NaN and infinity (JSON has neither). */
 #ifndef TKB_JSONW_H
 #define TKB_JSONW_H
 
@@ -11,6 +12,8 @@
 
 typedef struct jw {
   FILE *f;
+  bool compact;              /* the whole document on one line (set before writing) */
+  size_t replaced;           /* bytes of strings that were not UTF-8, written as U+FFFD */
   int depth;
   bool first[JW_MAX_DEPTH];  /* no element written yet at this depth */
   bool inline_[JW_MAX_DEPTH];/* elements on one line ("[1, 2, 3]") */
@@ -21,7 +24,9 @@ void jw_begin_object(jw *w, const char *key);
 void jw_end_object(jw *w);
 void jw_begin_array(jw *w, const char *key, bool on_one_line);
 void jw_end_array(jw *w);
-void jw_string(jw *w, const char *key, const char *value); /* NULL value: null */
+/* NULL value: null. Bytes that are not UTF-8 (a non-UTF-8 file name, a plugin's Latin-1
+ * message) become U+FFFD, counted in w->replaced, so every reader can parse the text. */
+void jw_string(jw *w, const char *key, const char *value);
 void jw_number(jw *w, const char *key, double value);      /* NaN, +-Inf: null */
 void jw_int(jw *w, const char *key, long long value);
 void jw_uint(jw *w, const char *key, uint64_t value);

@@ -5,8 +5,10 @@
  * ends, so a run killed midway leaves no temporary behind. */
 #include "report.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -50,7 +52,34 @@ static tkb_status open_temp(const char *path, const char *tmp, int *fd) {
   return TKB_OK;
 }
 
+/* Removes "<dir>/.<base>.tmp.<pid>" files of processes that are gone (killed between
+ * writing the temporary and renaming it): nothing else would ever remove them. */
+static void remove_stale(const char *path) {
+  const char *slash = strrchr(path, '/');
+  char dir[4096];
+  snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - path) + 1 : 1, slash ? path : ".");
+  const char *base = slash ? slash + 1 : path;
+  DIR *d = opendir(dir);
+  if (!d) return;
+  const size_t blen = strlen(base);
+  for (struct dirent *e; (e = readdir(d)) != NULL;) {
+    const char *n = e->d_name;
+    if (n[0] != '.' || strncmp(n + 1, base, blen) != 0 || strncmp(n + 1 + blen, ".tmp.", 5) != 0)
+      continue;
+    const char *digits = n + 1 + blen + 5;
+    char *end;
+    long pid = strtol(digits, &end, 10);
+    if (end == digits || *end || pid <= 0 || pid == (long)getpid()) continue;
+    if (kill((pid_t)pid, 0) == 0 || errno != ESRCH) continue; /* alive, or not ours to judge */
+    char full[8192];
+    snprintf(full, sizeof full, "%s%s%s", dir, slash ? "" : "/", n);
+    unlink(full);
+  }
+  closedir(d);
+}
+
 tkb_status tkb__outfile_check(const char *path) {
+  remove_stale(path);
   char *tmp = temp_name(path);
   if (!tmp) return tkb_set_error(TKB_ERR_OUT_OF_MEMORY, "out of memory");
   int fd;

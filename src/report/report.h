@@ -26,10 +26,23 @@ typedef struct tkb__result {
   tkb_counter counters[TKB_MAX_COUNTERS]; /* the entry's own (tkb_registry_counters); the
                                              measured ones are bd->counters */
   int n_counters;
+  char **owned;            /* a result read back (result_read.c): the strings above it
+                              owns, NULL-terminated; NULL when they are the registry's */
 } tkb__result;
 
-/* Frees what a result owns (error, bd) and zeroes those fields. */
+/* Frees what a result owns (error, bd, owned strings) and zeroes those fields. */
 void tkb__result_clear(tkb__result *r);
+
+/* ---- results read back (result_read.c) ---- */
+struct cJSON;
+/*
+ * One entry's rows of the JSON report (an array of the objects json.c writes for it:
+ * its iteration rows, then its aggregates) back into the result they were written from,
+ * which then owns its strings (tkb__result_clear frees them). TKB_ERR_INVALID_ARGUMENT
+ * naming the entry and the field that is missing or not what json.c writes;
+ * TKB_ERR_OUT_OF_MEMORY. On failure *r holds nothing.
+ */
+tkb_status tkb__result_read(const struct cJSON *rows, tkb__result *r);
 
 /* ---- host facts (host.c): for reports and `info` ---- */
 typedef struct tkb__cache {
@@ -201,6 +214,8 @@ struct tkb__reporter {
                               display/report_aggregates_only); set after begin */
   size_t n_entries;        /* entries reported so far */
   size_t n_failed;         /* of which failed */
+  int write_errno;         /* the first failed write's errno (0: none) */
+  size_t n_replaced;       /* bytes that were not UTF-8, written as U+FFFD (JSON) */
   void *state;             /* the format's own, ops->state_size bytes */
 };
 
@@ -227,7 +242,8 @@ tkb_status tkb__reporter_begin(tkb__reporter *r, const tkb__format *fmt, FILE *f
 /* Reports one finished entry (res need only live through the call), then flushes f so
  * that streamed text reaches its reader at once. */
 void tkb__reporter_entry(tkb__reporter *r, const tkb__result *res);
-/* Ends the report and frees the reporter's state. TKB_ERR_IO when f has an error. */
+/* Ends the report and frees the reporter's state. TKB_ERR_IO when a write to f failed,
+ * naming the format and strerror of the first failure. */
 tkb_status tkb__reporter_end(tkb__reporter *r, const tkb__run_summary *s);
 /* Frees the reporter's state without ending the report. */
 void tkb__reporter_discard(tkb__reporter *r);
@@ -241,6 +257,63 @@ tkb_status tkb__report_write(const tkb__format *fmt, FILE *f, const tkb__report_
 /* True when the JSON's context has the key key[0..len) of its own (--context may not add
  * it again). */
 bool tkb__context_key_taken(const char *key, size_t len);
+/* ---- the JSON report's parts (json.c), for the journal and the worker's results ---- */
+typedef struct jw jw;
+/* The "context" member (a key of the object w is in). */
+void tkb__json_write_context(jw *w, const tkb__report_ctx *ctx, const tkb__run_summary *s);
+/* One entry's elements of "benchmarks" (w inside an array): its iteration rows and
+ * aggregates, or one failed row (repetitions = experiments). */
+void tkb__json_write_entry(jw *w, const tkb__result *res, int experiments);
+
+/* ---- the run's journal (journal.c) ---- */
+/*
+ * "<out>.partial.jsonl" beside --out FILE, JSON Lines: line 1 {"tkbench_journal": 1,
+ * "context": {...}} (the JSON report's context as the run starts), then one line
+ * {"benchmarks": [...]} per finished entry holding its rows as the JSON report does.
+ * Each line is written whole and fsync'd before the next entry runs.
+ */
+typedef struct tkb__journal {
+  char *path;              /* "<out>.partial.jsonl" */
+  int fd;                  /* -1 when closed */
+  size_t n_replaced;       /* bytes that were not UTF-8, written as U+FFFD */
+} tkb__journal;
+/* "<out>.partial.jsonl", malloc'd (NULL when out of memory). */
+char *tkb__journal_path(const char *out);
+/* Creates the journal of --out `out` with the run's context as its first line. TKB_ERR_IO
+ * naming the journal and strerror; when it exists already (a run that did not finish),
+ * TKB_ERR_IO saying so and how to continue or discard it. */
+tkb_status tkb__journal_create(tkb__journal *j, const char *out, const tkb__report_ctx *ctx);
+/* Opens the existing journal of `out` to append, after its first valid_len bytes (its
+ * complete lines: a cut-off last line is cut away). TKB_ERR_IO. */
+tkb_status tkb__journal_reopen(tkb__journal *j, const char *out, size_t valid_len);
+/* Appends one finished entry as one line and syncs it. TKB_ERR_IO naming the journal and
+ * strerror; TKB_ERR_OUT_OF_MEMORY. */
+tkb_status tkb__journal_append(tkb__journal *j, const tkb__result *r, int experiments);
+/* One entry's line ({"benchmarks": [...]} and a newline) into *text (malloc'd, *len
+ * bytes); *replaced (may be NULL) gets the bytes that were not UTF-8. */
+tkb_status tkb__entry_line(const tkb__result *r, int experiments, char **text, size_t *len,
+                           size_t *replaced);
+/* Such a line back into a result (tkb__result_read's errors). */
+tkb_status tkb__entry_line_read(const char *text, size_t len, tkb__result *r);
+/* Closes the journal (leaving the file). */
+void tkb__journal_close(tkb__journal *j);
+
+/* What a journal holds. */
+typedef struct tkb__journal_contents {
+  struct cJSON *context;   /* line 1's context object (owned) */
+  tkb__result *results;    /* each complete entry line, in order (owned strings) */
+  size_t n, cap;
+  size_t valid_len;        /* bytes of complete lines */
+  bool cut;                /* a cut-off last line was left out */
+} tkb__journal_contents;
+/* Reads the journal at path. TKB_ERR_IO (unreadable, not a regular file),
+ * TKB_ERR_INVALID_ARGUMENT naming the line that is not what a journal holds (a cut-off
+ * last line is no error: `cut` says it was left out), TKB_ERR_OUT_OF_MEMORY. */
+tkb_status tkb__journal_load(const char *path, tkb__journal_contents *c);
+/* The same from text[0..len) in memory; path names it in messages. */
+tkb_status tkb__journal_parse(const char *text, size_t len, const char *path,
+                              tkb__journal_contents *c);
+void tkb__journal_contents_free(tkb__journal_contents *c);
 
 /* ---- units (units.c) ---- */
 /* Nanoseconds in one "ns", "us", "ms" or "s"; 0 for anything else. */
@@ -282,7 +355,8 @@ void tkb__throughput(const tkb__result *r, double ms, double *items_s, double *b
 typedef struct tkb__aggregates {
   double mean, median, stddev, cv; /* cv = stddev / mean (a fraction) */
 } tkb__aggregates;
-/* Over x[0..n), n >= 1 (stddev: sample, n - 1; 0 for n == 1). */
+/* Over x[0..n), n >= 1 (stddev: sample, n - 1; 0 for n == 1); all NaN when any x is
+ * not finite. */
 tkb__aggregates tkb__aggregate(const double *x, int n);
 
 /* ---- text collected in memory (textbuf.c) ---- */

@@ -3,6 +3,7 @@
  * reporter goes through, which keep the counts every format's summary needs. */
 #include "report.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -89,7 +90,7 @@ tkb_status tkb__reporter_begin(tkb__reporter *r, const tkb__format *fmt, FILE *f
   }
   tkb_status st = fmt->ops->begin(r);
   if (st) tkb__reporter_discard(r);
-  else fflush(f);
+  else if (fflush(f) != 0) r->write_errno = errno ? errno : EIO;
   return st;
 }
 
@@ -97,14 +98,15 @@ void tkb__reporter_entry(tkb__reporter *r, const tkb__result *res) {
   r->format->ops->entry(r, res);
   r->n_entries++;
   r->n_failed += res->bd == NULL;
-  fflush(r->f);
+  if (fflush(r->f) != 0 && !r->write_errno) r->write_errno = errno ? errno : EIO;
 }
 
 tkb_status tkb__reporter_end(tkb__reporter *r, const tkb__run_summary *s) {
   tkb_status st = r->format->ops->end(r, s);
-  fflush(r->f);
-  if (!st && ferror(r->f))
-    st = tkb_set_error(TKB_ERR_IO, "writing the %s report failed", r->format->name);
+  if (fflush(r->f) != 0 && !r->write_errno) r->write_errno = errno ? errno : EIO;
+  if (!st && (ferror(r->f) || r->write_errno))
+    st = tkb_set_error(TKB_ERR_IO, "writing the %s report failed: %s", r->format->name,
+                       strerror(r->write_errno ? r->write_errno : EIO));
   tkb__reporter_discard(r);
   return st;
 }

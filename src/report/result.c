@@ -8,4 +8,10 @@ void tkb__result_clear(tkb__result *r) {
   r->error = NULL;
   tkb_benchmark_data_free(r->bd);
   r->bd = NULL;
+  if (r->owned) {
+    for (char **p = r->owned; *p; p++) free(*p);
+    free(r->owned);
+    r->owned = NULL;
+    r->name = r->op = r->spec = r->impl = r->tags = NULL;
+  }
 }

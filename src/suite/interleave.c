@@ -57,7 +57,10 @@ static void report(const tkb__runner *runner, slot *sl, size_t n, tkb__run_count
 static tkb_status prepare(const tkb__runner *runner, slot *sl) {
   tkb_bench_opts bo = runner->bench;
   bo.check_outputs = true;
+  const int64_t t0 = tkb__now_ns();
+  tkb__worker_phase(sl->entry, "standardize", 0);
   tkb_status st = tkb_registry_standardize(sl->entry, runner->device, runner->seed, &sl->f, &sl->args);
+  tkb__worker_phase(sl->entry, "prepare", (double)(tkb__now_ns() - t0) / 1e9);
   if (!st) st = tkb_compile_benchmark(sl->f, sl->args, &sl->c);
   if (!st) st = tkb__session_open(sl->c, &bo, &sl->s);
   return st;
@@ -67,6 +70,7 @@ static tkb_status prepare(const tkb__runner *runner, slot *sl) {
 static void step(const tkb__runner *runner, slot *sl, size_t n, tkb__run_count *count) {
   const int64_t t0 = tkb__now_ns();
   bool done = false;
+  tkb__worker_phase(sl->entry, tkb_mode_name(sl->r.mode), (double)sl->busy_ns / 1e9);
   tkb_status st = tkb__session_experiment(sl->s, &done);
   tkb__session_pause(sl->s);
   if (!st && done) st = tkb__session_finish(sl->s, &sl->r.bd);

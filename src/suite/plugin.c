@@ -34,6 +34,12 @@ tkb_status tkb_load_plugin(const char *path) {
   if (S_ISDIR(st.st_mode))
     return tkb_set_error(TKB_ERR_INVALID_ARGUMENT, "plugin \"%s\" is a directory, not a shared object",
                          path);
+  /* dlopen of a FIFO or a device blocks or reads forever: only a file can be a library */
+  if (!S_ISREG(st.st_mode))
+    return tkb_set_error(TKB_ERR_INVALID_ARGUMENT, "plugin \"%s\" is %s; a shared object is a "
+                         "regular file", path, S_ISFIFO(st.st_mode) ? "a FIFO" : S_ISCHR(st.st_mode)
+                         ? "a character device" : S_ISBLK(st.st_mode) ? "a block device"
+                         : S_ISSOCK(st.st_mode) ? "a socket" : "not a regular file");
   /* dlopen searches the library path for a bare name; the user means the file here. */
   char local[4096];
   if (!strchr(path, '/')) {

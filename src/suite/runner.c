@@ -3,28 +3,14 @@
  * and freed before the next, so a run's memory is one entry's. A failing entry (an
  * error status, or NaN/Inf in its outputs) becomes a result with its message and the
  * run goes on. Each result goes to the caller as it finishes and is freed after, so
- * nothing accumulates. Ctrl-C sets a flag that is read between entries: the entry in
+ * nothing accumulates. An isolated run (isolate.c) does the same in worker processes.
+ * A stop signal sets a flag that is read between entries: in process, the entry in
  * progress finishes and the caller writes what finished.
  */
 #include "runner.h"
 
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-
-static volatile sig_atomic_t sigint_seen;
-
-/* First SIGINT: note it. Second: the user means it, so die as SIGINT would. */
-static void on_sigint(int sig) {
-  if (sigint_seen) {
-    struct sigaction dfl = {.sa_handler = SIG_DFL};
-    sigemptyset(&dfl.sa_mask);
-    sigaction(sig, &dfl, NULL);
-    raise(sig);
-    return;
-  }
-  sigint_seen = 1;
-}
 
 void tkb__run_entry(const tkb__runner *runner, size_t entry, tkb__result *r) {
   int64_t t0 = tkb__now_ns();
@@ -36,10 +22,17 @@ void tkb__run_entry(const tkb__runner *runner, size_t entry, tkb__result *r) {
 
   tkb_std_fn *f = NULL;
   tkb_arrays *args = NULL;
+  tkb_compiled *c = NULL;
   tkb_bench_opts bo = runner->bench;
   bo.check_outputs = true;
+  /* what a worker that dies was doing: binding and filling the inputs, the op's prepare,
+   * or the timed calls of the mode's function */
+  tkb__worker_phase(entry, "standardize", 0);
   tkb_status st = tkb_registry_standardize(entry, runner->device, runner->seed, &f, &args);
-  if (!st) st = tkb_benchmark(f, args, &bo, &r->bd);
+  tkb__worker_phase(entry, "prepare", (double)(tkb__now_ns() - t0) / 1e9);
+  if (!st) st = tkb_compile_benchmark(f, args, &c);
+  tkb__worker_phase(entry, tkb_mode_name(r->mode), (double)(tkb__now_ns() - t0) / 1e9);
+  if (!st) st = tkb_compiled_run(c, &bo, &r->bd);
   if (!st) st = tkb__result_work(r, entry);
   if (st) {
     r->status = st;
@@ -48,25 +41,17 @@ void tkb__run_entry(const tkb__runner *runner, size_t entry, tkb__result *r) {
     tkb_benchmark_data_free(r->bd);
     r->bd = NULL;
   }
+  tkb_compiled_free(c);
   tkb_std_fn_free(f);
   tkb_arrays_free(args);
   r->wall_s = (double)(tkb__now_ns() - t0) / 1e9;
 }
 
-tkb__run_count tkb__run_entries(const tkb__runner *runner, const size_t *idx, size_t n) {
-  struct sigaction old, sa = {.sa_handler = on_sigint, .sa_flags = SA_RESTART};
-  sigemptyset(&sa.sa_mask);
-  sigint_seen = 0;
-  if (runner->stop_on_sigint) sigaction(SIGINT, &sa, &old);
+/* One entry after another in this process. */
+static tkb__run_count run_in_process(const tkb__runner *runner, const size_t *idx, size_t n,
+                                     volatile sig_atomic_t *stop) {
   tkb__run_count count = {0};
-  if (runner->interleave) {
-    count = tkb__run_interleaved(runner, idx, n, &sigint_seen);
-    count.interrupted = count.interrupted && sigint_seen;
-    if (runner->stop_on_sigint) sigaction(SIGINT, &old, NULL);
-    sigint_seen = 0;
-    return count;
-  }
-  for (; count.done < n && !sigint_seen; count.done++) {
+  for (; count.done < n && !*stop; count.done++) {
     size_t k = count.done;
     if (runner->on_start) runner->on_start(runner->user, k, n, tkb_registry_full_name(idx[k]));
     tkb__result r = {.family_index = (int)k};
@@ -75,9 +60,20 @@ tkb__run_count tkb__run_entries(const tkb__runner *runner, const size_t *idx, si
     if (runner->on_done) runner->on_done(runner->user, k, n, &r);
     tkb__result_clear(&r);
   }
-  if (runner->stop_on_sigint) sigaction(SIGINT, &old, NULL);
-  /* a late Ctrl-C after the last entry changes nothing */
-  count.interrupted = sigint_seen && count.done < n;
-  sigint_seen = 0;
+  count.interrupted = count.done < n;
+  return count;
+}
+
+tkb__run_count tkb__run_entries(const tkb__runner *runner, const size_t *idx, size_t n) {
+  static volatile sig_atomic_t never;
+  volatile sig_atomic_t *stop = runner->stop_on_signal ? tkb__stop_flag() : &never;
+  if (runner->stop_on_signal) tkb__stop_begin();
+  tkb__run_count count = runner->isolate      ? tkb__run_isolated(runner, idx, n, stop)
+                         : runner->interleave ? tkb__run_interleaved(runner, idx, n, stop)
+                                              : run_in_process(runner, idx, n, stop);
+  /* a late signal after the last entry changes nothing */
+  count.interrupted = count.interrupted && *stop;
+  count.signal = count.interrupted ? (int)*stop : 0;
+  if (runner->stop_on_signal) tkb__stop_end();
   return count;
 }

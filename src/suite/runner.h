@@ -1,8 +1,10 @@
 /*
  * runner.h - the suite runner: which entries a run selects, running them one after
- * another (a failing entry is recorded and the run goes on), stopping cleanly on
- * Ctrl-C, and the progress line. The runner never prints: each finished result goes to
- * the caller's on_done (the CLI hands it to its reporters). Internal.
+ * another (a failing entry is recorded and the run goes on), each in a worker process
+ * when isolated (a crash or a timeout fails that entry only), stopping cleanly on
+ * SIGINT, SIGTERM and SIGHUP, and the progress line. The runner never prints: each
+ * finished result goes to the caller's on_done (the CLI hands it to its reporters and
+ * the journal). Internal.
  */
 #ifndef TKB_RUNNER_H
 #define TKB_RUNNER_H
@@ -51,6 +53,10 @@ void tkb__name_filter_free(tkb__name_filter *f);
 /* TKB_OK when every name is the op of a registered entry; else TKB_ERR_NOT_FOUND naming
  * the first that is not and the ops there are. */
 tkb_status tkb__ops_check(const char *const *ops, size_t n);
+
+/* TKB_OK when every tag is carried by some registered entry; else TKB_ERR_NOT_FOUND
+ * naming the first that is not and the tags there are. */
+tkb_status tkb__tags_check(const char *const *tags, size_t n);
 
 /* "cpu" for "cpu"/"cpu:0", "cuda" for "cuda:1", "opencl" for "opencl:0". */
 void tkb__device_kind(const char *device, char *kind, size_t cap);
@@ -118,8 +124,11 @@ typedef struct tkb__runner {
   const char *device;        /* NULL: "cpu" */
   uint64_t seed;
   tkb_bench_opts bench;      /* check_outputs is forced on: NaN/Inf outputs fail an entry */
-  bool stop_on_sigint;       /* install a SIGINT handler for the run */
+  bool stop_on_signal;       /* SIGINT, SIGTERM and SIGHUP stop the run (signals.c) */
   bool interleave;           /* the entries' experiments round-robin (interleave.c) */
+  bool isolate;              /* each entry in a worker process (isolate.c) */
+  double timeout_s;          /* isolated: an entry still running after this long is killed
+                                and fails (TKB_ERR_TIMEOUT); 0: no limit */
   /* Called before and after each entry (k of n); either may be NULL. The result passed
    * to on_done lives only through the call. */
   void (*on_start)(void *user, size_t k, size_t n, const char *name);
@@ -131,14 +140,17 @@ typedef struct tkb__runner {
 typedef struct tkb__run_count {
   size_t done;               /* entries that ran (n unless interrupted) */
   size_t failed;             /* of which failed */
-  bool interrupted;          /* stopped by SIGINT before the last entry */
+  bool interrupted;          /* stopped by a signal (or tkb__stop_request) before the last
+                                entry */
+  int signal;                /* which, when interrupted */
 } tkb__run_count;
 
 /*
  * Runs entries idx[0..n) in order, each result to on_done (family_index = its position
- * k). With stop_on_sigint, the first SIGINT lets the entry in progress finish and then
- * stops; a second one ends the process as SIGINT normally does. The previous SIGINT
- * disposition is restored before returning.
+ * k). With stop_on_signal, the first SIGINT, SIGTERM or SIGHUP stops the run: an
+ * isolated entry in progress is killed at once, an in-process one finishes first; a
+ * second signal ends the process as that signal normally does. The previous
+ * dispositions are restored before returning.
  */
 tkb__run_count tkb__run_entries(const tkb__runner *runner, const size_t *idx, size_t n);
 
@@ -148,8 +160,76 @@ tkb__run_count tkb__run_entries(const tkb__runner *runner, const size_t *idx, si
 tkb__run_count tkb__run_interleaved(const tkb__runner *runner, const size_t *idx, size_t n,
                                     volatile sig_atomic_t *stop);
 
-/* Runs one registry entry (standardize, benchmark, counts) into *r. */
+/* The isolated run (isolate.c): each entry in a worker process of its own, or with
+ * interleave one worker for every entry (a worker that dies fails the entry it was
+ * running, and a new one takes the rest); results to on_done as entries finish. Stops
+ * at once, killing the worker, when *stop is set (unfinished entries are dropped). */
+tkb__run_count tkb__run_isolated(const tkb__runner *runner, const size_t *idx, size_t n,
+                                 volatile sig_atomic_t *stop);
+
+/* Runs one registry entry (standardize, compile, time, counts) into *r. */
 void tkb__run_entry(const tkb__runner *runner, size_t entry, tkb__result *r);
+
+/* ---- stopping early (signals.c) ---- */
+/* Installs the handlers of SIGINT, SIGTERM and SIGHUP (the first records the signal, a
+ * second kills the process as the signal would) and ignores SIGPIPE (a closed stdout is
+ * then a failed write, EPIPE). Pairs nest; the outermost end restores what was there. */
+void tkb__stop_begin(void);
+void tkb__stop_end(void);
+/* The signal that asked the run to stop (0: none). */
+volatile sig_atomic_t *tkb__stop_flag(void);
+/* Asks the run to stop as if signal sig had come (e.g. SIGPIPE when stdout closed). */
+void tkb__stop_request(int sig);
+/* In a worker process: every signal back to its default and unblocked. */
+void tkb__signals_default(void);
+/* "SIGSEGV" for SIGSEGV; NULL for a signal without a name here. */
+const char *tkb__signal_name(int sig);
+
+/* ---- worker processes (worker.c) ---- */
+/* What runs in a worker and what the parent does with what it says. */
+typedef struct tkb__worker_job {
+  void (*body)(void *arg);     /* in the worker; results go out through tkb__worker_send */
+  void *arg;
+  /* in the parent: each message, in order (text lives through the call) */
+  void (*on_message)(void *user, const char *text, size_t len);
+  /* in the parent: the worker started registry entry `entry` (NULL: not wanted) */
+  void (*on_entry)(void *user, size_t entry);
+  void *user;
+  double timeout_s;            /* an entry's limit (0: none) */
+  volatile sig_atomic_t *stop; /* when set, the worker is killed at once (NULL: never) */
+} tkb__worker_job;
+
+typedef enum tkb__worker_how {
+  TKB__WORKER_FINISHED,        /* exited 0 */
+  TKB__WORKER_EXITED,          /* exited with another status (code) */
+  TKB__WORKER_KILLED,          /* died of signal `code` */
+  TKB__WORKER_TIMED_OUT,       /* killed: its entry ran past timeout_s */
+  TKB__WORKER_STOPPED,         /* killed: *stop was set */
+} tkb__worker_how;
+
+typedef struct tkb__worker_end {
+  tkb__worker_how how;
+  int code;                    /* exit status or signal */
+  long entry;                  /* the registry entry it was running (-1: none yet) */
+  char phase[64];              /* what that entry was doing: "standardize", "forward", ... */
+  double entry_s;              /* how long that entry had run */
+} tkb__worker_end;
+
+/* Runs job in a forked worker until it exits, its entry times out or *stop is set, the
+ * messages to on_message as they come. TKB_ERR_IO when no process or pipe could be made
+ * (strerror named); otherwise TKB_OK with *end saying how the worker ended. */
+tkb_status tkb__worker_run(const tkb__worker_job *job, tkb__worker_end *end);
+/* In a worker: entry starts phase, having run busy_s before it. Nothing in process. */
+void tkb__worker_phase(size_t entry, const char *phase, double busy_s);
+/* In a worker: sends text[0..len) to the parent's on_message; false in process or when
+ * the parent is gone. */
+bool tkb__worker_send(const char *text, size_t len);
+/* True in a worker process. */
+bool tkb__in_worker(void);
+/* Why an entry has no result: "SIGSEGV in forward of NAME (Segmentation fault)",
+ * "timed out in vjp of NAME: still running after 600 s (--timeout 600), ...". */
+void tkb__worker_describe(const tkb__worker_end *end, const char *name, double timeout_s,
+                          char *buf, size_t cap);
 
 /* ---- progress line (progress.c) ---- */
 typedef struct tkb__progress {

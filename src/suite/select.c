@@ -53,6 +53,11 @@ tkb_status tkb__name_filter_init(tkb__name_filter *f, const char *pattern) {
     f->negate = true;
     p++;
   }
+  /* glibc's regcomp can take gigabytes for a short pattern of stacked repetitions */
+  char what[120];
+  snprintf(what, sizeof what, "filter \"%.60s%s\"", pattern, strlen(pattern) > 60 ? "..." : "");
+  tkb_status st = tkb__regex_check(p, what);
+  if (st) return st;
   int rc = regcomp(&f->re, p, REG_EXTENDED | REG_NOSUB);
   if (rc != 0) {
     char why[256];
@@ -129,6 +134,41 @@ static void known_ops(char *buf, size_t cap) {
   }
   if (!last) snprintf(buf, cap, "none (no entries are registered)");
   else if (len < cap) snprintf(buf + len, cap - len, "%s%s", shown > 1 ? " and " : "", last);
+}
+
+/* The distinct tags of the registry, in order of first appearance: "a, b, c". */
+static void known_tags(char *buf, size_t cap) {
+  char seen[64][64];
+  size_t n_seen = 0, len = 0, total = tkb_registry_count();
+  buf[0] = '\0';
+  for (size_t i = 0; i < total && n_seen < 64; i++) {
+    for (const char *p = tkb_registry_get(i)->tags; p && *p && n_seen < 64;) {
+      size_t n = strcspn(p, ",");
+      char tag[64];
+      snprintf(tag, sizeof tag, "%.*s", (int)(n < sizeof tag ? n : sizeof tag - 1), p);
+      p += n + (p[n] == ',');
+      bool dup = !*tag;
+      for (size_t j = 0; j < n_seen && !dup; j++) dup = strcmp(seen[j], tag) == 0;
+      if (dup) continue;
+      memcpy(seen[n_seen++], tag, sizeof tag);
+      if (len < cap) len += (size_t)snprintf(buf + len, cap - len, "%s%s", len ? ", " : "", tag);
+    }
+  }
+  if (!n_seen) snprintf(buf, cap, "none (no entry has a tag)");
+}
+
+tkb_status tkb__tags_check(const char *const *tags, size_t n) {
+  size_t total = tkb_registry_count();
+  for (size_t k = 0; k < n; k++) {
+    bool found = false;
+    for (size_t i = 0; i < total && !found; i++) found = tkb_registry_has_tag(i, tags[k]);
+    if (found) continue;
+    char names[1024];
+    known_tags(names, sizeof names);
+    return tkb_set_error(TKB_ERR_NOT_FOUND, "tag \"%s\" is on no registered entry; the tags are %s",
+                         tags[k], names);
+  }
+  return TKB_OK;
 }
 
 tkb_status tkb__ops_check(const char *const *ops, size_t n) {

@@ -1,7 +1,9 @@
 # lib.bash - helpers for the CLI's shell tests (sourced, not a test itself).
-# Each test script gets: $1 tkbench, $2 the example plugin, $3 example_custom_main.
+# Each test script gets: $1 tkbench, $2 the example plugin, $3 example_custom_main, $4 the
+# fault plugin (tests/fault_plugin.c).
 set -u
 TKBENCH=$(realpath "$1") PLUGIN=$(realpath "$2") CUSTOM_MAIN=$(realpath "$3")
+FAULT_PLUGIN=$(realpath "${4:-/dev/null}")
 TMP=$(mktemp -d /tmp/tkb_cli_sh_XXXXXX)  # where the commands write
 CAP=$(mktemp -d /tmp/tkb_cli_cap_XXXXXX) # their captured stdout and stderr
 trap 'rm -rf "$TMP" "$CAP"' EXIT

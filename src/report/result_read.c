@@ -1,0 +1,352 @@
+/*
+ * result_read.c - one entry's rows of the JSON report (json.c), read back into the
+ * tkb__result they were written from: how a worker process hands its finished entry to
+ * the run, and how --resume gets the entries a journal holds. Every field json.c
+ * writes is read, so writing the result again gives the same rows. The text may come
+ * from a crashed process or a damaged file: every count and length is checked before
+ * it is used, and a row that does not hold what json.c writes is an error naming the
+ * entry and the field.
+ */
+#include "report.h"
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Arrays longer than this are not from a run (a run's calls fit in memory as doubles). */
+#define MAX_ITEMS 100000000
+
+typedef struct reader {
+  const char *entry; /* for messages */
+  tkb_status st;
+  char **owned;      /* the result's owned strings, NULL-terminated */
+  size_t n_owned, cap_owned;
+} reader;
+
+static tkb_status bad(reader *rd, const char *field, const char *what) {
+  if (!rd->st)
+    rd->st = tkb_set_error(TKB_ERR_INVALID_ARGUMENT, "entry \"%s\" of the results: \"%s\" %s",
+                           rd->entry, field, what);
+  return rd->st;
+}
+
+static const cJSON *get(const cJSON *o, const char *key) {
+  return cJSON_GetObjectItemCaseSensitive(o, key);
+}
+
+/* A number, null (NaN: how json.c writes NaN and infinity) or absent (NaN). */
+static double num(reader *rd, const cJSON *o, const char *key) {
+  const cJSON *v = get(o, key);
+  if (!v || cJSON_IsNull(v)) return NAN;
+  if (!cJSON_IsNumber(v)) bad(rd, key, "is not a number");
+  return cJSON_IsNumber(v) ? v->valuedouble : NAN;
+}
+
+static int integer(reader *rd, const cJSON *o, const char *key, int lo, int hi) {
+  const cJSON *v = get(o, key);
+  if (!cJSON_IsNumber(v) || !(v->valuedouble >= lo && v->valuedouble <= hi) ||
+      v->valuedouble != floor(v->valuedouble)) {
+    char what[96];
+    snprintf(what, sizeof what, "is not an integer from %d to %d", lo, hi);
+    bad(rd, key, what);
+    return lo;
+  }
+  return (int)v->valuedouble;
+}
+
+static const char *text(reader *rd, const cJSON *o, const char *key, bool required) {
+  const cJSON *v = get(o, key);
+  if (cJSON_IsString(v)) return v->valuestring;
+  if (required || (v && !cJSON_IsNull(v))) bad(rd, key, "is not a string");
+  return NULL;
+}
+
+/* A copy the result owns (freed by tkb__result_clear). */
+static char *keep(reader *rd, const char *s) {
+  if (!s || rd->st) return NULL;
+  if (rd->n_owned + 2 > rd->cap_owned) {
+    size_t cap = rd->cap_owned ? 2 * rd->cap_owned : 8;
+    char **t = realloc(rd->owned, cap * sizeof *t);
+    if (!t) {
+      rd->st = tkb_set_error(TKB_ERR_OUT_OF_MEMORY, "out of memory reading entry \"%s\"", rd->entry);
+      return NULL;
+    }
+    rd->owned = t;
+    rd->cap_owned = cap;
+  }
+  char *c = tkb__strdup(s);
+  if (!c) {
+    rd->st = tkb_set_error(TKB_ERR_OUT_OF_MEMORY, "out of memory reading entry \"%s\"", rd->entry);
+    return NULL;
+  }
+  rd->owned[rd->n_owned++] = c;
+  rd->owned[rd->n_owned] = NULL;
+  return c;
+}
+
+/* An array's length, checked (NULL when absent or not an array). */
+static const cJSON *array(reader *rd, const cJSON *o, const char *key, int *n) {
+  const cJSON *a = get(o, key);
+  *n = 0;
+  if (!cJSON_IsArray(a)) {
+    bad(rd, key, "is not an array");
+    return NULL;
+  }
+  int len = cJSON_GetArraySize(a);
+  if (len > MAX_ITEMS) {
+    bad(rd, key, "is longer than any run's");
+    return NULL;
+  }
+  *n = len;
+  return a;
+}
+
+/* A malloc'd copy of an array of numbers (null: NaN); n may be 0 (then a 1-element block). */
+static double *numbers(reader *rd, const cJSON *o, const char *key, int *n) {
+  const cJSON *a = array(rd, o, key, n);
+  double *out = rd->st ? NULL : malloc((size_t)(*n ? *n : 1) * sizeof *out);
+  if (!out) {
+    if (!rd->st) rd->st = tkb_set_error(TKB_ERR_OUT_OF_MEMORY, "out of memory reading \"%s\"", key);
+    return NULL;
+  }
+  int k = 0;
+  for (const cJSON *v = a ? a->child : NULL; v && k < *n; v = v->next, k++) {
+    if (cJSON_IsNumber(v)) out[k] = v->valuedouble;
+    else if (cJSON_IsNull(v)) out[k] = NAN;
+    else bad(rd, key, "holds something that is not a number");
+  }
+  return out;
+}
+
+static int *integers(reader *rd, const cJSON *o, const char *key, int *n) {
+  const cJSON *a = array(rd, o, key, n);
+  int *out = rd->st ? NULL : malloc((size_t)(*n ? *n : 1) * sizeof *out);
+  if (!out) {
+    if (!rd->st) rd->st = tkb_set_error(TKB_ERR_OUT_OF_MEMORY, "out of memory reading \"%s\"", key);
+    return NULL;
+  }
+  int k = 0;
+  for (const cJSON *v = a ? a->child : NULL; v && k < *n; v = v->next, k++) {
+    if (cJSON_IsNumber(v) && v->valuedouble >= 0 && v->valuedouble <= MAX_ITEMS)
+      out[k] = (int)v->valuedouble;
+    else bad(rd, key, "holds something that is not a count");
+  }
+  return out;
+}
+
+/* The static strings tkbench's own code uses, so that a result read back holds what the
+ * run's held; another text is kept as the result's own. */
+static const char *intern(reader *rd, const char *s, const char *const *known) {
+  if (!s) return NULL;
+  for (size_t k = 0; known[k]; k++)
+    if (strcmp(s, known[k]) == 0) return known[k];
+  return keep(rd, s);
+}
+
+static const char *const warning_kinds[] = {"interval", "bimodal", "load", "short_call", "batch",
+                                            "first_call", "threads", NULL};
+static const char *const ci_methods[] = {"order statistics", "two-level bootstrap", NULL};
+
+static void read_metadata(reader *rd, const cJSON *o, tkb_benchmark_data *bd) {
+  const cJSON *m = get(o, "metadata");
+  if (!cJSON_IsObject(m)) {
+    bad(rd, "metadata", "is not an object");
+    return;
+  }
+  int n = cJSON_GetArraySize(m);
+  bd->metadata = calloc((size_t)(n ? n : 1), sizeof *bd->metadata);
+  if (!bd->metadata) {
+    rd->st = tkb_set_error(TKB_ERR_OUT_OF_MEMORY, "out of memory reading metadata");
+    return;
+  }
+  for (const cJSON *v = m->child; v && !rd->st; v = v->next) {
+    if (!cJSON_IsString(v) || !v->string) {
+      bad(rd, "metadata", "holds a value that is not a string");
+      return;
+    }
+    char *k = tkb__strdup(v->string), *val = tkb__strdup(v->valuestring);
+    if (!k || !val) {
+      free(k);
+      free(val);
+      rd->st = tkb_set_error(TKB_ERR_OUT_OF_MEMORY, "out of memory reading metadata");
+      return;
+    }
+    bd->metadata[bd->n_metadata++] = (tkb_meta){k, val};
+  }
+}
+
+static void read_warnings(reader *rd, const cJSON *o, tkb_benchmark_data *bd) {
+  int n, n_kinds;
+  const cJSON *texts = array(rd, o, "warnings", &n);
+  const cJSON *kinds = array(rd, o, "warning_kinds", &n_kinds);
+  if (rd->st) return;
+  if (n_kinds != n) {
+    bad(rd, "warning_kinds", "does not hold one kind per warning");
+    return;
+  }
+  bd->warnings = calloc((size_t)(n ? n : 1), sizeof *bd->warnings);
+  if (!bd->warnings) {
+    rd->st = tkb_set_error(TKB_ERR_OUT_OF_MEMORY, "out of memory reading warnings");
+    return;
+  }
+  const cJSON *t = texts->child, *k = kinds->child;
+  for (; t && k && !rd->st; t = t->next, k = k->next) {
+    if (!cJSON_IsString(t) || !cJSON_IsString(k)) {
+      bad(rd, "warnings", "holds something that is not a string");
+      return;
+    }
+    const char *kind = intern(rd, k->valuestring, warning_kinds);
+    char *txt = tkb__strdup(t->valuestring);
+    if (!kind || !txt) {
+      free(txt);
+      if (!rd->st) rd->st = tkb_set_error(TKB_ERR_OUT_OF_MEMORY, "out of memory reading warnings");
+      return;
+    }
+    bd->warnings[bd->n_warnings++] = (tkb_warning){kind, txt};
+  }
+}
+
+/* The statistics object: what summarize.c computed. */
+static void read_statistics(reader *rd, const cJSON *s, tkb_benchmark_data *bd) {
+  if (!cJSON_IsObject(s)) {
+    bad(rd, "statistics", "is not an object");
+    return;
+  }
+  bd->min_ms = num(rd, s, "min_ms");
+  bd->max_ms = num(rd, s, "max_ms");
+  bd->mean_ms = num(rd, s, "mean_ms");
+  bd->stddev_ms = num(rd, s, "stddev_ms");
+  bd->stddev_over_median = num(rd, s, "stddev_over_median");
+  bd->p10_ms = num(rd, s, "p10_ms");
+  bd->p25_ms = num(rd, s, "p25_ms");
+  bd->p75_ms = num(rd, s, "p75_ms");
+  bd->p90_ms = num(rd, s, "p90_ms");
+  int n_med, n_sizes;
+  bd->experiment_median_ms = numbers(rd, s, "experiment_median_ms", &n_med);
+  bd->experiment_sizes = integers(rd, s, "experiment_sizes", &n_sizes);
+  if (!rd->st && (n_med != bd->experiments || n_sizes != bd->experiments))
+    bad(rd, "statistics", "does not hold one median and one size per experiment");
+  bd->median_ci_low_ms = num(rd, s, "median_ci_low_ms");
+  bd->median_ci_high_ms = num(rd, s, "median_ci_high_ms");
+  bd->ci_level = num(rd, s, "ci_level");
+  bd->ci_method = intern(rd, text(rd, s, "ci_method", false), ci_methods);
+  bd->outliers_mild = integer(rd, s, "outliers_mild", 0, MAX_ITEMS);
+  bd->outliers_severe = integer(rd, s, "outliers_severe", 0, MAX_ITEMS);
+  const cJSON *conv = get(s, "converged");
+  if (!cJSON_IsBool(conv)) bad(rd, "converged", "is not true or false");
+  bd->converged = cJSON_IsTrue(conv);
+  const char *rule = text(rd, s, "stopping_rule", false);
+  if (rule && !(bd->stopping_rule = tkb__strdup(rule)))
+    rd->st = tkb_set_error(TKB_ERR_OUT_OF_MEMORY, "out of memory reading the stopping rule");
+  bd->batch_size = integer(rd, s, "batch_size", 1, MAX_ITEMS);
+  bd->first_call_ms = num(rd, s, "first_call_ms");
+}
+
+/* The whole BenchmarkData from an iteration row's "tkbench" object. */
+static tkb_benchmark_data *read_data(reader *rd, const cJSON *t) {
+  tkb_benchmark_data *bd = calloc(1, sizeof *bd);
+  if (!bd) {
+    rd->st = tkb_set_error(TKB_ERR_OUT_OF_MEMORY, "out of memory reading entry \"%s\"", rd->entry);
+    return NULL;
+  }
+  bd->lower_time_ms = num(rd, t, "lower_time_ms");
+  bd->compile_time_ms = num(rd, t, "compile_time_ms");
+  bd->iterations = integer(rd, t, "iterations", 0, MAX_ITEMS);
+  bd->experiments = integer(rd, t, "experiments", 1, MAX_ITEMS);
+  bd->evaluation_times_ms = numbers(rd, t, "evaluation_times_ms", &bd->n_evaluation_times);
+  bd->median_evaluation_time_ms = num(rd, t, "median_evaluation_time_ms");
+  bd->peak_memory_mb = num(rd, t, "peak_memory_mb");
+  if (!rd->st) read_metadata(rd, t, bd);
+  if (!rd->st) read_statistics(rd, get(t, "statistics"), bd);
+  if (!rd->st) read_warnings(rd, t, bd);
+  if (rd->st) {
+    tkb_benchmark_data_free(bd);
+    return NULL;
+  }
+  return bd;
+}
+
+static double count(reader *rd, const cJSON *counts, const char *key) {
+  double v = num(rd, counts, key);
+  return isfinite(v) && v > 0 ? v : 0; /* null: unknown */
+}
+
+/* The identity fields write_identity wrote. */
+static void read_identity(reader *rd, const cJSON *t, tkb__result *r) {
+  r->op = keep(rd, text(rd, t, "op", true));
+  r->spec = keep(rd, text(rd, t, "spec", true));
+  r->impl = keep(rd, text(rd, t, "impl", true));
+  const char *mode = text(rd, t, "mode", true);
+  if (mode && tkb_mode_parse(mode, &r->mode) != TKB_OK) bad(rd, "mode", "is not a mode");
+  int n;
+  const cJSON *tags = array(rd, t, "tags", &n);
+  size_t len = 1;
+  for (const cJSON *v = tags ? tags->child : NULL; v; v = v->next) {
+    if (!cJSON_IsString(v)) {
+      bad(rd, "tags", "holds something that is not a string");
+      return;
+    }
+    len += strlen(v->valuestring) + 1;
+  }
+  char *joined = rd->st ? NULL : malloc(len);
+  if (!joined) {
+    if (!rd->st) rd->st = tkb_set_error(TKB_ERR_OUT_OF_MEMORY, "out of memory reading tags");
+    return;
+  }
+  joined[0] = '\0';
+  for (const cJSON *v = tags->child; v; v = v->next) {
+    if (*joined) strcat(joined, ",");
+    strcat(joined, v->valuestring);
+  }
+  r->tags = keep(rd, joined);
+  free(joined);
+}
+
+static tkb_status status_named(const char *name) {
+  for (int s = 1; s < 64; s++)
+    if (strcmp(tkb_status_name((tkb_status)s), name) == 0) return (tkb_status)s;
+  return TKB_ERR_INTERNAL;
+}
+
+tkb_status tkb__result_read(const cJSON *rows, tkb__result *r) {
+  *r = (tkb__result){0};
+  if (!cJSON_IsArray(rows) || !rows->child || !cJSON_IsObject(rows->child))
+    return tkb_set_error(TKB_ERR_INVALID_ARGUMENT,
+                         "an entry of the results holds no rows: \"benchmarks\" must be an array "
+                         "of objects");
+  const cJSON *first = rows->child;
+  const char *name = cJSON_IsString(get(first, "run_name")) ? get(first, "run_name")->valuestring : NULL;
+  reader rd = {.entry = name ? name : "(no run_name)"};
+  r->name = keep(&rd, text(&rd, first, "run_name", true));
+  r->family_index = integer(&rd, first, "family_index", 0, MAX_ITEMS);
+  const cJSON *t = get(first, "tkbench");
+  if (!rd.st && !cJSON_IsObject(t)) bad(&rd, "tkbench", "is not an object");
+  if (!rd.st) read_identity(&rd, t, r);
+  for (const cJSON *row = first; row && !rd.st; row = row->next) {
+    const cJSON *rn = get(row, "run_name");
+    if (!cJSON_IsObject(row) || !cJSON_IsString(rn) || strcmp(rn->valuestring, r->name) != 0)
+      bad(&rd, "run_name", "differs between the rows of one entry");
+  }
+  if (!rd.st && cJSON_IsTrue(get(first, "error_occurred"))) {
+    const char *status = text(&rd, t, "status", true);
+    /* tkbench's row says "error": null for a failure without a message */
+    const char *msg = get(t, "error") ? text(&rd, t, "error", false)
+                                      : text(&rd, first, "error_message", false);
+    r->status = status ? status_named(status) : TKB_ERR_INTERNAL;
+    r->error = msg ? tkb__strdup(msg) : NULL;
+    if (msg && !r->error && !rd.st) rd.st = tkb_set_error(TKB_ERR_OUT_OF_MEMORY, "out of memory");
+  } else if (!rd.st) {
+    r->bd = read_data(&rd, t);
+    const cJSON *counts = get(t, "counts");
+    if (!rd.st && !cJSON_IsObject(counts)) bad(&rd, "counts", "is not an object");
+    if (!rd.st) {
+      r->counts.items = count(&rd, counts, "items");
+      r->counts.bytes = count(&rd, counts, "bytes");
+      r->counts.flops = count(&rd, counts, "flops");
+    }
+  }
+  r->owned = rd.owned;
+  if (rd.st) tkb__result_clear(r);
+  return rd.st;
+}
