@@ -354,6 +354,21 @@ static void write_tkbench(jw *w, const tkb__result *r, int experiment) {
   write_count(w, "bytes", r->counts.bytes);
   write_count(w, "flops", r->counts.flops);
   jw_end_object(w);
+  /* the entry's own counters and the perf events as measured (per call, before their
+   * flags; the row's keys hold them after), so that the rows can be written again from
+   * this object: the journal and a worker's results are read back this way */
+  jw_begin_array(w, "counters", false);
+  for (int k = 0; k < r->n_counters + bd->n_counters; k++) {
+    const bool perf = k >= r->n_counters;
+    const tkb_counter *c = perf ? &bd->counters[k - r->n_counters] : &r->counters[k];
+    jw_begin_object(w, NULL);
+    jw_string(w, "name", c->name);
+    jw_number(w, "value", c->value);
+    jw_uint(w, "flags", c->flags);
+    jw_bool(w, "perf", perf);
+    jw_end_object(w);
+  }
+  jw_end_array(w);
   jw_end_object(w);
 }
 

@@ -241,10 +241,76 @@ static void read_statistics(reader *rd, const cJSON *s, tkb_benchmark_data *bd) 
     rd->st = tkb_set_error(TKB_ERR_OUT_OF_MEMORY, "out of memory reading the stopping rule");
   bd->batch_size = integer(rd, s, "batch_size", 1, MAX_ITEMS);
   bd->first_call_ms = num(rd, s, "first_call_ms");
+  bd->cpu_median_ms = num(rd, s, "cpu_median_ms");
+  bd->cpu_mean_ms = num(rd, s, "cpu_mean_ms");
+  bd->cpu_min_ms = num(rd, s, "cpu_min_ms");
+  bd->cpu_max_ms = num(rd, s, "cpu_max_ms");
+  bd->cpu_stddev_ms = num(rd, s, "cpu_stddev_ms");
+  if (get(s, "experiment_cpu_median_ms") && !rd->st) {
+    int n;
+    bd->experiment_cpu_median_ms = numbers(rd, s, "experiment_cpu_median_ms", &n);
+    if (!rd->st && n != bd->experiments)
+      bad(rd, "experiment_cpu_median_ms", "does not hold one median per experiment");
+  }
+  /* the calls the device reported throttled, by index (only devices that report it) */
+  if (get(s, "throttled_calls") && !rd->st) {
+    int n;
+    int *calls = integers(rd, s, "throttled_calls", &n);
+    bd->throttled = rd->st ? NULL : calloc((size_t)(bd->n_evaluation_times ? bd->n_evaluation_times : 1),
+                                           sizeof *bd->throttled);
+    if (!rd->st && !bd->throttled)
+      rd->st = tkb_set_error(TKB_ERR_OUT_OF_MEMORY, "out of memory reading \"throttled_calls\"");
+    for (int k = 0; !rd->st && k < n; k++) {
+      if (calls[k] >= bd->n_evaluation_times) {
+        bad(rd, "throttled_calls", "holds an index past evaluation_times_ms");
+        break;
+      }
+      bd->n_throttled += !bd->throttled[calls[k]];
+      bd->throttled[calls[k]] = true;
+    }
+    free(calls);
+  }
+}
+
+/* The counters array: the entry's own (into r) and the perf events (into bd). */
+static void read_counters(reader *rd, const cJSON *t, tkb__result *r, tkb_benchmark_data *bd) {
+  if (!get(t, "counters")) return; /* written before counters existed */
+  int n;
+  const cJSON *a = array(rd, t, "counters", &n);
+  if (rd->st) return;
+  if (n > 2 * TKB_MAX_COUNTERS) {
+    bad(rd, "counters", "holds more counters than an entry can have");
+    return;
+  }
+  bd->counters = calloc((size_t)(n ? n : 1), sizeof *bd->counters);
+  if (!bd->counters) {
+    rd->st = tkb_set_error(TKB_ERR_OUT_OF_MEMORY, "out of memory reading counters");
+    return;
+  }
+  for (const cJSON *c = a->child; c && !rd->st; c = c->next) {
+    const char *name = text(rd, c, "name", true);
+    const double value = num(rd, c, "value");
+    const int flags = integer(rd, c, "flags", 0, 1 << 16);
+    const cJSON *perf = get(c, "perf");
+    if (!rd->st && !cJSON_IsBool(perf)) bad(rd, "perf", "is not true or false");
+    if (rd->st) return;
+    if (cJSON_IsTrue(perf)) {
+      char *own = tkb__strdup(name);
+      if (!own) {
+        rd->st = tkb_set_error(TKB_ERR_OUT_OF_MEMORY, "out of memory reading counters");
+        return;
+      }
+      bd->counters[bd->n_counters++] = (tkb_counter){own, value, (unsigned)flags};
+    } else if (r->n_counters < TKB_MAX_COUNTERS) {
+      r->counters[r->n_counters++] = (tkb_counter){keep(rd, name), value, (unsigned)flags};
+    } else {
+      bad(rd, "counters", "holds more of the entry's own counters than an entry can have");
+    }
+  }
 }
 
 /* The whole BenchmarkData from an iteration row's "tkbench" object. */
-static tkb_benchmark_data *read_data(reader *rd, const cJSON *t) {
+static tkb_benchmark_data *read_data(reader *rd, const cJSON *t, tkb__result *r) {
   tkb_benchmark_data *bd = calloc(1, sizeof *bd);
   if (!bd) {
     rd->st = tkb_set_error(TKB_ERR_OUT_OF_MEMORY, "out of memory reading entry \"%s\"", rd->entry);
@@ -255,11 +321,23 @@ static tkb_benchmark_data *read_data(reader *rd, const cJSON *t) {
   bd->iterations = integer(rd, t, "iterations", 0, MAX_ITEMS);
   bd->experiments = integer(rd, t, "experiments", 1, MAX_ITEMS);
   bd->evaluation_times_ms = numbers(rd, t, "evaluation_times_ms", &bd->n_evaluation_times);
+  if (get(t, "cpu_times_ms") && !rd->st) {
+    int n;
+    bd->cpu_times_ms = numbers(rd, t, "cpu_times_ms", &n);
+    if (!rd->st && n == 0) { /* written as [] when the method measured no CPU time */
+      free(bd->cpu_times_ms);
+      bd->cpu_times_ms = NULL;
+    } else if (!rd->st && n != bd->n_evaluation_times) {
+      bad(rd, "cpu_times_ms", "does not hold one time per evaluation time");
+    }
+  }
+  r->wall_s = num(rd, t, "wall_s");
   bd->median_evaluation_time_ms = num(rd, t, "median_evaluation_time_ms");
   bd->peak_memory_mb = num(rd, t, "peak_memory_mb");
   if (!rd->st) read_metadata(rd, t, bd);
   if (!rd->st) read_statistics(rd, get(t, "statistics"), bd);
   if (!rd->st) read_warnings(rd, t, bd);
+  if (!rd->st) read_counters(rd, t, r, bd);
   if (rd->st) {
     tkb_benchmark_data_free(bd);
     return NULL;
@@ -337,7 +415,7 @@ tkb_status tkb__result_read(const cJSON *rows, tkb__result *r) {
     r->error = msg ? tkb__strdup(msg) : NULL;
     if (msg && !r->error && !rd.st) rd.st = tkb_set_error(TKB_ERR_OUT_OF_MEMORY, "out of memory");
   } else if (!rd.st) {
-    r->bd = read_data(&rd, t);
+    r->bd = read_data(&rd, t, r);
     const cJSON *counts = get(t, "counts");
     if (!rd.st && !cJSON_IsObject(counts)) bad(&rd, "counts", "is not an object");
     if (!rd.st) {
