@@ -194,6 +194,48 @@ tkb_status tkb__report_write(const tkb__format *fmt, FILE *f, const tkb__report_
                              const tkb__result *res, size_t n, const tkb__run_summary *s);
 
 
+/* ---- `tkbench check`'s report (check_report.c) ---- */
+/* One checked entry: its comparison, or why there is none. */
+typedef struct tkb__check_item {
+  size_t entry;              /* registry index */
+  tkb_status status;         /* TKB_OK: result holds the comparison */
+  bool skipped;              /* no reference, or the entry cannot run on this device */
+  char *message;             /* the error or the reason for the skip (owned) */
+  tkb_check_result *result;  /* owned; NULL unless status is TKB_OK */
+} tkb__check_item;
+
+/* Frees what an item owns. */
+void tkb__check_item_clear(tkb__check_item *it);
+
+/* What a check ran with, for the report's head. */
+typedef struct tkb__check_ctx {
+  const char *executable;    /* argv[0] */
+  const char *device, *device_description;
+  uint64_t seed;
+  bool fixed_tolerance;      /* --rtol/--atol: allclose alone */
+  double rtol, atol;         /* with fixed_tolerance */
+  bool verbose;              /* each output's numeric summaries too (console, markdown) */
+  char date[40];
+  tkb__host_facts host;
+} tkb__check_ctx;
+
+/* Counts of a check run. */
+typedef struct tkb__check_counts {
+  size_t passed, failed, skipped;
+} tkb__check_counts;
+/* The count an item adds to (failed also for an error). */
+void tkb__check_count(tkb__check_counts *c, const tkb__check_item *it);
+
+/* The console's lines for one item (PASS/FAIL/SKIP, then each output), streamed. */
+void tkb__check_console_item(FILE *f, const tkb__check_ctx *ctx, const tkb__check_item *it,
+                             bool color);
+/* The console's last line: "N passed, N failed, N skipped". */
+void tkb__check_console_summary(FILE *f, const tkb__check_counts *c, bool color);
+/* A whole report of items[0..n) in fmt (console, json or markdown; others
+ * TKB_ERR_UNSUPPORTED naming them). TKB_ERR_IO when f has an error. */
+tkb_status tkb__check_report_write(const tkb__format *fmt, FILE *f, const tkb__check_ctx *ctx,
+                                   const tkb__check_item *items, size_t n);
+
 /* ---- units (units.c) ---- */
 /* "12.34 us": 4 significant digits in ns, us, ms or s, right-aligned in 9 columns.
  * NaN gives "-". */
