@@ -592,7 +592,9 @@ typedef struct tkb_std_fn tkb_std_fn;
  *                   with the forward outputs as cotangents.
  *
  * With opts->no_init, abstract arrays are not allocated: std_args holds arrays with
- * data == NULL (specs only) and f_std cannot be called (TKB_ERR_INVALID_ARGUMENT).
+ * data == NULL (specs only) and f_std cannot be called (TKB_ERR_INVALID_ARGUMENT); it can
+ * be compiled from those specs (tkb_compile_benchmark) and run on concrete arguments
+ * (tkb_compiled_run_args).
  *
  * Errors: the binding statuses (MISSING_ARGUMENT, UNKNOWN_KEYWORD, DUPLICATE_ARGUMENT,
  * WRONG_KIND, TOO_MANY_POSITIONAL, BAD_SHAPE, OVERFLOW) each naming the parameter;
@@ -777,12 +779,37 @@ tkb_status tkb_benchmark(tkb_std_fn *f_std, const tkb_arrays *args,
 /** A compiled benchmark (Tokamax's compile_benchmark): compile once, run many. */
 typedef struct tkb_compiled tkb_compiled;
 
-/** Lowers and compiles f_std for args (timed into every run's data). */
+/**
+ * Lowers and compiles f_std for args: shape inference, then the prepare hook and the
+ * output allocation, timed once into lower_time_ms and compile_time_ms of every run's
+ * data. args are f_std's std args (or arrays of the same specs on its device); f_std and
+ * args must outlive the compiled benchmark.
+ * From specs alone (Tokamax's compile_benchmark of an f_std standardized with seed=None):
+ * an f_std standardized with no_init is compiled from its specs-only std args (infer and
+ * prepare see specs, no data), and each run takes concrete arguments of those specs
+ * (tkb_compiled_run_args), so one compile serves many inputs.
+ * Errors: TKB_ERR_INVALID_ARGUMENT (NULL; arrays without data for a seeded f_std; arrays
+ * on another device), TKB_ERR_BAD_SHAPE (a count or spec that differs, naming both),
+ * TKB_ERR_UNSUPPORTED for a no_init f_std in vjp mode (its f_std keeps a forward pass's
+ * primals and residuals, which specs cannot give), and any status of infer or prepare.
+ */
 tkb_status tkb_compile_benchmark(tkb_std_fn *f_std, const tkb_arrays *args,
                                  tkb_compiled **out);
-/** Runs the timed experiments of a compiled benchmark. */
+/** Runs the timed experiments of a compiled benchmark on the args it was compiled with.
+ *  TKB_ERR_INVALID_ARGUMENT for one compiled from specs (it has no data: use
+ *  tkb_compiled_run_args); otherwise as tkb_benchmark. */
 tkb_status tkb_compiled_run(tkb_compiled *c, const tkb_bench_opts *opts,
                             tkb_benchmark_data **out);
+/**
+ * Runs the timed experiments of a compiled benchmark on `args` (Tokamax's runner(x)):
+ * concrete arrays with the compiled specs, on f_std's device, used for this run only
+ * (borrowed; the prepared state, outputs and compile times are the compile's). Each run's
+ * data has the one compile's lower_time_ms and compile_time_ms. Errors: as
+ * tkb_compile_benchmark for args (TKB_ERR_BAD_SHAPE, TKB_ERR_INVALID_ARGUMENT for arrays
+ * without data or on another device), then as tkb_benchmark.
+ */
+tkb_status tkb_compiled_run_args(tkb_compiled *c, const tkb_arrays *args,
+                                 const tkb_bench_opts *opts, tkb_benchmark_data **out);
 /** Frees a compiled benchmark (not the f_std or args it refers to). */
 void tkb_compiled_free(tkb_compiled *c);
 
@@ -850,12 +877,34 @@ typedef struct tkb_benchmark_def {
   tkb_counts_fn counts;    /* optional */
   const char *tags;        /* comma-separated: "primary,ci_tests,cpu" */
   const char *device_kind; /* device kind the impl runs on ("cpu", "opencl", "cuda") */
+  /* Per-entry settings (Tokamax's register_benchmark keywords); zero: the run's. */
+  int iterations;          /* timed calls per experiment, under the fixed stopping rule
+                              (given without `stop`, it selects fixed for this entry) */
+  const char *stop;        /* stopping rule, as tkb_bench_opts.stop ("fixed",
+                              "ci:max_noise=0.02") */
+  const char *method;      /* timing method, as tkb_bench_opts.method ("cpu_time"); one
+                              the device lacks makes the entry SKIPPED, not failed */
+  const tkb_meta *metadata;/* n_metadata key/value pairs describing the entry (Tokamax's
+                              metadata=, e.g. a kernel's config): the JSON report's
+                              metadata starts with them (the run's own keys win a clash) */
+  int n_metadata;
+  bool raise_on_error;     /* Tokamax's raise_on_error: when this entry fails, the run
+                              ends after it (the finished entries are reported; exit 1).
+                              Off, a failure is recorded and the run goes on (Tokamax's
+                              raise_on_error=False). An entry that cannot run on the
+                              device at hand is SKIPPED, never failed, either way: its
+                              setup (standardizing, the method, lowering, compiling) says
+                              TKB_ERR_UNSUPPORTED (a dtype, mode or method it lacks there);
+                              a call that fails is a failure whatever its status */
 } tkb_benchmark_def;
 
 /**
  * Registers an entry (thread-safe). TKB_ERR_INVALID_ARGUMENT when a required field
- * (name, impl_name, fn) is missing or a name holds characters outside [A-Za-z0-9_.-];
- * TKB_ERR_DUPLICATE_ARGUMENT when the full name is already registered.
+ * (name, impl_name, fn) is missing, a name holds characters outside [A-Za-z0-9_.-],
+ * iterations or n_metadata is negative, or n_metadata > 0 with NULL metadata or a NULL
+ * key; TKB_ERR_DUPLICATE_ARGUMENT when the full name is already registered. stop and
+ * method are copied (and checked when the entry runs); metadata must outlive the
+ * registry, as args do.
  */
 tkb_status tkb_register_benchmark(const tkb_benchmark_def *def);
 /** Number of registered entries. */

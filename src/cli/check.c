@@ -103,16 +103,36 @@ static int formats(const check_args *a, const tkb__format **stdout_fmt, const tk
   return 0;
 }
 
-/* Checks one entry into *it. */
+/* The entry's setup on the device (standardizing, lowering, compiling), as `run` does
+ * it: TKB_ERR_UNSUPPORTED says the device cannot run it (a dtype or mode it lacks). */
+static tkb_status setup(size_t entry, const tkb_check_opts *opts) {
+  tkb_std_fn *f = NULL;
+  tkb_arrays *args = NULL;
+  tkb_compiled *c = NULL;
+  tkb_status st = tkb_registry_standardize(entry, opts->device, opts->seed, &f, &args);
+  if (!st) st = tkb_compile_benchmark(f, args, &c);
+  tkb_compiled_free(c);
+  tkb_std_fn_free(f);
+  tkb_arrays_free(args);
+  return st;
+}
+
+/* Checks one entry into *it. Nothing to compare against (no reference), or an entry the
+ * device cannot run: skipped, as Tokamax skips a benchmark raising NotImplementedError
+ * (and as `run` skips it); anything else that goes wrong is a failure. */
 static void check_one(size_t entry, const tkb_check_opts *opts, tkb__check_item *it) {
   *it = (tkb__check_item){.entry = entry};
-  it->status = tkb_check_entry(entry, opts, &it->result);
+  size_t ref;
+  it->status = tkb_registry_find_reference(entry, &ref);
+  it->skipped = it->status == TKB_ERR_NOT_FOUND;
+  if (!it->status) {
+    it->status = setup(entry, opts);
+    it->skipped = it->status == TKB_ERR_UNSUPPORTED;
+  }
+  if (!it->status) it->status = tkb_check_entry(entry, opts, &it->result);
   if (!it->status) return;
   const char *msg = tkb_last_error();
   it->message = tkb__strdup(*msg ? msg : tkb_status_name(it->status));
-  /* Nothing to compare against, or an entry this device cannot run (a dtype or method it
-   * lacks): skipped, as Tokamax skips a benchmark raising NotImplementedError. */
-  it->skipped = it->status == TKB_ERR_NOT_FOUND || it->status == TKB_ERR_UNSUPPORTED;
 }
 
 /* Checks idx[0..n) into items, streaming console lines; returns the counts. */
@@ -238,7 +258,7 @@ const tkb__command tkb__command_check = {
     .epilogue = "Prints PASS, FAIL (with the criterion that failed, its value and threshold) "
                 "or SKIP per entry and ends with 'N passed, N failed'. An entry is skipped "
                 "when its op has no reference for that spec and mode, or when it cannot run "
-                "on the device (a dtype or method it lacks).\n"
+                "on the device (its setup says unsupported: a dtype or mode it lacks).\n"
                 "Exit status: 0 all passed (or skipped), 1 a failure, 2 a usage error.\n"
                 "\n"
                 "Examples:\n"

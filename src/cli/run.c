@@ -234,7 +234,7 @@ static void on_done(void *user, size_t k, size_t n, const tkb__result *r) {
   for (size_t i = 0; i < TKB_ARRAY_LEN(l->reporters); i++)
     if (l->reporters[i]) tkb__reporter_entry(l->reporters[i], r);
   /* No table on stdout: a failure still needs saying. */
-  if (!r->bd && !l->table)
+  if (!r->bd && !r->skipped && !l->table)
     fprintf(stderr, "%s %s: %s failed (%s): %s\n", tkb__prog, CMD, r->name,
             tkb_status_name(r->status), r->error ? r->error : "");
 }
@@ -299,6 +299,9 @@ static int run_selected(const run_args *a, tkb_device *dev, const char *method,
   if (l.reporters[0]) tkb__reporter_end(l.reporters[0], &s);
   if (count.interrupted && !l.table)
     fprintf(stderr, "%s %s: interrupted: %zu of %zu entries ran\n", tkb__prog, CMD, count.done, n);
+  if (count.ended_by)
+    fprintf(stderr, "%s %s: the run ended after %s failed (its entry has raise_on_error): %zu of "
+                    "%zu entries ran\n", tkb__prog, CMD, count.ended_by, count.done, n);
   fflush(stdout);
   if (a->out && !finish_file(a, &file_r, &file, &s, l.table) && rc == TKB_EXIT_OK)
     rc = TKB_EXIT_FAILED;

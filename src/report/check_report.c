@@ -116,7 +116,10 @@ void tkb__check_console_item(FILE *f, const tkb__check_ctx *ctx, const tkb__chec
   const char *v = verdict(it);
   const char *col = it->skipped ? YELLOW : v[0] == 'P' ? GREEN : RED;
   if (it->skipped) {
-    fprintf(f, "%s%s%s %s: %s\n", c(color, col), v, c(color, RESET), name, it->message);
+    /* the message names the entry when it comes from looking for the reference */
+    const bool named = it->message && strncmp(it->message, name, strlen(name)) == 0;
+    fprintf(f, "%s%s%s %s%s%s\n", c(color, col), v, c(color, RESET), named ? "" : name,
+            named ? "" : ": ", it->message ? it->message : "");
     return;
   }
   if (it->status) {

@@ -17,8 +17,13 @@ typedef struct tkb__result {
   const char *op, *spec, *impl, *tags;
   tkb_mode mode;
   int family_index;        /* position of the entry in the run, from 0 */
-  tkb_status status;       /* TKB_OK, or why the entry failed */
-  char *error;             /* the failure's message (owned), NULL when ok */
+  tkb_status status;       /* TKB_OK, or why the entry failed (or was skipped) */
+  char *error;             /* the failure's message, or the skip's reason (owned); NULL
+                              when ok */
+  bool skipped;            /* the entry cannot run on this device (TKB_ERR_UNSUPPORTED: a
+                              dtype, mode or method it lacks): neither run nor failed */
+  const tkb_meta *metadata;/* the entry's own (registry-owned), n_metadata pairs */
+  int n_metadata;
   tkb_benchmark_data *bd;  /* owned; NULL when the entry failed */
   tkb_counts counts;       /* work per call (zeros: unknown) */
   double wall_s;           /* standardize + benchmark wall time of the entry */
@@ -157,6 +162,7 @@ struct tkb__reporter {
   bool color;              /* ANSI colours (the console on a terminal) */
   size_t n_entries;        /* entries reported so far */
   size_t n_failed;         /* of which failed */
+  size_t n_skipped;        /* of which were skipped */
   void *state;             /* the format's own, ops->state_size bytes */
 };
 

@@ -8,7 +8,7 @@
 
 typedef struct entry {
   tkb_benchmark_def def; /* strings point at the copies below */
-  char *op, *name, *impl, *tags, *device_kind, *full;
+  char *op, *name, *impl, *tags, *device_kind, *full, *stop, *method;
 } entry;
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -29,6 +29,8 @@ static void entry_free(entry *e) {
   free(e->tags);
   free(e->device_kind);
   free(e->full);
+  free(e->stop);
+  free(e->method);
 }
 
 tkb_status tkb_register_benchmark(const tkb_benchmark_def *def) {
@@ -44,6 +46,16 @@ tkb_status tkb_register_benchmark(const tkb_benchmark_def *def) {
   if ((int)def->mode < 0 || def->mode > TKB_MODE_FORWARD_AND_VJP)
     return tkb_set_error(TKB_ERR_INVALID_ARGUMENT, "benchmark \"%s\": mode %d is not a tkb_mode",
                          def->name, (int)def->mode);
+  if (def->iterations < 0 || def->n_metadata < 0 || (def->n_metadata > 0 && !def->metadata))
+    return tkb_set_error(TKB_ERR_INVALID_ARGUMENT,
+                         "benchmark \"%s\": iterations = %d, n_metadata = %d (metadata %s); "
+                         "both must be >= 0, with metadata given when n_metadata > 0",
+                         def->name, def->iterations, def->n_metadata, def->metadata ? "given" : "NULL");
+  for (int k = 0; k < def->n_metadata; k++)
+    if (!def->metadata[k].key || !def->metadata[k].value)
+      return tkb_set_error(TKB_ERR_INVALID_ARGUMENT,
+                           "benchmark \"%s\": metadata[%d] has a NULL %s", def->name, k,
+                           !def->metadata[k].key ? "key" : "value");
   entry e = {.def = *def};
   size_t len = strlen(def->name) + strlen(def->impl_name) + 32;
   e.full = malloc(len);
@@ -53,7 +65,10 @@ tkb_status tkb_register_benchmark(const tkb_benchmark_def *def) {
   e.impl = tkb__strdup(def->impl_name);
   e.tags = tkb__strdup(def->tags ? def->tags : "");
   e.device_kind = tkb__strdup(def->device_kind ? def->device_kind : "cpu");
-  if (!e.full || !e.op || !e.name || !e.impl || !e.tags || !e.device_kind) {
+  e.stop = tkb__strdup(def->stop);
+  e.method = tkb__strdup(def->method);
+  if (!e.full || !e.op || !e.name || !e.impl || !e.tags || !e.device_kind ||
+      (def->stop && !e.stop) || (def->method && !e.method)) {
     entry_free(&e);
     return tkb_set_error(TKB_ERR_OUT_OF_MEMORY, "out of memory registering %s", def->name);
   }
@@ -62,6 +77,8 @@ tkb_status tkb_register_benchmark(const tkb_benchmark_def *def) {
   e.def.impl_name = e.impl;
   e.def.tags = e.tags;
   e.def.device_kind = e.device_kind;
+  e.def.stop = e.stop;
+  e.def.method = e.method;
   pthread_mutex_lock(&lock);
   tkb_status st = TKB_OK;
   for (size_t i = 0; i < n_entries; i++)
