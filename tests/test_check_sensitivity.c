@@ -586,6 +586,11 @@ int main(int argc, char **argv) {
                             {ONE, -1},        {TAIL, -1},    {GRAD_2, -1}};
   const plan variant_plans[] = {{SCALE_TARGET, 0}, {GRAD_2, -1}};
   for (size_t s = 0; s < n_subjects; s++) {
+    if (o.full) { /* a long run says where it is */
+      fprintf(stderr, "[%zu/%zu %.0f s] %s\n", s + 1, n_subjects, difftime(time(NULL), t0),
+              tkb_registry_full_name(subjects[s]));
+      fflush(stdout);
+    }
     const bool variant = strchr(tkb_registry_get(subjects[s])->name, '.') != NULL;
     if (o.full) measure(&o, subjects[s], all_plans, LEN(all_plans));
     else if (variant) measure(&o, subjects[s], variant_plans, LEN(variant_plans));
