@@ -366,13 +366,14 @@ typedef struct plan {
 /* What the quick run plants in each forward_and_vjp entry (targets: f_std's outputs). */
 static const plan quick_plans[] = {{SCALE_1, 0}, {BIAS, 0}, {ONE, -2}, {TAIL, -2}, {GRAD_2, -1}};
 
-/* Checks entry e (or its mutant); false on an error, which is printed. */
-static bool check(size_t e, uint64_t seed, const char *device, tkb_check_result **r) {
+/* Checks entry e (or its mutant); an error is printed. */
+static tkb_status check(size_t e, uint64_t seed, const char *device, tkb_check_result **r) {
   *r = NULL;
   tkb_status st = tkb_check_entry(e, &(tkb_check_opts){.seed = seed, .device = device}, r);
-  if (st) printf("  ERROR %s (seed %llu): %s: %s\n", tkb_registry_full_name(e),
-                 (unsigned long long)seed, tkb_status_name(st), tkb_last_error());
-  return st == TKB_OK;
+  if (st) printf("  %s %s (seed %llu): %s: %s\n", st == TKB_ERR_UNSUPPORTED ? "cannot run" : "ERROR",
+                 tkb_registry_full_name(e), (unsigned long long)seed, tkb_status_name(st),
+                 tkb_last_error());
+  return st;
 }
 
 /* The number of forward outputs f_std returns first (forward_and_vjp), so that the
@@ -405,7 +406,7 @@ static void plant_and_check(const options *o, size_t subject, size_t mut_entry, 
   m->target = t;
   m->changed = false;
   tkb_check_result *r = NULL;
-  bool ok = check(mut_entry, seed, o->device, &r);
+  const bool ok = check(mut_entry, seed, o->device, &r) == TKB_OK;
   m->active = false;
   if (ok && !m->changed) {
     tkb_check_result_free(r);
@@ -416,7 +417,7 @@ static void plant_and_check(const options *o, size_t subject, size_t mut_entry, 
   rw->caught[k] += caught;
   const bool req = required(k, out->spec.dtype);
   if (!caught && req) rw->required_missed[k]++;
-  if ((!caught && req) || o->verbose) {
+  if (ok && ((!caught && req) || o->verbose)) {
     const tkb_check_output *c = &r->outputs[t];
     printf("  %s %s: %s on '%s' %s (seed %llu): allclose %.3g, rel_l2 %.3g (max %.3g), scale %.3g "
            "(max %.3g), bias %.3g (max %.3g)\n",
@@ -438,13 +439,15 @@ static void measure(const options *o, size_t subject, const plan *plans, size_t 
   tkb_check_result *clean = NULL;
   for (int s = 0; s < o->seeds; s++) {
     tkb_check_result *r = NULL;
-    bool ok = check(subject, (uint64_t)s, o->device, &r);
-    if (!ok) {
-      /* cannot run here (a dtype the implementation lacks): not measured */
-      if (s == 0) return;
+    const tkb_status st = check(subject, (uint64_t)s, o->device, &r);
+    /* cannot run here (a dtype a variant gives that the implementation lacks): not
+     * measured; any other error fails an unmodified entry */
+    if (st == TKB_ERR_UNSUPPORTED) return;
+    rw->unmodified++;
+    if (st) {
+      rw->false_alarms++;
       continue;
     }
-    rw->unmodified++;
     if (!r->passed) {
       rw->false_alarms++;
       for (int k = 0; k < r->n_outputs; k++)
