@@ -349,7 +349,9 @@ const tkb__command tkb__command_run = {
     .about = "Runs the selected entries one after another and reports, per entry, the median, "
              "min and max time per call, the spread (stddev / median) and the throughputs. A "
              "failing entry (an error, or NaN/Inf in its outputs) is reported and the run goes "
-             "on. Ctrl-C stops after the entry in progress and writes what finished.",
+             "on, unless the entry asks to end the run (raise_on_error); one the device cannot "
+             "run (a dtype, mode or method it lacks) is reported SKIPPED and fails nothing. "
+             "Ctrl-C stops after the entry in progress and writes what finished.",
     .selection = TKB__SELECT_ALL,
     .default_tag = true,
     .flags = run_flags,
