@@ -31,7 +31,8 @@
  * (forward outputs and gradients, through the shared-cotangent path), one seed, five
  * plantings each, and the float16 and float32 variants of the first op at their targets;
  * the exit status says whether every required planting was caught and nothing unmodified
- * failed. --full: every cpu-tagged entry of the device's kind in every mode, every
+ * failed. With TKB_TEST_QUICK set (the sanitizer tree) lighter still: the other ops in
+ * forward mode with two plantings, and the float32 variant alone. --full: every cpu-tagged entry of the device's kind in every mode, every
  * planting on every array, unmodified entries over --seeds (default 10) seeds and
  * mutants over --mutant-seeds (default 1); prints the table docs/CHECK.md records.
  */
@@ -363,8 +364,10 @@ typedef struct plan {
   int target; /* -1: every array; -2: the last one */
 } plan;
 
-/* What the quick run plants in each forward_and_vjp entry (targets: f_std's outputs). */
+/* What the quick run plants in each forward_and_vjp entry (targets: f_std's outputs), and
+ * in a forward entry of the lighter one. */
 static const plan quick_plans[] = {{SCALE_1, 0}, {BIAS, 0}, {ONE, -2}, {TAIL, -2}, {GRAD_2, -1}};
+static const plan light_plans[] = {{SCALE_1, 0}, {ONE, -2}};
 
 /* Checks entry e (or its mutant); an error is printed. */
 static tkb_status check(size_t e, uint64_t seed, const char *device, tkb_check_result **r) {
@@ -560,10 +563,15 @@ int main(int argc, char **argv) {
       snprintf(smallest[k], sizeof smallest[0], "%s", d->name);
     }
   }
+  /* Under TKB_TEST_QUICK (the sanitizer tree, where the float64 references run many
+   * times slower) the quick case is lighter still: only the first op in
+   * forward_and_vjp, the others in forward mode, and the float32 variant alone. */
+  const bool lighter = !o.full && check_quick();
   /* float16 and float32 variants: of every op in the full run, of the first in the quick one */
   const tkb_dtype variants[] = {TKB_FLOAT16, TKB_FLOAT32};
   for (int k = 0; k < (o.full ? n_ops : n_ops > 0); k++)
-    for (size_t v = 0; v < LEN(variants); v++) register_variant(ops[k], smallest[k], variants[v]);
+    for (size_t v = 0; v < LEN(variants); v++)
+      if (!lighter || variants[v] == TKB_FLOAT32) register_variant(ops[k], smallest[k], variants[v]);
 
   /* the subjects: real, non-reference entries of the device's kind */
   size_t n_subjects = 0, *subjects = own(calloc(tkb_registry_count() + 1, sizeof *subjects));
@@ -577,7 +585,8 @@ int main(int argc, char **argv) {
       /* the smallest spec per op in forward_and_vjp; the variants with their targets */
       int k = 0;
       while (k < n_ops && strcmp(ops[k], d->op)) k++;
-      if (k == n_ops || d->mode != TKB_MODE_FORWARD_AND_VJP) continue;
+      const tkb_mode mode = lighter && (k > 0 || variant) ? TKB_MODE_FORWARD : TKB_MODE_FORWARD_AND_VJP;
+      if (k == n_ops || d->mode != mode) continue;
       if (!variant && strcmp(d->name, smallest[k])) continue;
     }
     subjects[n_subjects++] = i;
@@ -594,9 +603,10 @@ int main(int argc, char **argv) {
               tkb_registry_full_name(subjects[s]));
       fflush(stdout);
     }
-    const bool variant = strchr(tkb_registry_get(subjects[s])->name, '.') != NULL;
+    const tkb_benchmark_def *d = tkb_registry_get(subjects[s]);
     if (o.full) measure(&o, subjects[s], all_plans, LEN(all_plans));
-    else if (variant) measure(&o, subjects[s], variant_plans, LEN(variant_plans));
+    else if (strchr(d->name, '.')) measure(&o, subjects[s], variant_plans, LEN(variant_plans));
+    else if (d->mode == TKB_MODE_FORWARD) measure(&o, subjects[s], light_plans, LEN(light_plans));
     else measure(&o, subjects[s], quick_plans, LEN(quick_plans));
   }
   print_table(&o);
