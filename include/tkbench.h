@@ -616,7 +616,9 @@ typedef struct tkb_std_fn tkb_std_fn;
  *                   with the forward outputs as cotangents.
  *
  * With opts->no_init, abstract arrays are not allocated: std_args holds arrays with
- * data == NULL (specs only) and f_std cannot be called (TKB_ERR_INVALID_ARGUMENT).
+ * data == NULL (specs only) and f_std cannot be called (TKB_ERR_INVALID_ARGUMENT); it can
+ * be compiled from those specs (tkb_compile_benchmark) and run on concrete arguments
+ * (tkb_compiled_run_args).
  *
  * Errors: the binding statuses (MISSING_ARGUMENT, UNKNOWN_KEYWORD, DUPLICATE_ARGUMENT,
  * WRONG_KIND, TOO_MANY_POSITIONAL, BAD_SHAPE, OVERFLOW) each naming the parameter;
@@ -862,12 +864,37 @@ tkb_status tkb_benchmark(tkb_std_fn *f_std, const tkb_arrays *args,
 /** A compiled benchmark (Tokamax's compile_benchmark): compile once, run many. */
 typedef struct tkb_compiled tkb_compiled;
 
-/** Lowers and compiles f_std for args (timed into every run's data). */
+/**
+ * Lowers and compiles f_std for args: shape inference, then the prepare hook and the
+ * output allocation, timed once into lower_time_ms and compile_time_ms of every run's
+ * data. args are f_std's std args (or arrays of the same specs on its device); f_std and
+ * args must outlive the compiled benchmark.
+ * From specs alone (Tokamax's compile_benchmark of an f_std standardized with seed=None):
+ * an f_std standardized with no_init is compiled from its specs-only std args (infer and
+ * prepare see specs, no data), and each run takes concrete arguments of those specs
+ * (tkb_compiled_run_args), so one compile serves many inputs.
+ * Errors: TKB_ERR_INVALID_ARGUMENT (NULL; arrays without data for a seeded f_std; arrays
+ * on another device), TKB_ERR_BAD_SHAPE (a count or spec that differs, naming both),
+ * TKB_ERR_UNSUPPORTED for a no_init f_std in vjp mode (its f_std keeps a forward pass's
+ * primals and residuals, which specs cannot give), and any status of infer or prepare.
+ */
 tkb_status tkb_compile_benchmark(tkb_std_fn *f_std, const tkb_arrays *args,
                                  tkb_compiled **out);
-/** Runs the timed experiments of a compiled benchmark. */
+/** Runs the timed experiments of a compiled benchmark on the args it was compiled with.
+ *  TKB_ERR_INVALID_ARGUMENT for one compiled from specs (it has no data: use
+ *  tkb_compiled_run_args); otherwise as tkb_benchmark. */
 tkb_status tkb_compiled_run(tkb_compiled *c, const tkb_bench_opts *opts,
                             tkb_benchmark_data **out);
+/**
+ * Runs the timed experiments of a compiled benchmark on `args` (Tokamax's runner(x)):
+ * concrete arrays with the compiled specs, on f_std's device, used for this run only
+ * (borrowed; the prepared state, outputs and compile times are the compile's). Each run's
+ * data has the one compile's lower_time_ms and compile_time_ms. Errors: as
+ * tkb_compile_benchmark for args (TKB_ERR_BAD_SHAPE, TKB_ERR_INVALID_ARGUMENT for arrays
+ * without data or on another device), then as tkb_benchmark.
+ */
+tkb_status tkb_compiled_run_args(tkb_compiled *c, const tkb_arrays *args,
+                                 const tkb_bench_opts *opts, tkb_benchmark_data **out);
 /** Frees a compiled benchmark (not the f_std or args it refers to). */
 void tkb_compiled_free(tkb_compiled *c);
 
@@ -945,12 +972,35 @@ typedef struct tkb_benchmark_def {
   const char *tags;        /* comma-separated: "primary,ci_tests,cpu" */
   const char *device_kind; /* device kind the impl runs on ("cpu", "opencl", "cuda") */
   tkb_counters_fn counters;/* optional: its own named numbers (tkb_counter) */
+  /* Per-entry settings (Tokamax's register_benchmark keywords); zero: the run's. */
+  int iterations;          /* timed calls per experiment, under the fixed stopping rule
+                              (given without `stop`, it selects fixed for this entry) */
+  const char *stop;        /* stopping rule, as tkb_bench_opts.stop ("fixed",
+                              "ci:max_noise=0.02") */
+  const char *method;      /* timing method, as tkb_bench_opts.method ("cpu_time"); one
+                              the device lacks makes the entry SKIPPED, not failed */
+  const tkb_meta *metadata;/* n_metadata key/value pairs describing the entry (Tokamax's
+                              metadata=, e.g. a kernel's config): the JSON report's
+                              metadata starts with them (the run's own keys win a clash);
+                              copied at registration, as the names are */
+  int n_metadata;
+  bool raise_on_error;     /* Tokamax's raise_on_error: when this entry fails, the run
+                              ends after it (the finished entries are reported; exit 1).
+                              Off, a failure is recorded and the run goes on (Tokamax's
+                              raise_on_error=False). An entry that cannot run on the
+                              device at hand is SKIPPED, never failed, either way: its
+                              setup (standardizing, the method, lowering, compiling) says
+                              TKB_ERR_UNSUPPORTED (a dtype, mode or method it lacks there);
+                              a call that fails is a failure whatever its status */
 } tkb_benchmark_def;
 
 /**
  * Registers an entry (thread-safe). TKB_ERR_INVALID_ARGUMENT when a required field
- * (name, impl_name, fn) is missing or a name holds characters outside [A-Za-z0-9_.-];
- * TKB_ERR_DUPLICATE_ARGUMENT when the full name is already registered.
+ * (name, impl_name, fn) is missing, a name holds characters outside [A-Za-z0-9_.-],
+ * iterations or n_metadata is negative, or n_metadata > 0 with NULL metadata or a NULL
+ * key; TKB_ERR_DUPLICATE_ARGUMENT when the full name is already registered. stop and
+ * method are copied (and checked when the entry runs); metadata must outlive the
+ * registry, as args do.
  */
 tkb_status tkb_register_benchmark(const tkb_benchmark_def *def);
 /** Number of registered entries. */
@@ -1070,25 +1120,42 @@ typedef tkb_status (*tkb_plugin_init_fn)(void);
 tkb_status tkb_load_plugin(const char *path);
 
 /* ------------------------------------------------------------------------------ */
-/* Numerics (Tokamax's numerics.array_diff_summary; `tkbench check`)               */
+/* Numerics (Tokamax's numerics module; `tkbench check`)                          */
 /* ------------------------------------------------------------------------------ */
+/*
+ * Where tkbench differs from Tokamax's numerics.py:
+ *  - argument order: tkb_array_diff_summary(actual, expected, ...) where Tokamax has
+ *    array_diff_summary(expected, actual, ...); expected is the reference either way
+ *    (the closeness test scales rtol by |expected|);
+ *  - the dtypes of the two arrays may differ (both are read as float64); Tokamax
+ *    refuses that;
+ *  - tkb_diff_summary.percent_close is 0..100; Tokamax's percent_close is the fraction
+ *    0..1 (what `tkbench check --format json` writes under that key);
+ *  - tkb_array_diff_summary treats two NaNs as close (equal_nan true), for
+ *    compatibility; tkb_array_diff_summary_ex takes Tokamax's equal_nan, false by
+ *    default as in Tokamax;
+ *  - the summaries carry more: counts, l2 norms and the fit of a systematic error.
+ */
 
 /** Tokamax's (and numpy.isclose's) default tolerances of tkb_array_diff_summary. */
 #define TKB_DIFF_RTOL_DEFAULT 1e-5
 #define TKB_DIFF_ATOL_DEFAULT 1e-8
 
 /**
- * How an array differs from the expected one (Tokamax's DiffSummary, plus counts).
- * All values are compared as float64. An element is close when both are NaN, or they
- * are equal (equal infinities included), or both are finite and
- * |actual - expected| <= atol + rtol * |expected| (numpy's isclose: expected is the
- * reference; Tokamax's equal_nan=True). A NaN or infinity facing anything else is never
- * close.
+ * How an array differs from the expected one (Tokamax's DiffSummary, plus counts and
+ * aggregate statistics). All values are compared as float64. An element is close when
+ * both are NaN (with equal_nan), or they are equal (equal infinities included), or both
+ * are finite and |actual - expected| <= atol + rtol * |expected| (numpy's isclose:
+ * expected is the reference). A NaN or infinity facing anything else is never close.
+ * The aggregate statistics (l2, rms_expected, mean_diff, bias, scale) are over the
+ * n_finite indices where both values are finite; the others show in the NaN/Inf counts
+ * and in allclose.
  */
 typedef struct tkb_diff_summary {
   int64_t numel;             /* elements compared */
-  double max_abs_diff;       /* largest |actual - expected|: 0 where both are NaN or
-                                equal, +Inf for a NaN/Inf mismatch; 0 when numel == 0 */
+  double max_abs_diff;       /* largest |actual - expected|: 0 where both are NaN (with
+                                equal_nan) or equal, +Inf for any other NaN/Inf
+                                mismatch; 0 when numel == 0 */
   int64_t max_abs_diff_index;/* flat (row-major) index of its first occurrence; -1 when
                                 numel == 0 */
   double max_diff_actual;    /* the two values there (NaN when numel == 0); Tokamax's */
@@ -1097,39 +1164,115 @@ typedef struct tkb_diff_summary {
   double percent_close;      /* 100 * n_close / numel (100 when numel == 0). Note:
                                 Tokamax's field of that name holds the fraction 0..1 */
   bool allclose;             /* n_close == numel */
-  double l2_diff;            /* sqrt(sum (actual - expected)^2) over the elements where
-                                both are finite */
+  double l2_diff;            /* sqrt(sum (actual - expected)^2) over the finite pairs */
   double rel_l2_diff;        /* l2_diff / l2 norm of expected over the same elements
                                 (0 when both are 0, +Inf when only the norm is) */
   int64_t nan_actual, nan_expected; /* NaN counts of each side */
   int64_t inf_actual, inf_expected; /* +-Inf counts of each side */
   double rtol, atol;         /* the tolerances used (atol absolute) */
+  bool equal_nan;            /* whether two NaNs at an index counted as close */
+  int64_t n_finite;          /* indices where both values are finite */
+  double rms_expected;       /* sqrt(mean expected^2) over the finite pairs (0 when none) */
+  double mean_diff;          /* mean (actual - expected) over the finite pairs (0: none) */
+  double bias;               /* mean_diff / rms_expected: an offset in units of the
+                                expected values' size (0 when both are 0, +-Inf when
+                                only rms_expected is) */
+  double scale;              /* s of the least-squares fit actual = (1 + s) expected:
+                                sum (a - e) e / sum e^2 (0 when both sums are 0, +-Inf
+                                when only the second is) */
+  double max_tolerance_ratio;/* largest |a - e| / (atol + rtol |e|) over the finite pairs
+                                (an element is close when <= 1; 0 where a == e, +Inf
+                                where the tolerance is 0 and they differ); 0 when none */
 } tkb_diff_summary;
 
+/** Options of tkb_array_diff_summary_ex. A zeroed struct is Tokamax's defaults. */
+typedef struct tkb_diff_opts {
+  bool equal_nan;            /* Tokamax's equal_nan (default false): two NaNs at an index
+                                are close; without it they are a mismatch like any other */
+} tkb_diff_opts;
+
 /**
- * Tokamax's array_diff_summary: compares `actual` with `expected` element by element.
- * The arrays need equal shapes; their dtypes may differ (any dtype, read as float64).
- * rtol and atol are absolute terms of the closeness test above (Tokamax's defaults:
- * TKB_DIFF_RTOL_DEFAULT, TKB_DIFF_ATOL_DEFAULT). The result does not depend on the
- * thread count. Errors: TKB_ERR_INVALID_ARGUMENT (NULL, negative or non-finite
- * tolerance, an array without data), TKB_ERR_BAD_SHAPE naming both specs,
+ * Tokamax's array_diff_summary(expected, actual, rtol, atol, equal_nan): compares
+ * `actual` with `expected` element by element. The arrays need equal shapes; their
+ * dtypes may differ (any dtype, read as float64). rtol and atol are the absolute terms
+ * of the closeness test above (Tokamax's defaults: TKB_DIFF_RTOL_DEFAULT,
+ * TKB_DIFF_ATOL_DEFAULT); opts NULL is Tokamax's defaults (equal_nan false). The result
+ * does not depend on the thread count. Errors: TKB_ERR_INVALID_ARGUMENT (NULL, negative
+ * or non-finite tolerance, an array without data), TKB_ERR_BAD_SHAPE naming both specs,
  * TKB_ERR_UNSUPPORTED for arrays not in host memory.
  */
+tkb_status tkb_array_diff_summary_ex(const tkb_array *actual, const tkb_array *expected,
+                                     double rtol, double atol, const tkb_diff_opts *opts,
+                                     tkb_diff_summary *out);
+
+/** tkb_array_diff_summary_ex with equal_nan true (two NaNs at an index are close), as
+ *  tkbench has always compared; the same errors. */
 tkb_status tkb_array_diff_summary(const tkb_array *actual, const tkb_array *expected,
                                   double rtol, double atol, tkb_diff_summary *out);
 
 /**
- * Tolerances for checking an implementation's output of `dtype` against the reference:
- *   float64 1e-9 / 1e-10, float32 1e-4 / 1e-5, float16 2e-3 / 1e-3,
- *   bfloat16 1.6e-2 / 8e-3, float8_e4m3fn 0.25 / 0.125, float8_e5m2 0.5 / 0.25,
- *   integers and bool 0 / 0 (exact).
- * rtol is two units in the last place of the dtype, so one rounding of the output on
- * either side passes; float32 and float64 get more, because outputs that come out of
- * long sums (thousands of terms, added in another order by each implementation) differ
- * by about sqrt(terms) ulps. *atol is RELATIVE to the values' magnitude: multiply it by
- * the largest finite |expected| of the array (tkb_check_entry does), since an element
- * that cancels to near zero keeps the rounding error of its terms, set by the size of
- * the values rather than its own. TKB_ERR_INVALID_ARGUMENT for an invalid dtype.
+ * What one array holds (Tokamax's NumericSummary, plus std and counts), from its values
+ * read as float64. As Tokamax's (numpy's nanmin, nanmax, nanmean), NaNs are left out and
+ * infinities are not: min and max may be infinite; mean is +-Inf when infinities of one
+ * sign are present and NaN when both are; mean_abs is +Inf with any infinity; std (the
+ * population standard deviation, numpy's nanstd) is NaN with any infinity. With no
+ * element other than NaN, min, max, mean, mean_abs and std are NaN.
+ */
+typedef struct tkb_numeric_summary {
+  int64_t numel;             /* elements */
+  int64_t nan_count;         /* NaN elements */
+  int64_t posinf_count, neginf_count; /* +Inf and -Inf elements */
+  bool has_nan, has_inf;     /* Tokamax's fields: nan_count > 0, an infinity present */
+  double min, max;           /* over the elements that are not NaN */
+  double mean, mean_abs;     /* mean of the values and of their magnitudes */
+  double std;                /* population standard deviation */
+} tkb_numeric_summary;
+
+/**
+ * Tokamax's array_numeric_summary of `a` (any dtype, read as float64). The result does
+ * not depend on the thread count. Errors: TKB_ERR_INVALID_ARGUMENT (NULL, an array
+ * without data), TKB_ERR_UNSUPPORTED for an array not in host memory.
+ */
+tkb_status tkb_array_numeric_summary(const tkb_array *a, tkb_numeric_summary *out);
+
+/**
+ * What `tkbench check` holds an implementation's output of `dtype` to, against a
+ * reference computed in float64 (docs/CHECK.md derives each number). With u the unit
+ * roundoff of the dtype (2^-8 bfloat16, 2^-11 float16, 2^-24 float32, 2^-53 float64,
+ * 2^-4 float8_e4m3fn, 2^-3 float8_e5m2) and u_m that of the arithmetic the kernels do
+ * (float32's, float64's for float64 outputs), G = 512 (the growth of rounding errors in
+ * float sums of up to 2^18 terms, random-walk model):
+ *   rtol   = 4 u + 4 G u_m    elementwise, the worst of many elements;
+ *   atol   = rtol * rms       absolute, with rms the expected output's root mean
+ *                             square: a value near zero may be off by what a typical
+ *                             value may (never scaled by one extreme value);
+ *   rel_l2 = 2 u + G u_m      the relative l2 error (an rms: rounding noise);
+ *   scale, bias = max(u + G/4 u_m, 5 rel_l2 / sqrt(n))
+ *                             the systematic parts: |s| of actual = (1 + s) expected,
+ *                             |mean error| / rms; rounding to nearest is unbiased, so a
+ *                             systematic error beyond the floor is a bug, and 5 rel_l2 /
+ *                             sqrt(n) is five standard deviations of what random errors
+ *                             of size rel_l2 give over n elements.
+ * Integers and bool: all 0 (exact). n is the number of elements compared (>= 0).
+ */
+typedef struct tkb_check_thresholds {
+  double rtol;               /* elementwise relative tolerance */
+  double atol_rel;           /* elementwise absolute tolerance, relative to rms */
+  double rel_l2;             /* largest relative l2 error */
+  double scale;              /* largest |scale| */
+  double bias;               /* largest |bias| */
+} tkb_check_thresholds;
+
+/** The thresholds above for n elements of `dtype`. TKB_ERR_INVALID_ARGUMENT for an
+ *  invalid dtype or n < 0. */
+tkb_status tkb_check_thresholds_for(tkb_dtype dtype, int64_t n, tkb_check_thresholds *out);
+
+/**
+ * The elementwise part of tkb_check_thresholds_for: *rtol and *atol (RELATIVE: multiply
+ * it by the root mean square of the expected values, as tkb_check_entry does).
+ * bfloat16 1.57e-2, float16 2.08e-3, float32 1.22e-4, float64 2.3e-13, float8_e4m3fn
+ * 0.25, float8_e5m2 0.5; integers and bool 0 (exact); atol == rtol.
+ * TKB_ERR_INVALID_ARGUMENT for an invalid dtype.
  */
 tkb_status tkb_default_tolerance(tkb_dtype dtype, double *rtol, double *atol);
 
@@ -1138,20 +1281,48 @@ typedef struct tkb_check_opts {
   uint64_t seed;          /* Philox seed of both sides' inputs; default 0 */
   const char *device;     /* device of the checked entry; NULL means "cpu" (the reference
                              always runs on the cpu) */
-  bool fixed_tolerance;   /* use rtol/atol below (atol absolute) instead of the per-dtype
-                             tkb_default_tolerance */
+  bool fixed_tolerance;   /* Tokamax's allclose alone at rtol/atol below (atol absolute),
+                             instead of the per-dtype criteria: the aggregate criteria
+                             are still computed and shown, but not judged */
   double rtol, atol;
 } tkb_check_opts;
+
+/** The criteria of a check, in the order tkb_check_output.criteria holds them. */
+typedef enum tkb_criterion {
+  TKB_CRITERION_ALLCLOSE = 0, /* every element close (value: the largest
+                                 max_tolerance_ratio, +Inf with a NaN/Inf mismatch;
+                                 threshold 1) */
+  TKB_CRITERION_REL_L2,       /* rel_l2_diff <= threshold */
+  TKB_CRITERION_SCALE,        /* |scale| <= threshold */
+  TKB_CRITERION_BIAS,         /* |bias| <= threshold */
+  TKB_CRITERION_COUNT
+} tkb_criterion;
+
+/** "allclose", "rel_l2", "scale", "bias"; NULL for another value. */
+const char *tkb_criterion_name(tkb_criterion c);
+
+/** One criterion applied to one output. */
+typedef struct tkb_check_criterion {
+  double value;           /* the statistic (see tkb_criterion) */
+  double threshold;       /* the bound it is held to */
+  bool judged;            /* false: shown only (fixed tolerances leave the aggregate
+                             criteria unjudged) */
+  bool passed;            /* judged and within the bound, or not judged */
+} tkb_check_criterion;
 
 /** One output of a check. */
 typedef struct tkb_check_output {
   const char *name;       /* the output's name ("loss", "dx", ...) */
   tkb_spec spec;          /* the checked entry's output */
   tkb_spec expected_spec; /* the reference's (same shape; the dtype may differ) */
-  double scale;           /* what the per-dtype atol was multiplied by: the largest
-                             finite |expected| (1 when 0 or with fixed_tolerance) */
+  double scale;           /* what the per-dtype atol was multiplied by: the root mean
+                             square of the finite expected values (1 when 0 or with
+                             fixed_tolerance) */
   tkb_diff_summary diff;  /* actual = the entry's output, expected = the reference's */
-  bool passed;            /* diff.allclose */
+  tkb_check_criterion criteria[TKB_CRITERION_COUNT];
+  tkb_criterion failed;   /* the first criterion that failed; TKB_CRITERION_COUNT: none */
+  tkb_numeric_summary actual_summary, expected_summary; /* each side's values */
+  bool passed;            /* every judged criterion passed */
 } tkb_check_output;
 
 /** The result of tkb_check_entry. Owned by the caller: tkb_check_result_free. */
@@ -1175,18 +1346,22 @@ tkb_status tkb_registry_find_reference(size_t entry, size_t *ref);
 /**
  * Checks registry entry `entry` against its reference (tkb_registry_find_reference):
  * standardizes both with opts->seed (the entry on opts->device, the reference on the
- * cpu), checks they received the same arguments (vjp mode: the same specs, and the entry
- * is then given the reference's cotangents), calls each once and compares every output
- * pairwise with tkb_array_diff_summary at the coarser dtype's tkb_default_tolerance
- * (atol scaled by the expected output's magnitude) or opts' fixed tolerances. In
- * forward_and_vjp mode each side's cotangents are its own forward outputs, so the grads
- * are compared at the tolerance of the coarsest floating forward output when that is
- * coarser (vjp mode, with shared cotangents, holds them to their own dtype's). A
- * reference checked against itself passes trivially. *out is written on success, passed
- * or not. Errors: TKB_ERR_NOT_FOUND (no reference), TKB_ERR_BAD_SHAPE (argument or
- * output specs, or output counts, that differ), TKB_ERR_INVALID_ARGUMENT (different
- * argument values: the two entries were registered with different arguments), and any
- * status of standardizing or calling either side, with its message.
+ * cpu), checks they received the same arguments, calls each once and compares every
+ * output pairwise: tkb_array_diff_summary at the coarser dtype's
+ * tkb_check_thresholds_for (atol scaled by the expected output's rms), judged by the
+ * four criteria (tkb_criterion), or Tokamax's allclose alone at opts' fixed tolerances.
+ * The gradients are always compared for the same cotangents: in vjp mode the entry is
+ * given the reference's (the same specs are checked first); in forward_and_vjp mode the
+ * reference's gradients are computed (in its vjp mode) for the entry's own forward
+ * outputs, which are the entry's cotangents, while the forward outputs are compared
+ * with the reference's. So each gradient is held to its own dtype and a wrong forward
+ * output shows in that output alone. A reference checked against itself passes
+ * trivially. *out is written on success, passed or not. Errors: TKB_ERR_NOT_FOUND (no
+ * reference), TKB_ERR_BAD_SHAPE (argument or output specs, or output counts, that
+ * differ), TKB_ERR_INVALID_ARGUMENT (different argument values: the two entries were
+ * registered with different arguments), and any status of standardizing or calling
+ * either side (TKB_ERR_UNSUPPORTED when the entry cannot run on the device), with its
+ * message.
  */
 tkb_status tkb_check_entry(size_t entry, const tkb_check_opts *opts, tkb_check_result **out);
 /** Frees a check result. NULL is a no-op. */

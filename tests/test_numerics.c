@@ -1,15 +1,19 @@
 /*
  * test_numerics.c - tkb_array_diff_summary on crafted arrays (ties, NaN and Inf on
- * either side, mixed dtypes, tolerance edges, empty and multi-block arrays), the
- * per-dtype tolerances, tkb_check_entry on a correct and a deliberately wrong
- * implementation registered here, and `tkbench check`'s exit codes.
+ * either side, equal_nan, mixed dtypes, tolerance edges, empty and multi-block arrays)
+ * and its aggregates against hand-computed values, tkb_array_numeric_summary, the
+ * per-dtype thresholds, tkb_check_entry on correct and deliberately wrong
+ * implementations registered here (a 1% scale that allclose misses, gradients
+ * compared for shared cotangents), and `tkbench check`'s exit codes, skips and reports.
  */
 #include "tkbench.h"
-#include "check.h"
-#include "toy_fn.h"
+/* cli_util.h's helpers are static; this file needs only some of them */
+#pragma GCC diagnostic ignored "-Wunused-function"
+#include "cli_util.h"
 
 #include "../src/cli/cli.h"
 
+#include <cjson/cJSON.h>
 #include <stdint.h>
 
 #define LEN(a) (sizeof(a) / sizeof((a)[0]))
@@ -187,16 +191,169 @@ static void test_many_blocks(void) {
 static void test_default_tolerance(void) {
   double r, a;
   CHECK_OK(tkb_default_tolerance(TKB_BFLOAT16, &r, &a));
-  CHECK(r >= 7.8e-3 && r <= 3e-2 && a > 0 && a < r);
+  CHECK_NEAR(r, 4 * 0x1p-8 + 2048 * 0x1p-24, 1e-15);
+  CHECK(a == r);
   CHECK_OK(tkb_default_tolerance(TKB_FLOAT16, &r, &a));
-  CHECK(r >= 9.7e-4 && r <= 5e-3);
+  CHECK_NEAR(r, 4 * 0x1p-11 + 2048 * 0x1p-24, 1e-15);
   CHECK_OK(tkb_default_tolerance(TKB_FLOAT32, &r, &a));
-  CHECK(r == 1e-4 && a > 0 && a < r);
+  CHECK_NEAR(r, 2052 * 0x1p-24, 1e-18);
   CHECK_OK(tkb_default_tolerance(TKB_FLOAT64, &r, &a));
-  CHECK(r < 1e-6);
+  CHECK_NEAR(r, 2052 * 0x1p-53, 1e-27);
   CHECK_OK(tkb_default_tolerance(TKB_INT32, &r, &a));
   CHECK(r == 0 && a == 0);
   CHECK_ERR(tkb_default_tolerance((tkb_dtype)99, &r, &a), TKB_ERR_INVALID_ARGUMENT, "99");
+}
+
+/* The thresholds of the aggregate criteria: the formulas of tolerance.c, by hand. */
+static void test_thresholds(void) {
+  tkb_check_thresholds t;
+  const double u = 0x1p-8, um = 0x1p-24;
+  CHECK_OK(tkb_check_thresholds_for(TKB_BFLOAT16, 1000000, &t));
+  CHECK_NEAR(t.rel_l2, 2 * u + 512 * um, 1e-15);
+  CHECK_NEAR(t.scale, u + 128 * um, 1e-15); /* the floor: 5 rel_l2 / 1000 is below it */
+  CHECK(t.bias == t.scale && t.atol_rel == t.rtol);
+  /* the targets: a uniform 1% in bfloat16, 0.2% in float16, 0.01% in float32 are beyond */
+  CHECK(t.scale < 0.01 / 2 && t.rel_l2 < 0.01);
+  CHECK_OK(tkb_check_thresholds_for(TKB_FLOAT16, 1000000, &t));
+  CHECK(t.scale < 0.002 / 2 && t.rel_l2 < 0.002);
+  CHECK_OK(tkb_check_thresholds_for(TKB_FLOAT32, 1000000, &t));
+  CHECK_NEAR(t.scale, 129 * um, 1e-18);
+  CHECK(t.scale < 1e-4 / 4 && t.rel_l2 < 1e-4);
+  /* few elements: five standard deviations of rel_l2's noise */
+  CHECK_OK(tkb_check_thresholds_for(TKB_FLOAT32, 16, &t));
+  CHECK_NEAR(t.scale, 5 * (2 * um + 512 * um) / 4, 1e-18);
+  CHECK_OK(tkb_check_thresholds_for(TKB_FLOAT32, 0, &t));
+  CHECK(isinf(t.scale));
+  CHECK_OK(tkb_check_thresholds_for(TKB_INT8, 10, &t));
+  CHECK(t.rtol == 0 && t.rel_l2 == 0 && t.scale == 0 && t.bias == 0);
+  CHECK_ERR(tkb_check_thresholds_for(TKB_FLOAT32, -1, &t), TKB_ERR_INVALID_ARGUMENT, "n = -1");
+  CHECK_ERR(tkb_check_thresholds_for((tkb_dtype)-3, 1, &t), TKB_ERR_INVALID_ARGUMENT, "-3");
+  CHECK(strcmp(tkb_criterion_name(TKB_CRITERION_SCALE), "scale") == 0);
+  CHECK(tkb_criterion_name(TKB_CRITERION_COUNT) == NULL);
+}
+
+/* equal_nan as Tokamax's: two NaNs at an index are close only with it; the maximum
+ * lands on the first NaN/Inf mismatch either way. */
+static void test_equal_nan(void) {
+  const double e[] = {1, NAN, 3, NAN}, a[] = {1.5, NAN, 3, 2};
+  tkb_array *ea = arr(TKB_FLOAT64, e, 4), *aa = arr(TKB_FLOAT64, a, 4);
+  tkb_diff_summary s;
+  CHECK_OK(tkb_array_diff_summary_ex(aa, ea, 0, 0, NULL, &s)); /* Tokamax's default: false */
+  CHECK(!s.equal_nan && s.n_close == 1 && s.max_abs_diff_index == 1 && isinf(s.max_abs_diff));
+  CHECK(isnan(s.max_diff_actual) && isnan(s.max_diff_expected));
+  CHECK_OK(tkb_array_diff_summary_ex(aa, ea, 0, 0, &(tkb_diff_opts){.equal_nan = true}, &s));
+  CHECK(s.equal_nan && s.n_close == 2 && s.max_abs_diff_index == 3);
+  CHECK_OK(tkb_array_diff_summary(aa, ea, 0, 0, &s)); /* the plain one: equal_nan */
+  CHECK(s.equal_nan && s.n_close == 2);
+  /* within tolerance, NaN pairs decide allclose */
+  CHECK_OK(tkb_array_diff_summary_ex(ea, ea, 0, 0, NULL, &s));
+  CHECK(!s.allclose && s.n_close == 2);
+  CHECK_NEAR(s.percent_close, 50, 1e-12);
+  CHECK_OK(tkb_array_diff_summary_ex(ea, ea, 0, 0, &(tkb_diff_opts){.equal_nan = true}, &s));
+  CHECK(s.allclose);
+  tkb_array_free(ea);
+  tkb_array_free(aa);
+}
+
+/* The aggregates over the finite pairs, by hand:
+ *   e = {1, -2, 2, 4, inf}, a = {1.1, -2.2, 2.2, 4.4, inf}: a = 1.1 e on the finite ones
+ *   d = {0.1, -0.2, 0.2, 0.4}; sum e^2 = 25, sum d e = 2.5, sum d = 0.5, n_finite 4
+ *   scale = 0.1, rms_expected = sqrt(25 / 4) = 2.5, mean_diff 0.125, bias 0.05,
+ *   rel_l2 = sqrt(0.25) / 5 = 0.1; with rtol 0.05, atol 0: the worst ratio is
+ *   0.1 / 0.05 = 2 (every element is 10% off). */
+static void test_aggregates(void) {
+  const double e[] = {1, -2, 2, 4, INFINITY}, a[] = {1.1, -2.2, 2.2, 4.4, INFINITY};
+  tkb_array *ea = arr(TKB_FLOAT64, e, 5), *aa = arr(TKB_FLOAT64, a, 5);
+  tkb_diff_summary s;
+  CHECK_OK(tkb_array_diff_summary(aa, ea, 0.05, 0, &s));
+  CHECK(s.n_finite == 4 && s.n_close == 1);
+  CHECK_NEAR(s.scale, 0.1, 1e-12);
+  CHECK_NEAR(s.rms_expected, 2.5, 1e-12);
+  CHECK_NEAR(s.mean_diff, 0.125, 1e-12);
+  CHECK_NEAR(s.bias, 0.05, 1e-12);
+  CHECK_NEAR(s.rel_l2_diff, 0.1, 1e-12);
+  CHECK_NEAR(s.max_tolerance_ratio, 2.0, 1e-9);
+  /* an offset: d = 0.5 everywhere gives bias 0.5 / rms and scale 0.5 sum e / sum e^2 */
+  const double o[] = {1.5, -1.5, 2.5, 4.5, INFINITY};
+  tkb_array *oa = arr(TKB_FLOAT64, o, 5);
+  CHECK_OK(tkb_array_diff_summary(oa, ea, 0, 1.0, &s));
+  CHECK_NEAR(s.bias, 0.2, 1e-12);
+  CHECK_NEAR(s.scale, 0.5 * 5 / 25, 1e-12);
+  CHECK_NEAR(s.max_tolerance_ratio, 0.5, 1e-12);
+  /* expected all zero: rel_l2 and bias infinite, scale 0 (nothing to fit) */
+  const double z[] = {0, 0}, zz[] = {0, 1};
+  tkb_array *za = arr(TKB_FLOAT64, z, 2), *zb = arr(TKB_FLOAT64, zz, 2);
+  CHECK_OK(tkb_array_diff_summary(zb, za, 0, 0, &s));
+  CHECK(isinf(s.rel_l2_diff) && isinf(s.bias) && s.scale == 0 && s.rms_expected == 0);
+  CHECK(isinf(s.max_tolerance_ratio));
+  CHECK_OK(tkb_array_diff_summary(za, za, 0, 0, &s));
+  CHECK(s.rel_l2_diff == 0 && s.bias == 0 && s.scale == 0 && s.max_tolerance_ratio == 0);
+  tkb_array_free(ea);
+  tkb_array_free(aa);
+  tkb_array_free(oa);
+  tkb_array_free(za);
+  tkb_array_free(zb);
+}
+
+/* Tokamax's array_numeric_summary, by hand, and with numpy's NaN and Inf rules. */
+static void test_numeric_summary(void) {
+  const double v[] = {1, -3, NAN, 2, 4};
+  tkb_array *va = arr(TKB_FLOAT32, v, 5);
+  tkb_numeric_summary s;
+  CHECK_OK(tkb_array_numeric_summary(va, &s));
+  CHECK(s.numel == 5 && s.nan_count == 1 && s.has_nan && !s.has_inf);
+  CHECK(s.min == -3 && s.max == 4);
+  CHECK_NEAR(s.mean, 1.0, 1e-15);
+  CHECK_NEAR(s.mean_abs, 2.5, 1e-15);
+  CHECK_NEAR(s.std, sqrt((0 + 16 + 1 + 9) / 4.0), 1e-15); /* population std of {1,-3,2,4} */
+  const double w[] = {1, INFINITY, -2};
+  tkb_array *wa = arr(TKB_FLOAT64, w, 3);
+  CHECK_OK(tkb_array_numeric_summary(wa, &s));
+  CHECK(s.has_inf && s.posinf_count == 1 && s.neginf_count == 0 && s.max == INFINITY && s.min == -2);
+  CHECK(s.mean == INFINITY && s.mean_abs == INFINITY && isnan(s.std));
+  const double x[] = {-INFINITY, INFINITY};
+  tkb_array *xa = arr(TKB_FLOAT64, x, 2);
+  CHECK_OK(tkb_array_numeric_summary(xa, &s));
+  CHECK(isnan(s.mean) && s.neginf_count == 1);
+  const double n2[] = {NAN, NAN};
+  tkb_array *na = arr(TKB_FLOAT64, n2, 2);
+  CHECK_OK(tkb_array_numeric_summary(na, &s));
+  CHECK(s.nan_count == 2 && isnan(s.min) && isnan(s.max) && isnan(s.mean) && isnan(s.std));
+  /* integers; an empty array */
+  const double ints[] = {3, 5, 7};
+  tkb_array *ia = arr(TKB_INT16, ints, 3);
+  CHECK_OK(tkb_array_numeric_summary(ia, &s));
+  CHECK(s.min == 3 && s.max == 7 && s.mean == 5 && s.nan_count == 0);
+  CHECK_NEAR(s.std, sqrt(8.0 / 3), 1e-15);
+  tkb_spec empty = TKB_SPEC(TKB_FLOAT32, 0);
+  tkb_array *z = NULL;
+  CHECK_OK(tkb_array_new(NULL, &empty, &z));
+  CHECK_OK(tkb_array_numeric_summary(z, &s));
+  CHECK(s.numel == 0 && isnan(s.mean));
+  CHECK_ERR(tkb_array_numeric_summary(NULL, &s), TKB_ERR_INVALID_ARGUMENT, "a is NULL");
+  /* blocks merged in order: any thread count gives the same bits; values far from zero
+   * keep their spread (Welford within blocks, Chan's formula between them) */
+  const int64_t n = 200003;
+  tkb_spec big = TKB_SPEC(TKB_FLOAT64, n);
+  tkb_array *b = NULL;
+  CHECK_OK(tkb_array_new(NULL, &big, &b));
+  for (int64_t i = 0; i < n; i++) ((double *)b->data)[i] = 1e9 + (double)(i % 2); /* std 0.5 */
+  tkb_numeric_summary s1, s2;
+  tkb_set_num_threads(1);
+  CHECK_OK(tkb_array_numeric_summary(b, &s1));
+  tkb_set_num_threads(2);
+  CHECK_OK(tkb_array_numeric_summary(b, &s2));
+  tkb_set_num_threads(0);
+  CHECK(s1.mean == s2.mean && s1.std == s2.std && s1.mean_abs == s2.mean_abs);
+  CHECK_NEAR(s1.std, 0.5, 1e-6);
+  CHECK_NEAR(s1.mean, 1e9 + 100001.0 / n, 1e-6);
+  tkb_array_free(b);
+  tkb_array_free(z);
+  tkb_array_free(ia);
+  tkb_array_free(na);
+  tkb_array_free(xa);
+  tkb_array_free(wa);
+  tkb_array_free(va);
 }
 
 /* ---- the check against a reference ---- */
@@ -266,6 +423,8 @@ static void register_toys(void) {
 }
 
 static void test_check_entry(void) {
+  double f32_rtol, f32_atol;
+  CHECK_OK(tkb_default_tolerance(TKB_FLOAT32, &f32_rtol, &f32_atol));
   register_toys();
   const char *modes[] = {"forward", "forward_res", "vjp", "forward_and_vjp"};
   for (size_t m = 0; m < LEN(modes); m++) {
@@ -286,7 +445,7 @@ static void test_check_entry(void) {
       CHECK(r->n_outputs >= 1);
       for (int k = 0; k < r->n_outputs; k++) {
         CHECK(r->outputs[k].passed && r->outputs[k].diff.max_abs_diff == 0);
-        CHECK(r->outputs[k].diff.rtol == 1e-4); /* float32's default */
+        CHECK(r->outputs[k].diff.rtol == f32_rtol && r->outputs[k].failed == TKB_CRITERION_COUNT);
       }
     }
     tkb_check_result_free(r);
@@ -295,8 +454,17 @@ static void test_check_entry(void) {
     if (r) {
       CHECK_MSG(!r->passed, "%s should fail", bad);
       bool some_failed = false;
-      for (int k = 0; k < r->n_outputs; k++) some_failed |= !r->outputs[k].passed;
+      for (int k = 0; k < r->n_outputs; k++) {
+        const tkb_check_output *c = &r->outputs[k];
+        some_failed |= !c->passed;
+        CHECK(c->passed == (c->failed == TKB_CRITERION_COUNT));
+        if (!c->passed) CHECK(!c->criteria[c->failed].passed && c->criteria[c->failed].judged);
+      }
       CHECK(some_failed);
+      /* forward: every element 1% off, far beyond float32's systematic floor */
+      if (m == 0)
+        CHECK(r->outputs[0].criteria[TKB_CRITERION_SCALE].value > 0.0099 &&
+              !r->outputs[0].criteria[TKB_CRITERION_SCALE].passed);
     }
     tkb_check_result_free(r);
     r = NULL;
@@ -305,6 +473,10 @@ static void test_check_entry(void) {
     CHECK_OK(tkb_check_entry(ib, &loose, &r));
     const bool has_vjp = strstr(modes[m], "vjp") != NULL;
     if (r) CHECK(r->passed == !has_vjp);
+    if (r && m == 0) /* the aggregates are shown, not judged */
+      CHECK(!r->outputs[0].criteria[TKB_CRITERION_SCALE].judged &&
+            r->outputs[0].criteria[TKB_CRITERION_SCALE].passed &&
+            r->outputs[0].criteria[TKB_CRITERION_SCALE].value > 0.0099);
     tkb_check_result_free(r);
   }
   /* vjp: the dy output of the wrong one holds a NaN, counted and at its index */
@@ -329,12 +501,14 @@ static void test_check_entry(void) {
   CHECK_ERR(tkb_check_entry(9999, NULL, &r), TKB_ERR_INVALID_ARGUMENT, "no such entry");
 }
 
-/* ---- forward_and_vjp: grads against cotangents of a coarser dtype ----
+/* ---- forward_and_vjp: grads compared for shared cotangents ----
  * round(x) -> y = x rounded to bfloat16; vjp dx = dy (float32). The "tie" implementation
  * rounds element 0 one bfloat16 ulp the other way, as a float32 kernel may at a tie: y
- * passes at bfloat16's tolerance; in forward_and_vjp its dx, computed from its OWN y,
- * is off by that ulp (relative 2^-8) and must be judged at bfloat16's tolerance too,
- * while vjp mode (shared cotangents) still holds dx to float32's. */
+ * passes at bfloat16's tolerance. Its dx is computed from its OWN y; the reference's dx
+ * is computed for that same y, so they agree exactly and dx is held to float32's own
+ * tolerance, in forward_and_vjp as in vjp mode.
+ * The "scaled" implementations write 1.01 y and 1.005 y, "biased" y + 0.02: every
+ * element within bfloat16's elementwise tolerance (or nearly), and all of them wrong. */
 static const tkb_param round_params[] = {{.name = "x", .kind = TKB_KIND_ARRAY}};
 static tkb_status round_infer(const tkb_args *a, tkb_shapes *s) {
   const tkb_spec *x = tkb_args_spec(a, "x");
@@ -372,6 +546,22 @@ static tkb_status round_vjp(const tkb_args *a, void *state, const tkb_array *con
   for (int64_t i = 0; i < ct[0]->numel; i++) ((float *)grads[0]->data)[i] = (float)tkb_array_get_f64(ct[0], i);
   return TKB_OK;
 }
+static tkb_status perturb(tkb_array *y, double scale, double offset) {
+  for (int64_t i = 0; i < y->numel; i++) tkb_array_set_f64(y, i, tkb_array_get_f64(y, i) * scale + offset);
+  return TKB_OK;
+}
+static tkb_status round_forward_1pct(const tkb_args *a, void *state, tkb_array *const *out) {
+  tkb_status st = round_forward(a, state, out);
+  return st ? st : perturb(out[0], 1.01, 0);
+}
+static tkb_status round_forward_half_pct(const tkb_args *a, void *state, tkb_array *const *out) {
+  tkb_status st = round_forward(a, state, out);
+  return st ? st : perturb(out[0], 1.005, 0);
+}
+static tkb_status round_forward_biased(const tkb_args *a, void *state, tkb_array *const *out) {
+  tkb_status st = round_forward(a, state, out);
+  return st ? st : perturb(out[0], 1, 0.02);
+}
 static const tkb_fn round_fn = {.name = "round", .params = round_params, .n_params = 1,
                                 .infer = round_infer, .forward = round_forward,
                                 .forward_res = round_forward_res, .vjp = round_vjp};
@@ -379,10 +569,18 @@ static const tkb_fn round_tie_fn = {.name = "round", .params = round_params, .n_
                                     .infer = round_infer, .forward = round_forward_tie,
                                     .forward_res = round_forward_res_tie, .vjp = round_vjp};
 
-static void test_forward_and_vjp_cotangent_precision(void) {
+static const tkb_fn round_1pct_fn = {.name = "round", .params = round_params, .n_params = 1,
+                                     .infer = round_infer, .forward = round_forward_1pct};
+static const tkb_fn round_half_pct_fn = {.name = "round", .params = round_params, .n_params = 1,
+                                         .infer = round_infer, .forward = round_forward_half_pct};
+static const tkb_fn round_biased_fn = {.name = "round", .params = round_params, .n_params = 1,
+                                       .infer = round_infer, .forward = round_forward_biased};
+
+static void register_rounds(void) {
   tkb_registry_clear();
-  static tkb_value args[1];
+  static tkb_value args[1], big_args[1];
   args[0] = TKB_ABSTRACT(TKB_SPEC(TKB_FLOAT32, 16));
+  big_args[0] = TKB_ABSTRACT(TKB_SPEC(TKB_FLOAT32, 64, 64));
   const tkb_fn *fns[2] = {&round_fn, &round_tie_fn};
   const char *impls[2] = {"reference", "tie"};
   const tkb_mode modes[3] = {TKB_MODE_FORWARD, TKB_MODE_VJP, TKB_MODE_FORWARD_AND_VJP};
@@ -393,6 +591,21 @@ static void test_forward_and_vjp_cotangent_precision(void) {
                              .device_kind = "cpu"};
       CHECK_OK(tkb_register_benchmark(&d));
     }
+  const struct { const char *impl; const tkb_fn *fn; } big[] = {
+      {"reference", &round_fn}, {"scaled1", &round_1pct_fn}, {"scaled05", &round_half_pct_fn},
+      {"biased", &round_biased_fn}};
+  for (size_t k = 0; k < LEN(big); k++) {
+    tkb_benchmark_def d = {.op = "round", .name = "r4096", .impl_name = big[k].impl,
+                           .fn = big[k].fn, .args = big_args, .n_args = 1,
+                           .mode = TKB_MODE_FORWARD, .tags = "cpu", .device_kind = "cpu"};
+    CHECK_OK(tkb_register_benchmark(&d));
+  }
+}
+
+static void test_forward_and_vjp_shared_cotangents(void) {
+  register_rounds();
+  double f32_rtol, a;
+  CHECK_OK(tkb_default_tolerance(TKB_FLOAT32, &f32_rtol, &a));
   const char *names[3] = {"r16_forward_tie", "r16_vjp_tie", "r16_forward_and_vjp_tie"};
   for (int m = 0; m < 3; m++) {
     tkb_check_result *r = NULL;
@@ -401,13 +614,51 @@ static void test_forward_and_vjp_cotangent_precision(void) {
     CHECK_MSG(r->passed, "%s should pass", names[m]);
     if (m == 0) CHECK(r->n_outputs == 1 && r->outputs[0].diff.max_abs_diff > 0);
     if (m == 1) /* the same cotangents: dx exact, at float32's tolerance */
-      CHECK(r->n_outputs == 1 && r->outputs[0].diff.max_abs_diff == 0 && r->outputs[0].diff.rtol == 1e-4);
-    if (m == 2) { /* y, then dx = its own y: off by the ulp, judged at bfloat16's tolerance */
-      CHECK(r->n_outputs == 2 && r->outputs[1].diff.max_abs_diff > 0);
-      CHECK(r->outputs[1].diff.rtol == 1.6e-2 && r->outputs[1].passed);
+      CHECK(r->n_outputs == 1 && r->outputs[0].diff.max_abs_diff == 0 &&
+            r->outputs[0].diff.rtol == f32_rtol);
+    if (m == 2) { /* y off by the ulp; dx exact: the reference's dx is for the tie's own y */
+      CHECK(r->n_outputs == 2 && r->outputs[0].diff.max_abs_diff > 0);
+      CHECK(strcmp(r->outputs[0].name, "y") == 0 && strcmp(r->outputs[1].name, "dx") == 0);
+      CHECK(r->outputs[1].diff.max_abs_diff == 0 && r->outputs[1].diff.rtol == f32_rtol);
     }
     tkb_check_result_free(r);
   }
+}
+
+/* What allclose alone misses: a uniform 1% or 0.5% in bfloat16 is within its elementwise
+ * tolerance, but not within what rounding explains. */
+static void test_systematic_errors(void) {
+  register_rounds();
+  tkb_check_result *r = NULL;
+  CHECK_OK(tkb_check_entry(find("r4096_forward_scaled1"), NULL, &r));
+  if (r) {
+    const tkb_check_output *c = &r->outputs[0];
+    CHECK(!r->passed && c->diff.allclose && c->criteria[TKB_CRITERION_ALLCLOSE].passed);
+    CHECK(!c->criteria[TKB_CRITERION_REL_L2].passed && !c->criteria[TKB_CRITERION_SCALE].passed);
+    CHECK(c->criteria[TKB_CRITERION_BIAS].passed && c->failed == TKB_CRITERION_REL_L2);
+    CHECK_NEAR(c->criteria[TKB_CRITERION_SCALE].value, 0.01, 0.001);
+    CHECK_NEAR(c->criteria[TKB_CRITERION_SCALE].threshold, 0x1p-8 + 128 * 0x1p-24, 1e-12);
+  }
+  tkb_check_result_free(r);
+  r = NULL;
+  CHECK_OK(tkb_check_entry(find("r4096_forward_scaled05"), NULL, &r));
+  if (r) {
+    const tkb_check_output *c = &r->outputs[0];
+    CHECK(!r->passed && c->diff.allclose && c->criteria[TKB_CRITERION_REL_L2].passed);
+    CHECK(c->failed == TKB_CRITERION_SCALE);
+  }
+  tkb_check_result_free(r);
+  r = NULL;
+  CHECK_OK(tkb_check_entry(find("r4096_forward_biased"), NULL, &r));
+  if (r) {
+    const tkb_check_output *c = &r->outputs[0];
+    CHECK(!r->passed && !c->criteria[TKB_CRITERION_BIAS].passed);
+    CHECK_NEAR(c->criteria[TKB_CRITERION_BIAS].value, 0.02, 0.002);
+    /* the numeric summaries of both sides: N(0,1) inputs, y shifted by 0.02 */
+    CHECK_NEAR(c->actual_summary.mean - c->expected_summary.mean, 0.02, 0.002);
+    CHECK(c->expected_summary.numel == 4096 && c->expected_summary.std > 0.9);
+  }
+  tkb_check_result_free(r);
   tkb_registry_clear();
 }
 
@@ -439,15 +690,130 @@ static void test_cli(void) {
   CHECK(cli("--help", NULL, NULL, NULL) == 0);
 }
 
+static cJSON *get(const cJSON *o, const char *key) { return cJSON_GetObjectItemCaseSensitive(o, key); }
+
+/* One checked entry of a check report, by name (NULL when absent). */
+static const cJSON *check_named(const cJSON *root, const char *name) {
+  const cJSON *it;
+  cJSON_ArrayForEach(it, get(root, "checks")) {
+    const cJSON *n = get(it, "name");
+    if (cJSON_IsString(n) && strcmp(n->valuestring, name) == 0) return it;
+  }
+  return NULL;
+}
+
+/* check's reports: JSON (Tokamax's names, percent_close as a fraction, the criteria with
+ * their thresholds, skips with Google Benchmark's keys), Markdown, --out written whole,
+ * --verbose's numeric summaries, and the console naming the failed criterion. */
+static void test_cli_reports(void) {
+  register_toys();
+  const char *json = cli_path("check.json");
+  cli_result r = CLI("check", "--filter", "^(toy_forward_(good|bad)|lonely_forward_good)$",
+                     "--seed", "3", "--out", json);
+  CHECK_MSG(r.rc == 1, "rc %d: %s", r.rc, r.err);
+  CHECK(strstr(r.out, "PASS toy_forward_good") && strstr(r.out, "FAIL toy_forward_bad"));
+  /* the first criterion failed, and every one under the output */
+  CHECK_MSG(strstr(r.out, "FAIL toy_forward_bad (against toy_forward_reference): out allclose 58.9 > 1 "
+                          "(29 of 30 elements off)") != NULL, "%s", r.out);
+  CHECK_MSG(strstr(r.out, "rel_l2 0.01 > 3.06e-05 FAILED  |scale| 0.01 > 2.8e-05 FAILED") != NULL, "%s", r.out);
+  CHECK(strstr(r.out, "SKIP lonely_forward_good has no reference") && strstr(r.out, "1 passed, 1 failed, 1 skipped"));
+  CHECK(strstr(r.out, "wrote ") != NULL);
+  cli_free(&r);
+  char *text = read_file(json);
+  cJSON *root = text ? cJSON_Parse(text) : NULL;
+  CHECK_MSG(root != NULL, "check.json does not parse: %s", text ? text : "(missing)");
+  if (root) {
+    const cJSON *ctx = get(root, "context");
+    CHECK(cJSON_IsString(get(ctx, "device")) && !strcmp(get(ctx, "device")->valuestring, "cpu"));
+    CHECK(cJSON_IsNumber(get(ctx, "seed")) && get(ctx, "seed")->valuedouble == 3);
+    CHECK(!strcmp(get(ctx, "tolerance")->valuestring, "per dtype"));
+    const cJSON *sum = get(root, "summary");
+    CHECK(get(sum, "passed")->valueint == 1 && get(sum, "failed")->valueint == 1 &&
+          get(sum, "skipped")->valueint == 1);
+    const cJSON *bad = check_named(root, "toy_forward_bad"), *lonely = check_named(root, "lonely_forward_good");
+    CHECK(bad && lonely);
+    if (lonely) {
+      CHECK(cJSON_IsTrue(get(lonely, "skipped")) && cJSON_IsFalse(get(lonely, "passed")));
+      CHECK(cJSON_IsString(get(lonely, "skip_message")) &&
+            strstr(get(lonely, "skip_message")->valuestring, "has no reference"));
+    }
+    const cJSON *out = bad ? cJSON_GetArrayItem(get(bad, "outputs"), 0) : NULL;
+    CHECK(out != NULL);
+    if (out) {
+      CHECK(!strcmp(get(out, "name")->valuestring, "out") && cJSON_IsFalse(get(out, "passed")));
+      CHECK(!strcmp(get(out, "failed_criterion")->valuestring, "allclose"));
+      const cJSON *scale = get(get(out, "criteria"), "scale");
+      CHECK(cJSON_IsFalse(get(scale, "passed")) && cJSON_IsTrue(get(scale, "judged")));
+      CHECK_NEAR(get(scale, "value")->valuedouble, 0.01, 1e-4);
+      double thr = get(scale, "threshold")->valuedouble;
+      CHECK(thr > 1e-6 && thr < 1e-3);
+      const cJSON *diff = get(out, "diff");
+      /* Tokamax's percent_close is the fraction: 1.01 x leaves the elements where
+       * |0.01 x| <= rtol (1 + |x|) rms-scaled... whatever the count, it is n_close / numel */
+      double frac = get(diff, "percent_close")->valuedouble;
+      CHECK_NEAR(frac, get(diff, "n_close")->valuedouble / get(diff, "numel")->valuedouble, 1e-12);
+      CHECK(frac >= 0 && frac <= 1 && cJSON_IsFalse(get(diff, "allclose")));
+      const cJSON *values = get(diff, "max_absolute_diff_values");
+      CHECK(cJSON_GetArraySize(values) == 2);
+      CHECK(cJSON_GetArraySize(get(diff, "max_absolute_diff_index")) == 2); /* [6, 5] */
+      CHECK(cJSON_IsTrue(get(diff, "equal_nan")));
+      CHECK(cJSON_IsNumber(get(get(out, "actual_summary"), "std")) &&
+            cJSON_IsBool(get(get(out, "expected_summary"), "has_nan")));
+    }
+    cJSON_Delete(root);
+  }
+  free(text);
+
+  /* --format json to stdout; markdown by the file's ending; --verbose */
+  r = CLI("check", "--filter", "^toy_vjp_good$", "--format", "json");
+  CHECK(r.rc == 0);
+  root = cJSON_Parse(r.out);
+  CHECK_MSG(root && check_named(root, "toy_vjp_good"), "%s", r.out);
+  cJSON_Delete(root);
+  cli_free(&r);
+  const char *md = cli_path("check.md");
+  r = CLI("check", "--filter", "^toy_forward_(good|bad)$", "--out", md, "--quiet");
+  CHECK(r.rc == 1 && r.out[0] == '\0');
+  cli_free(&r);
+  text = read_file(md);
+  CHECK_MSG(text && strstr(text, "| `toy_forward_bad` | `out` float32[6,5] | **FAIL** (allclose) |") &&
+                strstr(text, "1 passed, 1 failed, 0 skipped"),
+            "%s", text ? text : "(missing)");
+  free(text);
+  r = CLI("check", "--filter", "^toy_forward_good$", "--verbose");
+  CHECK(r.rc == 0 && strstr(r.out, "actual   min ") && strstr(r.out, "expected min "));
+  cli_free(&r);
+  /* usage errors write nothing */
+  const char *never = cli_path("never.json");
+  r = CLI("check", "--filter", "^toy_forward_good$", "--format", "csv");
+  CHECK(r.rc == 2 && strstr(r.err, "check writes console, json or markdown"));
+  cli_free(&r);
+  r = CLI("check", "--filter", "^toy_forward_good$", "--out", "/nonexistent/dir/x.json");
+  CHECK(r.rc == 2 && strstr(r.err, "--out"));
+  cli_free(&r);
+  r = CLI("check", "--filter", "nothing_matches_this", "--out", never);
+  CHECK(r.rc == 2 && !file_exists(never));
+  cli_free(&r);
+  tkb_registry_clear();
+}
+
 int main(void) {
+  cli_init();
   test_basic();
   test_tolerance_edges();
   test_nan_inf();
+  test_equal_nan();
+  test_aggregates();
+  test_numeric_summary();
   test_dtypes_and_errors();
   test_many_blocks();
   test_default_tolerance();
+  test_thresholds();
   test_check_entry();
-  test_forward_and_vjp_cotangent_precision();
+  test_forward_and_vjp_shared_cotangents();
+  test_systematic_errors();
   test_cli();
+  test_cli_reports();
+  cli_cleanup();
   return CHECK_DONE();
 }

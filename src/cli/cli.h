@@ -314,6 +314,13 @@ void tkb__run_output_entry(void *user, size_t k, size_t n, const tkb__result *r)
 int tkb__run_output_close(tkb__run_output *o, const tkb__report_ctx *ctx, tkb__run_summary *s,
                           size_t n_done, int rc);
 
+/* ---- a checked entry over a check worker's pipe (check_item_wire.c) ---- */
+/* The item as bytes (*text malloc'd). TKB_ERR_OUT_OF_MEMORY. */
+tkb_status tkb__check_item_pack(const tkb__check_item *it, char **text, size_t *len);
+/* Those bytes back into *it (entry: the registry index it is of), which then owns its
+ * strings. TKB_ERR_INVALID_ARGUMENT (it left empty) when they are not what pack wrote. */
+tkb_status tkb__check_item_unpack(const char *text, size_t len, size_t entry, tkb__check_item *it);
+
 /* ---- help (help.c) ---- */
 /* Prints the overview (`tkbench --help`). */
 void tkb__help_overview(FILE *f);

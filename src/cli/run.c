@@ -460,7 +460,7 @@ static int run_selected(const run_args *a, const char *out, const tkb__device_fa
   }
   for (size_t k = 0; k < n; k++)
     if (!tkb__run_output_resumed(&o, tkb_registry_full_name(idx[k]))) todo[m++] = idx[k];
-  for (size_t i = 0; i < o.resumed.n; i++) resumed_failed += o.resumed.results[i].bd == NULL;
+  for (size_t i = 0; i < o.resumed.n; i++) resumed_failed += o.resumed.results[i].bd == NULL && !o.resumed.results[i].skipped;
   tkb__progress_begin(&o.progress, stderr, !a->quiet && isatty(fileno(stderr)), o.resumed.n + m);
   tkb__runner runner = make_runner(a, d->method, &o, isolate, timeout_s);
   tkb__run_count count = tkb__run_entries(&runner, todo, m);
@@ -469,6 +469,10 @@ static int run_selected(const run_args *a, const char *out, const tkb__device_fa
                         .wall_s = tkb__progress_elapsed(&o.progress),
                         .interrupted = count.interrupted};
   tkb__load_now(&s.load_end);
+  if (count.ended_by)
+    fprintf(stderr, "%s %s: the run ended after %s failed (its entry has raise_on_error): %zu of "
+                    "%zu entries ran\n", tkb__prog, CMD, count.ended_by, o.resumed.n + count.done,
+            o.resumed.n + m);
   return tkb__run_output_close(&o, &ctx, &s, count.done, exit_status(&count, resumed_failed));
 }
 
@@ -571,8 +575,10 @@ const tkb__command tkb__command_run = {
     .about = "Runs the selected entries one after another and reports, per entry, the median, "
              "min and max time per call, the spread (stddev / median) and the throughputs. A "
              "failing entry (an error, NaN/Inf in its outputs, a crash or a timeout) is "
-             "reported and the run goes on. Ctrl-C, SIGTERM and SIGHUP stop the entry in "
-             "progress (an isolated one at once) and write what finished.",
+             "reported and the run goes on, unless the entry asks to end the run "
+             "(raise_on_error); one the device cannot run (a dtype, mode or method it lacks) "
+             "is reported SKIPPED and fails nothing. Ctrl-C, SIGTERM and SIGHUP stop the entry "
+             "in progress (an isolated one at once) and write what finished.",
     .selection = TKB__SELECT_ALL,
     .default_tag = true,
     .flags = run_flags,

@@ -161,7 +161,7 @@ void tkb__run_output_entry(void *user, size_t k, size_t n, const tkb__result *r)
   tkb__progress_clear(&o->progress);
   to_stdout(o, r);
   /* no table on stdout: a failure still needs saying */
-  if (!r->bd && !o->table)
+  if (!r->bd && !r->skipped && !o->table)
     say(o, "%s failed (%s): %s", r->name, tkb_status_name(r->status), r->error ? r->error : "");
   if (o->journaling && tkb__journal_append(&o->journal, r, o->experiments) != TKB_OK) {
     say(o, "%s; stopping (the entries in it are kept)", tkb_last_error());

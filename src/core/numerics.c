@@ -1,19 +1,21 @@
 /*
- * numerics.c - Tokamax's numerics.array_diff_summary (compare an implementation's array
- * with the expected one) and the per-dtype tolerances tkbench's checks use.
+ * numerics.c - Tokamax's numerics module: array_diff_summary (compare an
+ * implementation's array with the expected one) and array_numeric_summary (what one
+ * array holds).
  *
- * Everything is compared in float64. Per element, with a = actual and e = expected:
- *   close   both NaN; or a == e (this covers equal infinities); or both finite and
- *           |a - e| <= atol + rtol |e|   (numpy's isclose: not symmetric, e is the
- *           reference). A NaN against a number, or an infinity against anything else,
- *           is never close.
- *   diff    0 when both are NaN or a == e; +Inf for a NaN or infinity mismatch; else
- *           |a - e|. max_abs_diff is the largest, at its first index.
- *   l2      sqrt(sum (a - e)^2) over the elements where both are finite (the others
- *           show in the NaN/Inf counts and in allclose), and relative to the l2 norm
- *           of e over the same elements.
+ * Everything is read as float64. Per element of a diff, with a = actual and
+ * e = expected:
+ *   close   both NaN (with equal_nan); or a == e (this covers equal infinities); or both
+ *           finite and |a - e| <= atol + rtol |e|   (numpy's isclose: not symmetric, e
+ *           is the reference). Any other NaN or infinity is never close.
+ *   diff    0 when close by equality (a == e, or two NaNs with equal_nan); +Inf for
+ *           any other NaN or infinity; else |a - e|. max_abs_diff is the largest, at
+ *           its first index (numpy's argmax picks the first NaN the same way).
+ *   sums    over the elements where both are finite (the others show in the NaN/Inf
+ *           counts and in allclose): (a - e)^2, e^2, a - e and (a - e) e, for the l2
+ *           norms, the mean error and the least-squares fit a = (1 + s) e.
  * The array is cut into fixed blocks whose partial results are merged in block order,
- * so the summary is the same for every thread count.
+ * so the summaries are the same for every thread count.
  */
 #include "internal.h"
 
@@ -22,18 +24,41 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define DIFF_BLOCK 65536
+#define BLOCK 65536
+
+/* 0/0 is 0 (nothing to compare), x/0 is an infinity of x's sign. */
+static double ratio(double num, double den) {
+  if (den != 0) return num / den;
+  return num == 0 ? 0.0 : copysign(INFINITY, num);
+}
+
+/* Host arrays with data, or an error naming `fn` and `what`. */
+static tkb_status readable(const char *fn, const char *what, const tkb_array *a) {
+  char spec[160];
+  tkb_spec_format(&a->spec, spec, sizeof spec);
+  if (!a->data && a->nbytes)
+    return tkb_set_error(TKB_ERR_INVALID_ARGUMENT, "%s: %s (%s) has no data (abstract)", fn,
+                         what, spec);
+  if (a->device && a->device != tkb__cpu_device())
+    return tkb_set_error(TKB_ERR_UNSUPPORTED,
+                         "%s: %s (%s) is on %s; it must be in host memory (cpu): copy device "
+                         "arrays to the cpu first",
+                         fn, what, spec, tkb_device_name(a->device));
+  return TKB_OK;
+}
+
+/* ---- array_diff_summary ---- */
 
 typedef struct diff_part {
   double max_diff;
   int64_t max_index; /* -1: none yet */
-  int64_t n_close, nan_a, nan_e, inf_a, inf_e;
-  double sq_diff, sq_exp;
+  int64_t n_close, nan_a, nan_e, inf_a, inf_e, n_finite;
+  double sq_diff, sq_exp, sum_diff, sum_de, max_ratio;
 } diff_part;
 
 /* One block [i0, i1) of the comparison. */
 static void diff_block(const tkb_array *a, const tkb_array *e, int64_t i0, int64_t i1,
-                       double rtol, double atol, diff_part *p) {
+                       double rtol, double atol, bool equal_nan, diff_part *p) {
   *p = (diff_part){.max_diff = -1.0, .max_index = -1};
   for (int64_t i = i0; i < i1; i++) {
     const double x = tkb_array_get_f64(a, i), y = tkb_array_get_f64(e, i);
@@ -45,7 +70,7 @@ static void diff_block(const tkb_array *a, const tkb_array *e, int64_t i0, int64
     const bool finite = !(xn || yn || xi || yi);
     double d;
     bool close;
-    if ((xn && yn) || x == y) {
+    if ((xn && yn && equal_nan) || x == y) {
       d = 0.0;
       close = true;
     } else if (!finite) {
@@ -53,11 +78,17 @@ static void diff_block(const tkb_array *a, const tkb_array *e, int64_t i0, int64
       close = false;
     } else {
       d = fabs(x - y);
-      close = d <= atol + rtol * fabs(y);
+      const double tol = atol + rtol * fabs(y);
+      close = d <= tol;
+      const double r = tol > 0 ? d / tol : INFINITY;
+      if (r > p->max_ratio) p->max_ratio = r;
     }
     if (finite) {
+      p->n_finite++;
       p->sq_diff += (x - y) * (x - y);
       p->sq_exp += y * y;
+      p->sum_diff += x - y;
+      p->sum_de += (x - y) * y;
     }
     p->n_close += close;
     if (d > p->max_diff) {
@@ -67,47 +98,46 @@ static void diff_block(const tkb_array *a, const tkb_array *e, int64_t i0, int64
   }
 }
 
-tkb_status tkb_array_diff_summary(const tkb_array *actual, const tkb_array *expected,
-                                  double rtol, double atol, tkb_diff_summary *out) {
-  tkb__clear_error();
-  if (!actual || !expected || !out)
-    return tkb_set_error(TKB_ERR_INVALID_ARGUMENT, "tkb_array_diff_summary: %s is NULL",
-                         !actual ? "actual" : !expected ? "expected" : "out");
-  if (!(rtol >= 0) || !(atol >= 0) || isinf(rtol) || isinf(atol))
-    return tkb_set_error(TKB_ERR_INVALID_ARGUMENT,
-                         "tkb_array_diff_summary: rtol = %g, atol = %g; both must be finite "
-                         "and >= 0",
-                         rtol, atol);
+static tkb_status same_shape(const char *fn, const tkb_array *actual, const tkb_array *expected) {
+  bool same = actual->spec.rank == expected->spec.rank;
+  for (int d = 0; same && d < actual->spec.rank; d++)
+    same = actual->spec.shape[d] == expected->spec.shape[d];
+  if (same) return TKB_OK;
   char as[160], es[160];
   tkb_spec_format(&actual->spec, as, sizeof as);
   tkb_spec_format(&expected->spec, es, sizeof es);
-  bool same_shape = actual->spec.rank == expected->spec.rank;
-  for (int d = 0; same_shape && d < actual->spec.rank; d++)
-    same_shape = actual->spec.shape[d] == expected->spec.shape[d];
-  if (!same_shape)
-    return tkb_set_error(TKB_ERR_BAD_SHAPE,
-                         "tkb_array_diff_summary: actual is %s but expected is %s; the shapes "
-                         "must be equal (dtypes may differ)",
-                         as, es);
-  if ((!actual->data && actual->nbytes) || (!expected->data && expected->nbytes))
+  return tkb_set_error(TKB_ERR_BAD_SHAPE,
+                       "%s: actual is %s but expected is %s; the shapes must be equal (dtypes "
+                       "may differ)",
+                       fn, as, es);
+}
+
+tkb_status tkb_array_diff_summary_ex(const tkb_array *actual, const tkb_array *expected,
+                                     double rtol, double atol, const tkb_diff_opts *opts,
+                                     tkb_diff_summary *out) {
+  static const char fn[] = "tkb_array_diff_summary";
+  tkb__clear_error();
+  if (!actual || !expected || !out)
+    return tkb_set_error(TKB_ERR_INVALID_ARGUMENT, "%s: %s is NULL", fn,
+                         !actual ? "actual" : !expected ? "expected" : "out");
+  if (!(rtol >= 0) || !(atol >= 0) || isinf(rtol) || isinf(atol))
     return tkb_set_error(TKB_ERR_INVALID_ARGUMENT,
-                         "tkb_array_diff_summary: %s (%s) has no data (abstract)",
-                         !actual->data ? "actual" : "expected", !actual->data ? as : es);
-  if ((actual->device && actual->device != tkb__cpu_device()) ||
-      (expected->device && expected->device != tkb__cpu_device()))
-    return tkb_set_error(TKB_ERR_UNSUPPORTED,
-                         "tkb_array_diff_summary: both arrays must be in host memory (cpu); "
-                         "copy device arrays to the cpu first");
-  const int64_t n = actual->numel, nblocks = (n + DIFF_BLOCK - 1) / DIFF_BLOCK;
+                         "%s: rtol = %g, atol = %g; both must be finite and >= 0", fn, rtol,
+                         atol);
+  const bool equal_nan = opts ? opts->equal_nan : false;
+  tkb_status st = same_shape(fn, actual, expected);
+  if (!st) st = readable(fn, "actual", actual);
+  if (!st) st = readable(fn, "expected", expected);
+  if (st) return st;
+  const int64_t n = actual->numel, nblocks = (n + BLOCK - 1) / BLOCK;
   diff_part *parts = malloc((size_t)(nblocks > 0 ? nblocks : 1) * sizeof *parts);
   if (!parts)
-    return tkb_set_error(TKB_ERR_OUT_OF_MEMORY,
-                         "tkb_array_diff_summary: out of memory for %lld partial results",
-                         (long long)nblocks);
+    return tkb_set_error(TKB_ERR_OUT_OF_MEMORY, "%s: out of memory for %lld partial results",
+                         fn, (long long)nblocks);
 #pragma omp parallel for schedule(dynamic, 1) if (nblocks > 1)
   for (int64_t b = 0; b < nblocks; b++) {
-    const int64_t i0 = b * DIFF_BLOCK, i1 = i0 + DIFF_BLOCK < n ? i0 + DIFF_BLOCK : n;
-    diff_block(actual, expected, i0, i1, rtol, atol, &parts[b]);
+    const int64_t i0 = b * BLOCK, i1 = i0 + BLOCK < n ? i0 + BLOCK : n;
+    diff_block(actual, expected, i0, i1, rtol, atol, equal_nan, &parts[b]);
   }
   diff_part all = {.max_diff = -1.0, .max_index = -1};
   for (int64_t b = 0; b < nblocks; b++) {
@@ -116,13 +146,17 @@ tkb_status tkb_array_diff_summary(const tkb_array *actual, const tkb_array *expe
       all.max_diff = p->max_diff;
       all.max_index = p->max_index;
     }
+    if (p->max_ratio > all.max_ratio) all.max_ratio = p->max_ratio;
     all.n_close += p->n_close;
     all.nan_a += p->nan_a;
     all.nan_e += p->nan_e;
     all.inf_a += p->inf_a;
     all.inf_e += p->inf_e;
+    all.n_finite += p->n_finite;
     all.sq_diff += p->sq_diff;
     all.sq_exp += p->sq_exp;
+    all.sum_diff += p->sum_diff;
+    all.sum_de += p->sum_de;
   }
   free(parts);
   tkb_diff_summary s = {
@@ -141,45 +175,113 @@ tkb_status tkb_array_diff_summary(const tkb_array *actual, const tkb_array *expe
       .inf_expected = all.inf_e,
       .rtol = rtol,
       .atol = atol,
+      .equal_nan = equal_nan,
+      .n_finite = all.n_finite,
+      .max_tolerance_ratio = all.max_ratio,
   };
-  const double norm_e = sqrt(all.sq_exp);
-  s.rel_l2_diff = norm_e > 0 ? s.l2_diff / norm_e : (s.l2_diff > 0 ? INFINITY : 0.0);
+  s.rel_l2_diff = ratio(s.l2_diff, sqrt(all.sq_exp));
+  if (all.n_finite > 0) {
+    s.rms_expected = sqrt(all.sq_exp / (double)all.n_finite);
+    s.mean_diff = all.sum_diff / (double)all.n_finite;
+  }
+  s.bias = ratio(s.mean_diff, s.rms_expected);
+  s.scale = ratio(all.sum_de, all.sq_exp);
   *out = s;
   return TKB_OK;
 }
 
-/*
- * Tolerances for an implementation against the reference, per output dtype. rtol is
- * two units in the last place of the dtype (eps = 2^-(mantissa bits)), so that one
- * rounding of the output on each side passes; float32 and float64 get more than that
- * because their outputs come out of long sums (K in the thousands) whose order differs
- * between implementations: a relative error near sqrt(K) eps. atol is a fraction of
- * the array's largest magnitude (the caller multiplies): elements that cancel to near
- * zero carry the rounding error of their terms, which is set by the magnitude of the
- * values, not by their own size. Integers and bools must match exactly.
- */
-tkb_status tkb_default_tolerance(tkb_dtype dtype, double *rtol, double *atol) {
-  tkb__clear_error();
-  if (!rtol || !atol)
-    return tkb_set_error(TKB_ERR_INVALID_ARGUMENT, "tkb_default_tolerance: %s is NULL",
-                         !rtol ? "rtol" : "atol");
-  switch (dtype) {
-    case TKB_FLOAT64: *rtol = 1e-9, *atol = 1e-10; break;
-    case TKB_FLOAT32: *rtol = 1e-4, *atol = 1e-5; break;
-    case TKB_FLOAT16: *rtol = 2e-3, *atol = 1e-3; break;       /* eps 2^-10 */
-    case TKB_BFLOAT16: *rtol = 1.6e-2, *atol = 8e-3; break;    /* eps 2^-7 */
-    case TKB_FLOAT8_E4M3FN: *rtol = 0.25, *atol = 0.125; break; /* eps 2^-3 */
-    case TKB_FLOAT8_E5M2: *rtol = 0.5, *atol = 0.25; break;    /* eps 2^-2 */
-    case TKB_BOOL:
-    case TKB_INT8:
-    case TKB_INT16:
-    case TKB_INT32:
-    case TKB_INT64:
-    case TKB_UINT8: *rtol = 0, *atol = 0; break;
-    default:
-      return tkb_set_error(TKB_ERR_INVALID_ARGUMENT,
-                           "tkb_default_tolerance: dtype %d is not a tkb_dtype (0..%d)",
-                           (int)dtype, TKB_DTYPE_COUNT - 1);
+tkb_status tkb_array_diff_summary(const tkb_array *actual, const tkb_array *expected,
+                                  double rtol, double atol, tkb_diff_summary *out) {
+  return tkb_array_diff_summary_ex(actual, expected, rtol, atol,
+                                   &(tkb_diff_opts){.equal_nan = true}, out);
+}
+
+/* ---- array_numeric_summary ---- */
+
+/* A block's finite values as (count, mean, sum of squared deviations): Welford within
+ * the block, Chan's formula between blocks, so no sum of squares loses the spread of
+ * values far from zero. */
+typedef struct num_part {
+  int64_t nan, posinf, neginf, n;
+  double min, max, mean, m2, sum_abs;
+} num_part;
+
+static void num_block(const tkb_array *a, int64_t i0, int64_t i1, num_part *p) {
+  *p = (num_part){.min = INFINITY, .max = -INFINITY};
+  for (int64_t i = i0; i < i1; i++) {
+    const double x = tkb_array_get_f64(a, i);
+    if (isnan(x)) {
+      p->nan++;
+      continue;
+    }
+    if (x < p->min) p->min = x;
+    if (x > p->max) p->max = x;
+    if (isinf(x)) {
+      if (x > 0) p->posinf++;
+      else p->neginf++;
+      continue;
+    }
+    p->n++;
+    const double delta = x - p->mean;
+    p->mean += delta / (double)p->n;
+    p->m2 += delta * (x - p->mean);
+    p->sum_abs += fabs(x);
   }
+}
+
+static void num_merge(num_part *into, const num_part *p) {
+  into->nan += p->nan;
+  into->posinf += p->posinf;
+  into->neginf += p->neginf;
+  if (p->min < into->min) into->min = p->min;
+  if (p->max > into->max) into->max = p->max;
+  into->sum_abs += p->sum_abs;
+  if (p->n == 0) return;
+  const int64_t n = into->n + p->n;
+  const double delta = p->mean - into->mean;
+  into->mean += delta * (double)p->n / (double)n;
+  into->m2 += p->m2 + delta * delta * (double)into->n * (double)p->n / (double)n;
+  into->n = n;
+}
+
+tkb_status tkb_array_numeric_summary(const tkb_array *a, tkb_numeric_summary *out) {
+  static const char fn[] = "tkb_array_numeric_summary";
+  tkb__clear_error();
+  if (!a || !out)
+    return tkb_set_error(TKB_ERR_INVALID_ARGUMENT, "%s: %s is NULL", fn, !a ? "a" : "out");
+  tkb_status st = readable(fn, "a", a);
+  if (st) return st;
+  const int64_t n = a->numel, nblocks = (n + BLOCK - 1) / BLOCK;
+  num_part *parts = malloc((size_t)(nblocks > 0 ? nblocks : 1) * sizeof *parts);
+  if (!parts)
+    return tkb_set_error(TKB_ERR_OUT_OF_MEMORY, "%s: out of memory for %lld partial results",
+                         fn, (long long)nblocks);
+#pragma omp parallel for schedule(dynamic, 1) if (nblocks > 1)
+  for (int64_t b = 0; b < nblocks; b++) {
+    const int64_t i0 = b * BLOCK, i1 = i0 + BLOCK < n ? i0 + BLOCK : n;
+    num_block(a, i0, i1, &parts[b]);
+  }
+  num_part all = {.min = INFINITY, .max = -INFINITY};
+  for (int64_t b = 0; b < nblocks; b++) num_merge(&all, &parts[b]);
+  free(parts);
+  tkb_numeric_summary s = {.numel = n,
+                           .nan_count = all.nan,
+                           .posinf_count = all.posinf,
+                           .neginf_count = all.neginf,
+                           .has_nan = all.nan > 0,
+                           .has_inf = all.posinf + all.neginf > 0};
+  const int64_t not_nan = all.n + all.posinf + all.neginf;
+  if (not_nan == 0) {
+    s.min = s.max = s.mean = s.mean_abs = s.std = NAN;
+  } else {
+    s.min = all.min;
+    s.max = all.max;
+    if (all.posinf && all.neginf) s.mean = NAN;
+    else if (all.posinf || all.neginf) s.mean = all.posinf ? INFINITY : -INFINITY;
+    else s.mean = all.mean;
+    s.mean_abs = s.has_inf ? INFINITY : all.sum_abs / (double)all.n;
+    s.std = s.has_inf ? NAN : sqrt(all.m2 / (double)all.n);
+  }
+  *out = s;
   return TKB_OK;
 }

@@ -191,7 +191,7 @@ static tkb_status make_primals(tkb_std_fn *f, tkb_arrays *list) {
   return TKB_OK;
 }
 
-tkb_status tkb__std_check_args(const tkb_std_fn *f, const tkb_arrays *args) {
+tkb_status tkb__std_check_specs(const tkb_std_fn *f, const tkb_arrays *args) {
   size_t n = tkb_arrays_count(args);
   if (n != f->n_std)
     return tkb_set_error(TKB_ERR_BAD_SHAPE, "%s: f_std takes %zu arrays but %zu were given",
@@ -205,16 +205,24 @@ tkb_status tkb__std_check_args(const tkb_std_fn *f, const tkb_arrays *args) {
       return tkb_set_error(TKB_ERR_BAD_SHAPE, "%s: argument %zu ('%s') is %s but f_std expects %s",
                            f->fn->name, k, f->std_names[k], got, want);
     }
-    if (!a->data && a->nbytes)
-      return tkb_set_error(TKB_ERR_INVALID_ARGUMENT,
-                           "%s: argument %zu ('%s') has no data (standardized with no_init); "
-                           "initialize it before calling f_std", f->fn->name, k, f->std_names[k]);
     if (a->device != f->device)
       return tkb_set_error(TKB_ERR_INVALID_ARGUMENT, "%s: argument %zu ('%s') is on %s but f_std runs on %s",
                            f->fn->name, k, f->std_names[k], tkb_device_name(a->device),
                            tkb_device_name(f->device));
   }
   return TKB_OK;
+}
+
+tkb_status tkb__std_check_args(const tkb_std_fn *f, const tkb_arrays *args) {
+  tkb_status st = tkb__std_check_specs(f, args);
+  for (size_t k = 0; !st && k < f->n_std; k++) {
+    const tkb_array *a = tkb_arrays_get(args, k);
+    if (!a->data && a->nbytes)
+      return tkb_set_error(TKB_ERR_INVALID_ARGUMENT,
+                           "%s: argument %zu ('%s') has no data (standardized with no_init); "
+                           "initialize it before calling f_std", f->fn->name, k, f->std_names[k]);
+  }
+  return st;
 }
 
 void tkb__std_bind_call(tkb_std_fn *f, const tkb_arrays *args) {

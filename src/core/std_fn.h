@@ -51,6 +51,8 @@ struct tkb_std_fn {
 
 /* Checks args against the std specs (count, spec, data present). */
 tkb_status tkb__std_check_args(const tkb_std_fn *f, const tkb_arrays *args);
+/* The same without the data: specs-only arrays pass (compiling from specs). */
+tkb_status tkb__std_check_specs(const tkb_std_fn *f, const tkb_arrays *args);
 /* Points the bound call at args' arrays. No allocation: safe before a timed loop. */
 void tkb__std_bind_call(tkb_std_fn *f, const tkb_arrays *args);
 /* Re-runs shape inference on the bound call ("lowering"). */

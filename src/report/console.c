@@ -1,7 +1,8 @@
 /* console.c - the table people read, streamed: a header saying what ran where (and what
  * about the machine makes every number doubtful), then one aligned row per entry as it
  * finishes, with its median CPU time and the median's 95% interval beside it, its
- * counters, and a line of warnings under an entry that has any, then a summary. The warnings about the machine (load, crowded
+ * counters, and a line of warnings under an entry that has any (a failed entry says
+ * FAILED and why, a skipped one SKIPPED and why), then a summary. The warnings about the machine (load, crowded
  * OpenMP threads) are counted and said once at the end rather than under each entry.
  * Colour only when the reporter's color is set (the CLI decides: a terminal and no
  * NO_COLOR). */
@@ -135,6 +136,11 @@ static void entry(tkb__reporter *r, const tkb__result *res) {
       st->titled = true;
     }
   }
+  if (res->skipped) {
+    name_cell(f, res->name, w);
+    fprintf(f, "  %sSKIPPED %s%s\n", c(r, YELLOW), res->error ? res->error : "", c(r, RESET));
+    return;
+  }
   if (!res->bd) {
     name_cell(f, res->name, w);
     fprintf(f, "  %sFAILED %s: %s%s\n", c(r, RED), tkb_status_name(res->status),
@@ -190,7 +196,8 @@ static tkb_status end(tkb__reporter *r, const tkb__run_summary *s) {
   fputc('\n', f);
   fprintf(f, "%zu entr%s in %.1f s", n, n == 1 ? "y" : "ies", s->wall_s);
   if (r->n_failed) fprintf(f, ", %s%zu failed%s", c(r, RED), r->n_failed, c(r, RESET));
-  else if (n) fprintf(f, ", %sall ok%s", c(r, GREEN), c(r, RESET));
+  else if (n > r->n_skipped) fprintf(f, ", %sall ok%s", c(r, GREEN), c(r, RESET));
+  if (r->n_skipped) fprintf(f, ", %s%zu skipped%s", c(r, YELLOW), r->n_skipped, c(r, RESET));
   fputc('\n', f);
   if (s->interrupted)
     fprintf(f, "%sinterrupted: %zu of %zu selected entries ran; the results cover those%s\n",

@@ -1,7 +1,8 @@
 /* csv.c - the console's columns as RFC 4180 CSV, streamed: one row per entry as it
  * finishes, times in ms and rates per second as plain numbers (empty when unknown), the
  * median's 95% interval, whether the stopping rule converged and the entry's warnings
- * (joined by "; "), for spreadsheets and scripts. */
+ * (joined by "; "), for spreadsheets and scripts. A failed or skipped entry has its
+ * reason in the last column ("SKIPPED: ..." for a skip). */
 #include "report.h"
 
 #include <math.h>
@@ -74,7 +75,8 @@ static void entry(tkb__reporter *rep, const tkb__result *r) {
   } else {
     fputs(",,,,,,,,,,,,,,", f);
     char msg[1200];
-    snprintf(msg, sizeof msg, "%s: %s", tkb_status_name(r->status), r->error ? r->error : "");
+    snprintf(msg, sizeof msg, "%s: %s", r->skipped ? "SKIPPED" : tkb_status_name(r->status),
+             r->error ? r->error : "");
     field(f, msg);
     fputc('\n', f);
   }

@@ -6,7 +6,9 @@
  *    its median per-call CPU time (the process's, read around the same timed calls);
  *  - with two or more experiments, mean/median/stddev/cv "aggregate" entries over the
  *    experiments' medians, named "<name>_<aggregate>" as Google Benchmark names them;
- *  - a failed entry is one iteration entry with error_occurred and error_message.
+ *  - a failed entry is one iteration entry with error_occurred and error_message, a
+ *    skipped one (it cannot run on this device) with skipped and skip_message, as Google
+ *    Benchmark writes a run skipped with an error or with a message.
  * Every iteration entry also carries a "tkbench" object with the whole BenchmarkData
  * (with aggregates only, the median's row carries it).
  * Times are in ns unless the run asks for a unit (--time-unit, Google Benchmark's
@@ -295,6 +297,10 @@ static void write_tkbench(jw *w, const tkb__result *r, int experiment) {
   jw_number(w, "median_evaluation_time_ms", bd->median_evaluation_time_ms);
   jw_number(w, "peak_memory_mb", bd->peak_memory_mb);
   jw_begin_object(w, "metadata");
+  /* the entry's own first, Tokamax's `metadata | benchmark_data.metadata`: the run's win */
+  for (int i = 0; i < r->n_metadata; i++)
+    if (!tkb_benchmark_data_meta(bd, r->metadata[i].key))
+      jw_string(w, r->metadata[i].key, r->metadata[i].value);
   for (int i = 0; i < bd->n_metadata; i++) jw_string(w, bd->metadata[i].key, bd->metadata[i].value);
   jw_end_object(w);
   jw_begin_object(w, "statistics");
@@ -372,13 +378,16 @@ static void write_tkbench(jw *w, const tkb__result *r, int experiment) {
   jw_end_object(w);
 }
 
+/* A failed entry as Google Benchmark writes one skipped with an error; a skipped entry as
+ * one skipped with a message (its "skipped" and "skip_message"). */
 static void write_failed(jw *w, const row_form *form, const tkb__result *r, int experiments) {
   jw_begin_object(w, NULL);
   write_ids(w, r, r->name, "iteration", experiments);
   jw_int(w, "repetition_index", 0);
   jw_int(w, "threads", 1);
-  jw_bool(w, "error_occurred", true);
-  jw_string(w, "error_message", r->error ? r->error : tkb_status_name(r->status));
+  jw_bool(w, r->skipped ? "skipped" : "error_occurred", true);
+  jw_string(w, r->skipped ? "skip_message" : "error_message",
+            r->error ? r->error : tkb_status_name(r->status));
   /* compare.py reads real_time of every non-aggregate entry: give it zeros, as Google
    * Benchmark does for a skipped run. */
   jw_int(w, "iterations", 0);
@@ -388,8 +397,8 @@ static void write_failed(jw *w, const row_form *form, const tkb__result *r, int 
   jw_string(w, "label", r->op);
   jw_begin_object(w, "tkbench");
   write_identity(w, r);
-  jw_string(w, "status", tkb_status_name(r->status));
-  jw_string(w, "error", r->error);
+  jw_string(w, "status", r->skipped ? "SKIPPED" : tkb_status_name(r->status));
+  jw_string(w, r->skipped ? "skip_message" : "error", r->error);
   jw_end_object(w);
   jw_end_object(w);
 }

@@ -36,8 +36,10 @@ static void entry(tkb__reporter *rep, const tkb__result *r) {
   cell(f, name);
   if (!r->bd) {
     char msg[1200];
-    snprintf(msg, sizeof msg, "**FAILED** %s: %s", tkb_status_name(r->status),
-             r->error ? r->error : "");
+    if (r->skipped) snprintf(msg, sizeof msg, "SKIPPED %s", r->error ? r->error : "");
+    else
+      snprintf(msg, sizeof msg, "**FAILED** %s: %s", tkb_status_name(r->status),
+               r->error ? r->error : "");
     cell(f, msg);
     for (int k = 0; k < 7; k++) cell(f, "");
     fputs("|\n", f);

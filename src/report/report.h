@@ -18,8 +18,13 @@ typedef struct tkb__result {
   const char *op, *spec, *impl, *tags;
   tkb_mode mode;
   int family_index;        /* position of the entry in the run, from 0 */
-  tkb_status status;       /* TKB_OK, or why the entry failed */
-  char *error;             /* the failure's message (owned), NULL when ok */
+  tkb_status status;       /* TKB_OK, or why the entry failed (or was skipped) */
+  char *error;             /* the failure's message, or the skip's reason (owned); NULL
+                              when ok */
+  bool skipped;            /* the entry cannot run on this device (TKB_ERR_UNSUPPORTED: a
+                              dtype, mode or method it lacks): neither run nor failed */
+  const tkb_meta *metadata;/* the entry's own (registry-owned), n_metadata pairs */
+  int n_metadata;
   tkb_benchmark_data *bd;  /* owned; NULL when the entry failed */
   tkb_counts counts;       /* work per call (zeros: unknown) */
   double wall_s;           /* standardize + benchmark wall time of the entry */
@@ -216,6 +221,7 @@ struct tkb__reporter {
   size_t n_failed;         /* of which failed */
   int write_errno;         /* the first failed write's errno (0: none) */
   size_t n_replaced;       /* bytes that were not UTF-8, written as U+FFFD (JSON) */
+  size_t n_skipped;        /* of which were skipped */
   void *state;             /* the format's own, ops->state_size bytes */
 };
 
@@ -314,6 +320,47 @@ tkb_status tkb__journal_load(const char *path, tkb__journal_contents *c);
 tkb_status tkb__journal_parse(const char *text, size_t len, const char *path,
                               tkb__journal_contents *c);
 void tkb__journal_contents_free(tkb__journal_contents *c);
+/* ---- `tkbench check`'s report (check_report.c) ---- */
+/* One checked entry: its comparison, or why there is none. */
+typedef struct tkb__check_item {
+  size_t entry;              /* registry index */
+  tkb_status status;         /* TKB_OK: result holds the comparison */
+  bool skipped;              /* no reference, or the entry cannot run on this device */
+  char *message;             /* the error or the reason for the skip (owned) */
+  tkb_check_result *result;  /* owned; NULL unless status is TKB_OK */
+} tkb__check_item;
+
+/* Frees what an item owns. */
+void tkb__check_item_clear(tkb__check_item *it);
+
+/* What a check ran with, for the report's head. */
+typedef struct tkb__check_ctx {
+  const char *executable;    /* argv[0] */
+  const char *device, *device_description;
+  uint64_t seed;
+  bool fixed_tolerance;      /* --rtol/--atol: allclose alone */
+  double rtol, atol;         /* with fixed_tolerance */
+  bool verbose;              /* each output's numeric summaries too (console, markdown) */
+  char date[40];
+  tkb__host_facts host;
+} tkb__check_ctx;
+
+/* Counts of a check run. */
+typedef struct tkb__check_counts {
+  size_t passed, failed, skipped;
+} tkb__check_counts;
+/* The count an item adds to (failed also for an error). */
+void tkb__check_count(tkb__check_counts *c, const tkb__check_item *it);
+
+/* The console's lines for one item (PASS/FAIL/SKIP, then each output), streamed. */
+void tkb__check_console_item(FILE *f, const tkb__check_ctx *ctx, const tkb__check_item *it,
+                             bool color);
+/* The console's last line: "N passed, N failed, N skipped". */
+void tkb__check_console_summary(FILE *f, const tkb__check_counts *c, bool color);
+/* A whole report of items[0..n) in fmt (console, json or markdown; others
+ * TKB_ERR_UNSUPPORTED naming them). TKB_ERR_IO when f has an error. */
+tkb_status tkb__check_report_write(const tkb__format *fmt, FILE *f, const tkb__check_ctx *ctx,
+                                   const tkb__check_item *items, size_t n);
 
 /* ---- units (units.c) ---- */
 /* Nanoseconds in one "ns", "us", "ms" or "s"; 0 for anything else. */

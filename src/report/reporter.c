@@ -97,7 +97,8 @@ tkb_status tkb__reporter_begin(tkb__reporter *r, const tkb__format *fmt, FILE *f
 void tkb__reporter_entry(tkb__reporter *r, const tkb__result *res) {
   r->format->ops->entry(r, res);
   r->n_entries++;
-  r->n_failed += res->bd == NULL;
+  r->n_failed += res->bd == NULL && !res->skipped;
+  r->n_skipped += res->skipped;
   if (fflush(r->f) != 0 && !r->write_errno) r->write_errno = errno ? errno : EIO;
 }
 

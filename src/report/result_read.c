@@ -406,7 +406,14 @@ tkb_status tkb__result_read(const cJSON *rows, tkb__result *r) {
     if (!cJSON_IsObject(row) || !cJSON_IsString(rn) || strcmp(rn->valuestring, r->name) != 0)
       bad(&rd, "run_name", "differs between the rows of one entry");
   }
-  if (!rd.st && cJSON_IsTrue(get(first, "error_occurred"))) {
+  if (!rd.st && cJSON_IsTrue(get(first, "skipped"))) {
+    /* an entry the device cannot run: its setup said unsupported */
+    const char *msg = text(&rd, t, "skip_message", false);
+    r->skipped = true;
+    r->status = TKB_ERR_UNSUPPORTED;
+    r->error = msg ? tkb__strdup(msg) : NULL;
+    if (msg && !r->error && !rd.st) rd.st = tkb_set_error(TKB_ERR_OUT_OF_MEMORY, "out of memory");
+  } else if (!rd.st && cJSON_IsTrue(get(first, "error_occurred"))) {
     const char *status = text(&rd, t, "status", true);
     /* tkbench's row says "error": null for a failure without a message */
     const char *msg = get(t, "error") ? text(&rd, t, "error", false)

@@ -9,8 +9,8 @@
  * all of them at once; each keeps its own session (src/bench/session.c), paused between
  * its experiments so that a device times one benchmark at a time. An entry is reported
  * when its stopping rule stops; one that fails is reported at once and the others go
- * on. Ctrl-C stops after the experiment in progress: the finished entries are reported,
- * the unfinished dropped.
+ * on (unless its entry has raise_on_error: then the run ends there). Ctrl-C stops after
+ * the experiment in progress: the finished entries are reported, the unfinished dropped.
  */
 #include "bench.h"
 #include "runner.h"
@@ -37,17 +37,10 @@ static void slot_free(slot *sl) {
   sl->s = NULL, sl->c = NULL, sl->f = NULL, sl->args = NULL;
 }
 
-/* Records the failure's message in the slot's result. */
-static void fail(slot *sl, tkb_status st) {
-  const char *msg = tkb_last_error();
-  sl->r.status = st;
-  sl->r.error = tkb__strdup(*msg ? msg : tkb_status_name(st));
-}
-
 /* Hands the slot's result to the caller and frees what the slot held. */
 static void report(const tkb__runner *runner, slot *sl, size_t n, tkb__run_count *count) {
   sl->r.wall_s = (double)sl->busy_ns / 1e9;
-  count->failed += sl->r.bd == NULL;
+  tkb__count_result(count, &sl->r, sl->entry); /* sets ended_by: the rounds stop */
   if (runner->on_done) runner->on_done(runner->user, count->done, n, &sl->r);
   count->done++;
   sl->active = false;
@@ -55,8 +48,7 @@ static void report(const tkb__runner *runner, slot *sl, size_t n, tkb__run_count
 }
 
 static tkb_status prepare(const tkb__runner *runner, slot *sl) {
-  tkb_bench_opts bo = runner->bench;
-  bo.check_outputs = true;
+  const tkb_bench_opts bo = tkb__entry_opts(runner, sl->entry);
   const int64_t t0 = tkb__now_ns();
   tkb__worker_phase(sl->entry, "standardize", 0);
   tkb_status st = tkb_registry_standardize(sl->entry, runner->device, runner->seed, &sl->f, &sl->args);
@@ -77,7 +69,7 @@ static void step(const tkb__runner *runner, slot *sl, size_t n, tkb__run_count *
   if (!st && done) st = tkb__result_work(&sl->r, sl->entry);
   sl->busy_ns += tkb__now_ns() - t0;
   if (st) {
-    fail(sl, st);
+    tkb__result_fail(&sl->r, st, false);
     tkb_benchmark_data_free(sl->r.bd);
     sl->r.bd = NULL;
   }
@@ -103,7 +95,7 @@ tkb__run_count tkb__run_interleaved(const tkb__runner *runner, const size_t *idx
     count.failed = count.done = n; /* nothing could run: say so through the count */
     return count;
   }
-  for (size_t k = 0; k < n && !*stop; k++) {
+  for (size_t k = 0; k < n && !*stop && !count.ended_by; k++) {
     slot *sl = &slots[k];
     *sl = (slot){.entry = idx[k], .k = k, .active = true, .r = {.family_index = (int)k}};
     tkb__result_identity(&sl->r, idx[k]);
@@ -112,11 +104,11 @@ tkb__run_count tkb__run_interleaved(const tkb__runner *runner, const size_t *idx
     tkb_status st = prepare(runner, sl);
     sl->busy_ns = tkb__now_ns() - t0;
     if (st) {
-      fail(sl, st);
+      tkb__result_fail(&sl->r, st, true);
       report(runner, sl, n, &count);
     }
   }
-  for (uint64_t round = 0; !*stop; round++) {
+  for (uint64_t round = 0; !*stop && !count.ended_by; round++) {
     size_t m = 0;
     for (size_t k = 0; k < n; k++)
       if (slots[k].active) order[m++] = k;
@@ -127,7 +119,7 @@ tkb__run_count tkb__run_interleaved(const tkb__runner *runner, const size_t *idx
       order[i - 1] = order[j];
       order[j] = t;
     }
-    for (size_t i = 0; i < m && !*stop; i++) {
+    for (size_t i = 0; i < m && !*stop && !count.ended_by; i++) {
       slot *sl = &slots[order[i]];
       if (runner->on_start) runner->on_start(runner->user, count.done, n, sl->r.name);
       step(runner, sl, n, &count);

@@ -59,7 +59,11 @@ static void body_in_turn(void *arg) {
     tkb__result r = {.family_index = (int)k};
     tkb__run_entry(s->runner, s->idx[k], &r);
     send_result(s, &r);
+    /* raise_on_error: the parent ends the run after this entry, so stop here too */
+    tkb__run_count mine = {0};
+    const bool ended = tkb__count_result(&mine, &r, s->idx[k]);
     tkb__result_clear(&r);
+    if (ended) break;
   }
 }
 
@@ -92,7 +96,7 @@ static void body_interleaved(void *arg) {
 static void settle(iso *s, size_t k, tkb__result *r) {
   s->settled[k] = true;
   s->progress++;
-  s->count.failed += r->bd == NULL;
+  tkb__count_result(&s->count, r, s->idx[k]);
   if (s->runner->on_done) s->runner->on_done(s->runner->user, s->count.done, s->n, r);
   s->count.done++;
 }
@@ -187,7 +191,7 @@ tkb__run_count tkb__run_isolated(const tkb__runner *runner, const size_t *idx, s
     return s.count;
   }
   bool go = true;
-  for (size_t next = 0; go && !*stop && s.count.done < n;) {
+  for (size_t next = 0; go && !*stop && s.count.done < n && !s.count.ended_by;) {
     s.n_todo = 0;
     if (s.shared) {
       for (size_t k = 0; k < n; k++)

@@ -12,6 +12,7 @@ typedef struct entry {
   tkb_benchmark_def def; /* its strings are copies, in the registry's chunks */
   const char *full;      /* "{name}_{mode}_{impl_name}" */
   uint64_t hash;         /* of full */
+  tkb_meta *metadata;    /* def.metadata's copy (one malloc'd block with its strings), or NULL */
 } entry;
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -145,6 +146,22 @@ static bool valid_name(const char *s) {
   return true;
 }
 
+/* A copy of metadata[0..n) in one malloc'd block: the pairs, then their strings. */
+static tkb_meta *copy_metadata(const tkb_meta *metadata, int n) {
+  size_t size = (size_t)n * sizeof(tkb_meta);
+  for (int k = 0; k < n; k++) size += strlen(metadata[k].key) + strlen(metadata[k].value) + 2;
+  tkb_meta *out = malloc(size);
+  if (!out) return NULL;
+  char *at = (char *)(out + n);
+  for (int k = 0; k < n; k++) {
+    const size_t lk = strlen(metadata[k].key) + 1, lv = strlen(metadata[k].value) + 1;
+    out[k].key = memcpy(at, metadata[k].key, lk);
+    out[k].value = memcpy(at + lk, metadata[k].value, lv);
+    at += lk + lv;
+  }
+  return out;
+}
+
 /* Copies s (n bytes and its NUL) to *at and moves *at past it; returns the copy. */
 static const char *put(char **at, const char *s, size_t n) {
   char *copy = memcpy(*at, s, n);
@@ -172,30 +189,49 @@ tkb_status tkb_register_benchmark(const tkb_benchmark_def *def) {
   if ((int)def->mode < 0 || def->mode > TKB_MODE_FORWARD_AND_VJP)
     return tkb_set_error(TKB_ERR_INVALID_ARGUMENT, "benchmark \"%s\": mode %d is not a tkb_mode",
                          def->name, (int)def->mode);
-  const char *text[5] = {def->op ? def->op : def->fn->name, def->name, def->impl_name,
-                         def->tags ? def->tags : "", def->device_kind ? def->device_kind : "cpu"};
+  if (def->iterations < 0 || def->n_metadata < 0 || (def->n_metadata > 0 && !def->metadata))
+    return tkb_set_error(TKB_ERR_INVALID_ARGUMENT,
+                         "benchmark \"%s\": iterations = %d, n_metadata = %d (metadata %s); "
+                         "both must be >= 0, with metadata given when n_metadata > 0",
+                         def->name, def->iterations, def->n_metadata, def->metadata ? "given" : "NULL");
+  for (int k = 0; k < def->n_metadata; k++)
+    if (!def->metadata[k].key || !def->metadata[k].value)
+      return tkb_set_error(TKB_ERR_INVALID_ARGUMENT,
+                           "benchmark \"%s\": metadata[%d] has a NULL %s", def->name, k,
+                           !def->metadata[k].key ? "key" : "value");
+  tkb_meta *metadata = NULL;
+  if (def->n_metadata > 0 && !(metadata = copy_metadata(def->metadata, def->n_metadata)))
+    return tkb_set_error(TKB_ERR_OUT_OF_MEMORY, "out of memory registering %s", def->name);
+  /* the entry's texts; stop and method may be NULL (the run's) */
+  enum { N_TEXT = 7 };
+  const char *text[N_TEXT] = {def->op ? def->op : def->fn->name, def->name, def->impl_name,
+                              def->tags ? def->tags : "", def->device_kind ? def->device_kind : "cpu",
+                              def->stop, def->method};
   const char *mode = tkb_mode_name(def->mode);
   const size_t ln = strlen(def->name), lm = strlen(mode), li = strlen(def->impl_name);
   const size_t full_len = ln + 1 + lm + 1 + li;
 
   pthread_mutex_lock(&lock);
   const entry *prev = n_entries ? at_index(n_entries - 1) : NULL;
-  const char *prev_text[5] = {prev ? prev->def.op : NULL, prev ? prev->def.name : NULL,
-                              prev ? prev->def.impl_name : NULL, prev ? prev->def.tags : NULL,
-                              prev ? prev->def.device_kind : NULL};
-  const char *copy[5];
-  size_t len[5], size = full_len + 1;
-  for (int k = 0; k < 5; k++) {
-    copy[k] = shared(text[k], prev_text[k]);
-    len[k] = copy[k] ? 0 : strlen(text[k]);
-    size += copy[k] ? 0 : len[k] + 1;
+  const char *prev_text[N_TEXT] = {prev ? prev->def.op : NULL, prev ? prev->def.name : NULL,
+                                   prev ? prev->def.impl_name : NULL, prev ? prev->def.tags : NULL,
+                                   prev ? prev->def.device_kind : NULL, prev ? prev->def.stop : NULL,
+                                   prev ? prev->def.method : NULL};
+  const char *copy[N_TEXT];
+  size_t len[N_TEXT], size = full_len + 1;
+  for (int k = 0; k < N_TEXT; k++) {
+    copy[k] = text[k] ? shared(text[k], prev_text[k]) : NULL;
+    len[k] = copy[k] || !text[k] ? 0 : strlen(text[k]);
+    size += copy[k] || !text[k] ? 0 : len[k] + 1;
   }
   char *at = grow() ? chunk_alloc(size) : NULL;
   if (!at) {
     pthread_mutex_unlock(&lock);
+    free(metadata);
     return tkb_set_error(TKB_ERR_OUT_OF_MEMORY, "out of memory registering %s", def->name);
   }
-  entry e = {.def = *def, .full = at};
+  entry e = {.def = *def, .full = at, .metadata = metadata};
+  e.def.metadata = metadata;
   memcpy(at, def->name, ln);
   at += ln;
   *at++ = '_';
@@ -209,14 +245,17 @@ tkb_status tkb_register_benchmark(const tkb_benchmark_def *def) {
   if (at_slot->index) {
     st = tkb_set_error(TKB_ERR_DUPLICATE_ARGUMENT, "benchmark \"%s\" is already registered", e.full);
     chunks->used -= size; /* the last allocation, and the lock is still held */
+    free(metadata);
   } else {
-    for (int k = 0; k < 5; k++)
-      if (!copy[k]) copy[k] = put(&at, text[k], len[k]);
+    for (int k = 0; k < N_TEXT; k++)
+      if (!copy[k] && text[k]) copy[k] = put(&at, text[k], len[k]);
     e.def.op = copy[0];
     e.def.name = copy[1];
     e.def.impl_name = copy[2];
     e.def.tags = copy[3];
     e.def.device_kind = copy[4];
+    e.def.stop = copy[5];
+    e.def.method = copy[6];
     *at_index(n_entries) = e;
     *at_slot = (slot){.index = (uint32_t)(n_entries + 1), .tag = (uint32_t)(e.hash >> 32)};
     __atomic_store_n(&n_entries, n_entries + 1, __ATOMIC_RELEASE); /* readers take no lock */
@@ -264,6 +303,7 @@ bool tkb_registry_has_tag(size_t i, const char *tag) {
 
 void tkb_registry_clear(void) {
   pthread_mutex_lock(&lock);
+  for (size_t i = 0; i < n_entries; i++) free(at_index(i)->metadata);
   while (chunks) {
     chunk *next = chunks->next;
     free(chunks);

@@ -140,10 +140,27 @@ typedef struct tkb__runner {
 typedef struct tkb__run_count {
   size_t done;               /* entries that ran (n unless interrupted) */
   size_t failed;             /* of which failed */
+  size_t skipped;            /* of which were skipped (they cannot run on this device) */
   bool interrupted;          /* stopped by a signal (or tkb__stop_request) before the last
                                 entry */
   int signal;                /* which, when interrupted */
+  const char *ended_by;      /* the entry whose failure ended the run (its raise_on_error;
+                                registry-owned), else NULL */
 } tkb__run_count;
+
+/* The benchmark options of registry entry `entry`: the run's, with the entry's own
+ * iterations (and then the fixed rule, unless it names a rule), stopping rule and method,
+ * and check_outputs on (NaN/Inf outputs fail an entry). */
+tkb_bench_opts tkb__entry_opts(const tkb__runner *runner, size_t entry);
+
+/* Records a failure's status and message (tkb_last_error) in r. TKB_ERR_UNSUPPORTED
+ * during the setup (standardizing, the method, lowering, compiling: the entry cannot run
+ * on this device) makes it a skip instead; a call that fails is a failure. */
+void tkb__result_fail(tkb__result *r, tkb_status st, bool setup);
+
+/* Counts a reported result; true when it ends the run (it failed, and its entry has
+ * raise_on_error), which count->ended_by then names. */
+bool tkb__count_result(tkb__run_count *count, const tkb__result *r, size_t entry);
 
 /*
  * Runs entries idx[0..n) in order, each result to on_done (family_index = its position

@@ -21,6 +21,8 @@ void tkb__result_identity(tkb__result *r, size_t entry) {
   r->impl = d->impl_name;
   r->tags = d->tags;
   r->mode = d->mode;
+  r->metadata = d->metadata;
+  r->n_metadata = d->n_metadata;
 }
 
 tkb_status tkb__result_work(tkb__result *r, size_t entry) {
