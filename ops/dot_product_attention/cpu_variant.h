@@ -11,7 +11,7 @@
 #define NUM float
 #define SFX f32
 #define GEMM ops_blas.sgemm
-#define EXPT attn_expf
+#define EXPT ops_expf
 #define NATIVE TKB_FLOAT32
 #include "cpu_kernels.h"
 #undef NUM

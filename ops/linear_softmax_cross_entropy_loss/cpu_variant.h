@@ -11,7 +11,7 @@
 #define T float
 #define MATH_DT TKB_FLOAT32
 #define GEMM ops_blas.sgemm
-#define EXP tkb__lsce_expf
+#define EXP ops_expf
 #define LOG logf
 #define FN(name) name##_f32
 #include "cpu_kernels.h"

@@ -29,6 +29,7 @@
 
 #include "tkbench.h"
 #include "../common/ops_common.h"
+#include "../common/vec_math.h"
 
 #include <stdint.h>
 #include <string.h>
@@ -77,55 +78,5 @@ bool tkb__lsce_plan_same(const lsce_plan *a, const lsce_plan *b);
 /* Tests only: when > 0, the cpu implementation's prepare uses these vocabulary chunk and
  * row block sizes instead of its own (to reach partial chunks with small shapes). */
 extern int64_t tkb__lsce_cpu_force_vc, tkb__lsce_cpu_force_bc;
-
-/* c ? a : b on the floats' bits. Compilers keep a plain ?: whose arms feed float
- * arithmetic as a branch (they may not speculate an operation that could raise an FP
- * exception), which stops a loop from vectorizing where the ISA has no masked
- * operations (AVX2). */
-static inline float tkb__lsce_self(int c, float a, float b) {
-  uint32_t ua, ub, m = 0u - (uint32_t)c;
-  memcpy(&ua, &a, sizeof ua);
-  memcpy(&ub, &b, sizeof ub);
-  ua = (ua & m) | (ub & ~m);
-  memcpy(&a, &ua, sizeof a);
-  return a;
-}
-
-/*
- * exp(x) in float32 with a loop-vectorizable body (libm's expf is not vectorized
- * without -ffast-math, and the forward takes B*V of them).
- *   n = round(x / ln2),  r = x - n ln2  (ln2 split in two so n*ln2_hi is exact),
- *   exp(r) by its Taylor series to r^7 (|r| <= ln2/2: truncation < 6e-9 relative),
- *   exp(x) = 2^n exp(r), 2^n built from its exponent bits.
- * x < -87.3 (result below FLT_MIN) gives 0, -Inf gives 0, NaN stays NaN; x > 88
- * saturates at exp(88) (never reached here: the arguments are <= 0). Max error about
- * 2 ulp over [-87, 0]. The selects are tkb__lsce_self's.
- */
-static inline float tkb__lsce_expf(float x) {
-  const float magic = 12582912.0f; /* 1.5 * 2^23: adding it rounds to an integer */
-  const float xc =
-      tkb__lsce_self(x < -87.3f, -87.3f, tkb__lsce_self(x > 88.0f, 88.0f, x));
-  float t = xc * 1.44269504088896341f + magic;
-  float n = t - magic;
-  uint32_t tb;
-  memcpy(&tb, &t, sizeof tb);
-  float r = xc - n * 0.693145751953125f;  /* ln2_hi: 16 significant bits */
-  r = r - n * 1.42860682030941723e-6f;    /* ln2_lo */
-  float p = 1.0f / 5040.0f;
-  p = p * r + 1.0f / 720.0f;
-  p = p * r + 1.0f / 120.0f;
-  p = p * r + 1.0f / 24.0f;
-  p = p * r + 1.0f / 6.0f;
-  p = p * r + 0.5f;
-  p = p * r + 1.0f;
-  p = p * r + 1.0f;
-  /* tb's low bits hold n + 2^22 (two's complement in the 23-bit field). */
-  uint32_t bits = ((tb - 0x4B400000u) + 127u) << 23;
-  float scale;
-  memcpy(&scale, &bits, sizeof scale);
-  float y = p * scale;
-  y = tkb__lsce_self(x < -87.3f, 0.0f, y);
-  return tkb__lsce_self(x != x, x, y);
-}
 
 #endif /* TKB_LSCE_H */

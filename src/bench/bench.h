@@ -308,6 +308,17 @@ extern const tkb__stop_rule *const tkb__stop_rules[];
  * statistics of the experiment's sorted calls). */
 #define TKB__BOOT_CALLS 2000
 
+/* `resamples` medians of x (experiment e is x[experiment_end[e-1] .. experiment_end[e]))
+ * by the two-level bootstrap, drawn from `seed`, into out. picks (NULL: drawn from seed
+ * too) gives each resample's experiments, resamples x experiments indices: two results
+ * whose experiments ran side by side share them (a paired comparison). NaN each when x is
+ * empty. TKB_ERR_OUT_OF_MEMORY. */
+tkb_status tkb__boot_medians(const double *x, const int *experiment_end, int experiments,
+                             int resamples, uint64_t seed, const int *picks, double *out);
+/* resamples x experiments experiment indices drawn from seed, for tkb__boot_medians;
+ * *picks is malloc'd. TKB_ERR_OUT_OF_MEMORY. */
+tkb_status tkb__boot_picks(int experiments, int resamples, uint64_t seed, int **picks);
+
 typedef struct tkb__ci {
   double median;         /* of every sample (tkb_stats_compute's) */
   double low, high;      /* NaN without samples */

@@ -96,8 +96,8 @@ static size_t below(uint64_t *s, size_t n) {
   return (size_t)(((next_u64(s) >> 32) * (uint64_t)n) >> 32);
 }
 
-static tkb_status bootstrap(const double *x, const int *experiment_end, int experiments, tkb__ci *out) {
-  /* each experiment's calls, sorted, thinned to at most TKB__BOOT_CALLS order statistics */
+tkb_status tkb__boot_medians(const double *x, const int *experiment_end, int experiments, int resamples,
+                             uint64_t seed, const int *picks, double *out) {
   size_t total = 0, longest = 0, widest = 0;
   for (int e = 0; e < experiments; e++) {
     const size_t n_e = (size_t)(experiment_end[e] - (e ? experiment_end[e - 1] : 0));
@@ -106,12 +106,15 @@ static tkb_status bootstrap(const double *x, const int *experiment_end, int expe
     if (n_e > longest) longest = n_e;
     if (m > widest) widest = m;
   }
+  if (total == 0) {
+    for (int b = 0; b < resamples; b++) out[b] = NAN;
+    return TKB_OK;
+  }
   double *kept = malloc(total * sizeof *kept), *sorted = malloc(longest * sizeof *sorted);
   size_t *start = malloc(((size_t)experiments + 1) * sizeof *start);
-  double *draw = malloc((size_t)experiments * widest * sizeof *draw); /* every pick the widest */
-  double *medians = malloc(BOOT_RESAMPLES * sizeof *medians);
+  double *draw = malloc((size_t)experiments * widest * sizeof *draw);
   tkb_status st = TKB_OK;
-  if (!kept || !sorted || !start || !draw || !medians) {
+  if (!kept || !sorted || !start || !draw) {
     st = tkb_set_error(TKB_ERR_OUT_OF_MEMORY, "out of memory for the bootstrap of %zu calls", total);
     goto done;
   }
@@ -126,24 +129,46 @@ static tkb_status bootstrap(const double *x, const int *experiment_end, int expe
     for (size_t i = 0; i < m; i++) kept[at++] = sorted[(size_t)(((double)i + 0.5) * (double)n_e / (double)m)];
   }
   start[experiments] = at;
-  uint64_t rng = 0x746b62656e6368ull; /* fixed: the same samples give the same interval */
-  for (int b = 0; b < BOOT_RESAMPLES; b++) {
+  uint64_t rng = seed;
+  for (int b = 0; b < resamples; b++) {
     size_t n = 0;
     for (int pick = 0; pick < experiments; pick++) {
-      const size_t e = below(&rng, (size_t)experiments), m = start[e + 1] - start[e];
+      const size_t e = picks ? (size_t)picks[(size_t)b * (size_t)experiments + (size_t)pick]
+                             : below(&rng, (size_t)experiments);
+      const size_t m = start[e + 1] - start[e];
       for (size_t i = 0; i < m; i++) draw[n++] = kept[start[e] + below(&rng, m)];
     }
-    medians[b] = select_median(draw, n);
+    out[b] = n ? select_median(draw, n) : NAN;
   }
-  qsort(medians, BOOT_RESAMPLES, sizeof *medians, cmp_double);
-  const double a = (1 - TKB__CI_LEVEL) / 2;
-  out->low = medians[(size_t)floor(a * (BOOT_RESAMPLES - 1))];
-  out->high = medians[(size_t)ceil((1 - a) * (BOOT_RESAMPLES - 1))];
 done:
   free(kept);
   free(sorted);
   free(start);
   free(draw);
+  return st;
+}
+
+tkb_status tkb__boot_picks(int experiments, int resamples, uint64_t seed, int **picks) {
+  const size_t n = (size_t)experiments * (size_t)resamples;
+  *picks = malloc((n ? n : 1) * sizeof **picks);
+  if (!*picks) return tkb_set_error(TKB_ERR_OUT_OF_MEMORY, "out of memory for %zu resampled experiments", n);
+  uint64_t rng = seed;
+  for (size_t i = 0; i < n; i++) (*picks)[i] = (int)below(&rng, (size_t)experiments);
+  return TKB_OK;
+}
+
+static tkb_status bootstrap(const double *x, const int *experiment_end, int experiments, tkb__ci *out) {
+  double *medians = malloc(BOOT_RESAMPLES * sizeof *medians);
+  if (!medians) return tkb_set_error(TKB_ERR_OUT_OF_MEMORY, "out of memory for %d resampled medians", BOOT_RESAMPLES);
+  /* a fixed seed: the same samples give the same interval */
+  tkb_status st = tkb__boot_medians(x, experiment_end, experiments, BOOT_RESAMPLES, 0x746b62656e6368ull,
+                                    NULL, medians);
+  if (!st) {
+    qsort(medians, BOOT_RESAMPLES, sizeof *medians, cmp_double);
+    const double a = (1 - TKB__CI_LEVEL) / 2;
+    out->low = medians[(size_t)floor(a * (BOOT_RESAMPLES - 1))];
+    out->high = medians[(size_t)ceil((1 - a) * (BOOT_RESAMPLES - 1))];
+  }
   free(medians);
   return st;
 }

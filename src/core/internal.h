@@ -6,6 +6,7 @@
 
 #include "tkbench.h"
 
+#include <regex.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 
@@ -70,6 +71,10 @@ void tkb__memory_limit(tkb__mem_limit *m);
  * nested repetitions copying one part at most 1000 times; else TKB_ERR_INVALID_ARGUMENT
  * beginning with `what` ("filter \"x++\"") and saying what to write instead. */
 tkb_status tkb__regex_check(const char *pattern, const char *what);
+/* Checks pattern (tkb__regex_check) and compiles it into *re (REG_EXTENDED | REG_NOSUB;
+ * regfree it after TKB_OK). TKB_ERR_INVALID_ARGUMENT naming `name` ("filter") and
+ * `shown` (the text as the user wrote it). */
+tkb_status tkb__regex_compile(regex_t *re, const char *pattern, const char *name, const char *shown);
 /* TKB_OK when name is a device name tkb_device_get would look up (its errors for one
  * that is not), without opening anything. */
 tkb_status tkb__device_name_check(const char *name);

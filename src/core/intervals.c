@@ -70,18 +70,8 @@ int64_t tkb__intervals_sum_ns(const tkb_interval *iv, size_t n) {
 tkb_status tkb__event_filter_init(tkb__event_filter *f, const char *pattern) {
   memset(f, 0, sizeof *f);
   if (!pattern || !*pattern) return TKB_OK;
-  char what[120];
-  snprintf(what, sizeof what, "event_filter_regex \"%.60s%s\"", pattern, strlen(pattern) > 60 ? "..." : "");
-  tkb_status st = tkb__regex_check(pattern, what);
+  tkb_status st = tkb__regex_compile(&f->re, pattern, "event_filter_regex", pattern);
   if (st) return st;
-  int rc = regcomp(&f->re, pattern, REG_EXTENDED | REG_NOSUB);
-  if (rc != 0) {
-    char why[256];
-    regerror(rc, &f->re, why, sizeof why);
-    return tkb_set_error(TKB_ERR_INVALID_ARGUMENT,
-                         "event_filter_regex \"%s\" is not a valid POSIX extended regular "
-                         "expression: %s", pattern, why);
-  }
   f->active = true;
   f->pattern = pattern;
   return TKB_OK;

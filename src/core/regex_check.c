@@ -130,3 +130,17 @@ tkb_status tkb__regex_check(const char *pattern, const char *what) {
   }
   return TKB_OK;
 }
+
+tkb_status tkb__regex_compile(regex_t *re, const char *pattern, const char *name, const char *shown) {
+  char what[160];
+  snprintf(what, sizeof what, "%s \"%.60s%s\"", name, shown, strlen(shown) > 60 ? "..." : "");
+  tkb_status st = tkb__regex_check(pattern, what);
+  if (st) return st;
+  int rc = regcomp(re, pattern, REG_EXTENDED | REG_NOSUB);
+  if (rc == 0) return TKB_OK;
+  char why[256];
+  regerror(rc, re, why, sizeof why);
+  return tkb_set_error(TKB_ERR_INVALID_ARGUMENT,
+                       "%s \"%s\" is not a valid POSIX extended regular expression: %s", name,
+                       shown, why);
+}

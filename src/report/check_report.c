@@ -306,16 +306,6 @@ static void json_report(FILE *f, const tkb__check_ctx *ctx, const tkb__check_ite
 
 /* ---- markdown ---- */
 
-/* A table cell: '|' escaped, line breaks as spaces. */
-static void cell(FILE *f, const char *s) {
-  fputs("| ", f);
-  for (; s && *s; s++) {
-    if (*s == '|') fputs("\\|", f);
-    else if (*s == '\n' || *s == '\r') fputc(' ', f);
-    else fputc(*s, f);
-  }
-  fputc(' ', f);
-}
 
 /* "7.3e-06 (<= 0.00784)", bold when it failed. */
 static void md_criterion(FILE *f, const tkb_check_output *o, int k) {
@@ -328,7 +318,7 @@ static void md_criterion(FILE *f, const tkb_check_output *o, int k) {
   else
     snprintf(text, sizeof text, cr->passed ? "%.3g (max %.3g)" : "**%.3g (max %.3g)**", cr->value,
              cr->threshold);
-  cell(f, text);
+  tkb__md_cell(f, text);
 }
 
 static void markdown_report(FILE *f, const tkb__check_ctx *ctx, const tkb__check_item *items,
@@ -348,10 +338,10 @@ static void markdown_report(FILE *f, const tkb__check_ctx *ctx, const tkb__check
     if (it->skipped || it->status) {
       char msg[1200];
       snprintf(msg, sizeof msg, it->skipped ? "SKIP: %s" : "**FAIL**: %s", it->message ? it->message : "");
-      cell(f, name);
-      cell(f, "");
-      cell(f, msg);
-      for (int k = 0; k < 5; k++) cell(f, "");
+      tkb__md_cell(f, name);
+      tkb__md_cell(f, "");
+      tkb__md_cell(f, msg);
+      for (int k = 0; k < 5; k++) tkb__md_cell(f, "");
       fputs("|\n", f);
       continue;
     }
@@ -363,10 +353,10 @@ static void markdown_report(FILE *f, const tkb__check_ctx *ctx, const tkb__check
       if (out->passed) snprintf(verdict_text, sizeof verdict_text, "PASS");
       else snprintf(verdict_text, sizeof verdict_text, "**FAIL** (%s)", tkb_criterion_name(out->failed));
       snprintf(maxd, sizeof maxd, "%.3g", out->diff.max_abs_diff);
-      cell(f, o == 0 ? name : "");
-      cell(f, what);
-      cell(f, verdict_text);
-      cell(f, maxd);
+      tkb__md_cell(f, o == 0 ? name : "");
+      tkb__md_cell(f, what);
+      tkb__md_cell(f, verdict_text);
+      tkb__md_cell(f, maxd);
       for (int k = 0; k < TKB_CRITERION_COUNT; k++) md_criterion(f, out, k);
       fputs("|\n", f);
     }

@@ -7,23 +7,7 @@
 #include <math.h>
 #include <string.h>
 
-/* Table cells cannot hold '|' or line breaks. */
-static void cell(FILE *f, const char *s) {
-  fputs("| ", f);
-  for (; s && *s; s++) {
-    if (*s == '|') fputs("\\|", f);
-    else if (*s == '\n' || *s == '\r') fputc(' ', f);
-    else fputc(*s, f);
-  }
-  fputc(' ', f);
-}
 
-static const char *trim(char *s) {
-  while (*s == ' ') s++;
-  size_t n = strlen(s);
-  while (n && s[n - 1] == ' ') s[--n] = '\0';
-  return s;
-}
 
 static void interval(double low, double high, char *buf, size_t cap) {
   char a[24], b[24];
@@ -36,7 +20,7 @@ static void interval(double low, double high, char *buf, size_t cap) {
 static void verdict_cell(FILE *f, tkb__change v) {
   char text[32];
   snprintf(text, sizeof text, v == TKB__SLOWER || v == TKB__FASTER ? "**%s**" : "%s", tkb__change_name(v));
-  cell(f, text);
+  tkb__md_cell(f, text);
 }
 
 static void list(FILE *f, const char *title, const tkb__rf_entry *const *e, size_t n) {
@@ -82,26 +66,26 @@ void tkb__compare_markdown(FILE *f, const tkb__comparison *c, bool color) {
     interval(r->ci_low, r->ci_high, ci, sizeof ci);
     tkb__fmt_p(r->p, p, sizeof p);
     tkb__fmt_p(r->p_adjusted, adj, sizeof adj);
-    cell(f, name);
-    cell(f, trim(base));
-    cell(f, trim(next));
-    cell(f, change);
-    cell(f, ci);
-    cell(f, p);
-    cell(f, adj);
+    tkb__md_cell(f, name);
+    tkb__md_cell(f, tkb__md_trim(base));
+    tkb__md_cell(f, tkb__md_trim(next));
+    tkb__md_cell(f, change);
+    tkb__md_cell(f, ci);
+    tkb__md_cell(f, p);
+    tkb__md_cell(f, adj);
     verdict_cell(f, r->verdict);
     fputs("|\n", f);
   }
   if (c->geomean.n) {
     tkb__fmt_change(c->geomean.ratio, change, sizeof change);
     interval(c->geomean.ci_low, c->geomean.ci_high, ci, sizeof ci);
-    cell(f, "*geometric mean*");
-    cell(f, "");
-    cell(f, "");
-    cell(f, change);
-    cell(f, ci);
-    cell(f, "");
-    cell(f, "");
+    tkb__md_cell(f, "*geometric mean*");
+    tkb__md_cell(f, "");
+    tkb__md_cell(f, "");
+    tkb__md_cell(f, change);
+    tkb__md_cell(f, ci);
+    tkb__md_cell(f, "");
+    tkb__md_cell(f, "");
     verdict_cell(f, c->geomean.verdict);
     fputs("|\n", f);
   }

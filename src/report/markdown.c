@@ -8,19 +8,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Table cells cannot hold '|' or line breaks. */
-static void cell(FILE *f, const char *s) {
+void tkb__md_cell(FILE *f, const char *s) {
   fputs("| ", f);
   for (; s && *s; s++) {
-    if (*s == '|') fputs("\\|", f);
+    if (*s == '|') fputs("\\|", f); /* a table cell cannot hold '|' or line breaks */
     else if (*s == '\n' || *s == '\r') fputc(' ', f);
     else fputc(*s, f);
   }
   fputc(' ', f);
 }
 
-/* The padded fixed-width formats of the console, trimmed for a table cell. */
-static const char *trim(char *s) {
+const char *tkb__md_trim(char *s) {
   while (*s == ' ') s++;
   size_t n = strlen(s);
   while (n && s[n - 1] == ' ') s[--n] = '\0';
@@ -33,28 +31,28 @@ static void entry(tkb__reporter *rep, const tkb__result *r) {
   FILE *f = ((tkb__textbuf *)rep->state)->f;
   char name[600];
   snprintf(name, sizeof name, "`%s`", r->name);
-  cell(f, name);
+  tkb__md_cell(f, name);
   if (!r->bd) {
     char msg[1200];
     if (r->skipped) snprintf(msg, sizeof msg, "SKIPPED %s", r->error ? r->error : "");
     else
       snprintf(msg, sizeof msg, "**FAILED** %s: %s", tkb_status_name(r->status),
                r->error ? r->error : "");
-    cell(f, msg);
-    for (int k = 0; k < 7; k++) cell(f, "");
+    tkb__md_cell(f, msg);
+    for (int k = 0; k < 7; k++) tkb__md_cell(f, "");
     fputs("|\n", f);
     return;
   }
   tkb__cells c;
   tkb__format_cells(r, &c);
-  cell(f, trim(c.median));
-  cell(f, c.ci);
-  cell(f, trim(c.min));
-  cell(f, trim(c.max));
-  cell(f, c.spread);
-  cell(f, c.items);
-  cell(f, c.gbs);
-  cell(f, c.gflops);
+  tkb__md_cell(f, tkb__md_trim(c.median));
+  tkb__md_cell(f, c.ci);
+  tkb__md_cell(f, tkb__md_trim(c.min));
+  tkb__md_cell(f, tkb__md_trim(c.max));
+  tkb__md_cell(f, c.spread);
+  tkb__md_cell(f, c.items);
+  tkb__md_cell(f, c.gbs);
+  tkb__md_cell(f, c.gflops);
   fputs("|\n", f);
 }
 

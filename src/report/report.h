@@ -236,6 +236,12 @@ const tkb__format *tkb__format_from_path(const char *path);
 /* Google Benchmark's format for --benchmark_out, and tkbench's for a file whose name
  * says none. */
 #define TKB__FILE_FORMAT "json"
+/* Markdown's table cell (markdown.c): "| " and s with '|' escaped and line breaks as
+ * spaces, then a space. */
+void tkb__md_cell(FILE *f, const char *s);
+/* s without the leading and trailing spaces of the console's padded formats (in place). */
+const char *tkb__md_trim(char *s);
+
 /* "console, json, csv or markdown" */
 void tkb__format_names(char *buf, size_t cap);
 /* ".txt .log .json .csv .md .markdown" */
@@ -542,16 +548,6 @@ typedef enum tkb__correction {
  * in the family. TKB_ERR_OUT_OF_MEMORY. */
 tkb_status tkb__p_adjust(const double *p, size_t n, tkb__correction method, double *out);
 
-/* `resamples` medians of x (experiment e is x[experiment_end[e-1] .. experiment_end[e]))
- * by the two-level bootstrap, drawn from `seed`, into out. picks (NULL: drawn from seed
- * too) gives each resample's experiments, resamples x experiments indices: two results
- * whose experiments ran side by side share them (a paired comparison). NaN each when x is
- * empty. TKB_ERR_OUT_OF_MEMORY. */
-tkb_status tkb__boot_medians(const double *x, const int *experiment_end, int experiments,
-                             int resamples, uint64_t seed, const int *picks, double *out);
-/* resamples x experiments experiment indices drawn from seed, for tkb__boot_medians;
- * *picks is malloc'd. TKB_ERR_OUT_OF_MEMORY. */
-tkb_status tkb__boot_picks(int experiments, int resamples, uint64_t seed, int **picks);
 /* The percentile interval of level (0.95) of the finite values among v[0..n) (NaN when
  * none). */
 void tkb__percentile_interval(const double *v, size_t n, double level, double *low, double *high);

@@ -1,0 +1,59 @@
+/*
+ * vec_math.h - float math the cpu ops' loops call per element, written so that those
+ * loops vectorize on every instruction set they are compiled for (cpu_<isa>.c): a
+ * branch-free select and exp. One definition, so that attention's softmax and the
+ * cross-entropy's logsumexp round alike.
+ */
+#ifndef TKB_OPS_VEC_MATH_H
+#define TKB_OPS_VEC_MATH_H
+
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+/* c ? a : b on the floats' bits. Compilers keep a plain ?: whose arms feed float
+ * arithmetic as a branch (they may not speculate an operation that could raise an FP
+ * exception, and they thread the arithmetic into the arms), which stops a loop from
+ * vectorizing where the ISA has no masked operations (AVX2). */
+static inline float ops_select_f(int c, float a, float b) {
+  uint32_t ua, ub, m = 0u - (uint32_t)c;
+  memcpy(&ua, &a, sizeof ua);
+  memcpy(&ub, &b, sizeof ub);
+  ua = (ua & m) | (ub & ~m);
+  memcpy(&a, &ua, sizeof a);
+  return a;
+}
+
+/*
+ * exp(x) in float32 to ~2 ulp, written so that loops over it vectorize (libm's expf
+ * does not vectorize without -ffast-math, and the softmax takes one exp per score):
+ *   x = n ln2 + r, n = round(x / ln2), |r| <~ ln2/2 (ln2 in two parts: exact n ln2),
+ *   exp(r) = 1 + r + r^2 (c2 + c3 r + ... + c7 r^5)   (Cephes' expf coefficients),
+ *   exp(x) = 2^n exp(r), 2^n made in the exponent bits.
+ * x < -87.3 (also -inf: masked scores) gives 0; NaN stays NaN. Arguments here are
+ * x - max <= 0, so the clamp at 88.3 only guards the bit arithmetic. Selects are
+ * ops_select_f's.
+ */
+static inline float ops_expf(float x) {
+  float xc = ops_select_f(x > -87.3f, x, -87.3f); /* NaN -> -87.3: keeps the int conversion defined */
+  xc = ops_select_f(xc < 88.3f, xc, 88.3f);
+  /* n = round(xc / ln2) by the 1.5 * 2^23 trick: floorf would not vectorize without
+   * -fno-trapping-math */
+  const float n = (xc * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
+  float r = fmaf(n, -0.693359375f, xc);
+  r = fmaf(n, 2.12194440e-4f, r);
+  float poly = 1.9875691500e-4f;
+  poly = fmaf(poly, r, 1.3981999507e-3f);
+  poly = fmaf(poly, r, 8.3334519073e-3f);
+  poly = fmaf(poly, r, 4.1665795894e-2f);
+  poly = fmaf(poly, r, 1.6666665459e-1f);
+  poly = fmaf(poly, r, 5.0000001201e-1f);
+  const float er = fmaf(poly, r * r, r + 1.0f);
+  const uint32_t bits = (uint32_t)((int32_t)n + 127) << 23;
+  float two_n;
+  memcpy(&two_n, &bits, sizeof two_n);
+  const float y = er * two_n;
+  return ops_select_f(x != x, x, ops_select_f(x >= -87.3f, y, 0.0f));
+}
+
+#endif /* TKB_OPS_VEC_MATH_H */
