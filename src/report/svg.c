@@ -38,8 +38,10 @@ tkb__scale tkb__scale_make(double lo, double hi, double r0, double r1, bool log,
     if (log) {
       /* whole decades only when the range spans several: a narrow range stays tight */
       if (log10(hi / lo) >= 2) {
-        lo = pow(10.0, floor(log10(lo)));
-        hi = pow(10.0, ceil(log10(hi)));
+        const double l = pow(10.0, floor(log10(lo))), h = pow(10.0, ceil(log10(hi)));
+        /* at the ends of double's range the decade may not exist (1e-324, 1e309) */
+        if (l > 0) lo = l;
+        if (isfinite(h)) hi = h;
       }
     } else {
       double step = nice_step((hi - lo) / 5.0);
@@ -74,7 +76,7 @@ static int linear_ticks(double d0, double d1, int max_ticks, double *out, int ca
 
 int tkb__ticks(const tkb__scale *s, int max_ticks, double *out, int cap) {
   if (cap <= 0) return 0;
-  if (!s->log) return linear_ticks(s->d0, s->d1, max_ticks, out, cap);
+  if (!s->log || !(s->d0 > 0) || !isfinite(s->d1)) return linear_ticks(s->d0, s->d1, max_ticks, out, cap);
   int k0 = (int)ceil(log10(s->d0) - 1e-9), k1 = (int)floor(log10(s->d1) + 1e-9);
   int decades = k1 - k0 + 1;
   static const double between[] = {1, 2, 5};
@@ -114,7 +116,8 @@ void tkb__tick_label(double v, double scale, double step, const char *suffix, ch
     }
   } else {
     /* uneven ticks (log axis): enough decimals for the value's own first digit */
-    decimals = x != 0 ? (int)ceil(-log10(fabs(x)) - 1e-9) : 0;
+    const double d = x != 0 ? ceil(-log10(fabs(x)) - 1e-9) : 0;
+    decimals = d > 9 ? 9 : d >= 0 ? (int)d : 0; /* NaN and infinities: 0 */
   }
   if (decimals < 0) decimals = 0;
   if (decimals > 9) decimals = 9;

@@ -89,7 +89,16 @@ static char *render(const tkb__format *fmt, const tkb__report_ctx *ctx, const tk
   tkb__textbuf t;
   if (tkb__textbuf_open(&t) != TKB_OK) abort();
   tkb__run_summary s = {.n_selected = 2, .interrupted = true};
-  if (tkb__report_write(fmt, t.f, ctx, r, 1, &s) != TKB_OK) abort();
+  const tkb_status st = tkb__report_write(fmt, t.f, ctx, r, 1, &s);
+  /* the HTML page reads the run's JSON back, as `tkbench report` reads a file, and that
+   * reader refuses what no timed run yields and this harness makes up (a time written as
+   * null for NaN, experiment sizes that do not add up to the calls): an error naming
+   * the field, never a crash */
+  if (st == TKB_ERR_INVALID_ARGUMENT && !strcmp(fmt->name, "html") && *tkb_last_error()) {
+    tkb__textbuf_free(&t);
+    return NULL;
+  }
+  FUZZ_ASSERT(st == TKB_OK, "the %s report failed: %s", fmt->name, tkb_last_error());
   if (tkb__textbuf_close(&t) != TKB_OK) abort();
   *len = t.len;
   return t.text;
@@ -101,6 +110,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   tkb__result r = {.name = take_text(&b), .op = take_text(&b), .spec = take_text(&b),
                    .impl = take_text(&b), .tags = take_text(&b), .mode = (tkb_mode)(take(&b) % 4),
                    .family_index = (int)take(&b)};
+  if (!*r.name) r.name = "entry"; /* the registry gives every entry a name; any bytes else */
   if (take(&b) & 1) {
     r.status = (tkb_status)(1 + take(&b) % TKB_ERR_TIMEOUT);
     r.error = take(&b) & 1 ? tkb__strdup(take_text(&b)) : NULL;
@@ -117,6 +127,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   for (size_t k = 0; k < n; k++) {
     size_t len;
     char *text = render(&formats[k], &ctx, &r, &len);
+    if (!text) continue;
     if (!strcmp(formats[k].name, "json")) {
       FUZZ_ASSERT(fuzz_utf8((const unsigned char *)text, len), "the JSON report is not UTF-8");
       cJSON *doc = cJSON_ParseWithLength(text, len);
