@@ -251,7 +251,7 @@ static int write_file(const char *path, const tkb__format *fmt, const tkb__check
 }
 
 /* Everything that can be wrong on the command line is found before anything runs. */
-static int check(const check_args *a) {
+static int check(check_args *a) {
   tkb_check_opts opts = {.seed = a->seed, .device = a->sel.device};
   if (a->rtol || a->atol) {
     bool ok;
@@ -263,7 +263,7 @@ static int check(const check_args *a) {
   if (formats(a, &stdout_fmt, &file_fmt)) return TKB_EXIT_USAGE;
   if (tkb__device_name_check(a->sel.device) != TKB_OK)
     return tkb__usage(CMD, "--device: %s", tkb_last_error());
-  if (tkb__load_plugins(CMD, &a->sel.loads)) return TKB_EXIT_USAGE;
+  if (tkb__load_plugins(CMD, &a->sel)) return TKB_EXIT_USAGE;
   size_t *idx = NULL, n = 0;
   /* the references are what the others are checked against */
   tkb__shard_info shard;

@@ -120,6 +120,8 @@ typedef struct tkb__select_args {
   tkb__strlist tags, ops, modes, impls;  /* --tag, --op, --mode, --impl */
   const char *device;                    /* --device NAME */
   tkb__strlist loads;                    /* --load LIB.so */
+  size_t first_loaded, n_loaded;         /* the registry's indices of the loaded plugins'
+                                            entries (tkb__load_plugins sets them) */
   const char *shard;                     /* --shard K/N|auto (NULL: auto) */
   const char *shard_weights;             /* --shard-weights FILE */
 } tkb__select_args;
@@ -191,8 +193,9 @@ void tkb__flags_free(const tkb__command *cmd, void *args, tkb__select_args *sel)
  */
 int tkb__usage(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* Loads every --load plugin; on failure prints the reason and returns TKB_EXIT_USAGE. */
-int tkb__load_plugins(const char *cmd, const tkb__strlist *paths);
+/* Loads every --load plugin and notes which registry indices their entries took; on
+ * failure prints the reason and returns TKB_EXIT_USAGE. */
+int tkb__load_plugins(const char *cmd, tkb__select_args *a);
 
 /*
  * The entries a command selects: --mode and --op checked (an unknown op is a usage error

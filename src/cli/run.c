@@ -515,7 +515,7 @@ static int run_devices(const run_args *a, const tkb__format *stdout_fmt, const t
 /* Everything after parsing. */
 static int run(run_args *a, int argc, char **argv) {
   if (apply_gb(a)) return TKB_EXIT_USAGE;
-  if (tkb__load_plugins(CMD, &a->sel.loads)) return TKB_EXIT_USAGE;
+  if (tkb__load_plugins(CMD, &a->sel)) return TKB_EXIT_USAGE;
   if (a->threads) tkb_set_num_threads(a->threads);
   const tkb__format *stdout_fmt, *file_fmt;
   const char *out = a->resume ? a->resume : a->out;

@@ -28,6 +28,8 @@ typedef struct tkb__selection {
   const char *except_impl;   /* entries of this impl are left out (NULL: none) */
   unsigned modes;            /* bit (1u << mode) per allowed mode; 0: every mode */
   const char *device_kind;   /* only entries for this kind ("cpu"); NULL: any */
+  size_t first_index;        /* only entries registered at this index or later (0: all):
+                                the ones plugins loaded after the builtin suite */
 } tkb__selection;
 
 /*

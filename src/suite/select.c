@@ -73,7 +73,7 @@ void tkb__name_filter_free(tkb__name_filter *f) {
 
 static bool wanted(const tkb__selection *sel, size_t i, const tkb__name_filter *names) {
   const tkb_benchmark_def *d = tkb_registry_get(i);
-  if (!d) return false;
+  if (!d || i < sel->first_index) return false;
   if (sel->device_kind && strcmp(d->device_kind, sel->device_kind) != 0) return false;
   if (sel->modes && !(sel->modes & (1u << d->mode))) return false;
   for (size_t t = 0; t < sel->n_tags; t++)
