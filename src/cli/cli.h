@@ -193,6 +193,10 @@ void tkb__flags_free(const tkb__command *cmd, void *args, tkb__select_args *sel)
  */
 int tkb__usage(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* Of n known names, the one a mistyped word (up to any '=') most likely meant: within
+ * a third of its length in edits (1 to 3); NULL when none is that close. */
+const char *tkb__nearest(const char *word, const char *const *names, size_t n);
+
 /* Loads every --load plugin and notes which registry indices their entries took; on
  * failure prints the reason and returns TKB_EXIT_USAGE. */
 int tkb__load_plugins(const char *cmd, tkb__select_args *a);

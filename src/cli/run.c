@@ -234,9 +234,11 @@ static const tkb__flag run_flags[] = {
      .help = "Answer ab's requests on stdin instead of running the entries."},
     {.name = "--benchmark_min_time", .metavar = "TIME", .kind = TKB__FLAG_TEXT,
      .offset = AT(gb_min_time), .check = check_gb_min_time,
-     .help = "Seconds (0.5 or 0.5s) become the stopping rule's min_time (--stop "
-             TKB__DEFAULT_STOP ":min_time=0.5s); Nx runs N timed calls per experiment "
-             "(--iterations N)."},
+     .help = "Seconds per experiment (0.5 or 0.5s), as Google Benchmark's per repetition: "
+             "times the experiments, they become the stopping rule's min_time and twice that "
+             "its max_time, so the run takes about what Google Benchmark's would (--stop "
+             TKB__DEFAULT_STOP ":min_time=0.5s,max_time=1s for one experiment); Nx runs N "
+             "timed calls per experiment (--iterations N)."},
     {.name = "--benchmark_min_warmup_time", .metavar = "SECONDS", .kind = TKB__FLAG_SECONDS,
      .offset = AT(min_warmup_ms), .same_as = "--warmup-ms, in seconds"},
     {.name = "--benchmark_enable_random_interleaving", .kind = TKB__FLAG_SWITCH,
@@ -312,15 +314,19 @@ static int apply_gb(run_args *a) {
   if (strstr(rule, "min_time="))
     return tkb__usage(CMD, "--benchmark_min_time and --stop %s both give the minimum time; "
                            "give one", rule);
+  /* Google Benchmark's min_time is per repetition, the rule's over all experiments */
+  const double total = v * (a->experiments > 0 ? a->experiments : 1);
   int len = snprintf(a->stop_text, sizeof a->stop_text, "%s%smin_time=%gs", rule,
-                     strchr(rule, ':') ? "," : ":", v);
-  /* a minimum beyond the rule's default maximum would be cut short by it */
+                     strchr(rule, ':') ? "," : ":", total);
+  /* Google Benchmark spends about min_time and stops, so the rule's maximum becomes twice
+   * it (not the default 10 s, which an interval that will not narrow runs into) unless
+   * --stop gives one */
   tkb__stop_choice c;
   if (len > 0 && (size_t)len < sizeof a->stop_text && !strstr(rule, "max_time=") &&
       tkb__stop_parse(a->stop_text, "--stop", &c) == TKB_OK)
     for (size_t i = 0; i < c.rule->n_params; i++)
-      if (!strcmp(c.rule->params[i].name, "max_time") && c.values[i] < 2 * v)
-        snprintf(a->stop_text + len, sizeof a->stop_text - (size_t)len, ",max_time=%gs", 2 * v);
+      if (!strcmp(c.rule->params[i].name, "max_time"))
+        snprintf(a->stop_text + len, sizeof a->stop_text - (size_t)len, ",max_time=%gs", 2 * total);
   if (tkb__stop_parse(a->stop_text, "--benchmark_min_time", &c) != TKB_OK)
     return tkb__usage(CMD, "%s", tkb_last_error());
   a->stop = a->stop_text;
