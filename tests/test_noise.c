@@ -350,6 +350,10 @@ static void test_warnings(void) {
   r.load_start.others = tkb__num_cpus();
   const int threads = tkb_get_num_threads();
   tkb_set_num_threads(2);
+  c.n = 0; /* calls that ran on one thread (a plugin's plain loop) have no team to stall */
+  tkb__warnings(&ev, &r, &f, collect, &c);
+  CHECK_MSG(c.n == 0, "%d", c.n);
+  ev.parallel = true;
   c.n = 0;
   tkb__warnings(&ev, &r, &f, collect, &c);
   CHECK_MSG(c.n == 1 && said(&c, "the cpu ops run 2 OpenMP threads, but other processes kept"), "%d", c.n);

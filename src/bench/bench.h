@@ -412,6 +412,8 @@ typedef struct tkb__evidence {
   tkb__modes modes;
   size_t n;
   int batch;
+  bool parallel;   /* the calls ran on more than one thread: in a tenth of them or more,
+                      the process's CPU time exceeded 1.5x the wall time */
 } tkb__evidence;
 
 /* The warnings (warnings.c): hands each to add(user, kind, text); kind is static (the

@@ -200,6 +200,17 @@ static int cmp_double(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
+/* Whether the calls ran threads of their own (an OpenMP team): a single thread cannot
+ * spend more CPU time than wall time, so calls that did, by a margin beyond the CPU
+ * clock's resolution, ran several. Judged on each call, since a call whose team stalled
+ * spends little more CPU than wall. */
+static bool ran_parallel(const tkb__samples *s) {
+  size_t parallel = 0;
+  for (size_t i = 0; i < s->n; i++)
+    if (s->ms[i] > 0.02 && s->cpu_ms[i] > 1.5 * s->ms[i]) parallel++;
+  return s->n > 0 && parallel * 10 >= s->n;
+}
+
 /* The interval, the outliers and the modes of the samples, and the warnings they and
  * the machine give. */
 static tkb_status weigh(tkb_benchmark_data *bd, const tkb__samples *s, const tkb_stats *st,
@@ -215,6 +226,7 @@ static tkb_status weigh(tkb_benchmark_data *bd, const tkb__samples *s, const tkb
   tkb__evidence ev = {.stats = st, .ci = &ci, .n = s->n, .batch = s->batch,
                       .experiment_median_ms = bd->experiment_median_ms, .experiments = s->experiments};
   ev.bimodal = tkb__bimodal(sorted, s->n, &ev.modes);
+  ev.parallel = ran_parallel(s);
   free(sorted);
   /* with 5 samples or fewer no interval covers the median 95% of the time: none is given */
   bd->median_ci_low_ms = ci.too_few ? NAN : ci.low;

@@ -13,7 +13,8 @@
  *   batched                                          the times are batches' means
  *   a slow first call                                over 10x the median
  *   more OpenMP threads than free cores              cpu threads > online cores minus the
- *                                                    other processes' runnable threads
+ *                                                    other processes' runnable threads, for
+ *                                                    calls that ran threads
  */
 #include "bench.h"
 #include "std_fn.h"
@@ -81,7 +82,7 @@ static void bimodal(const sink *s, const tkb__evidence *ev, const tkb_std_fn *f)
   char low[32], high[32];
   fmt_ms(ev->modes.low_ms, low, sizeof low);
   fmt_ms(ev->modes.high_ms, high, sizeof high);
-  const bool omp = strcmp(f->device->backend->kind, "cpu") == 0 && tkb_get_num_threads() > 1;
+  const bool omp = ev->parallel && strcmp(f->device->backend->kind, "cpu") == 0 && tkb_get_num_threads() > 1;
   say(s, "bimodal", "bimodal: %.0f%% of the calls near %s, %.0f%% near %s, so the median depends on the "
       "mix%s", 100 * ev->modes.low_fraction, low, 100 * (1 - ev->modes.low_fraction), high,
       omp ? " (OpenMP threads descheduled while they spin? OMP_WAIT_POLICY=PASSIVE or fewer "
@@ -121,8 +122,10 @@ static void slow_first_call(const sink *s, const tkb__evidence *ev, const tkb__r
       first, r->first_call_ms / ev->stats->median);
 }
 
-static void crowded_threads(const sink *s, const tkb_std_fn *f, const tkb__run_facts *r) {
-  if (strcmp(f->device->backend->kind, "cpu") != 0) return;
+static void crowded_threads(const sink *s, const tkb__evidence *ev, const tkb_std_fn *f,
+                            const tkb__run_facts *r) {
+  /* an entry that runs on one thread (a plugin's plain loop) has no team to stall */
+  if (strcmp(f->device->backend->kind, "cpu") != 0 || !ev->parallel) return;
   const int others = r->load_start.others > r->load_end.others ? r->load_start.others : r->load_end.others;
   if (others < 0) return;
   const int cores = tkb__num_cpus(), threads = tkb_get_num_threads();
@@ -142,5 +145,5 @@ void tkb__warnings(const tkb__evidence *ev, const tkb__run_facts *facts, tkb_std
   too_short(&s, ev, facts);
   batched(&s, ev);
   slow_first_call(&s, ev, facts);
-  crowded_threads(&s, f, facts);
+  crowded_threads(&s, ev, f, facts);
 }
