@@ -1003,6 +1003,21 @@ typedef struct tkb_benchmark_def {
  * registry, as args do.
  */
 tkb_status tkb_register_benchmark(const tkb_benchmark_def *def);
+/** A plain function to time: called with the context it was registered with. */
+typedef void (*tkb_plain_fn)(void *ctx);
+
+/**
+ * The shortest registration, for a function that needs no standardization (no arrays to
+ * fill, no static arguments, no backward pass): each timed call is fn(ctx), exactly as
+ * written. The entry is "{name}_forward_c" (op name, impl "c", tags "cpu", forward mode),
+ * and bytes_per_call / flops_per_call (0: unknown) give its throughput columns. fn and
+ * ctx must outlive the registry; name is copied. Errors: as tkb_register_benchmark, and
+ * TKB_ERR_INVALID_ARGUMENT for a NULL fn or a negative (or NaN) count.
+ * For arrays, modes and a vjp, register a tkb_fn with tkb_register_benchmark instead.
+ */
+tkb_status tkb_register_function(const char *name, tkb_plain_fn fn, void *ctx, double bytes_per_call,
+                                 double flops_per_call);
+
 /** Number of registered entries. */
 size_t tkb_registry_count(void);
 /** Entry i (registration order) or NULL; owned by the registry. */
@@ -1096,6 +1111,22 @@ void tkb_add_registrar(tkb_registrar fn);
   __attribute__((constructor)) static void tkb_register_##fn(void) { \
     tkb_add_registrar(fn);                                      \
   }
+
+/**
+ * TKB_FUNCTION(name, fn, ctx, bytes_per_call, flops_per_call) registers a plain function
+ * in one line (tkb_register_function, queued by TKB_REGISTER), for a TKB_MAIN() program:
+ *
+ *   static void saxpy_64k(void *ctx) { ... }
+ *   TKB_FUNCTION(saxpy_64k, saxpy_64k, &data, 12.0 * 65536, 2.0 * 65536)
+ *   TKB_MAIN()
+ *
+ * name is an identifier, and the entry's op and spec name ("saxpy_64k_forward_c").
+ */
+#define TKB_FUNCTION(name, fn, ctx, bytes_per_call, flops_per_call)                     \
+  static tkb_status tkb_function_##name(void) {                                        \
+    return tkb_register_function(#name, fn, ctx, bytes_per_call, flops_per_call);      \
+  }                                                                                      \
+  TKB_REGISTER(tkb_function_##name)
 
 /**
  * Plugins: a shared object passed to `tkbench run --load lib.so` (or tkb_load_plugin)
