@@ -43,7 +43,7 @@ test-asan: build-asan bootstrap-test
 
 # The libFuzzer harnesses (tests/fuzz) in a clang tree of their own: a short run of each
 # (10 s) as a test, and `make fuzz` for long runs (FUZZ_SECONDS per harness).
-build-fuzz: bootstrap
+build-fuzz: bootstrap-test
 	cmake -S . -B $(FUZZ_BUILD) -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=Debug -DTKB_FUZZ=ON \
 	  -DTKB_CUDA=OFF -DTKB_CUDA_EMU=OFF >/dev/null
 	cmake --build $(FUZZ_BUILD) --target fuzz_all -j $(JOBS)
