@@ -39,13 +39,14 @@ static void entry(tkb__reporter *rep, const tkb__result *r) {
       snprintf(msg, sizeof msg, "**FAILED** %s: %s", tkb_status_name(r->status),
                r->error ? r->error : "");
     tkb__md_cell(f, msg);
-    for (int k = 0; k < 7; k++) tkb__md_cell(f, "");
+    for (int k = 0; k < 8; k++) tkb__md_cell(f, "");
     fputs("|\n", f);
     return;
   }
   tkb__cells c;
   tkb__format_cells(r, &c);
   tkb__md_cell(f, tkb__md_trim(c.median));
+  tkb__md_cell(f, tkb__md_trim(c.cpu));
   tkb__md_cell(f, c.ci);
   tkb__md_cell(f, tkb__md_trim(c.min));
   tkb__md_cell(f, tkb__md_trim(c.max));
@@ -70,8 +71,8 @@ static tkb_status end(tkb__reporter *r, const tkb__run_summary *s) {
           s->interrupted ? " (interrupted: partial results)" : "");
   for (int i = 0; i < ctx->n_warnings; i++) fprintf(f, "> warning: %s\n", ctx->warnings[i].text);
   if (ctx->n_warnings) fputc('\n', f);
-  fputs("| Benchmark | Median | 95% CI | Min | Max | SD/Med | Items/s | GB/s | GFLOP/s |\n", f);
-  fputs("|---|--:|--:|--:|--:|--:|--:|--:|--:|\n", f);
+  fputs("| Benchmark | Median | CPU | 95% CI | Min | Max | SD/Med | Items/s | GB/s | GFLOP/s |\n", f);
+  fputs("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n", f);
   if (rows->len) fwrite(rows->text, 1, rows->len, f);
   return TKB_OK;
 }

@@ -388,6 +388,7 @@ void tkb__fmt_sig(double v, char *buf, size_t cap);
 /* The console's measured columns of a successful result, formatted. */
 typedef struct tkb__cells {
   char median[24], min[24], max[24]; /* tkb__fmt_time */
+  char cpu[24];                      /* the median CPU time per call (every thread's) */
   char ci[16];                       /* the median's 95% interval: "+-0.42%", "+-12%", "-" */
   char spread[16];                   /* stddev / median: "2.1%", ">999%", "-" */
   char items[24];                    /* items/s, SI prefixed */
