@@ -347,7 +347,13 @@ static void test_warnings(void) {
   CHECK(c.n == 1 && said(&c, "the first call took 50 ms, 50x the median"));
 
   r = facts;
+  /* a short entry: both looks, at its start and its end, must see the other work */
   r.load_start.others = tkb__num_cpus();
+  r.load_end.others = 0;
+  c.n = 0;
+  tkb__warnings(&ev, &r, &f, collect, &c);
+  CHECK(c.n == 0);
+  r.load_end.others = tkb__num_cpus();
   const int threads = tkb_get_num_threads();
   tkb_set_num_threads(2);
   c.n = 0; /* calls that ran on one thread (a plugin's plain loop) have no team to stall */
@@ -361,6 +367,24 @@ static void test_warnings(void) {
   c.n = 0;
   tkb__warnings(&ev, &r, &f, collect, &c);
   CHECK(c.n == 0);
+  /* a longer entry: what other processes used in between (their CPU time over the wall
+   * time), whatever the two looks saw */
+  tkb_set_num_threads(2);
+  r = facts;
+  r.load_start = (tkb__load){.others = 0, .busy_s = 100, .own_cpu_s = 1, .wall_s = 10};
+  r.load_end = (tkb__load){.others = 0, .busy_s = 103.9, .own_cpu_s = 3, .wall_s = 12};
+  CHECK(tkb__load_others_between(&r.load_start, &r.load_end) == 1); /* (3.9 - 2) / 2 */
+  c.n = 0;
+  tkb__warnings(&ev, &r, &f, collect, &c);
+  CHECK(c.n == 1 && said(&c, "other processes kept 1 of"));
+  r.load_end.busy_s = 102.4; /* 0.2 of a core: none */
+  CHECK(tkb__load_others_between(&r.load_start, &r.load_end) == 0);
+  r.load_start.others = r.load_end.others = 2; /* the looks are overruled by the measure */
+  c.n = 0;
+  tkb__warnings(&ev, &r, &f, collect, &c);
+  CHECK(c.n == 0);
+  r.load_end.wall_s = 10.1; /* too short to measure: the looks decide */
+  CHECK(tkb__load_others_between(&r.load_start, &r.load_end) == -1);
   (void)threads;
   tkb_set_num_threads(0);
 }

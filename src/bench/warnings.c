@@ -13,8 +13,8 @@
  *   batched                                          the times are batches' means
  *   a slow first call                                over 10x the median
  *   more OpenMP threads than free cores              cpu threads > online cores minus the
- *                                                    other processes' runnable threads, for
- *                                                    calls that ran threads
+ *                                                    cores other processes kept busy while
+ *                                                    the entry ran, for calls that ran threads
  */
 #include "bench.h"
 #include "std_fn.h"
@@ -126,7 +126,11 @@ static void crowded_threads(const sink *s, const tkb__evidence *ev, const tkb_st
                             const tkb__run_facts *r) {
   /* an entry that runs on one thread (a plugin's plain loop) has no team to stall */
   if (strcmp(f->device->backend->kind, "cpu") != 0 || !ev->parallel) return;
-  const int others = r->load_start.others > r->load_end.others ? r->load_start.others : r->load_end.others;
+  /* what other processes used while the entry ran; for a short entry, what both looks
+   * (at its start and its end) saw */
+  int others = tkb__load_others_between(&r->load_start, &r->load_end);
+  if (others < 0)
+    others = r->load_start.others < r->load_end.others ? r->load_start.others : r->load_end.others;
   if (others < 0) return;
   const int cores = tkb__num_cpus(), threads = tkb_get_num_threads();
   const int free_cores = cores - others > 0 ? cores - others : 0;

@@ -176,9 +176,17 @@ int tkb__num_cpus(void);
 typedef struct tkb__load {
   bool valid;    /* /proc/loadavg was readable */
   double avg[3]; /* NaN when unreadable */
-  int others;    /* -1 when unknown */
+  int others;    /* other processes' runnable threads now: the least of a few looks a
+                    millisecond apart, so a kernel thread passing by is not counted;
+                    -1 when unknown */
+  /* for tkb__load_others_between: the machine's busy CPU seconds (/proc/stat, steal
+   * included), this process's CPU seconds and the monotonic clock, now; NaN unknown */
+  double busy_s, own_cpu_s, wall_s;
 } tkb__load;
 void tkb__load_now(tkb__load *out);
+/* The cores other processes kept busy on average between two readings (rounded), or -1
+ * when /proc/stat is unreadable or the readings are under 0.25 s apart (its tick is 10 ms). */
+int tkb__load_others_between(const tkb__load *start, const tkb__load *end);
 
 /* ---- small helpers ---- */
 /* strdup that reports TKB_ERR_OUT_OF_MEMORY through *st (NULL in -> NULL out). */
