@@ -131,6 +131,52 @@ static bool bimodal_of(double *x, size_t n, tkb__modes *m) {
   return tkb__bimodal(x, n, m);
 }
 
+/* A call of `mode` on a busy machine: 2% jitter, and one call in ten preempted for a
+ * random share of its time (which fills the gap between two modes). */
+static double busy_call(double mode) {
+  double t = mode * (1 + fabs(0.02 * normal01()));
+  if (uniform01() < 0.1) t *= 1 + uniform01();
+  return t;
+}
+
+/* Two modes whose gap the preempted calls fill: found by the density rule at several
+ * ratios and proportions, with the split where the modes are; unimodal spreads with the
+ * same preemption, at every sample count, never called bimodal. */
+static void test_bimodality_busy(void) {
+  static double x[7198];
+  tkb__modes m;
+  const double ratios[] = {1.5, 2, 4}, fractions[] = {0.2, 0.5, 0.8};
+  const size_t sizes[] = {200, 7198};
+  for (size_t r = 0; r < 3; r++)
+    for (size_t f = 0; f < 3; f++)
+      for (size_t z = 0; z < 2; z++) {
+        const size_t n = sizes[z];
+        for (size_t i = 0; i < n; i++) x[i] = busy_call(uniform01() < fractions[f] ? 40.6e-3 : 40.6e-3 * ratios[r]);
+        const bool found = bimodal_of(x, n, &m);
+        CHECK_MSG(found && fabs(m.low_fraction - fractions[f]) < 0.1 && fabs(m.low_ms / 40.6e-3 - 1) < 0.05 &&
+                      fabs(m.high_ms / (40.6e-3 * ratios[r]) - 1) < 0.08,
+                  "ratio %g, fraction %g, n %zu: found %d, low %g ms, high %g ms, fraction %g", ratios[r],
+                  fractions[f], n, found, m.low_ms, m.high_ms, m.low_fraction);
+      }
+  /* (below a few hundred samples, the preempted calls far from a tight cluster are 5%
+   * of the samples in a group of their own, which the gap rule calls a second cluster:
+   * the busy spreads are judged from 500 samples up) */
+  int false_alarms = 0, trials = 0;
+  const double sigmas[] = {0.01, 0.05, 0.2};
+  const size_t counts[] = {20, 50, 100, 500, 7198};
+  for (size_t sg = 0; sg < 3; sg++)
+    for (size_t z = 0; z < 5; z++)
+      for (int t = 0; t < 20; t++) {
+        const size_t n = counts[z];
+        const bool busy = t % 2 && n >= 500;
+        if (t % 2 && !busy) continue;
+        for (size_t i = 0; i < n; i++) x[i] = exp(sigmas[sg] * normal01()) * (busy ? busy_call(1) : 1);
+        false_alarms += bimodal_of(x, n, &m);
+        trials++;
+      }
+  CHECK_MSG(false_alarms == 0, "%d of %d unimodal sets called bimodal", false_alarms, trials);
+}
+
 static void test_bimodality(void) {
   static double x[2000];
   tkb__modes m;
@@ -154,6 +200,7 @@ static void test_bimodality(void) {
   /* too few samples to tell */
   for (int i = 0; i < 10; i++) x[i] = i % 2 ? 1 : 2;
   CHECK(!bimodal_of(x, 10, &m));
+  test_bimodality_busy();
 }
 
 /* ---- the stopping rules on synthetic streams ---- */
