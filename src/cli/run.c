@@ -43,6 +43,9 @@ typedef struct run_args {
   const char *perf_counters;   /* --perf-counters, --benchmark_perf_counters */
   const char *time_unit;       /* --time-unit, --benchmark_time_unit */
   tkb__strlist context;        /* --context, --benchmark_context: "key=value" */
+  tkb__strlist init;           /* --init ARG=DIST */
+  tkb__init_override inits[16];/* parsed from init */
+  size_t n_inits;
   /* Google Benchmark's flags that have no one tkbench flag of their own */
   const char *gb_min_time;     /* a time (--stop's min_time) or Nx (--iterations N) */
   bool gb_display_aggregates_only, gb_report_aggregates_only, gb_counters_tabular, gb_dry_run;
@@ -55,6 +58,33 @@ typedef struct run_args {
 static int check_stop(const char *cmd, const char *flag, const char *value) {
   tkb__stop_choice c;
   if (tkb__stop_parse(value, flag, &c) != TKB_OK) return tkb__usage(cmd, "%s", tkb_last_error());
+  return 0;
+}
+
+static int check_init(const char *cmd, const char *flag, const char *value) {
+  tkb__init_override o;
+  (void)flag;
+  if (tkb__init_override_parse(value, &o) != TKB_OK) return tkb__usage(cmd, "%s", tkb_last_error());
+  return 0;
+}
+
+/* --init's distributions, checked against the selection, and recorded in the context
+ * ("init": "x=zeros; *=normal(0,0.1)"). Returns 0 or TKB_EXIT_USAGE after printing why. */
+static int apply_inits(run_args *a, const size_t *idx, size_t n) {
+  if (!a->init.n) return 0;
+  if (a->init.n > TKB_ARRAY_LEN(a->inits))
+    return tkb__usage(CMD, "--init is given %zu times; at most %zu", a->init.n, TKB_ARRAY_LEN(a->inits));
+  char text[1200] = "init=";
+  size_t len = strlen(text);
+  for (size_t k = 0; k < a->init.n; k++) {
+    tkb__init_override_parse(a->init.items[k], &a->inits[k]); /* checked when read */
+    len += (size_t)snprintf(text + len, len < sizeof text ? sizeof text - len : 0, "%s%s", k ? "; " : "",
+                            a->inits[k].text);
+  }
+  a->n_inits = a->init.n;
+  if (tkb__init_overrides_check(idx, n, a->inits, a->n_inits) != TKB_OK)
+    return tkb__usage(CMD, "%s", tkb_last_error());
+  if (tkb__strlist_add(&a->context, text, false)) return tkb__usage(CMD, "out of memory");
   return 0;
 }
 
@@ -157,6 +187,14 @@ static const tkb__flag run_flags[] = {
      .value = "0", .help = "Pause between experiments, in milliseconds."},
     {.name = "--seed", .metavar = "N", .kind = TKB__FLAG_U64, .offset = AT(seed), .value = "0",
      .help = "Seed of the random inputs."},
+    {.name = "--init", .metavar = "ARG=DIST", .kind = TKB__FLAG_PATHS, .offset = AT(init),
+     .check = check_init, .shown = "each dtype's rule (floats N(0,1))",
+     .help = "The distribution of abstract array ARG (a parameter's name, or * for every "
+             "floating-point one an op does not initialize itself): normal(mean,std), "
+             "uniform(lo,hi), constant(v), zeros, ones, subnormal (the dtype's subnormal "
+             "range, both signs) or default. Repeatable; a named ARG wins over *. Recorded "
+             "in the JSON context as init. An ARG no selected entry has, a concrete array or "
+             "a normal integer is refused."},
     {.name = "--cold-cache", .kind = TKB__FLAG_SWITCH, .offset = AT(cold_cache),
      .shown = "off (warm)",
      .help = "Before each timed call (outside the timed interval), write a scratch buffer "
@@ -415,6 +453,8 @@ static tkb__runner make_runner(const run_args *a, const char *method, tkb__run_o
   b.method = method;
   return (tkb__runner){.device = a->sel.device,
                        .seed = a->seed,
+                       .inits = a->inits,
+                       .n_inits = a->n_inits,
                        .bench = b,
                        .interleave = a->interleave,
                        .isolate = isolate,
@@ -490,7 +530,8 @@ static int serve_selected(const run_args *a, const tkb__device_facts *d, const s
   fill_context(&ctx, a, d, idx, n, shard, stop, sizeof stop);
   tkb_bench_opts o = bench_opts(a);
   o.method = d->method;
-  const tkb__runner runner = {.device = a->sel.device, .seed = a->seed, .bench = o};
+  const tkb__runner runner = {.device = a->sel.device, .seed = a->seed, .inits = a->inits,
+                              .n_inits = a->n_inits, .bench = o};
   return tkb__serve(&runner, &ctx, idx, n);
 }
 
@@ -543,6 +584,12 @@ static int run(run_args *a, int argc, char **argv) {
   size_t *idx = NULL, n = 0;
   tkb__shard_info shard;
   if (tkb__select_entries(&tkb__command_run, &a->sel, NULL, &idx, &n, &shard)) return TKB_EXIT_USAGE;
+  if (apply_inits(a, idx, n)) {
+    free(idx);
+    return TKB_EXIT_USAGE;
+  }
+  with_out = *a; /* with the distributions */
+  with_out.out = out;
   if (!a->quiet) tkb__shard_note(CMD, &shard);
   bool isolate;
   double timeout_s;

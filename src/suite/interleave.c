@@ -51,7 +51,7 @@ static tkb_status prepare(const tkb__runner *runner, slot *sl) {
   const tkb_bench_opts bo = tkb__entry_opts(runner, sl->entry);
   const int64_t t0 = tkb__now_ns();
   tkb__worker_phase(sl->entry, "standardize", 0);
-  tkb_status st = tkb_registry_standardize(sl->entry, runner->device, runner->seed, &sl->f, &sl->args);
+  tkb_status st = tkb__registry_standardize_init(sl->entry, runner->device, runner->seed, runner->inits, runner->n_inits, &sl->f, &sl->args);
   tkb__worker_phase(sl->entry, "prepare", (double)(tkb__now_ns() - t0) / 1e9);
   if (!st) st = tkb_compile_benchmark(sl->f, sl->args, &sl->c);
   if (!st) st = tkb__session_open(sl->c, &bo, &sl->s);

@@ -320,7 +320,7 @@ void tkb_registry_clear(void) {
   pthread_mutex_unlock(&lock);
 }
 
-static tkb_status entry_args(size_t i, const tkb_value **args, size_t *n_args,
+tkb_status tkb__entry_args(size_t i, const tkb_value **args, size_t *n_args,
                              const tkb_kwarg **kwargs, size_t *n_kwargs) {
   const tkb_benchmark_def *d = tkb_registry_get(i);
   if (!d) return tkb_set_error(TKB_ERR_NOT_FOUND, "no benchmark entry %zu (%zu registered)", i,
@@ -338,7 +338,7 @@ tkb_status tkb_registry_standardize(size_t i, const char *device, uint64_t seed,
   const tkb_value *args;
   const tkb_kwarg *kwargs;
   size_t na, nk;
-  tkb_status st = entry_args(i, &args, &na, &kwargs, &nk);
+  tkb_status st = tkb__entry_args(i, &args, &na, &kwargs, &nk);
   if (st) return st;
   const tkb_benchmark_def *d = tkb_registry_get(i);
   tkb_std_opts o = {.mode = d->mode, .seed = seed, .device = device};
@@ -350,7 +350,7 @@ tkb_status tkb_registry_counts(size_t i, tkb_counts *out) {
   const tkb_value *args;
   const tkb_kwarg *kwargs;
   size_t na, nk;
-  tkb_status st = entry_args(i, &args, &na, &kwargs, &nk);
+  tkb_status st = tkb__entry_args(i, &args, &na, &kwargs, &nk);
   if (st) return st;
   const tkb_benchmark_def *d = tkb_registry_get(i);
   if (!d->counts) return TKB_OK;
@@ -404,7 +404,7 @@ tkb_status tkb_registry_counters(size_t i, tkb_counter *out, int cap, int *n) {
   const tkb_value *args;
   const tkb_kwarg *kwargs;
   size_t na, nk;
-  tkb_status st = entry_args(i, &args, &na, &kwargs, &nk);
+  tkb_status st = tkb__entry_args(i, &args, &na, &kwargs, &nk);
   if (st) return st;
   const tkb_benchmark_def *d = tkb_registry_get(i);
   if (!d->counters) return TKB_OK;

@@ -62,7 +62,7 @@ void tkb__run_entry(const tkb__runner *runner, size_t entry, tkb__result *r) {
    * of the mode's function */
   const char *method;
   tkb__worker_phase(entry, "standardize", 0);
-  tkb_status st = tkb_registry_standardize(entry, runner->device, runner->seed, &f, &args);
+  tkb_status st = tkb__registry_standardize_init(entry, runner->device, runner->seed, runner->inits, runner->n_inits, &f, &args);
   if (!st) st = tkb_method_resolve(tkb_std_fn_device(f), bo.method, &method);
   tkb__worker_phase(entry, "prepare", (double)(tkb__now_ns() - t0) / 1e9);
   if (!st) st = tkb_compile_benchmark(f, args, &c);

@@ -122,10 +122,34 @@ tkb_status tkb__shard_assign(const char *const *names, const int64_t *cost_us, s
 tkb_status tkb__shard_select(size_t *idx, size_t *n, const tkb__shard_weights *w, tkb__shard_info *s);
 
 /* ---- running (runner.c) ---- */
+/* ---- --init ARG=DIST (init_override.c) ---- */
+typedef struct tkb__init_override {
+  char arg[64];              /* a parameter's name, or "*" */
+  tkb_init init;             /* the distribution (subnormal: its range set per dtype) */
+  bool subnormal;
+  char text[160];            /* as given, for messages and the context */
+} tkb__init_override;
+/* Parses "ARG=DIST"; TKB_ERR_INVALID_ARGUMENT naming the text and what is allowed. */
+tkb_status tkb__init_override_parse(const char *text, tkb__init_override *out);
+/* Every named ARG is a parameter of some selected entry, and no override meets what it
+ * cannot fill (a concrete array, a normal integer); TKB_ERR_INVALID_ARGUMENT naming it. */
+tkb_status tkb__init_overrides_check(const size_t *idx, size_t n_entries, const tkb__init_override *ov,
+                                     size_t n);
+/* tkb_registry_standardize with the overrides applied to the entry's abstract arrays
+ * (none: the same call). */
+tkb_status tkb__registry_standardize_init(size_t i, const char *device, uint64_t seed,
+                                          const tkb__init_override *ov, size_t n, tkb_std_fn **f_std,
+                                          tkb_arrays **std_args);
+/* An entry's arguments as registered (or from its factory). */
+tkb_status tkb__entry_args(size_t i, const tkb_value **args, size_t *n_args, const tkb_kwarg **kwargs,
+                           size_t *n_kwargs);
+
 typedef struct tkb__runner {
   const char *device;        /* NULL: "cpu" */
   uint64_t seed;
   tkb_bench_opts bench;      /* check_outputs is forced on: NaN/Inf outputs fail an entry */
+  const tkb__init_override *inits; /* --init, applied to every entry (n_inits of them) */
+  size_t n_inits;
   bool stop_on_signal;       /* SIGINT, SIGTERM and SIGHUP stop the run (signals.c) */
   bool interleave;           /* the entries' experiments round-robin (interleave.c) */
   bool isolate;              /* each entry in a worker process (isolate.c) */
