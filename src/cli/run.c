@@ -173,8 +173,10 @@ static const tkb__flag run_flags[] = {
              "entry is held in memory at once."},
     {.name = "--threads", .metavar = "N", .kind = TKB__FLAG_COUNT, .offset = AT(threads),
      .check = check_threads,
-     .shown = "the OpenMP default (OMP_NUM_THREADS, else the cores)",
-     .help = "OpenMP threads of the cpu ops and fills."},
+     .shown = "OMP_NUM_THREADS, else the cores free when each entry starts",
+     .help = "OpenMP threads of the cpu ops and fills. Unset, each cpu entry's team is the "
+             "cores other processes leave free as it starts (at least 1), so a busy core "
+             "cannot stall every parallel region; the entry's metadata says how many ran."},
     {.name = "--warmup", .metavar = "WHEN", .kind = TKB__FLAG_TEXT, .offset = AT(warmup),
      .value = "each", .check = check_warmup,
      .help = "each: an untimed call before every timed call (Tokamax's wallclock); once: one "
@@ -412,6 +414,14 @@ static void add_warning(void *user, const char *kind, const char *text) {
   snprintf(ctx->warnings[ctx->n_warnings++].text, sizeof ctx->warnings[0].text, "%s", text);
 }
 
+/* With the team chosen per entry from the free cores, a team too large for them now
+ * says nothing about the entries. */
+static void add_warning_but_threads(void *user, const char *kind, const char *text) {
+  if (strcmp(kind, "threads") != 0) add_warning(user, kind, text);
+}
+
+static bool auto_threads(const run_args *a);
+
 static void fill_context(tkb__report_ctx *ctx, const run_args *a, const tkb__device_facts *d,
                          const size_t *idx, size_t n, const tkb__shard_info *shard, char *stop,
                          size_t stop_cap) {
@@ -438,7 +448,7 @@ static void fill_context(tkb__report_ctx *ctx, const run_args *a, const tkb__dev
   ctx->in_job = tkb__batch_job_read(&ctx->job);
   tkb__iso_date(ctx->date, sizeof ctx->date);
   tkb__host_facts_read(&ctx->host);
-  tkb__environment_warnings(&ctx->host.env, add_warning, ctx);
+  tkb__environment_warnings(&ctx->host.env, auto_threads(a) ? add_warning_but_threads : add_warning, ctx);
   ctx->have_peaks = d->have_peaks;
   ctx->peaks = d->peaks;
   for (size_t k = 0; k < n; k++) {
@@ -447,12 +457,19 @@ static void fill_context(tkb__report_ctx *ctx, const run_args *a, const tkb__dev
   }
 }
 
+/* No team fixed by the user: --threads or OMP_NUM_THREADS. */
+static bool auto_threads(const run_args *a) {
+  const char *env = getenv("OMP_NUM_THREADS");
+  return !a->threads && !(env && *env);
+}
+
 static tkb__runner make_runner(const run_args *a, const char *method, tkb__run_output *o,
                                bool isolate, double timeout_s) {
   tkb_bench_opts b = bench_opts(a);
   b.method = method;
   return (tkb__runner){.device = a->sel.device,
                        .seed = a->seed,
+                       .auto_threads = auto_threads(a),
                        .inits = a->inits,
                        .n_inits = a->n_inits,
                        .bench = b,
@@ -530,7 +547,8 @@ static int serve_selected(const run_args *a, const tkb__device_facts *d, const s
   fill_context(&ctx, a, d, idx, n, shard, stop, sizeof stop);
   tkb_bench_opts o = bench_opts(a);
   o.method = d->method;
-  const tkb__runner runner = {.device = a->sel.device, .seed = a->seed, .inits = a->inits,
+  const tkb__runner runner = {.device = a->sel.device, .seed = a->seed, .auto_threads = auto_threads(a),
+                              .inits = a->inits,
                               .n_inits = a->n_inits, .bench = o};
   return tkb__serve(&runner, &ctx, idx, n);
 }
@@ -588,7 +606,12 @@ static int run(run_args *a, int argc, char **argv) {
     free(idx);
     return TKB_EXIT_USAGE;
   }
-  with_out = *a; /* with the distributions */
+  if (auto_threads(a) && tkb__strlist_add(&a->context, "threads_policy=auto: each cpu entry's OpenMP team "
+                                          "is the cores free as it starts", false)) {
+    free(idx);
+    return tkb__usage(CMD, "out of memory");
+  }
+  with_out = *a; /* with the distributions and the thread policy */
   with_out.out = out;
   if (!a->quiet) tkb__shard_note(CMD, &shard);
   bool isolate;

@@ -61,6 +61,7 @@ void tkb__run_entry(const tkb__runner *runner, size_t entry, tkb__result *r) {
    * dies was doing: binding and filling the inputs, the op's prepare, or the timed calls
    * of the mode's function */
   const char *method;
+  if (runner->auto_threads && !strcmp(tkb_registry_get(entry)->device_kind, "cpu")) tkb__threads_auto();
   tkb__worker_phase(entry, "standardize", 0);
   tkb_status st = tkb__registry_standardize_init(entry, runner->device, runner->seed, runner->inits, runner->n_inits, &f, &args);
   if (!st) st = tkb_method_resolve(tkb_std_fn_device(f), bo.method, &method);

@@ -140,6 +140,9 @@ tkb_status tkb__init_overrides_check(const size_t *idx, size_t n_entries, const 
 tkb_status tkb__registry_standardize_init(size_t i, const char *device, uint64_t seed,
                                           const tkb__init_override *ov, size_t n, tkb_std_fn **f_std,
                                           tkb_arrays **std_args);
+/* Sets the OpenMP team to the cores free now (at least 1) and returns its size. */
+int tkb__threads_auto(void);
+
 /* An entry's arguments as registered (or from its factory). */
 tkb_status tkb__entry_args(size_t i, const tkb_value **args, size_t *n_args, const tkb_kwarg **kwargs,
                            size_t *n_kwargs);
@@ -148,6 +151,8 @@ typedef struct tkb__runner {
   const char *device;        /* NULL: "cpu" */
   uint64_t seed;
   tkb_bench_opts bench;      /* check_outputs is forced on: NaN/Inf outputs fail an entry */
+  bool auto_threads;         /* each entry's OpenMP team is the cores free when it starts
+                                (threads_auto.c); off when the user fixed the team */
   const tkb__init_override *inits; /* --init, applied to every entry (n_inits of them) */
   size_t n_inits;
   bool stop_on_signal;       /* SIGINT, SIGTERM and SIGHUP stop the run (signals.c) */
