@@ -89,8 +89,8 @@ void tkb__history_machines_free(tkb__history_machines *m);
 tkb_status tkb__history_machine_resolve(tkb__history *h, const char *text, char **key);
 
 /* ---- runs ---- */
-/* One run: what tkb__history_record takes (id, n_entries and machine ignored there:
- * the fingerprint's key is used) and what tkb__history_runs_list gives back. */
+/* One run: what tkb__history_record takes (id and n_entries ignored there) and what
+ * tkb__history_runs_list gives back. */
 typedef struct tkb__history_run {
   int64_t id;
   int64_t time;             /* when it started */
@@ -98,7 +98,7 @@ typedef struct tkb__history_run {
   const char *status;       /* "complete", "interrupted" (cut short: what finished) */
   const char *commit;       /* 7-40 hex digits; NULL: unknown */
   const char *branch;       /* NULL: unknown */
-  const char *machine;      /* the machine's key */
+  const char *machine;      /* the machine's key (tkb__machine_key); required to record */
   /* the fingerprint at the time of the run (machine.c reads it); NULL/0: unknown */
   const char *host, *cpu_model, *cpu_isa, *kernel;
   int cores;
@@ -216,6 +216,23 @@ void tkb__history_series_free(tkb__history_series_list *s);
 tkb_status tkb__history_prune(tkb__history *h, int keep_days, int keep_runs, size_t *n_removed);
 
 /* ---- what a run records (history_record.c, machine.c) ---- */
+/* A machine's fingerprint and key (machine.c says what the key is made of, and why). */
+typedef struct tkb__machine {
+  char key[320];            /* "<host>-<8 hex digits>", or TKB_MACHINE */
+  char host[256], cpu_model[256], cpu_isa[64], kernel[128];
+  int cores;
+  int64_t memory_bytes;     /* 0: unknown */
+  char device[64];          /* "cpu", "cuda:0" */
+  char device_name[256];    /* the device's model (cpu: the CPU model) */
+  char device_uuid[64], driver[64]; /* "" when unknown */
+} tkb__machine;
+/* This machine now, measuring on device (described as the run's context does). */
+void tkb__machine_read(tkb__machine *m, const char *device, const char *description, const char *uuid);
+/* Sets the device's fields from its name, description and UUID (any may be NULL). */
+void tkb__machine_describe(tkb__machine *m, const char *device, const char *description, const char *uuid);
+/* Sets m->key from the stable fields (or TKB_MACHINE). */
+void tkb__machine_key(tkb__machine *m);
+
 struct tkb__results_file;
 /* Where a recorded run's code and machine come from. NULL fields: found out (the flags'
  * defaults: git in the current folder, TKB_COMMIT / TKB_BRANCH; this machine, or for an
@@ -239,8 +256,5 @@ tkb_status tkb__history_record_file(tkb__history *h, const struct tkb__results_f
 /* A commit id as the store takes it: 7 to 40 hex digits. TKB_ERR_INVALID_ARGUMENT naming
  * flag and value. */
 tkb_status tkb__history_commit_check(const char *flag, const char *commit);
-/* The commit and branch of the code in the current folder: `git rev-parse HEAD` and its
- * branch (run without a shell), else TKB_COMMIT / TKB_BRANCH, else NULL. malloc'd. */
-void tkb__history_code_default(char **commit, char **branch);
 
 #endif
