@@ -132,8 +132,8 @@ static char *counters_json(const tkb__rf_entry *e) {
 }
 
 static char *warnings_json(const tkb__rf_entry *e) {
-  const cJSON *meta = cJSON_GetObjectItemCaseSensitive(e->tkbench, "metadata");
-  const cJSON *w = cJSON_GetObjectItemCaseSensitive(meta, "warnings");
+  const cJSON *w = cJSON_GetObjectItemCaseSensitive(e->tkbench, "warnings");
+  if (!cJSON_IsArray(w)) w = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(e->tkbench, "metadata"), "warnings");
   return cJSON_IsArray(w) && cJSON_GetArraySize(w) > 0 ? cJSON_PrintUnformatted(w) : NULL;
 }
 
