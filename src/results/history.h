@@ -125,7 +125,8 @@ typedef struct tkb__history_query {
   size_t last;              /* only the last N runs (after the filters above); 0: all */
   bool include_checks;      /* runs of kind "check" too (they hold no times) */
   /* entries (series only): all that are given must match, as `run` selects */
-  const char *filter;       /* POSIX extended regex on the name; NULL: any */
+  const char *filter;       /* POSIX extended regex on the name (a leading '-': the names it
+                               does not match); NULL: any */
   const char *const *ops, *const *modes, *const *impls; /* one of each list */
   const char *const *tags;  /* every one of them */
   size_t n_ops, n_modes, n_impls, n_tags;
