@@ -414,7 +414,7 @@ tkb_status tkb__history_series_read(tkb__history *h, const tkb__history_query *q
     tkb__history_series_free(out);
     return st;
   }
-  qsort(out->items, out->n, sizeof *out->items, series_by_name);
+  if (out->n) qsort(out->items, out->n, sizeof *out->items, series_by_name);
   return TKB_OK;
 }
 
