@@ -29,7 +29,8 @@
  * TKB_ERR_OUT_OF_MEMORY. A failed open or record writes nothing.
  *
  * Times are seconds since the Unix epoch (UTC). Values are in their result's unit: "ns"
- * for times; other units (an instruction count) may come.
+ * for times, "rel_l2" for a check's worst relative l2 error; other units (an instruction
+ * count) may come. Runs of kind "check" are left out of runs and series unless asked for.
  */
 #ifndef TKB_RESULTS_HISTORY_H
 #define TKB_RESULTS_HISTORY_H
