@@ -84,6 +84,7 @@ expect 2 "no entry of the history store $DB has a point" "$TKBENCH" history show
 expect 2 "is not a PostgreSQL URL that libpq accepts" "$TKBENCH" run "${SEL[@]}" --history 'postgresql://me:pw@[::1/db'
 ! grep -q "pw@" "$CAP/err" && pass || fail "the URL's password was shown: $(cat "$CAP/err")"
 expect 2 "is not a PostgreSQL URL" "$TKBENCH" history list --history 'postgres:///db?nosuchparam=1'
+expect 2 "--commit goes with --history DB" "$TKBENCH" run "${SEL[@]}" --commit 0123abc
 expect 2 "--commit 'xyz123' is not a commit id" "$TKBENCH" run "${SEL[@]}" --history "$DB" --commit xyz123
 TKB_COMMIT=nothex expect 2 "TKB_COMMIT 'nothex' is not a commit id" "$TKBENCH" run "${SEL[@]}" --history "$TMP/nogit.sqlite"
 expect 2 "--commit 'g123456' is not a commit id" "$TKBENCH" history import --history "$DB" r1.json --commit g123456
