@@ -237,9 +237,10 @@ void tkb__machine_describe(tkb__machine *m, const char *device, const char *desc
 void tkb__machine_key(tkb__machine *m);
 
 struct tkb__results_file;
-/* Where a recorded run's code and machine come from. NULL fields: found out (the flags'
- * defaults: git in the current folder, TKB_COMMIT / TKB_BRANCH; this machine, or for an
- * import the file's context). */
+/* Where a recorded run's code and machine come from. NULL commit or branch: the file's
+ * context's ("commit", "branch" keys, as --context commit=... writes), else none (the
+ * CLI passes git's and TKB_COMMIT's defaults itself). NULL machine: the fingerprint's
+ * key, of this machine or of what the file's context says. */
 typedef struct tkb__history_origin {
   const char *kind;         /* "run", "ab:A", ...; NULL: "import" */
   const char *commit, *branch;
