@@ -1,5 +1,5 @@
 /*
- * specs.c - dot_product_attention's declaration (src/suite/builtin.h): its
+ * specs.c - dot_product_attention's declaration (ops/builtin.h): its
  * implementations ("reference", "cpu", "opencl", "cuda") and its suite entries:
  *
  *  - Tokamax's specs (tokamax/_src/ops/attention/arg_specs.py) under their full names
@@ -16,7 +16,7 @@
  * The bool masks use the default initializer (a fair coin per element), as Tokamax.
  */
 #include "attention.h"
-#include "builtin.h"
+#include "../builtin.h"
 
 #include <stdio.h>
 

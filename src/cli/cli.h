@@ -15,6 +15,7 @@
 #ifndef TKB_CLI_H
 #define TKB_CLI_H
 
+#include "report.h"
 #include "runner.h"
 
 #include <stddef.h>

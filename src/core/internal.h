@@ -79,10 +79,6 @@ tkb_status tkb__regex_compile(regex_t *re, const char *pattern, const char *name
  * that is not), without opening anything. */
 tkb_status tkb__device_name_check(const char *name);
 
-/* The NaN and Inf elements among n of `dtype` at host address data (0 for integer
- * dtypes), tested on the bits across the OpenMP threads (src/bench/nonfinite.c). */
-int64_t tkb__count_nonfinite(const void *data, int64_t n, tkb_dtype dtype);
-
 /* ---- the cpu kernels' instruction-set variants (cpu_isa.c) ---- */
 /* 1 where CMake builds the x86-64 variant files (<family>_avx2.c, <family>_avx512.c),
  * 0 elsewhere (the portable path only). */
@@ -154,7 +150,7 @@ tkb_status tkb__fill_call(tkb_array *a, const tkb_init *init, uint64_t seed,
 /* An array list that does not own its arrays (views such as f_std's outputs). */
 tkb_status tkb__arrays_new_borrowed(tkb_arrays **out);
 
-/* ---- clocks (bench/timer.c) ---- */
+/* ---- host clocks (clocks.c) ---- */
 /* Monotonic raw clock in nanoseconds. */
 int64_t tkb__now_ns(void);
 /* Process CPU time in nanoseconds. */
@@ -165,7 +161,7 @@ int64_t tkb__clock_resolution_ns(void);
  * back-to-back reads (the fastest, since preemption only ever adds). */
 double tkb__clock_read_ns(int64_t (*clock)(void), int runs, int reads);
 
-/* ---- system facts (bench/sysinfo.c) ---- */
+/* ---- system facts (sysinfo.c) ---- */
 /* CPU model name (static storage; "unknown" when unreadable). */
 const char *tkb__cpu_model(void);
 /* Number of online CPUs. */

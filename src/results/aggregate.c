@@ -1,6 +1,6 @@
 /* aggregate.c - the statistics Google Benchmark reports over repetitions (here: over
  * the experiments' median times): mean, median, sample stddev and cv = stddev / mean. */
-#include "report.h"
+#include "results.h"
 
 #include <math.h>
 #include <stdlib.h>

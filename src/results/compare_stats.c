@@ -20,7 +20,7 @@
  * experiment's distribution.
  */
 #include "bench.h"
-#include "report.h"
+#include "results.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -1,13 +1,13 @@
 /*
- * result_read.c - one entry's rows of the JSON report (json.c), read back into the
+ * result_read.c - one entry's rows of the JSON report (result_write.c), read back into the
  * tkb__result they were written from: how a worker process hands its finished entry to
- * the run, and how --resume gets the entries a journal holds. Every field json.c
+ * the run, and how --resume gets the entries a journal holds. Every field result_write.c
  * writes is read, so writing the result again gives the same rows. The text may come
  * from a crashed process or a damaged file: every count and length is checked before
- * it is used, and a row that does not hold what json.c writes is an error naming the
+ * it is used, and a row that does not hold what result_write.c writes is an error naming the
  * entry and the field.
  */
-#include "report.h"
+#include "results.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -35,7 +35,7 @@ static const cJSON *get(const cJSON *o, const char *key) {
   return cJSON_GetObjectItemCaseSensitive(o, key);
 }
 
-/* A number, null (NaN: how json.c writes NaN and infinity) or absent (NaN). */
+/* A number, null (NaN: how result_write.c writes NaN and infinity) or absent (NaN). */
 static double num(reader *rd, const cJSON *o, const char *key) {
   const cJSON *v = get(o, key);
   if (!v || cJSON_IsNull(v)) return NAN;

@@ -15,7 +15,7 @@
  * A journal's last line may be cut off by a crash mid-write: that line is left out with
  * a warning, never an error.
  */
-#include "report.h"
+#include "results.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>

@@ -9,7 +9,7 @@
 #ifndef TKB_RUNNER_H
 #define TKB_RUNNER_H
 
-#include "report.h"
+#include "results.h"
 
 #include <regex.h>
 #include <signal.h>
@@ -119,7 +119,7 @@ tkb_status tkb__shard_assign(const char *const *names, const int64_t *cost_us, s
  */
 tkb_status tkb__shard_select(size_t *idx, size_t *n, const tkb__shard_weights *w, tkb__shard_info *s);
 
-/* ---- running (runner.c) ---- */
+/* ---- running (run_entries.c; one entry: runner.c) ---- */
 typedef struct tkb__runner {
   const char *device;        /* NULL: "cpu" */
   uint64_t seed;
