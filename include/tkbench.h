@@ -781,8 +781,9 @@ typedef struct tkb_benchmark_data {
   double compile_time_ms;        /* prepare hook and output allocation */
   double *evaluation_times_ms;   /* per timed call (or batch: batch_size), experiment-major */
   int n_evaluation_times;
-  int iterations;                /* the fixed rule's calls per experiment (experiment_sizes
-                                    gives each experiment's count under any rule) */
+  int iterations;                /* the fixed rule's calls per experiment; 0 under another
+                                    rule (experiment_sizes gives each experiment's count
+                                    under any rule) */
   int experiments;
   double median_evaluation_time_ms;
   double peak_memory_mb;         /* device memory this benchmark held at its peak, in MB

@@ -284,6 +284,9 @@ typedef struct tkb__stop_rule {
   double (*target)(const void *state);
   /* Whether it gave up because its time ran out (NULL: it has no time limit). */
   bool (*timed_out)(const void *state);
+  /* Takes the options' `iterations` calls in every experiment (fixed): the data then
+   * records that count as its `iterations`; for any other rule it is 0 there. */
+  bool takes_iterations;
 } tkb__stop_rule;
 
 /* A rule with its parameters, parsed from "name" or "name:param=value,param=value". */

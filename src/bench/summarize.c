@@ -294,7 +294,7 @@ tkb_status tkb__summarize(tkb_std_fn *f, tkb__samples *s, const tkb__run_facts *
   bd->evaluation_times_ms = s->ms;
   bd->cpu_times_ms = s->cpu_ms;
   bd->n_evaluation_times = (int)s->n;
-  bd->iterations = facts->o->iterations;
+  bd->iterations = facts->stop->rule->takes_iterations ? facts->o->iterations : 0;
   bd->experiments = s->experiments;
   bd->throttled = s->throttled;
   bd->n_throttle_retries = facts->retries;

@@ -107,9 +107,24 @@ static double cpu_median(const tkb_benchmark_data *bd, int e) {
   return bd->experiment_cpu_median_ms ? bd->experiment_cpu_median_ms[e] : bd->experiment_median_ms[e];
 }
 
-/* The whole BenchmarkData with its statistics. */
+/* The calls of experiment e, bd's [*first, *end): every call for e < 0. Clipped to the
+ * calls there are, should the sizes say more. */
+static void experiment_calls(const tkb_benchmark_data *bd, int e, int *first, int *end) {
+  *first = 0;
+  *end = bd->n_evaluation_times;
+  if (e < 0) return;
+  for (int x = 0; x < e; x++) *first += bd->experiment_sizes[x];
+  if (*first > bd->n_evaluation_times) *first = bd->n_evaluation_times;
+  if (*end - *first > bd->experiment_sizes[e]) *end = *first + bd->experiment_sizes[e];
+}
+
+/* The BenchmarkData with its statistics, holding the calls of experiment `experiment`
+ * (every call for -1, the aggregates-only row): each call is written once, in the row of
+ * its experiment, and result_read.c puts them together again. */
 static void write_tkbench(jw *w, const tkb__result *r, int experiment) {
   const tkb_benchmark_data *bd = r->bd;
+  int first, end;
+  experiment_calls(bd, experiment, &first, &end);
   jw_begin_object(w, "tkbench");
   write_identity(w, r);
   if (experiment >= 0) jw_int(w, "experiment", experiment);
@@ -119,13 +134,16 @@ static void write_tkbench(jw *w, const tkb__result *r, int experiment) {
   /* what the entry took whole (binding, inputs, compile, every call): what --shard-weights
    * balances shards by */
   jw_number(w, "wall_s", r->wall_s);
-  jw_int(w, "iterations", bd->iterations);
+  /* the fixed rule's calls per experiment; null when another rule decided them (the
+   * row's iterations and experiment_sizes count them) */
+  if (bd->iterations > 0) jw_int(w, "iterations", bd->iterations);
+  else jw_null(w, "iterations");
   jw_int(w, "experiments", bd->experiments);
   jw_begin_array(w, "evaluation_times_ms", true);
-  for (int i = 0; i < bd->n_evaluation_times; i++) jw_number(w, NULL, bd->evaluation_times_ms[i]);
+  for (int i = first; i < end; i++) jw_number(w, NULL, bd->evaluation_times_ms[i]);
   jw_end_array(w);
   jw_begin_array(w, "cpu_times_ms", true);
-  for (int i = 0; bd->cpu_times_ms && i < bd->n_evaluation_times; i++) jw_number(w, NULL, bd->cpu_times_ms[i]);
+  for (int i = first; bd->cpu_times_ms && i < end; i++) jw_number(w, NULL, bd->cpu_times_ms[i]);
   jw_end_array(w);
   jw_number(w, "median_evaluation_time_ms", bd->median_evaluation_time_ms);
   jw_number(w, "peak_memory_mb", bd->peak_memory_mb);
@@ -163,12 +181,12 @@ static void write_tkbench(jw *w, const tkb__result *r, int experiment) {
   jw_string(w, "stopping_rule", bd->stopping_rule);
   jw_int(w, "batch_size", bd->batch_size);
   jw_number(w, "first_call_ms", bd->first_call_ms);
-  /* devices that report clock state: which calls ran throttled (indices into
-   * evaluation_times_ms), so a report can mark them */
+  /* devices that report clock state: which of this object's calls ran throttled
+   * (indices into its evaluation_times_ms), so a report can mark them */
   if (bd->throttled) {
     jw_begin_array(w, "throttled_calls", true);
-    for (int i = 0; i < bd->n_evaluation_times; i++)
-      if (bd->throttled[i]) jw_int(w, NULL, i);
+    for (int i = first; i < end; i++)
+      if (bd->throttled[i]) jw_int(w, NULL, i - first);
     jw_end_array(w);
   }
   jw_number(w, "cpu_median_ms", bd->cpu_median_ms);
