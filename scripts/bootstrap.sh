@@ -32,6 +32,8 @@ need_pkg libbenchmark-dev
 if $for_tests; then
   # the HTML report's browser test renders the page in headless Chromium
   command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || missing+=(chromium)
+  # the complexity gate (tests/source/complexity.sh) measures each function with pmccabe
+  need_cmd pmccabe pmccabe
 fi
 # The fuzz tree (tests/fuzz, `make test-fuzz`): clang with libFuzzer, and the OpenMP
 # runtime clang links.
