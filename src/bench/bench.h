@@ -311,6 +311,14 @@ void tkb__stop_text(const tkb__stop_choice *c, char *buf, size_t cap);
 extern const tkb__stop_rule *const tkb__stop_rules[];
 
 /* ------------------------------------------------------------------------------ */
+/* Ordering (stats.c)                                                              */
+/* ------------------------------------------------------------------------------ */
+
+/* qsort's comparison of two doubles, ascending (NaN compares equal to everything: sort
+ * only finite values with it). */
+int tkb__cmp_double(const void *a, const void *b);
+
+/* ------------------------------------------------------------------------------ */
 /* Noise evidence (ci.c, distribution.c)                                           */
 /* ------------------------------------------------------------------------------ */
 

@@ -195,11 +195,6 @@ static void statistics(tkb_benchmark_data *bd, const tkb__samples *s, tkb_stats 
   }
 }
 
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
 /* The interval, the outliers and the modes of the samples, and the warnings they and
  * the machine give. */
 static tkb_status weigh(tkb_benchmark_data *bd, const tkb__samples *s, const tkb_stats *st,
@@ -210,7 +205,7 @@ static tkb_status weigh(tkb_benchmark_data *bd, const tkb__samples *s, const tkb
   if (status || !sorted)
     return status ? status : tkb_set_error(TKB_ERR_OUT_OF_MEMORY, "out of memory sorting %zu samples", s->n);
   memcpy(sorted, s->ms, s->n * sizeof *sorted);
-  qsort(sorted, s->n, sizeof *sorted, cmp_double);
+  qsort(sorted, s->n, sizeof *sorted, tkb__cmp_double);
   tkb__tukey_outliers(sorted, s->n, &bd->outliers_mild, &bd->outliers_severe);
   tkb__evidence ev = {.stats = st, .ci = &ci, .n = s->n, .batch = s->batch,
                       .experiment_median_ms = bd->experiment_median_ms, .experiments = s->experiments};

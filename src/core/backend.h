@@ -124,7 +124,6 @@ typedef struct tkb_karg {
 /* TKB_KARG_BUF(a->data) (an lvalue), TKB_KARG_VAL(n) for a scalar lvalue. */
 #define TKB_KARG_BUF(handle) ((tkb_karg){TKB_KARG_BUFFER, sizeof(void *), &(handle)})
 #define TKB_KARG_VAL(x) ((tkb_karg){TKB_KARG_SCALAR, sizeof(x), &(x)})
-#define TKB_KARG_LOCAL_BYTES(n) ((tkb_karg){TKB_KARG_LOCAL, (n), NULL})
 
 /*
  * The plan of a random fill (random.c builds it; tkb__fill_plan): what a device kernel

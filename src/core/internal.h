@@ -29,8 +29,6 @@ tkb_status tkb__backend_device(const char *kind, int index, const char *asked, t
 /* How many devices of plugin backend `kind` the process can open (at most the loader's
  * own limit), loading the plugin on first use. Errors as tkb__backend_device's. */
 tkb_status tkb__backend_count(const char *kind, int *n);
-/* Where the plugin of `kind` was loaded from ("" when it is not loaded). */
-const char *tkb__backend_path(const char *kind);
 /* The name of a device of backend `kind` this process has opened ("opencl:0"), or NULL:
  * its runtime's threads and contexts would not survive a fork. */
 const char *tkb__backend_opened(const char *kind);

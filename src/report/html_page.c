@@ -89,11 +89,6 @@ typedef struct figures {
   int outliers_mild, outliers_severe;
 } figures;
 
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
 static figures figures_of(const entry *e) {
   figures g = {.median = NAN, .ci_low = NAN, .ci_high = NAN, .p25 = NAN, .p75 = NAN, .spread = NAN};
   const cJSON *st = item(e->tk, "statistics");
@@ -107,7 +102,7 @@ static figures figures_of(const entry *e) {
     double *s = malloc(sizeof *s * (size_t)e->n);
     if (s) {
       memcpy(s, e->ms, sizeof *s * (size_t)e->n);
-      qsort(s, (size_t)e->n, sizeof *s, cmp_double);
+      qsort(s, (size_t)e->n, sizeof *s, tkb__cmp_double);
       tkb_stats t;
       tkb_stats_compute(s, (size_t)e->n, &t);
       g.median = t.median, g.p25 = t.p25, g.p75 = t.p75;

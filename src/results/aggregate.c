@@ -5,11 +5,6 @@
 #include <math.h>
 #include <stdlib.h>
 
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
 tkb__aggregates tkb__aggregate(const double *x, int n) {
   tkb__aggregates g = {NAN, NAN, NAN, NAN};
   if (n < 1) return g;
@@ -28,7 +23,7 @@ tkb__aggregates tkb__aggregate(const double *x, int n) {
   double small[64], *s = n <= 64 ? small : malloc((size_t)n * sizeof *s);
   if (!s) return g;
   for (int i = 0; i < n; i++) s[i] = x[i];
-  qsort(s, (size_t)n, sizeof *s, cmp_double);
+  qsort(s, (size_t)n, sizeof *s, tkb__cmp_double);
   g.median = n % 2 ? s[n / 2] : 0.5 * (s[n / 2 - 1] + s[n / 2]);
   if (s != small) free(s);
   return g;

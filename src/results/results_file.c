@@ -619,17 +619,12 @@ const tkb__rf_entry *tkb__results_file_find(const tkb__results_file *rf, const c
   return NULL;
 }
 
-static int cmp_double(const void *a, const void *b) {
-  const double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
 double tkb__rf_median_ms(const tkb__rf_entry *e) {
   if (e->n_samples <= 0) return NAN;
   double *s = malloc((size_t)e->n_samples * sizeof *s);
   if (!s) return NAN;
   memcpy(s, e->samples_ms, (size_t)e->n_samples * sizeof *s);
-  qsort(s, (size_t)e->n_samples, sizeof *s, cmp_double);
+  qsort(s, (size_t)e->n_samples, sizeof *s, tkb__cmp_double);
   const size_t n = (size_t)e->n_samples;
   const double m = n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
   free(s);
