@@ -8,7 +8,8 @@
  *    tokens, hidden 2048, seq_len 512..16384, head_dim 64/128/256, causal or not,
  *    bfloat16 or float16) whose names hold '=', written '-' here: the one character
  *    of them the registry does not accept. (arg_specs.py's alphafold_3 inference
- *    specs, vmapped and tagged forward_only, are not in OPS.md and not registered.)
+ *    specs, vmapped and tagged forward_only, are not among the specs tkbench ships and
+ *    are not registered.)
  *  - Smaller specs of the same proportions tagged `cpu` (each forward under a ms for
  *    `cpu` and ~10 ms for `reference` on 2 cores).
  * Every spec is registered in all four modes; reference entries of the Tokamax-sized

@@ -8,7 +8,8 @@
  * assumption about the shape of the distribution: outliers move the interval only as far
  * as their ranks.
  *
- * Several experiments: a two-level bootstrap (METHODOLOGY.md). Calls within one
+ * Several experiments: a two-level bootstrap (two-stage resampling of clustered data,
+ * Davison and Hinkley, Bootstrap Methods and their Application, 3.8). Calls within one
  * experiment share its machine state (clock, cache, other load), so they are not
  * independent across experiments, and an interval from the pooled calls alone would be
  * too narrow whenever the experiments disagree. Each of the B resamples draws the

@@ -4,7 +4,7 @@
  * Internal (not installed), but it is the ABI between libtkbench and its plugins:
  * change a struct here and bump TKB_BACKEND_ABI.
  *
- * Devices are named "cpu", "cuda:N", "opencl:N" (ARCHITECTURE.md). The cpu backend is
+ * Devices are named "cpu", "cuda:N", "opencl:N" (docs/ARCHITECTURE.md). The cpu backend is
  * built in (src/backend/cpu.c); the others are shared objects that device.c loads with
  * dlopen the first time such a device is named, from TKB_PLUGIN_PATH, then the folder
  * libtkbench itself was loaded from (dladdr), then that folder's ../lib, then the
