@@ -10,7 +10,7 @@
  * Usage: bench_check_outputs [log2 of the bytes per array, default 29 = 512 MiB]
  */
 #define BENCH_NAME "bench_check_outputs"
-#include "internal.h"
+#include "bench.h" /* tkb__count_nonfinite */
 #include "bench_util.h"
 
 #include <stdint.h>

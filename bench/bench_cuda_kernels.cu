@@ -337,8 +337,8 @@ static void bench_norm(void) {
 
 /* ---- normalization vjp ---- */
 
-/* Session 2's second pass of dscale/doffset (one thread per column adding the blocks in
- * order), which cuda_dx.cuh's norm_params replaced: the "before" vjp's last kernel. */
+/* The "before" vjp's last kernel: dscale/doffset's second pass as one thread per column
+ * adding the blocks in order (the plugin's own is cuda_dx.cuh's norm_params). */
 template <typename Acc>
 __global__ void norm_params_serial(norm_cu_args a) {
   const Acc *part = static_cast<const Acc *>(a.part);

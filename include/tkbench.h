@@ -290,8 +290,9 @@ double tkb_array_get_f64(const tkb_array *a, int64_t i);
 void tkb_array_set_f64(tkb_array *a, int64_t i, double v);
 
 /**
- * An ordered list of arrays (the standard args of f_std, or its outputs). Owns its
- * arrays unless built with tkb_arrays_borrow / returned as borrowed.
+ * An ordered list of arrays (the standard args of f_std, or its outputs). A list made
+ * with tkb_arrays_new owns the arrays pushed into it; one a function returns as
+ * borrowed (tkb_std_fn_call's outputs) belongs to that function's object.
  */
 typedef struct tkb_arrays tkb_arrays;
 
@@ -670,9 +671,14 @@ typedef struct tkb_bench_opts {
   int experiments;           /* spaced experiments; 0 means 1 */
   double interval_ms;        /* sleep between experiments (against throttling); 0 */
   const char *method;        /* timing method; NULL or "auto" picks the device's
-                                default (cpu: "wallclock"; also "cpu_time"; opencl:
-                                "opencl_events"; also "profiler", "hermetic_profiler"
-                                (aliases "xprof", "hermetic_xprof"), "wallclock") */
+                                default. cpu: "wallclock" (default), "cpu_time"; cuda:
+                                "cupti" (default: the sum of the call's kernel
+                                durations), "cuda_events", "profiler",
+                                "hermetic_profiler", "wallclock"; opencl:
+                                "opencl_events" (default), "profiler",
+                                "hermetic_profiler", "wallclock". Aliases: "xprof"
+                                (profiler), "hermetic_xprof" (hermetic_profiler);
+                                tkb_device_methods lists a device's */
   const char *event_filter_regex; /* profiler methods: device events kept (NULL: all) */
   bool warmup_once;          /* one warm-up call per experiment instead of one before
                                 each timed call (Tokamax's wallclock does the latter) */
@@ -781,8 +787,9 @@ typedef struct tkb_benchmark_data {
   double compile_time_ms;        /* prepare hook and output allocation */
   double *evaluation_times_ms;   /* per timed call (or batch: batch_size), experiment-major */
   int n_evaluation_times;
-  int iterations;                /* the fixed rule's calls per experiment (experiment_sizes
-                                    gives each experiment's count under any rule) */
+  int iterations;                /* the fixed rule's calls per experiment; 0 under another
+                                    rule (experiment_sizes gives each experiment's count
+                                    under any rule) */
   int experiments;
   double median_evaluation_time_ms;
   double peak_memory_mb;         /* device memory this benchmark held at its peak, in MB
@@ -998,9 +1005,10 @@ typedef struct tkb_benchmark_def {
  * Registers an entry (thread-safe). TKB_ERR_INVALID_ARGUMENT when a required field
  * (name, impl_name, fn) is missing, a name holds characters outside [A-Za-z0-9_.-],
  * iterations or n_metadata is negative, or n_metadata > 0 with NULL metadata or a NULL
- * key; TKB_ERR_DUPLICATE_ARGUMENT when the full name is already registered. stop and
- * method are copied (and checked when the entry runs); metadata must outlive the
- * registry, as args do.
+ * key; TKB_ERR_DUPLICATE_ARGUMENT when the full name is already registered. The strings
+ * (names, tags, stop, method) and metadata are copied (stop and method are checked when
+ * the entry runs); fn, args, kwargs, their initializers and user must outlive the
+ * registry.
  */
 tkb_status tkb_register_benchmark(const tkb_benchmark_def *def);
 /** A plain function to time: called with the context it was registered with. */

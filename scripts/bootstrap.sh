@@ -43,6 +43,8 @@ if $for_tests; then
   need_pkg libomp-dev
   # the store's PostgreSQL test (tests/cli/history_postgres.sh) starts a server of its own
   need_pkg postgresql
+  # the complexity gate (tests/source/complexity.sh) measures each function with pmccabe
+  need_cmd pmccabe pmccabe
 fi
 
 if [ ${#missing[@]} -gt 0 ]; then

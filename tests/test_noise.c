@@ -27,11 +27,6 @@ static double normal01(void) {
   return sqrt(-2 * log(u)) * cos(6.283185307179586 * v);
 }
 
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
 /* ---- the confidence interval ---- */
 
 static void test_order_statistics(void) {
@@ -116,7 +111,7 @@ static void test_outliers(void) {
   for (int i = 0; i < 20; i++) x[i] = i + 1;
   x[20] = 35;
   x[21] = 100;
-  qsort(x, 22, sizeof *x, cmp_double);
+  qsort(x, 22, sizeof *x, tkb__cmp_double);
   int mild, severe;
   tkb__tukey_outliers(x, 22, &mild, &severe);
   /* with the two added, the quartiles are 6.25 and 16.75 (IQR 10.5): 32.5 and 48.25 */
@@ -127,7 +122,7 @@ static void test_outliers(void) {
 }
 
 static bool bimodal_of(double *x, size_t n, tkb__modes *m) {
-  qsort(x, n, sizeof *x, cmp_double);
+  qsort(x, n, sizeof *x, tkb__cmp_double);
   return tkb__bimodal(x, n, m);
 }
 

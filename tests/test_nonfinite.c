@@ -6,7 +6,7 @@
  * the OpenMP threads on an array large enough to be split.
  */
 #include "check.h"
-#include "internal.h"
+#include "bench.h" /* tkb__count_nonfinite */
 
 #include <math.h>
 #include <stdint.h>

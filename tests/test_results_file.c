@@ -1,11 +1,14 @@
 /*
- * test_results_file.c - reading results files back (src/report/results_file.c): tkbench
- * JSON, Google Benchmark JSON as its 1.7 library writes it (tests/fixtures/ holds a real
- * file of Debian's libbenchmark), a journal with and without a cut-off last line, and the
- * bad files that must be refused with the file and the problem named.
+ * test_results_file.c - reading results files back (src/results/results_file.c): tkbench
+ * JSON (as it is written now, each call in its experiment's row, and as it was written
+ * before, every call in every row), Google Benchmark JSON as its 1.7 library writes it
+ * (tests/fixtures/ holds a real file of Debian's libbenchmark), a journal with and without
+ * a cut-off last line, and the bad files that must be refused with the file and the
+ * problem named.
  */
 #include "check.h"
-#include "report.h"
+#include "jsonw.h"
+#include "results.h"
 
 #include <cjson/cJSON.h>
 
@@ -215,6 +218,71 @@ static void many_entries(void) {
   tkb__results_file_free(&rf);
 }
 
+/* A result of 3 experiments of 2, 3 and 1 calls, the 2nd and 6th throttled. */
+static tkb_benchmark_data *three_experiments(void) {
+  static const double ms[] = {1, 2, 3, 4, 5, 6}, med[] = {1.5, 4, 6};
+  static const int sizes[] = {2, 3, 1};
+  tkb_benchmark_data *bd = calloc(1, sizeof *bd);
+  bd->experiments = 3;
+  bd->n_evaluation_times = 6;
+  bd->evaluation_times_ms = malloc(sizeof ms);
+  bd->cpu_times_ms = malloc(sizeof ms);
+  bd->throttled = calloc(6, sizeof *bd->throttled);
+  bd->experiment_median_ms = malloc(sizeof med);
+  bd->experiment_sizes = malloc(sizeof sizes);
+  memcpy(bd->evaluation_times_ms, ms, sizeof ms);
+  for (int i = 0; i < 6; i++) bd->cpu_times_ms[i] = ms[i] / 2;
+  memcpy(bd->experiment_median_ms, med, sizeof med);
+  memcpy(bd->experiment_sizes, sizes, sizeof sizes);
+  bd->throttled[1] = bd->throttled[5] = true;
+  bd->batch_size = 1;
+  bd->median_evaluation_time_ms = 3.5;
+  bd->stopping_rule = tkb__strdup("ci:max_noise=0.01");
+  return bd;
+}
+
+/* What result_write.c writes reads back through results_file.c's reader (the parser the
+ * journal and the workers share) to the same calls, in either row form, and each call
+ * is written once. */
+static void written_rows(void) {
+  for (int only = 0; only < 2; only++) {
+    tkb__result r = {.name = "e_forward_c", .op = "o", .spec = "e", .impl = "c", .tags = "",
+                     .bd = three_experiments()};
+    tkb__textbuf t;
+    CHECK_OK(tkb__textbuf_open(&t));
+    jw w = {.f = t.f};
+    jw_begin_object(&w, NULL);
+    jw_begin_array(&w, "benchmarks", false);
+    const tkb__row_form form = {.unit = "ns", .per = 1, .aggregates_only = only};
+    tkb__json_write_entry(&w, &r, &form, 3);
+    jw_end_array(&w);
+    jw_end_object(&w);
+    jw_finish(&w);
+    CHECK_OK(tkb__textbuf_close(&t));
+    /* every call once: 6 evaluation times in the whole document */
+    cJSON *doc = cJSON_ParseWithLength(t.text, t.len);
+    int calls = 0;
+    const cJSON *row;
+    cJSON_ArrayForEach(row, cJSON_GetObjectItem(doc, "benchmarks"))
+      calls += cJSON_GetArraySize(cJSON_GetObjectItem(cJSON_GetObjectItem(row, "tkbench"), "evaluation_times_ms"));
+    CHECK_MSG(calls == 6, "%s: %d calls written", only ? "aggregates only" : "every row", calls);
+    cJSON_Delete(doc);
+    tkb__results_file rf;
+    CHECK_OK(tkb__results_file_parse(t.text, t.len, "rows.json", &rf));
+    const tkb__rf_entry *e = tkb__results_file_find(&rf, "e_forward_c");
+    CHECK(e && e->source == TKB__RF_PER_CALL);
+    if (e) {
+      samples_are(e, r.bd->evaluation_times_ms, 6);
+      CHECK(e->n_experiments == 3 && e->experiment_end[0] == 2 && e->experiment_end[1] == 5 &&
+            e->experiment_end[2] == 6);
+      CHECK(e->throttled && e->throttled[1] && e->throttled[5] && !e->throttled[0] && !e->throttled[4]);
+    }
+    tkb__results_file_free(&rf);
+    tkb__textbuf_free(&t);
+    tkb__result_clear(&r);
+  }
+}
+
 int main(void) {
   snprintf(dir, sizeof dir, "%s", __FILE__);
   char *slash = strrchr(dir, '/');
@@ -228,5 +296,6 @@ int main(void) {
   bad_files();
   adopted();
   many_entries();
+  written_rows();
   return CHECK_DONE();
 }

@@ -106,12 +106,12 @@ void ops_workspace_free(ops_workspace *ws) {
 }
 
 int ops_blas_single_begin(void) {
-  if (ops_blas.get_parallel() != 1) return 0;
-  int n = ops_blas.get_num_threads();
-  if (n != 1) ops_blas.set_num_threads(1);
+  if (tkb__blas.get_parallel() != 1) return 0;
+  int n = tkb__blas.get_num_threads();
+  if (n != 1) tkb__blas.set_num_threads(1);
   return n;
 }
 
 void ops_blas_single_end(int saved) {
-  if (saved > 1) ops_blas.set_num_threads(saved);
+  if (saved > 1) tkb__blas.set_num_threads(saved);
 }

@@ -17,9 +17,9 @@
 #ifndef TKB_OPS_COMMON_H
 #define TKB_OPS_COMMON_H
 
+#include "blas.h" /* OpenBLAS, opened when first needed (src/core/blas.c) */
 #include "tkbench.h"
 
-#include <cblas.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -128,30 +128,12 @@ int ops_blas_single_begin(void);
 void ops_blas_single_end(int saved);
 
 /* ------------------------------------------------------------------------------ */
-/* OpenBLAS (blas.c): opened by the first op that needs it, not at start-up        */
-/* ------------------------------------------------------------------------------ */
-
-/* The OpenBLAS functions the ops call; set by ops_blas_open. */
-typedef struct ops_blas_fns {
-  __typeof__(cblas_sgemm) *sgemm;
-  __typeof__(cblas_dgemm) *dgemm;
-  __typeof__(openblas_get_parallel) *get_parallel;
-  __typeof__(openblas_get_num_threads) *get_num_threads;
-  __typeof__(openblas_set_num_threads) *set_num_threads;
-} ops_blas_fns;
-extern ops_blas_fns ops_blas;
-
-/* Opens OpenBLAS once (thread-safe); every prepare hook of an op that calls ops_blas
- * calls this first. TKB_ERR_UNSUPPORTED naming `who` and why it cannot be loaded. */
-tkb_status ops_blas_open(const char *who);
-
-/* ------------------------------------------------------------------------------ */
 /* Row-major products; k == 0 gives beta C explicitly (no BLAS call)               */
 /* ------------------------------------------------------------------------------ */
 
 /* C[m, n] = op(A) op(B) + beta C with op(X) = X^T when t*, all row-major with leading
  * dimensions lda, ldb, ldc (elements). Dimensions must fit OpenBLAS's blasint (the
- * ops' prepare hooks check), and the hook must have opened OpenBLAS (ops_blas_open). k == 0 is written out, without a BLAS call: C = beta C
+ * ops' prepare hooks check), and the hook must have opened OpenBLAS (tkb__blas_open). k == 0 is written out, without a BLAS call: C = beta C
  * (0 when beta == 0, whatever C held). */
 static inline void ops_sgemm_rm(bool ta, bool tb, int64_t m, int64_t n, int64_t k,
                                 const float *a, int64_t lda, const float *b, int64_t ldb,
@@ -162,7 +144,7 @@ static inline void ops_sgemm_rm(bool ta, bool tb, int64_t m, int64_t n, int64_t 
       for (int64_t j = 0; j < n; j++) c[i * ldc + j] = beta == 0.0f ? 0.0f : beta * c[i * ldc + j];
     return;
   }
-  ops_blas.sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
+  tkb__blas.sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
               (blasint)m, (blasint)n, (blasint)k, 1.0f, a, (blasint)lda, b, (blasint)ldb, beta,
               c, (blasint)ldc);
 }
@@ -177,7 +159,7 @@ static inline void ops_dgemm_rm(bool ta, bool tb, int64_t m, int64_t n, int64_t 
       for (int64_t j = 0; j < n; j++) c[i * ldc + j] = beta == 0.0 ? 0.0 : beta * c[i * ldc + j];
     return;
   }
-  ops_blas.dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
+  tkb__blas.dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
               (blasint)m, (blasint)n, (blasint)k, 1.0, a, (blasint)lda, b, (blasint)ldb, beta,
               c, (blasint)ldc);
 }

@@ -11,7 +11,7 @@
  * that each own what they write, so dq, dk, dv and dbias are bit-identical for every
  * thread count; pass A holds one [tq, S] row block per thread.
  *
- * Tile products go to OpenBLAS (ops_blas.sgemm/dgemm), always as row-major A B or A^T B:
+ * Tile products go to OpenBLAS (tkb__blas.sgemm/dgemm), always as row-major A B or A^T B:
  * k and v are transposed once per thread per kv head (or per key tile in pass B) so
  * that no product needs B^T. Measured on this project's 2-core Zen 4 with OpenBLAS
  * 0.3.21, one core, forward at T = S = 1024, D = 128:
@@ -101,7 +101,7 @@ static void cpu_release(void *state) {
 
 static tkb_status cpu_prepare(const tkb_args *a, void **state) {
   attn_plan p;
-  tkb_status st = ops_blas_open("dot_product_attention (cpu)");
+  tkb_status st = tkb__blas_open("dot_product_attention (cpu)");
   if (!st) st = tkb__attn_plan(a, &p);
   if (st) return st;
   /* cblas takes int sizes and strides */

@@ -3,7 +3,7 @@
  * included twice by cpu_variant.h (float for bfloat16/float16/float32 inputs, double for
  * float64), once per instruction set. Not a public header; expects from the includer:
  *   NUM     the math type             SFX     the function-name suffix (f32, f64)
- *   GEMM    ops_blas.sgemm / .dgemm   EXPT    exp for NUM (vectorizable for float)
+ *   GEMM    tkb__blas.sgemm / .dgemm   EXPT    exp for NUM (vectorizable for float)
  *   NATIVE  the tkb_dtype of NUM: arrays of this dtype are read in place, others are
  *           widened tile by tile (or head by head) into the workspace.
  * Notation as in attention.h; "row" is a score row (b, h, t), "tile" a block of tq

@@ -10,7 +10,7 @@
 
 #define NUM float
 #define SFX f32
-#define GEMM ops_blas.sgemm
+#define GEMM tkb__blas.sgemm
 #define EXPT ops_expf
 #define NATIVE TKB_FLOAT32
 #include "cpu_kernels.h"
@@ -22,7 +22,7 @@
 
 #define NUM double
 #define SFX f64
-#define GEMM ops_blas.dgemm
+#define GEMM tkb__blas.dgemm
 #define EXPT exp
 #define NATIVE TKB_FLOAT64
 #include "cpu_kernels.h"

@@ -1,5 +1,5 @@
 /*
- * specs.c - dot_product_attention's declaration (src/suite/builtin.h): its
+ * specs.c - dot_product_attention's declaration (ops/builtin.h): its
  * implementations ("reference", "cpu", "opencl", "cuda") and its suite entries:
  *
  *  - Tokamax's specs (tokamax/_src/ops/attention/arg_specs.py) under their full names
@@ -8,7 +8,8 @@
  *    tokens, hidden 2048, seq_len 512..16384, head_dim 64/128/256, causal or not,
  *    bfloat16 or float16) whose names hold '=', written '-' here: the one character
  *    of them the registry does not accept. (arg_specs.py's alphafold_3 inference
- *    specs, vmapped and tagged forward_only, are not in OPS.md and not registered.)
+ *    specs, vmapped and tagged forward_only, are not among the specs tkbench ships and
+ *    are not registered.)
  *  - Smaller specs of the same proportions tagged `cpu` (each forward under a ms for
  *    `cpu` and ~10 ms for `reference` on 2 cores).
  * Every spec is registered in all four modes; reference entries of the Tokamax-sized
@@ -16,7 +17,7 @@
  * The bool masks use the default initializer (a fair coin per element), as Tokamax.
  */
 #include "attention.h"
-#include "builtin.h"
+#include "../builtin.h"
 
 #include <stdio.h>
 

@@ -69,7 +69,7 @@ static void cpu_release(void *state) {
 
 static tkb_status cpu_prepare(const tkb_args *a, void **state) {
   glu_plan p;
-  tkb_status st = ops_blas_open("gated_linear_unit (cpu)");
+  tkb_status st = tkb__blas_open("gated_linear_unit (cpu)");
   if (!st) st = tkb__glu_plan_make(a, &p);
   if (st != TKB_OK) return st;
   const int64_t R = p.rows, K = p.k, N = p.n, N2 = 2 * N;

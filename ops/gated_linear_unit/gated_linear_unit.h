@@ -10,8 +10,8 @@
  *   y[r, j, n] = sum_k x[r, k] W[k, j, n]       accumulated in f32 (f64 for f64)
  *   g = y[r, 0, n], p = y[r, 1, n]
  *   out[r, n] = act(g) * p                      from the f32 product, rounded once to
- *                                               x's dtype (OPS.md: "product computed in
- *                                               f32, written in x's dtype")
+ *                                               x's dtype (Tokamax's: the product is
+ *                                               computed in f32, written in x's dtype)
  * (The cuda implementation computes out from y already rounded to x's dtype, as XLA's
  * bf16 dot returns it: one rounding more for bf16/f16, inside the check tolerances.)
  * The residual is y rounded to x's dtype (what Tokamax's einsum returns); the backward

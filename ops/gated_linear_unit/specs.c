@@ -1,5 +1,5 @@
 /*
- * specs.c - gated_linear_unit's declaration (src/suite/builtin.h): its implementations
+ * specs.c - gated_linear_unit's declaration (ops/builtin.h): its implementations
  * ("reference", "cpu", "opencl", "cuda") and its suite entries:
  *
  *  - Tokamax's alphafold_3 inference specs (tokamax/_src/ops/gated_linear_unit/
@@ -12,7 +12,7 @@
  *  - Smaller specs of the same proportions tagged `cpu` (each forward well under a
  *    second on 2 cores, both implementations), registered in every mode.
  */
-#include "builtin.h"
+#include "../builtin.h"
 #include "gated_linear_unit.h"
 
 #include <stdio.h>

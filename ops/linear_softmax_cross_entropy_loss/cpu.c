@@ -94,7 +94,7 @@ static void cpu_release(void *state) {
 
 static tkb_status cpu_prepare(const tkb_args *a, void **state) {
   lsce_plan p;
-  tkb_status st = ops_blas_open("linear_softmax_cross_entropy_loss (cpu)");
+  tkb_status st = tkb__blas_open("linear_softmax_cross_entropy_loss (cpu)");
   if (!st) st = tkb__lsce_plan_make(a, &p);
   if (st) return st;
   cpu_state *s = calloc(1, sizeof *s);

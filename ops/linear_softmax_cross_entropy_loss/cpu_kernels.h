@@ -1,9 +1,9 @@
 /*
  * cpu_kernels.h - the forward and vjp of cpu.c for one math type. Included twice by
- * cpu_variant.h, once per instruction set: once with T = float (ops_blas.sgemm), once with
- * T = double (ops_blas.dgemm). Before including, cpu_variant.h defines
+ * cpu_variant.h, once per instruction set: once with T = float (tkb__blas.sgemm), once with
+ * T = double (tkb__blas.dgemm). Before including, cpu_variant.h defines
  *   T        the math type              MATH_DT  its tkb_dtype
- *   GEMM     ops_blas.sgemm / .dgemm    EXP, LOG the type's exp and log
+ *   GEMM     tkb__blas.sgemm / .dgemm    EXP, LOG the type's exp and log
  *   FN(name) name suffixed with the type (name_f32 / name_f64)
  * Every GEMM here runs on the calling thread (cpu.c keeps OpenBLAS single-threaded for
  * the duration of a call); the parallelism is ours, one OpenMP region per call.

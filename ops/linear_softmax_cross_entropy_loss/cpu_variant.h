@@ -10,7 +10,7 @@
 
 #define T float
 #define MATH_DT TKB_FLOAT32
-#define GEMM ops_blas.sgemm
+#define GEMM tkb__blas.sgemm
 #define EXP ops_expf
 #define LOG logf
 #define FN(name) name##_f32
@@ -24,7 +24,7 @@
 
 #define T double
 #define MATH_DT TKB_FLOAT64
-#define GEMM ops_blas.dgemm
+#define GEMM tkb__blas.dgemm
 #define EXP exp
 #define LOG log
 #define FN(name) name##_f64

@@ -1,5 +1,5 @@
 /*
- * specs.c - linear_softmax_cross_entropy_loss's declaration (src/suite/builtin.h): its
+ * specs.c - linear_softmax_cross_entropy_loss's declaration (ops/builtin.h): its
  * implementations ("reference", "cpu", "opencl", "cuda") and its suite entries, Tokamax's
  * qwen3-8b arg specs and smaller ones of the same proportions tagged `cpu`, each in
  * every mode.
@@ -14,7 +14,7 @@
  * Labels use a ranged initializer, uniform in [0, V): the default integer rule would give
  * values in [-128, 128), negative labels being out of range.
  */
-#include "builtin.h"
+#include "../builtin.h"
 #include "lsce.h"
 
 #include <stdio.h>

@@ -1,11 +1,11 @@
 /*
- * specs.c - normalization's declaration (src/suite/builtin.h): its implementations
+ * specs.c - normalization's declaration (ops/builtin.h): its implementations
  * ("reference": plain float64 loops; "cpu": the fast one; "opencl"; "cuda") and its suite
  * entries, Tokamax's alphafold arg specs (x bfloat16, scale and offset float32; tags
  * primary, ci_tests) and smaller ones of the same proportions tagged `cpu`, each in
  * every mode.
  */
-#include "builtin.h"
+#include "../builtin.h"
 #include "norm.h"
 
 typedef struct norm_spec {

@@ -76,7 +76,7 @@ static void cpu_release(void *state) {
 
 static tkb_status cpu_prepare(const tkb_args *a, void **state) {
   rd_plan p;
-  tkb_status st = ops_blas_open("ragged_dot (cpu)");
+  tkb_status st = tkb__blas_open("ragged_dot (cpu)");
   if (!st) st = tkb__rd_plan_make(a, &p);
   if (st != TKB_OK) return st;
   if (p.k > INT_MAX || p.n > INT_MAX || p.m > INT_MAX)

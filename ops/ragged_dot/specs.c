@@ -1,5 +1,5 @@
 /*
- * specs.c - ragged_dot's declaration (src/suite/builtin.h): its implementations
+ * specs.c - ragged_dot's declaration (ops/builtin.h): its implementations
  * ("reference", "cpu", "opencl", "cuda") and its suite entries:
  *
  *  - Tokamax's specs (tokamax/_src/ops/ragged_dot/arg_specs.py), under Tokamax's full
@@ -11,7 +11,7 @@
  * Every spec is registered in all four modes. group_sizes gets its own initializer (group_sizes.c): the spec's fixed sizes,
  * or a seeded random composition of M into G parts as Tokamax's generate_group_sizes.
  */
-#include "builtin.h"
+#include "../builtin.h"
 #include "ragged_dot.h"
 
 #include <stdio.h>

@@ -2,21 +2,30 @@
  * bench.h - what the files of src/bench share. tkb_benchmark is three parts that meet
  * only here:
  *
- *   measure   (measure.c)    one sample: the warm-up policy, the meter around one timed
- *                            call (meter.c, reading the method of methods.c), the clock
- *                            watch and the throttle retry
+ *   sample    (sampler.c)    one sample: the warm-up policy, the meter around one timed
+ *                            call or batch, the clock-state watch and the throttle retry
  *   stop      (stop.c)       a stopping rule, one file each (stop_fixed.c, ...), looked up
  *                            by name: it resets from named parameters, takes each sample
  *                            and says whether to go on, start the next experiment or stop
  *   summarize (summarize.c)  statistics and the BenchmarkData with its metadata
  *
- * benchmark.c runs them: compile, then loop { measure; ask the rule }, then summarize.
+ * session.c runs them (loop { take a sample; ask the rule }, then summarize) one
+ * experiment at a time; benchmark.c compiles and runs a session to its end.
+ *
+ * The words, from the instrument up (docs/DEVELOPING.md has the glossary): a timing
+ * method (methods.c) names what a call's time means; the meter (meter.c) reads one call
+ * under it, through a host clock (src/core/clocks.c) or a backend's device timer
+ * (tkb_timer_ops); the sampler (sampler.c) takes each sample through the meter.
+ * Also here: the machine the benchmark measures on (host.c, environment.c), the peaks
+ * a report draws against (peaks.c) and the outputs' NaN/Inf scan (nonfinite.c).
  * Internal to libtkbench.
  */
 #ifndef TKB_BENCH_H
 #define TKB_BENCH_H
 
 #include "intervals.h"
+
+#include <stdio.h>
 
 struct tkb__stop_choice;
 
@@ -153,11 +162,11 @@ tkb_status tkb__perf_check(const char *list);
 void tkb__perf_event_names(char *buf, size_t cap);
 
 /* ------------------------------------------------------------------------------ */
-/* One sample (measure.c)                                                          */
+/* One sample (sampler.c)                                                          */
 /* ------------------------------------------------------------------------------ */
 
 /* Everything a sample needs, set up once per benchmark. */
-typedef struct tkb__measure {
+typedef struct tkb__sampler {
   struct tkb_std_fn *f;
   tkb_device *dev;
   tkb__meter meter;
@@ -175,29 +184,29 @@ typedef struct tkb__measure {
    * CPU clock already (cpu_time). */
   int64_t (*cpu_clock)(void);
   int64_t cpu_floor_ns;   /* the CPU time of an empty sample (the reads themselves),
-                             subtracted from each; set by tkb__measure_cpu_floor */
+                             subtracted from each; set by tkb__sampler_cpu_floor */
   tkb__perf *perf;        /* perf events read around each timed sample; NULL: none */
   double min_warmup_ms;   /* untimed calls for this long before the first timed call */
   bool warmed;            /* min_warmup_ms has been spent */
-} tkb__measure;
+} tkb__sampler;
 
 /* Measures m->cpu_floor_ns: the median CPU time between the two CPU reads of a sample
  * that holds only the method's two clock reads. */
-void tkb__measure_cpu_floor(tkb__measure *m);
+void tkb__sampler_cpu_floor(tkb__sampler *m);
 
 /* Three untimed-as-samples timed calls (each after a warm-up), for the batch size: *ms is
  * the fastest, per call. Leaves m->batch at 1. */
-tkb_status tkb__measure_calibrate(tkb__measure *m, double *ms);
+tkb_status tkb__sampler_calibrate(tkb__sampler *m, double *ms);
 
 /* Starts experiment e: reads the clock state into *state (when reported) and makes the
  * experiment's warm-up call when warm-up is once per experiment. */
-tkb_status tkb__measure_experiment(tkb__measure *m, tkb_device_state *state);
+tkb_status tkb__sampler_experiment(tkb__sampler *m, tkb_device_state *state);
 /* One sample: warm-up (each), the timed call (or batch) under the meter, the clock state after it;
  * a throttled call is retried after a pause while the experiment's budget lasts.
  * *ms: the call's time; *cpu_ms: the process's CPU time for it (per call, >= 0);
  * *throttled: the device reported a thermal or power reason at its end (false where
  * clocks are not reported). Nothing here allocates. */
-tkb_status tkb__measure_sample(tkb__measure *m, double *ms, double *cpu_ms, bool *throttled);
+tkb_status tkb__sampler_take(tkb__sampler *m, double *ms, double *cpu_ms, bool *throttled);
 
 /* Sleeps ms milliseconds (the interval between experiments, a throttle pause). */
 void tkb__sleep_ms(double ms);
@@ -275,6 +284,9 @@ typedef struct tkb__stop_rule {
   double (*target)(const void *state);
   /* Whether it gave up because its time ran out (NULL: it has no time limit). */
   bool (*timed_out)(const void *state);
+  /* Takes the options' `iterations` calls in every experiment (fixed): the data then
+   * records that count as its `iterations`; for any other rule it is 0 there. */
+  bool takes_iterations;
 } tkb__stop_rule;
 
 /* A rule with its parameters, parsed from "name" or "name:param=value,param=value". */
@@ -297,6 +309,14 @@ void tkb__stop_text(const tkb__stop_choice *c, char *buf, size_t cap);
 
 /* The rules, NULL-ended, in the order help lists them (stop.c; one file each). */
 extern const tkb__stop_rule *const tkb__stop_rules[];
+
+/* ------------------------------------------------------------------------------ */
+/* Ordering (stats.c)                                                              */
+/* ------------------------------------------------------------------------------ */
+
+/* qsort's comparison of two doubles, ascending (NaN compares equal to everything: sort
+ * only finite values with it). */
+int tkb__cmp_double(const void *a, const void *b);
 
 /* ------------------------------------------------------------------------------ */
 /* Noise evidence (ci.c, distribution.c)                                           */
@@ -433,5 +453,77 @@ typedef struct tkb__peaks {
 } tkb__peaks;
 /* Measures them (about a second on a CPU). The status of a failed allocation or copy. */
 tkb_status tkb__peaks_measure(tkb_device *dev, tkb__peaks *out);
+
+/* ------------------------------------------------------------------------------ */
+/* Outputs after timing (nonfinite.c)                                               */
+/* ------------------------------------------------------------------------------ */
+
+/* The NaN and Inf elements among n of `dtype` at host address data (0 for integer
+ * dtypes), tested on the bits across the OpenMP threads. */
+int64_t tkb__count_nonfinite(const void *data, int64_t n, tkb_dtype dtype);
+
+/* ------------------------------------------------------------------------------ */
+/* The machine (host.c, environment.c): what a run's context and `info` record     */
+/* ------------------------------------------------------------------------------ */
+typedef struct tkb__cache {
+  char type[16];   /* "Data", "Instruction", "Unified" */
+  int level;
+  long long size;  /* bytes */
+  int num_sharing; /* CPUs sharing it */
+} tkb__cache;
+/* Reads cpu0's caches from sysfs; returns how many were written (<= cap). */
+int tkb__host_caches(tkb__cache *out, int cap);
+/* MHz of a CPU (cpufreq max, else /proc/cpuinfo); 0 when unknown. */
+double tkb__host_mhz(void);
+/* cpu0's scaling governor ("performance", ...) into buf; false when unreadable. */
+bool tkb__host_governor(char *buf, size_t cap);
+/* Turbo/boost: 1 on, 0 off, -1 unreadable; *source names the file read. */
+int tkb__host_boost(const char **source);
+/* 1, 5 and 15 minute load averages; false when unreadable. */
+bool tkb__host_loadavg(double out[3]);
+/* Google Benchmark's cpu_scaling_enabled: a governor other than "performance". */
+bool tkb__host_cpu_scaling(void);
+
+/* The settings a timing depends on (environment.c). Strings are "" when unset or
+ * unreadable. */
+typedef struct tkb__environment {
+  char omp_num_threads[32], omp_wait_policy[32], omp_proc_bind[32]; /* the variables */
+  int threads;             /* the cpu ops' OpenMP threads (tkb_get_num_threads) */
+  int cores;               /* online */
+  char affinity[128];      /* the CPUs this process may run on: "0-3,8" */
+  int affinity_count;      /* how many; 0 when unknown */
+  char governor[64];       /* cpu0's cpufreq governor */
+  int boost;               /* 1 on, 0 off, -1 unreadable */
+  char thp[32];            /* transparent huge pages: "always", "madvise", "never" */
+  tkb__load load;          /* when read */
+} tkb__environment;
+/* Reads every setting now. */
+void tkb__environment_read(tkb__environment *e);
+/* The warnings the machine itself gives (frequency scaling on or unreadable, a load above
+ * the cores, more OpenMP threads than free cores), each to add(user, kind, text). */
+void tkb__environment_warnings(const tkb__environment *e, void (*add)(void *, const char *, const char *),
+                               void *user);
+/* `info --check`: what to change for steadier times and why, on f; returns how many. */
+int tkb__environment_advice(const tkb__environment *e, FILE *f);
+
+/* The machine a run ran on, as Google Benchmark's context records it. */
+typedef struct tkb__host_facts {
+  char host_name[256];      /* "unknown" when gethostname fails */
+  const char *cpu_model;    /* tkb__cpu_model() */
+  int num_cpus;
+  double mhz;               /* 0 when unknown */
+  bool cpu_scaling;
+  tkb__cache caches[16];
+  int n_caches;
+  bool have_load_avg;
+  double load_avg[3];       /* 1, 5 and 15 minutes, when have_load_avg */
+  int aslr;                 /* address space layout randomization: 1 on, 0 off, -1 unknown */
+  tkb__environment env;     /* as the run starts */
+} tkb__host_facts;
+/* Reads every fact (the load average as of now: call it when the run starts). */
+void tkb__host_facts_read(tkb__host_facts *h);
+
+/* Fills buf with the current local time ("2025-01-31T12:00:00+01:00"). */
+void tkb__iso_date(char *buf, size_t cap);
 
 #endif /* TKB_BENCH_H */

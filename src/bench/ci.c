@@ -8,7 +8,8 @@
  * assumption about the shape of the distribution: outliers move the interval only as far
  * as their ranks.
  *
- * Several experiments: a two-level bootstrap (METHODOLOGY.md). Calls within one
+ * Several experiments: a two-level bootstrap (two-stage resampling of clustered data,
+ * Davison and Hinkley, Bootstrap Methods and their Application, 3.8). Calls within one
  * experiment share its machine state (clock, cache, other load), so they are not
  * independent across experiments, and an interval from the pooled calls alone would be
  * too narrow whenever the experiments disagree. Each of the B resamples draws the
@@ -27,11 +28,6 @@
 #include <string.h>
 
 #define BOOT_RESAMPLES 1000
-
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
 
 /* Median of x[0..n) (n >= 1), reordering x: quickselect, no allocation. The mean of the
  * middle two for an even n, as tkb_stats_compute's median. */
@@ -123,7 +119,7 @@ tkb_status tkb__boot_medians(const double *x, const int *experiment_end, int exp
     const int begin = e ? experiment_end[e - 1] : 0;
     const size_t n_e = (size_t)(experiment_end[e] - begin);
     memcpy(sorted, x + begin, n_e * sizeof *sorted);
-    qsort(sorted, n_e, sizeof *sorted, cmp_double);
+    qsort(sorted, n_e, sizeof *sorted, tkb__cmp_double);
     const size_t m = n_e < TKB__BOOT_CALLS ? n_e : TKB__BOOT_CALLS;
     start[e] = at;
     for (size_t i = 0; i < m; i++) kept[at++] = sorted[(size_t)(((double)i + 0.5) * (double)n_e / (double)m)];
@@ -164,7 +160,7 @@ static tkb_status bootstrap(const double *x, const int *experiment_end, int expe
   tkb_status st = tkb__boot_medians(x, experiment_end, experiments, BOOT_RESAMPLES, 0x746b62656e6368ull,
                                     NULL, medians);
   if (!st) {
-    qsort(medians, BOOT_RESAMPLES, sizeof *medians, cmp_double);
+    qsort(medians, BOOT_RESAMPLES, sizeof *medians, tkb__cmp_double);
     const double a = (1 - TKB__CI_LEVEL) / 2;
     out->low = medians[(size_t)floor(a * (BOOT_RESAMPLES - 1))];
     out->high = medians[(size_t)ceil((1 - a) * (BOOT_RESAMPLES - 1))];
@@ -187,7 +183,7 @@ tkb_status tkb__median_ci(const double *x, const int *experiment_end, int experi
     out->method = "two-level bootstrap";
     return bootstrap(x, experiment_end, experiments, out);
   }
-  qsort(s, n, sizeof *s, cmp_double);
+  qsort(s, n, sizeof *s, tkb__cmp_double);
   out->median = n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
   const size_t k = order_rank(n);
   out->too_few = k == 0;

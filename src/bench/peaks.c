@@ -11,9 +11,9 @@
  * OpenBLAS cannot be opened). Each is the
  * best of several runs: a peak is what the machine can do, not what it did while busy.
  */
-#include "../../ops/common/ops_common.h" /* OpenBLAS, opened when first needed */
 #include "backend.h"
 #include "bench.h"
+#include "blas.h" /* OpenBLAS, opened when first needed */
 
 #include <math.h>
 #include <stdlib.h>
@@ -66,7 +66,7 @@ static tkb_status copy_gbs(tkb_device *dev, double *out) {
 
 static double sgemm_gflops(void) {
   const int n = PEAK_SGEMM_N;
-  if (ops_blas_open("the sgemm peak") != TKB_OK) return NAN;
+  if (tkb__blas_open("the sgemm peak") != TKB_OK) return NAN;
   float *a = malloc(sizeof *a * (size_t)n * n * 3);
   if (!a) return NAN;
   float *bm = a + (size_t)n * n, *c = bm + (size_t)n * n;
@@ -74,7 +74,7 @@ static double sgemm_gflops(void) {
   double best = INFINITY;
   for (int r = 0; r <= PEAK_SGEMM_RUNS; r++) {
     int64_t t0 = now_ns();
-    ops_blas.sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a, n, bm, n, 0.0f, c, n);
+    tkb__blas.sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a, n, bm, n, 0.0f, c, n);
     int64_t t1 = now_ns();
     if (r > 0) best = fmin(best, (double)(t1 - t0));
   }

@@ -1,5 +1,5 @@
 /*
- * session.c - one benchmark's experiments, one at a time: the samples of each (measure.c)
+ * session.c - one benchmark's experiments, one at a time: the samples of each (sampler.c)
  * for as long as the stopping rule asks (stop.c), then the summary (summarize.c).
  * tkb_compiled_run runs a session's experiments back to back; the runner's interleaving
  * runs the experiments of many sessions round-robin, pausing each between its
@@ -24,7 +24,7 @@ struct tkb__session {
   const tkb__method *method;
   tkb__stop_choice stop;
   void *rule_state;
-  tkb__measure m;
+  tkb__sampler m;
   bool meter_open, started, done;
   tkb__samples s;
   tkb__run_facts facts;
@@ -97,14 +97,14 @@ static tkb_status samples_init(tkb__samples *s, size_t bound, int experiments, b
 /* Calls per sample: 1, or for a rule that batches, enough calls that a sample spans at
  * least 100 reads of the host clock (Google Benchmark grows its batches the same way),
  * in a power of two. Device methods time each call on the device: never batched. */
-static tkb_status choose_batch(tkb__measure *m, const tkb__method *method, const tkb__stop_rule *rule,
+static tkb_status choose_batch(tkb__sampler *m, const tkb__method *method, const tkb__stop_rule *rule,
                                double *clock_read_ns) {
   *clock_read_ns = tkb__clock_read_ns(m->meter.clock, 5, 200);
-  tkb__measure_cpu_floor(m);
+  tkb__sampler_cpu_floor(m);
   m->batch = 1;
   if (!rule->batches || method->reading > TKB__READ_CPU) return TKB_OK;
   double call_ms;
-  tkb_status st = tkb__measure_calibrate(m, &call_ms);
+  tkb_status st = tkb__sampler_calibrate(m, &call_ms);
   if (st) return st;
   const double floor_ms = 100 * *clock_read_ns / 1e6;
   while (m->batch < (1 << 20) && call_ms * m->batch < floor_ms) m->batch *= 2;
@@ -176,7 +176,7 @@ tkb_status tkb__session_open(tkb_compiled *c, const tkb_bench_opts *opts, tkb__s
   }
   stop.rule->reset(ss->rule_state, ss->stop.values, &ss->o);
   tkb_std_fn *f = c->f;
-  ss->m = (tkb__measure){.f = f, .dev = f->device, .warmup_each = !ss->o.warmup_once,
+  ss->m = (tkb__sampler){.f = f, .dev = f->device, .warmup_each = !ss->o.warmup_once,
                          .throttle_retries = ss->o.throttle_retries,
                          .read_state = f->device->backend->device_state, .batch = 1,
                          .first_call_ms = NAN,
@@ -237,7 +237,7 @@ static tkb_status one_experiment(tkb__session *ss, int e, tkb__verdict *v) {
   if (st) return st;
   if (e > 0) tkb__sleep_ms(ss->o.interval_ms);
   tkb_device_state unused;
-  st = tkb__measure_experiment(&ss->m, s->state ? &s->state[e] : &unused);
+  st = tkb__sampler_experiment(&ss->m, s->state ? &s->state[e] : &unused);
   if (st) return st;
   s->experiments = e + 1;
   s->experiment_end[e] = (int)s->n;
@@ -245,7 +245,7 @@ static tkb_status one_experiment(tkb__session *ss, int e, tkb__verdict *v) {
   for (*v = TKB__GO_ON; *v == TKB__GO_ON;) {
     if ((st = reserve(s)) != TKB_OK) return st;
     bool throttled;
-    st = tkb__measure_sample(&ss->m, &s->ms[s->n], &s->cpu_ms[s->n], &throttled);
+    st = tkb__sampler_take(&ss->m, &s->ms[s->n], &s->cpu_ms[s->n], &throttled);
     if (st) return st;
     if (s->throttled) s->throttled[s->n] = throttled;
     const tkb__sample sample = {.ms = s->ms[s->n], .experiment = e,

@@ -1,12 +1,12 @@
 /* stats.c - summary statistics of timing samples. */
-#include "internal.h"
+#include "bench.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
+int tkb__cmp_double(const void *a, const void *b) {
+  const double x = *(const double *)a, y = *(const double *)b;
   return (x > y) - (x < y);
 }
 
@@ -27,7 +27,7 @@ tkb_status tkb_stats_compute(const double *x, size_t n, tkb_stats *out) {
   double *s = n <= 64 ? small : malloc(n * sizeof *s);
   if (!s) return tkb_set_error(TKB_ERR_OUT_OF_MEMORY, "out of memory sorting %zu samples", n);
   memcpy(s, x, n * sizeof *s);
-  qsort(s, n, sizeof *s, cmp_double);
+  qsort(s, n, sizeof *s, tkb__cmp_double);
   /* Two passes for the variance: exact enough for timing samples of any scale. */
   double sum = 0;
   for (size_t i = 0; i < n; i++) sum += s[i];

@@ -41,4 +41,5 @@ const tkb__stop_rule tkb__stop_fixed = {
     .add = fixed_add,
     .max_samples = fixed_max_samples,
     .converged = fixed_converged,
+    .takes_iterations = true,
 };

@@ -195,11 +195,6 @@ static void statistics(tkb_benchmark_data *bd, const tkb__samples *s, tkb_stats 
   }
 }
 
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
 /* Whether the calls ran threads of their own (an OpenMP team): a single thread cannot
  * spend more CPU time than wall time, so calls that did, by a margin beyond the CPU
  * clock's resolution, ran several. Judged on each call, since a call whose team stalled
@@ -221,7 +216,7 @@ static tkb_status weigh(tkb_benchmark_data *bd, const tkb__samples *s, const tkb
   if (status || !sorted)
     return status ? status : tkb_set_error(TKB_ERR_OUT_OF_MEMORY, "out of memory sorting %zu samples", s->n);
   memcpy(sorted, s->ms, s->n * sizeof *sorted);
-  qsort(sorted, s->n, sizeof *sorted, cmp_double);
+  qsort(sorted, s->n, sizeof *sorted, tkb__cmp_double);
   tkb__tukey_outliers(sorted, s->n, &bd->outliers_mild, &bd->outliers_severe);
   tkb__evidence ev = {.stats = st, .ci = &ci, .n = s->n, .batch = s->batch,
                       .experiment_median_ms = bd->experiment_median_ms, .experiments = s->experiments};
@@ -306,7 +301,7 @@ tkb_status tkb__summarize(tkb_std_fn *f, tkb__samples *s, const tkb__run_facts *
   bd->evaluation_times_ms = s->ms;
   bd->cpu_times_ms = s->cpu_ms;
   bd->n_evaluation_times = (int)s->n;
-  bd->iterations = facts->o->iterations;
+  bd->iterations = facts->stop->rule->takes_iterations ? facts->o->iterations : 0;
   bd->experiments = s->experiments;
   bd->throttled = s->throttled;
   bd->n_throttle_retries = facts->retries;

@@ -15,6 +15,7 @@
 #ifndef TKB_CLI_H
 #define TKB_CLI_H
 
+#include "report.h"
 #include "runner.h"
 
 #include <stddef.h>
@@ -383,6 +384,10 @@ void tkb__help_overview(FILE *f);
 void tkb__help_command(FILE *f, const tkb__command *cmd);
 /* Prints the man page tkbench.1 (roff): the overview and every command's help. */
 void tkb__help_man(FILE *f);
+/* Tests: the texts made from a table ({formats}, {extensions}, {compare_formats},
+ * {methods}, {stop_rules}, {perf_events}) stay as their placeholders, so a golden help
+ * text is the same whatever rows the tables hold (the tests walk the tables instead). */
+extern bool tkb__help_keep_table_placeholders;
 
 /* True when colour may be used on stream f: a terminal and NO_COLOR unset or empty. */
 bool tkb__use_color(FILE *f);

@@ -1,7 +1,7 @@
 /*
  * compare.c - `tkbench compare BASE NEW`: two results files (tkbench's JSON, any Google
  * Benchmark program's, or a run's journal), entry by entry, with a verdict on each
- * (src/report/compare.c computes it; compare_flags.c writes it and applies the gate).
+ * (src/results/compare.c computes it; compare_flags.c writes it and applies the gate).
  * Everything that can be wrong with the command line or the files is said before
  * anything is written: a file that cannot be read or trusted, no entry in common.
  */

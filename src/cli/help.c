@@ -14,11 +14,16 @@ extern const tkb__command tkb__command_help;
 #define WIDTH 80
 #define FLAG_COLUMN 22
 
+bool tkb__help_keep_table_placeholders;
+
 /* The text of a placeholder ("prog" for {prog}) into buf; false when there is none. */
 static bool placeholder(const tkb__command *cmd, const char *name, size_t len, char *buf,
                         size_t cap) {
 #define IS(s) (len == strlen(s) && strncmp(name, s, len) == 0)
-  if (IS("prog")) snprintf(buf, cap, "%s", tkb__prog);
+  const bool from_table = IS("formats") || IS("extensions") || IS("compare_formats") || IS("methods") ||
+                          IS("stop_rules") || IS("perf_events");
+  if (from_table && tkb__help_keep_table_placeholders) snprintf(buf, cap, "{%.*s}", (int)len, name);
+  else if (IS("prog")) snprintf(buf, cap, "%s", tkb__prog);
   else if (IS("formats")) tkb__format_names(buf, cap);
   else if (IS("extensions")) tkb__format_extensions(buf, cap);
   else if (IS("compare_formats")) tkb__compare_format_names(buf, cap);

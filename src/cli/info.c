@@ -13,11 +13,6 @@
 #include <string.h>
 #include <time.h>
 
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
 /* Nanoseconds per clock_gettime: the median over runs of back-to-back reads. */
 static double clock_read_cost_ns(clockid_t clock, int runs, int reads) {
   double per[16];
@@ -30,7 +25,7 @@ static double clock_read_cost_ns(clockid_t clock, int runs, int reads) {
     double ns = (double)(b.tv_sec - a.tv_sec) * 1e9 + (double)(b.tv_nsec - a.tv_nsec);
     per[r] = ns / reads;
   }
-  qsort(per, (size_t)runs, sizeof per[0], cmp_double);
+  qsort(per, (size_t)runs, sizeof per[0], tkb__cmp_double);
   return per[runs / 2];
 }
 

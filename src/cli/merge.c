@@ -1,7 +1,7 @@
 /*
  * merge.c - `tkbench merge A.json B.json ... -o ALL.json`: one run's parts (the shards of
  * `slurm` or --shard, a node's devices, the journal of a shard that died) as one result
- * file in the same schema (src/report/results_merge.c says what is refused and why).
+ * file in the same schema (src/results/results_merge.c says what is refused and why).
  * Every input is read and checked before anything is written, and the file lands whole.
  */
 #include "cli.h"

@@ -375,13 +375,16 @@ static int apply_gb(run_args *a) {
   return 0;
 }
 
-/* The benchmark options the flags ask for. */
-static tkb_bench_opts bench_opts(const run_args *a) {
+/* The run's one configuration: the benchmark options the flags ask for, with the method
+ * as resolved for the device (NULL before it is known). The runner times every entry
+ * with it and the context every report records is made from it, so the two never
+ * disagree. */
+static tkb_bench_opts bench_opts(const run_args *a, const char *method) {
   return (tkb_bench_opts){.iterations = a->iterations ? a->iterations : TKB__DEFAULT_ITERATIONS,
                           .stop = stop_rule(a),
                           .experiments = a->experiments,
                           .interval_ms = a->interval_ms,
-                          .method = a->method,
+                          .method = method ? method : a->method,
                           .event_filter_regex = a->event_filter,
                           .warmup_once = strcmp(a->warmup, "once") == 0,
                           .cold_cache = a->cold_cache,
@@ -424,11 +427,11 @@ static void add_warning_but_threads(void *user, const char *kind, const char *te
 
 static bool auto_threads(const run_args *a);
 
-static void fill_context(tkb__report_ctx *ctx, const run_args *a, const tkb__device_facts *d,
-                         const size_t *idx, size_t n, const tkb__shard_info *shard, char *stop,
-                         size_t stop_cap) {
+static void fill_context(tkb__report_ctx *ctx, const run_args *a, const tkb_bench_opts *bo,
+                         const tkb__device_facts *d, const size_t *idx, size_t n,
+                         const tkb__shard_info *shard, char *stop, size_t stop_cap) {
   tkb__stop_choice choice;
-  tkb__stop_parse(stop_rule(a), "--stop", &choice); /* checked when read */
+  tkb__stop_parse(bo->stop, "--stop", &choice); /* checked when read */
   tkb__stop_text(&choice, stop, stop_cap);
   *ctx = (tkb__report_ctx){.executable = tkb__exe,
                            .device = d->name,
@@ -436,10 +439,11 @@ static void fill_context(tkb__report_ctx *ctx, const run_args *a, const tkb__dev
                            .device_uuid = d->uuid,
                            .method = d->method,
                            .seed = a->seed,
-                           .iterations = a->iterations ? a->iterations : TKB__DEFAULT_ITERATIONS,
-                           .experiments = a->experiments,
-                           .interval_ms = a->interval_ms,
-                           .warmup_once = strcmp(a->warmup, "once") == 0,
+                           /* what the rule takes: a count only the fixed rule has */
+                           .iterations = choice.rule->takes_iterations ? bo->iterations : 0,
+                           .experiments = bo->experiments,
+                           .interval_ms = bo->interval_ms,
+                           .warmup_once = bo->warmup_once,
                            .stop = stop,
                            .interleave = a->interleave,
                            .shard = *shard,
@@ -482,16 +486,14 @@ static void on_done(void *user, size_t k, size_t n, const tkb__result *r) {
   tkb__history_add(s->h, r, s->experiments);
 }
 
-static tkb__runner make_runner(const run_args *a, const char *method, sinks *o,
+static tkb__runner make_runner(const run_args *a, const tkb_bench_opts *bo, sinks *o,
                                bool isolate, double timeout_s) {
-  tkb_bench_opts b = bench_opts(a);
-  b.method = method;
   return (tkb__runner){.device = a->sel.device,
                        .seed = a->seed,
                        .auto_threads = auto_threads(a),
                        .inits = a->inits,
                        .n_inits = a->n_inits,
-                       .bench = b,
+                       .bench = *bo,
                        .interleave = a->interleave,
                        .isolate = isolate,
                        .timeout_s = timeout_s,
@@ -519,9 +521,10 @@ static int run_selected(const run_args *a, const char *out, const tkb__device_fa
                         const tkb__format *stdout_fmt, const tkb__format *file_fmt,
                         const size_t *idx, size_t n, const tkb__shard_info *shard, bool isolate,
                         double timeout_s, tkb__history_sink *hist) {
+  const tkb_bench_opts bo = bench_opts(a, d->method);
   tkb__report_ctx ctx;
   char stop[256];
-  fill_context(&ctx, a, d, idx, n, shard, stop, sizeof stop);
+  fill_context(&ctx, a, &bo, d, idx, n, shard, stop, sizeof stop);
   const bool to_stdout = !(a->quiet && stdout_fmt->live_view);
   tkb__run_output o = {.cmd = CMD,
                        .out = out,
@@ -532,7 +535,7 @@ static int run_selected(const run_args *a, const char *out, const tkb__device_fa
                        .stdout_aggregates_only = a->gb_report_aggregates_only ||
                                                  a->gb_display_aggregates_only,
                        .file_aggregates_only = a->gb_report_aggregates_only,
-                       .experiments = a->experiments};
+                       .experiments = bo.experiments};
   int rc = tkb__run_output_open(&o, &ctx, a->resume != NULL);
   size_t *todo = rc ? NULL : malloc((n ? n : 1) * sizeof *todo), m = 0, resumed_failed = 0;
   if (!rc && !todo) rc = tkb__usage(CMD, "out of memory");
@@ -547,7 +550,7 @@ static int run_selected(const run_args *a, const char *out, const tkb__device_fa
   for (size_t i = 0; i < o.resumed.n; i++) resumed_failed += o.resumed.results[i].bd == NULL && !o.resumed.results[i].skipped;
   tkb__progress_begin(&o.progress, stderr, !a->quiet && isatty(fileno(stderr)), o.resumed.n + m);
   sinks to = {.o = &o, .h = hist, .experiments = a->experiments};
-  tkb__runner runner = make_runner(a, d->method, &to, isolate, timeout_s);
+  tkb__runner runner = make_runner(a, &bo, &to, isolate, timeout_s);
   tkb__run_count count = tkb__run_entries(&runner, todo, m);
   free(todo);
   tkb__run_summary s = {.n_selected = m,
@@ -566,14 +569,12 @@ static int run_selected(const run_args *a, const char *out, const tkb__device_fa
 /* `ab`'s worker: the selected entries wait for its requests (ab_worker.c). */
 static int serve_selected(const run_args *a, const tkb__device_facts *d, const size_t *idx,
                           size_t n, const tkb__shard_info *shard) {
+  const tkb_bench_opts bo = bench_opts(a, d->method);
   tkb__report_ctx ctx;
   char stop[256];
-  fill_context(&ctx, a, d, idx, n, shard, stop, sizeof stop);
-  tkb_bench_opts o = bench_opts(a);
-  o.method = d->method;
+  fill_context(&ctx, a, &bo, d, idx, n, shard, stop, sizeof stop);
   const tkb__runner runner = {.device = a->sel.device, .seed = a->seed, .auto_threads = auto_threads(a),
-                              .inits = a->inits,
-                              .n_inits = a->n_inits, .bench = o};
+                              .inits = a->inits, .n_inits = a->n_inits, .bench = bo};
   return tkb__serve(&runner, &ctx, idx, n);
 }
 
@@ -645,7 +646,7 @@ static int run(run_args *a, int argc, char **argv) {
   int rc = a->serve ? 0 : tkb__isolation(CMD, &a->iso, a->sel.device, n, &isolate, &timeout_s);
   if (a->serve) isolate = false, timeout_s = 0;
   if (!rc) {
-    const tkb_bench_opts o = bench_opts(a);
+    const tkb_bench_opts o = bench_opts(a, NULL);
     rc = tkb__device_find(CMD, a->sel.device, &o, a->peaks, isolate, timeout_s, &facts);
   }
   if (!rc && a->serve)

@@ -83,6 +83,80 @@ static pid_t start(worker *w, const char *stdout_format, const char *shard, int 
   return pid;
 }
 
+/* Starts one worker per device, d on shard K x g + d of N x g; returns how many started. */
+static int start_workers(worker *w, int g, const char *kind, const char *dir, int k0, int n0,
+                         const char *cmd, const char *stdout_format, int argc, char **argv) {
+  int started = 0;
+  for (int d = 0; d < g; d++) {
+    worker *x = &w[d];
+    snprintf(x->device, sizeof x->device, "%s:%d", kind, d);
+    snprintf(x->json, sizeof x->json, "%s/%s-%d.json", dir, kind, d);
+    snprintf(x->journal, sizeof x->journal, "%s.partial.jsonl", x->json);
+    snprintf(x->table, sizeof x->table, "%s/%s-%d.txt", dir, kind, d);
+    snprintf(x->log, sizeof x->log, "%s/%s-%d.log", dir, kind, d);
+    char shard[48];
+    snprintf(shard, sizeof shard, "%d/%d", k0 * g + d, n0 * g);
+    x->pid = interrupted ? -1 : start(x, stdout_format, shard, argc, argv);
+    if (x->pid < 0 && !interrupted)
+      fprintf(stderr, "%s %s: cannot start the worker of %s: %s\n", tkb__prog, cmd, x->device, strerror(errno));
+    started += x->pid >= 0;
+  }
+  return started;
+}
+
+/* Waits for the workers in device order, showing each one's table and messages once it
+ * has ended; the files they left go to inputs (a finished file, else its journal).
+ * Returns the run's exit status, from rc (the start's) and theirs. */
+static int wait_workers(worker *w, int g, const char *cmd, bool quiet, int rc, const char **inputs,
+                        size_t *n_inputs) {
+  for (int d = 0; d < g; d++) {
+    worker *x = &w[d];
+    x->rc = x->pid >= 0 ? tkb__wait(x->pid) : -1;
+    if (!quiet) show(stdout, x->table);
+    fflush(stdout);
+    show(stderr, x->log);
+    if (!quiet || x->rc)
+      fprintf(stderr, "%s %s: %s: %s (exit status %d)\n", tkb__prog, cmd, x->device, outcome(x->rc), x->rc);
+    if (x->rc == TKB_EXIT_USAGE && rc != TKB_EXIT_INTERRUPTED) rc = TKB_EXIT_USAGE;
+    else if (x->rc == TKB_EXIT_INTERRUPTED || interrupted) rc = TKB_EXIT_INTERRUPTED;
+    else if (x->rc && rc == TKB_EXIT_OK) rc = TKB_EXIT_FAILED;
+    if (!inputs) continue;
+    if (access(x->json, F_OK) == 0) inputs[(*n_inputs)++] = x->json;
+    else if (access(x->journal, F_OK) == 0) inputs[(*n_inputs)++] = x->journal;
+  }
+  return rc;
+}
+
+/* Merges the workers' files into out, then removes them and their folder, unless
+ * something went wrong (then they are kept, and the folder named). Returns the exit
+ * status. */
+static int merge_workers(const worker *w, int g, const char *dir, const char *cmd, const char *out,
+                         bool quiet, const char **inputs, size_t n_inputs, int rc) {
+  bool keep = rc != TKB_EXIT_OK;
+  if (out && n_inputs) {
+    int merged = tkb__merge_files(cmd, inputs, n_inputs, out, quiet);
+    if (merged) {
+      keep = true;
+      if (rc == TKB_EXIT_OK) rc = merged;
+    }
+  } else if (out) {
+    fprintf(stderr, "%s %s: no worker left results: %s was not written\n", tkb__prog, cmd, out);
+    if (rc == TKB_EXIT_OK) rc = TKB_EXIT_FAILED;
+  }
+  if (keep) {
+    fprintf(stderr, "%s %s: the workers' files are kept in %s\n", tkb__prog, cmd, dir);
+    return rc;
+  }
+  for (int d = 0; d < g; d++) {
+    unlink(w[d].json);
+    unlink(w[d].journal);
+    unlink(w[d].table);
+    unlink(w[d].log);
+  }
+  rmdir(dir);
+  return rc;
+}
+
 int tkb__run_devices(const char *cmd, const char *device, const char *shard_text, const char *stdout_format,
                      const char *out, bool quiet, int argc, char **argv) {
   char kind[32];
@@ -116,63 +190,12 @@ int tkb__run_devices(const char *cmd, const char *device, const char *shard_text
   if (!quiet)
     fprintf(stderr, "%s %s: %d %s device%s, one worker each%s; their files: %s\n", tkb__prog, cmd, g, kind,
             g == 1 ? "" : "s", node.count ? " on this process's shard" : "", made);
-  int started = 0;
-  for (int d = 0; d < g; d++) {
-    worker *x = &w[d];
-    snprintf(x->device, sizeof x->device, "%s:%d", kind, d);
-    snprintf(x->json, sizeof x->json, "%s/%s-%d.json", made, kind, d);
-    snprintf(x->journal, sizeof x->journal, "%s.partial.jsonl", x->json);
-    snprintf(x->table, sizeof x->table, "%s/%s-%d.txt", made, kind, d);
-    snprintf(x->log, sizeof x->log, "%s/%s-%d.log", made, kind, d);
-    char shard[48];
-    snprintf(shard, sizeof shard, "%d/%d", k0 * g + d, n0 * g);
-    x->pid = interrupted ? -1 : start(x, stdout_format, shard, argc, argv);
-    if (x->pid < 0 && !interrupted)
-      fprintf(stderr, "%s %s: cannot start the worker of %s: %s\n", tkb__prog, cmd, x->device, strerror(errno));
-    started += x->pid >= 0;
-  }
-  /* in device order, each worker's table and messages once it has ended */
-  int rc = started == g ? TKB_EXIT_OK : TKB_EXIT_FAILED;
+  const int started = start_workers(w, g, kind, made, k0, n0, cmd, stdout_format, argc, argv);
   const char **inputs = calloc(ng, sizeof *inputs);
   size_t n_inputs = 0;
-  for (int d = 0; d < g; d++) {
-    worker *x = &w[d];
-    x->rc = x->pid >= 0 ? tkb__wait(x->pid) : -1;
-    if (!quiet) show(stdout, x->table);
-    fflush(stdout);
-    show(stderr, x->log);
-    if (!quiet || x->rc)
-      fprintf(stderr, "%s %s: %s: %s (exit status %d)\n", tkb__prog, cmd, x->device, outcome(x->rc), x->rc);
-    if (x->rc == TKB_EXIT_USAGE && rc != TKB_EXIT_INTERRUPTED) rc = TKB_EXIT_USAGE;
-    else if (x->rc == TKB_EXIT_INTERRUPTED || interrupted) rc = TKB_EXIT_INTERRUPTED;
-    else if (x->rc && rc == TKB_EXIT_OK) rc = TKB_EXIT_FAILED;
-    if (!inputs) continue;
-    if (access(x->json, F_OK) == 0) inputs[n_inputs++] = x->json;
-    else if (access(x->journal, F_OK) == 0) inputs[n_inputs++] = x->journal;
-  }
+  int rc = wait_workers(w, g, cmd, quiet, started == g ? TKB_EXIT_OK : TKB_EXIT_FAILED, inputs, &n_inputs);
   sigaction(SIGINT, &old, NULL);
-  bool keep = rc != TKB_EXIT_OK;
-  if (out && n_inputs) {
-    int merged = tkb__merge_files(cmd, inputs, n_inputs, out, quiet);
-    if (merged) {
-      keep = true;
-      if (rc == TKB_EXIT_OK) rc = merged;
-    }
-  } else if (out) {
-    fprintf(stderr, "%s %s: no worker left results: %s was not written\n", tkb__prog, cmd, out);
-    if (rc == TKB_EXIT_OK) rc = TKB_EXIT_FAILED;
-  }
-  if (keep) {
-    fprintf(stderr, "%s %s: the workers' files are kept in %s\n", tkb__prog, cmd, made);
-  } else {
-    for (int d = 0; d < g; d++) {
-      unlink(w[d].json);
-      unlink(w[d].journal);
-      unlink(w[d].table);
-      unlink(w[d].log);
-    }
-    rmdir(made);
-  }
+  rc = merge_workers(w, g, made, cmd, out, quiet, inputs, n_inputs, rc);
   free(inputs);
   free(w);
   return rc;

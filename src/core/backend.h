@@ -4,7 +4,7 @@
  * Internal (not installed), but it is the ABI between libtkbench and its plugins:
  * change a struct here and bump TKB_BACKEND_ABI.
  *
- * Devices are named "cpu", "cuda:N", "opencl:N" (ARCHITECTURE.md). The cpu backend is
+ * Devices are named "cpu", "cuda:N", "opencl:N" (docs/ARCHITECTURE.md). The cpu backend is
  * built in (src/backend/cpu.c); the others are shared objects that device.c loads with
  * dlopen the first time such a device is named, from TKB_PLUGIN_PATH, then the folder
  * libtkbench itself was loaded from (dladdr), then that folder's ../lib, then the
@@ -124,7 +124,6 @@ typedef struct tkb_karg {
 /* TKB_KARG_BUF(a->data) (an lvalue), TKB_KARG_VAL(n) for a scalar lvalue. */
 #define TKB_KARG_BUF(handle) ((tkb_karg){TKB_KARG_BUFFER, sizeof(void *), &(handle)})
 #define TKB_KARG_VAL(x) ((tkb_karg){TKB_KARG_SCALAR, sizeof(x), &(x)})
-#define TKB_KARG_LOCAL_BYTES(n) ((tkb_karg){TKB_KARG_LOCAL, (n), NULL})
 
 /*
  * The plan of a random fill (random.c builds it; tkb__fill_plan): what a device kernel

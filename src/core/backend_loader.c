@@ -287,8 +287,3 @@ const char *tkb__backend_opened(const char *kind) {
   return name;
 }
 
-const char *tkb__backend_path(const char *kind) {
-  for (size_t i = 0; i < TKB_ARRAY_LEN(plugins); i++)
-    if (strcmp(plugins[i].kind, kind) == 0 && plugins[i].backend) return plugins[i].path;
-  return "";
-}

@@ -29,8 +29,6 @@ tkb_status tkb__backend_device(const char *kind, int index, const char *asked, t
 /* How many devices of plugin backend `kind` the process can open (at most the loader's
  * own limit), loading the plugin on first use. Errors as tkb__backend_device's. */
 tkb_status tkb__backend_count(const char *kind, int *n);
-/* Where the plugin of `kind` was loaded from ("" when it is not loaded). */
-const char *tkb__backend_path(const char *kind);
 /* The name of a device of backend `kind` this process has opened ("opencl:0"), or NULL:
  * its runtime's threads and contexts would not survive a fork. */
 const char *tkb__backend_opened(const char *kind);
@@ -66,6 +64,19 @@ typedef struct tkb__mem_limit {
   char source[1600];
 } tkb__mem_limit;
 void tkb__memory_limit(tkb__mem_limit *m);
+/* A filter on names as --filter gives it (name_filter.c): a POSIX extended regex searched in the name,
+ * a leading '-' keeping the names that do NOT match (Google Benchmark's negative filter);
+ * NULL or "" keeps every name. */
+typedef struct tkb__name_filter {
+  regex_t re;
+  bool active, negate;
+} tkb__name_filter;
+/* TKB_ERR_INVALID_ARGUMENT naming the pattern and regerror's reason when it does not
+ * compile (then nothing needs freeing). */
+tkb_status tkb__name_filter_init(tkb__name_filter *f, const char *pattern);
+bool tkb__name_filter_match(const tkb__name_filter *f, const char *name);
+void tkb__name_filter_free(tkb__name_filter *f);
+
 /* TKB_OK when a user's POSIX extended regex is safe to hand to regcomp (regex_check.c):
  * at most 512 characters, no repetition stacked on a repetition (x++), counts up to 255,
  * nested repetitions copying one part at most 1000 times; else TKB_ERR_INVALID_ARGUMENT
@@ -78,10 +89,6 @@ tkb_status tkb__regex_compile(regex_t *re, const char *pattern, const char *name
 /* TKB_OK when name is a device name tkb_device_get would look up (its errors for one
  * that is not), without opening anything. */
 tkb_status tkb__device_name_check(const char *name);
-
-/* The NaN and Inf elements among n of `dtype` at host address data (0 for integer
- * dtypes), tested on the bits across the OpenMP threads (src/bench/nonfinite.c). */
-int64_t tkb__count_nonfinite(const void *data, int64_t n, tkb_dtype dtype);
 
 /* ---- the cpu kernels' instruction-set variants (cpu_isa.c) ---- */
 /* 1 where CMake builds the x86-64 variant files (<family>_avx2.c, <family>_avx512.c),
@@ -154,7 +161,7 @@ tkb_status tkb__fill_call(tkb_array *a, const tkb_init *init, uint64_t seed,
 /* An array list that does not own its arrays (views such as f_std's outputs). */
 tkb_status tkb__arrays_new_borrowed(tkb_arrays **out);
 
-/* ---- clocks (bench/timer.c) ---- */
+/* ---- host clocks (clocks.c) ---- */
 /* Monotonic raw clock in nanoseconds. */
 int64_t tkb__now_ns(void);
 /* Process CPU time in nanoseconds. */
@@ -165,7 +172,7 @@ int64_t tkb__clock_resolution_ns(void);
  * back-to-back reads (the fastest, since preemption only ever adds). */
 double tkb__clock_read_ns(int64_t (*clock)(void), int runs, int reads);
 
-/* ---- system facts (bench/sysinfo.c) ---- */
+/* ---- system facts (sysinfo.c) ---- */
 /* CPU model name (static storage; "unknown" when unreadable). */
 const char *tkb__cpu_model(void);
 /* Number of online CPUs. */

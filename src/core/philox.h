@@ -435,9 +435,6 @@ TKB_PX_FN double tkb_px_neg2log(double v, tkb_px_i32 e2) {
   return TKB_PX_FMA(f2, TKB_PX_FMA(f, p, 1.0), a);
 }
 
-/* ln u for a positive normal double u. */
-TKB_PX_FN double tkb_px_log(double u) { return -0.5 * tkb_px_neg2log(u, 0); }
-
 /*
  * sqrt(y) for y = 0 or a positive normal double: magic-constant 1/sqrt estimate
  * (0x5fe6eb50c7b537a9), three Newton steps for 1/sqrt (rel. error 3e-11), s = y r and

@@ -383,128 +383,146 @@ static tkb_status setup_vjp(tkb_std_fn *f, tkb_arrays *primals, bool random_cota
   return set_std_layout(f, std_args);
 }
 
-tkb_status tkb_standardize_function(const tkb_fn *fn, const tkb_value *args, size_t nargs,
-                                    const tkb_kwarg *kwargs, size_t nkwargs,
-                                    const tkb_std_opts *opts, tkb_std_fn **f_std_out,
-                                    tkb_arrays **std_args_out) {
-  tkb__clear_error();
+/* What tkb_standardize_function refuses before it allocates anything: f without its
+ * hooks, NULL out-pointers, a mode that is no tkb_mode or that f has no hook for. */
+static tkb_status check_request(const tkb_fn *fn, const tkb_std_opts *o, void *f_std_out,
+                                void *std_args_out) {
   if (!fn || !fn->infer || !fn->forward || (fn->n_params && !fn->params))
     return tkb_set_error(TKB_ERR_INVALID_ARGUMENT,
                          "f must be a tkb_fn with params, infer and forward; got %s",
                          !fn ? "NULL" : !fn->infer ? "no infer hook" : !fn->forward ? "no forward hook" : "NULL params");
   if (!f_std_out || !std_args_out)
     return tkb_set_error(TKB_ERR_INVALID_ARGUMENT, "f_std and std_args out-pointers must not be NULL");
-  tkb_std_opts o = opts ? *opts : TKB_STD_OPTS_DEFAULT;
-  const char *name = fn->name ? fn->name : "function";
-  if ((int)o.mode < 0 || o.mode > TKB_MODE_FORWARD_AND_VJP)
-    return tkb_set_error(TKB_ERR_INVALID_ARGUMENT, "opts.mode is %d; expected a tkb_mode (0..3)", (int)o.mode);
-  if ((o.mode == TKB_MODE_FORWARD_RES && !fn->forward_res) ||
-      (mode_has_vjp(o.mode) && (!fn->forward_res || !fn->vjp)))
+  if ((int)o->mode < 0 || o->mode > TKB_MODE_FORWARD_AND_VJP)
+    return tkb_set_error(TKB_ERR_INVALID_ARGUMENT, "opts.mode is %d; expected a tkb_mode (0..3)", (int)o->mode);
+  if ((o->mode == TKB_MODE_FORWARD_RES && !fn->forward_res) ||
+      (mode_has_vjp(o->mode) && (!fn->forward_res || !fn->vjp)))
     return tkb_set_error(TKB_ERR_UNSUPPORTED,
-                         "function '%s' does not support mode '%s': it has no %s hook", name,
-                         tkb_mode_name(o.mode), !fn->forward_res ? "forward_res" : "vjp");
-  tkb_device *dev;
-  tkb_status st = tkb_device_get(o.device, &dev);
+                         "function '%s' does not support mode '%s': it has no %s hook",
+                         fn->name ? fn->name : "function", tkb_mode_name(o->mode),
+                         !fn->forward_res ? "forward_res" : "vjp");
+  return TKB_OK;
+}
+
+/* Binds the arguments, infers the outputs and residuals and checks them, and allocates
+ * the per-parameter tables. */
+static tkb_status bind_and_infer(tkb_std_fn *f, const tkb_value *args, size_t nargs,
+                                 const tkb_kwarg *kwargs, size_t nkwargs) {
+  const tkb_fn *fn = f->fn;
+  const char *name = fn->name ? fn->name : "function";
+  tkb_status st = tkb__bind(fn, args, nargs, kwargs, nkwargs, &f->values);
   if (st) return st;
-
-  tkb_std_fn *f = calloc(1, sizeof *f);
-  if (!f) return tkb_set_error(TKB_ERR_OUT_OF_MEMORY, "out of memory standardizing %s", name);
-  f->fn = fn;
-  f->mode = o.mode;
-  f->seed = o.seed;
-  f->no_init = o.no_init;
-  f->device = dev;
-  tkb_arrays *primals = NULL, *std_args = NULL;
-
-  st = tkb__bind(fn, args, nargs, kwargs, nkwargs, &f->values);
-  if (st) goto fail;
-  f->args = (tkb_args){.fn = fn, .count = fn->n_params, .values = f->values, .device = dev,
-                       .mode = (int)o.mode};
+  f->args = (tkb_args){.fn = fn, .count = fn->n_params, .values = f->values, .device = f->device,
+                       .mode = (int)f->mode};
   st = fn->infer(&f->args, &f->shapes);
-  if (st) goto fail;
+  if (st) return st;
   if (f->shapes.n_outputs < 1 || f->shapes.n_outputs > TKB_MAX_OUTPUTS ||
-      f->shapes.n_residuals < 0 || f->shapes.n_residuals > TKB_MAX_OUTPUTS) {
-    st = tkb_set_error(TKB_ERR_INTERNAL, "%s: infer gave %d outputs and %d residuals (allowed 1..%d, 0..%d)",
-                       name, f->shapes.n_outputs, f->shapes.n_residuals, TKB_MAX_OUTPUTS, TKB_MAX_OUTPUTS);
-    goto fail;
-  }
+      f->shapes.n_residuals < 0 || f->shapes.n_residuals > TKB_MAX_OUTPUTS)
+    return tkb_set_error(TKB_ERR_INTERNAL, "%s: infer gave %d outputs and %d residuals (allowed 1..%d, 0..%d)",
+                         name, f->shapes.n_outputs, f->shapes.n_residuals, TKB_MAX_OUTPUTS, TKB_MAX_OUTPUTS);
   for (int i = 0; i < f->shapes.n_outputs + f->shapes.n_residuals && !st; i++) {
     const tkb_spec *s = i < f->shapes.n_outputs ? &f->shapes.outputs[i]
                                                 : &f->shapes.residuals[i - f->shapes.n_outputs];
     st = tkb_spec_check(s, i < f->shapes.n_outputs ? "an inferred output" : "an inferred residual");
   }
-  if (st) goto fail;
+  if (st) return st;
   f->statics = format_statics(fn, f->values);
   f->std_param = calloc(fn->n_params + 1, sizeof *f->std_param);
   f->grad_param = calloc(fn->n_params + 1, sizeof *f->grad_param);
   f->grads = calloc(fn->n_params + 1, sizeof *f->grads);
-  if (!f->statics || !f->std_param || !f->grad_param || !f->grads) {
-    st = tkb_set_error(TKB_ERR_OUT_OF_MEMORY, "out of memory standardizing %s", name);
-    goto fail;
-  }
+  if (!f->statics || !f->std_param || !f->grad_param || !f->grads)
+    return tkb_set_error(TKB_ERR_OUT_OF_MEMORY, "out of memory standardizing %s", name);
+  /* the parameters that get a gradient: the floating arrays, and an absent optional
+   * array's slot */
+  for (size_t i = 0; i < fn->n_params; i++)
+    if (fn->params[i].kind == TKB_KIND_ARRAY) {
+      const tkb_spec *s = tkb_args_spec(&f->args, fn->params[i].name);
+      if (!s || tkb_dtype_is_float(s->dtype)) f->grad_param[f->n_grad_params++] = (int)i;
+    }
+  return TKB_OK;
+}
 
-  /* Everything this f_std will hold, checked against memory before any allocation. */
+/* Everything this f_std will hold, checked against the memory the process may have
+ * before any of it is allocated (on the cpu; a device's allocator says so itself). */
+static tkb_status check_footprint(const tkb_std_fn *f) {
+  const tkb_fn *fn = f->fn;
   footprint fp = {0};
   for (size_t i = 0; i < fn->n_params; i++) {
     const tkb_spec *s = tkb_args_spec(&f->args, fn->params[i].name);
     if (fn->params[i].kind != TKB_KIND_ARRAY || !s) continue;
-    if (!(o.no_init && f->values[i].tag == TKB_VALUE_ABSTRACT))
+    if (!(f->no_init && f->values[i].tag == TKB_VALUE_ABSTRACT))
       add_bytes(&fp, s, "argument", fn->params[i].name);
-    if (tkb_dtype_is_float(s->dtype)) {
-      if (mode_has_vjp(o.mode)) add_bytes(&fp, s, "gradient of", fn->params[i].name);
-    }
+    if (tkb_dtype_is_float(s->dtype) && mode_has_vjp(f->mode)) add_bytes(&fp, s, "gradient of", fn->params[i].name);
   }
-  for (size_t i = 0; i < fn->n_params; i++)
-    if (fn->params[i].kind == TKB_KIND_ARRAY) {
-      const tkb_spec *s = tkb_args_spec(&f->args, fn->params[i].name);
-      bool is_float = s ? tkb_dtype_is_float(s->dtype) : true; /* absent optional: a slot */
-      if (is_float) f->grad_param[f->n_grad_params++] = (int)i;
-    }
   for (int i = 0; i < f->shapes.n_outputs; i++)
     add_bytes(&fp, &f->shapes.outputs[i], "output", f->shapes.output_names[i]);
-  if (o.mode != TKB_MODE_FORWARD)
+  if (f->mode != TKB_MODE_FORWARD)
     for (int i = 0; i < f->shapes.n_residuals; i++)
       add_bytes(&fp, &f->shapes.residuals[i], "residual", f->shapes.residual_names[i]);
+  if (f->device != tkb__cpu_device()) return TKB_OK;
   tkb__mem_limit limit;
-  if (dev == tkb__cpu_device()) tkb__memory_limit(&limit);
-  if (dev == tkb__cpu_device() && fp.total > limit.bytes) {
-    char spec[128];
-    tkb_spec_format(&fp.spec, spec, sizeof spec);
-    st = tkb_set_error(TKB_ERR_OUT_OF_MEMORY,
+  tkb__memory_limit(&limit);
+  if (fp.total <= limit.bytes) return TKB_OK;
+  char spec[128];
+  tkb_spec_format(&fp.spec, spec, sizeof spec);
+  return tkb_set_error(TKB_ERR_OUT_OF_MEMORY,
                        "%s in mode '%s' needs %.2f GiB (arguments, outputs%s) but %s is %.2f GiB; "
                        "the largest part is %s '%s' (%s, %.2f GiB)",
-                       name, tkb_mode_name(o.mode), fp.total / 1073741824.0,
-                       o.mode == TKB_MODE_FORWARD ? "" : mode_has_vjp(o.mode)
+                       fn->name ? fn->name : "function", tkb_mode_name(f->mode), fp.total / 1073741824.0,
+                       f->mode == TKB_MODE_FORWARD ? "" : mode_has_vjp(f->mode)
                            ? ", residuals kept resident for the vjp, gradients" : ", residuals",
                        limit.source, limit.bytes / 1073741824.0, fp.what, fp.name, spec,
                        fp.largest / 1073741824.0);
-    goto fail;
-  }
+}
 
-  st = tkb_arrays_new(&primals);
+/* The std args: the primals (concrete copies or initialized arrays), or in vjp mode the
+ * cotangents, the primals then staying in f. */
+static tkb_status make_std_args(tkb_std_fn *f, bool random_cotangents, tkb_arrays **std_args) {
+  tkb_arrays *primals = NULL;
+  tkb_status st = tkb_arrays_new(&primals);
   if (!st) st = make_primals(f, primals);
-  if (st) goto fail;
-  if (o.mode == TKB_MODE_VJP) {
-    st = tkb_arrays_new(&std_args);
-    if (!st) st = setup_vjp(f, primals, o.random_cotangents, std_args);
-    primals = NULL; /* owned by f now */
-    if (st) goto fail;
-  } else {
-    std_args = primals;
-    primals = NULL;
-    st = set_std_layout(f, std_args);
-    if (st) goto fail;
-    /* The caller's concrete arrays may die after this call: point at our copies. */
-    tkb__std_bind_call(f, std_args);
+  if (st) {
+    tkb_arrays_free(primals);
+    return st;
+  }
+  if (f->mode == TKB_MODE_VJP) {
+    st = tkb_arrays_new(std_args);
+    if (!st) st = setup_vjp(f, primals, random_cotangents, *std_args); /* f owns primals now */
+    else tkb_arrays_free(primals);
+    return st;
+  }
+  *std_args = primals;
+  st = set_std_layout(f, *std_args);
+  /* The caller's concrete arrays may die after this call: point at our copies. */
+  if (!st) tkb__std_bind_call(f, *std_args);
+  return st;
+}
+
+tkb_status tkb_standardize_function(const tkb_fn *fn, const tkb_value *args, size_t nargs,
+                                    const tkb_kwarg *kwargs, size_t nkwargs,
+                                    const tkb_std_opts *opts, tkb_std_fn **f_std_out,
+                                    tkb_arrays **std_args_out) {
+  tkb__clear_error();
+  const tkb_std_opts o = opts ? *opts : TKB_STD_OPTS_DEFAULT;
+  tkb_status st = check_request(fn, &o, f_std_out, std_args_out);
+  tkb_device *dev = NULL;
+  if (!st) st = tkb_device_get(o.device, &dev);
+  if (st) return st;
+  tkb_std_fn *f = calloc(1, sizeof *f);
+  if (!f) return tkb_set_error(TKB_ERR_OUT_OF_MEMORY, "out of memory standardizing %s", fn->name ? fn->name : "function");
+  *f = (tkb_std_fn){.fn = fn, .mode = o.mode, .seed = o.seed, .no_init = o.no_init, .device = dev};
+  tkb_arrays *std_args = NULL;
+  st = bind_and_infer(f, args, nargs, kwargs, nkwargs);
+  if (!st) st = check_footprint(f);
+  if (!st) st = make_std_args(f, o.random_cotangents, &std_args);
+  if (st) {
+    tkb_arrays_free(std_args);
+    tkb_std_fn_free(f);
+    return st;
   }
   *f_std_out = f;
   *std_args_out = std_args;
   return TKB_OK;
-fail:
-  tkb_arrays_free(primals);
-  tkb_arrays_free(std_args);
-  tkb_std_fn_free(f);
-  return st;
 }
 
 tkb_status tkb_std_fn_call(tkb_std_fn *f, const tkb_arrays *args, tkb_arrays **outs) {

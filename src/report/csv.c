@@ -67,7 +67,10 @@ static void entry(tkb__reporter *rep, const tkb__result *r) {
     rate(f, is);
     rate(f, bs);
     rate(f, fs);
-    fprintf(f, ",%d,%d,%s,", bd->iterations, bd->experiments, bd->converged ? "true" : "false");
+    /* iterations: the fixed rule's count, empty when another rule decided the calls */
+    if (bd->iterations > 0) fprintf(f, ",%d", bd->iterations);
+    else fputc(',', f);
+    fprintf(f, ",%d,%s,", bd->experiments, bd->converged ? "true" : "false");
     char warnings[2048] = "";
     size_t len = 0;
     for (int i = 0; i < bd->n_warnings && len < sizeof warnings; i++)

@@ -33,7 +33,7 @@ typedef struct entry {
   bool per_call;           /* ms holds timed calls, not repetitions' means */
   int *sizes;              /* owned: calls per experiment (NULL: one group) */
   int n_sizes;
-  bool *throttled;         /* owned: per call, NULL when the device reported none */
+  const bool *throttled;   /* per call, NULL when the device reported none (the file's) */
 } entry;
 
 typedef struct entries {
@@ -58,7 +58,6 @@ static const char *str(const cJSON *o, const char *key) {
 static void entries_free(entries *es) {
   for (int i = 0; i < es->n; i++) {
     free(es->v[i].sizes);
-    free(es->v[i].throttled);
   }
   free(es->v);
   *es = (entries){0};
@@ -78,9 +77,7 @@ static tkb_status gather(const tkb__results_file *rf, entries *es) {
         e->sizes[x] = r->experiment_end[x] - (x ? r->experiment_end[x - 1] : 0);
       e->n_sizes = r->n_experiments;
     }
-    const cJSON *thr = item(item(e->tk, "statistics"), "throttled_calls"), *t;
-    if (e->per_call && cJSON_IsArray(thr) && e->n > 0 && (e->throttled = calloc((size_t)e->n, sizeof *e->throttled)))
-      cJSON_ArrayForEach(t, thr) if (t->valueint >= 0 && t->valueint < e->n) e->throttled[t->valueint] = true;
+    e->throttled = e->per_call ? r->throttled : NULL;
   }
   return TKB_OK;
 }
@@ -91,11 +88,6 @@ typedef struct figures {
   double items_s, bytes_s, flops_s;
   int outliers_mild, outliers_severe;
 } figures;
-
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
 
 static figures figures_of(const entry *e) {
   figures g = {.median = NAN, .ci_low = NAN, .ci_high = NAN, .p25 = NAN, .p75 = NAN, .spread = NAN};
@@ -110,7 +102,7 @@ static figures figures_of(const entry *e) {
     double *s = malloc(sizeof *s * (size_t)e->n);
     if (s) {
       memcpy(s, e->ms, sizeof *s * (size_t)e->n);
-      qsort(s, (size_t)e->n, sizeof *s, cmp_double);
+      qsort(s, (size_t)e->n, sizeof *s, tkb__cmp_double);
       tkb_stats t;
       tkb_stats_compute(s, (size_t)e->n, &t);
       g.median = t.median, g.p25 = t.p25, g.p75 = t.p75;

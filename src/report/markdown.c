@@ -63,10 +63,14 @@ static tkb_status end(tkb__reporter *r, const tkb__run_summary *s) {
   tkb_status st = tkb__textbuf_close(rows);
   if (st) return st;
   FILE *f = r->f;
+  /* the counts the rule takes: fixed's iterations, else the experiments it starts with */
+  char counts[64];
+  if (ctx->iterations > 0) snprintf(counts, sizeof counts, "%d iterations x %d experiments", ctx->iterations, ctx->experiments);
+  else snprintf(counts, sizeof counts, "experiments >= %d", ctx->experiments);
   fprintf(f, "tkbench %s (%s), %s; device `%s` (%s); cpu kernels `%s`; method `%s`, seed "
-             "%llu, stop `%s`, %d iterations x %d experiments, warm-up %s%s\n\n",
+             "%llu, stop `%s`, %s, warm-up %s%s\n\n",
           tkb_version(), tkb_build_type(), ctx->date, ctx->device, ctx->device_description,
-          tkb_cpu_isa(), ctx->method, (unsigned long long)ctx->seed, ctx->stop, ctx->iterations, ctx->experiments,
+          tkb_cpu_isa(), ctx->method, (unsigned long long)ctx->seed, ctx->stop, counts,
           ctx->warmup_once ? "once per experiment" : "before each call",
           s->interrupted ? " (interrupted: partial results)" : "");
   for (int i = 0; i < ctx->n_warnings; i++) fprintf(f, "> warning: %s\n", ctx->warnings[i].text);

@@ -4,7 +4,7 @@
  * so colours live in one place (html.c) and a plot is a few kilobytes however many
  * calls an entry made: past MANY_CALLS, calls are summarized (a violin, per-bin ranges)
  * instead of drawn one by one. */
-#include "internal.h"
+#include "bench.h" /* tkb__cmp_double */
 #include "svg.h"
 
 #include <math.h>
@@ -13,11 +13,6 @@
 
 enum { MANY_CALLS = 300, TIMELINE_BINS = 80, VIOLIN_BINS = 200, VIOLIN_POINTS = 48,
        MAX_OUTLIER_DOTS = 200 };
-
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
 
 /* The box's numbers: as reported where given, else from the calls. */
 typedef struct box {
@@ -152,7 +147,7 @@ void tkb__plot_distribution(FILE *f, const tkb__plot_calls *s, const char *title
   double *sorted = malloc(sizeof *sorted * (size_t)s->n);
   if (!sorted) return;
   memcpy(sorted, s->ms, sizeof *sorted * (size_t)s->n);
-  qsort(sorted, (size_t)s->n, sizeof *sorted, cmp_double);
+  qsort(sorted, (size_t)s->n, sizeof *sorted, tkb__cmp_double);
   box b = box_of(s, sorted);
   tkb__scale x = time_scale(b.lo, b.hi, L, W - R);
 
@@ -202,7 +197,7 @@ void tkb__plot_timeline(FILE *f, const tkb__plot_calls *s, const char *title) {
       int i0 = (int)((long long)s->n * k / TIMELINE_BINS), i1 = (int)((long long)s->n * (k + 1) / TIMELINE_BINS);
       if (i1 <= i0) continue;
       memcpy(tmp, s->ms + i0, sizeof *tmp * (size_t)(i1 - i0));
-      qsort(tmp, (size_t)(i1 - i0), sizeof *tmp, cmp_double);
+      qsort(tmp, (size_t)(i1 - i0), sizeof *tmp, tkb__cmp_double);
       double px = tkb__scale_map(&x, 0.5 * (i0 + i1 - 1));
       fputc('M', f);
       tkb__svg_int(f, px);
@@ -231,7 +226,7 @@ void tkb__plot_timeline(FILE *f, const tkb__plot_calls *s, const char *title) {
     double *tmp = malloc(sizeof *tmp * (size_t)size);
     if (!tmp) break;
     memcpy(tmp, s->ms + start, sizeof *tmp * (size_t)size);
-    qsort(tmp, (size_t)size, sizeof *tmp, cmp_double);
+    qsort(tmp, (size_t)size, sizeof *tmp, tkb__cmp_double);
     double med = size % 2 ? tmp[size / 2] : 0.5 * (tmp[size / 2 - 1] + tmp[size / 2]);
     free(tmp);
     double x0 = tkb__scale_map(&x, start), x1 = tkb__scale_map(&x, start + size - 1);

@@ -63,15 +63,6 @@ void tkb__fmt_si(double v, char *buf, size_t cap) {
   else snprintf(buf, cap, "%s %c", num, prefixes[p]);
 }
 
-void tkb__throughput(const tkb__result *r, double ms, double *items_s, double *bytes_s,
-                     double *flops_s) {
-  double s = ms / 1e3;
-  bool ok = r->bd && isfinite(s) && s > 0;
-  *items_s = ok && r->counts.items > 0 ? r->counts.items / s : 0;
-  *bytes_s = ok && r->counts.bytes > 0 ? r->counts.bytes / s : 0;
-  *flops_s = ok && r->counts.flops > 0 ? r->counts.flops / s : 0;
-}
-
 void tkb__format_cells(const tkb__result *r, tkb__cells *c) {
   const tkb_benchmark_data *bd = r->bd;
   tkb__fmt_time(bd->median_evaluation_time_ms, c->median, sizeof c->median);
@@ -120,33 +111,6 @@ void tkb__fmt_time_in(double ms, const char *unit, char *buf, size_t cap) {
   char num[32];
   snprintf(num, sizeof num, fabs(v) < 1 && v != 0 ? "%.3g" : sig4(v), v);
   snprintf(buf, cap, "%6s %-2s", num, unit);
-}
-
-/* The OpenMP threads the entry ran with (its metadata), at least 1. */
-static double threads_of(const tkb_benchmark_data *bd) {
-  const char *t = tkb_benchmark_data_meta(bd, "threads");
-  const double n = t ? atof(t) : 1;
-  return n >= 1 ? n : 1;
-}
-
-double tkb__counter_value(const tkb__result *r, const tkb_counter *c, int e) {
-  const tkb_benchmark_data *bd = r->bd;
-  double v = c->value;
-  /* e < 0: the whole entry (its median, an experiment's calls on average) */
-  const double calls = e >= 0 ? (double)bd->experiment_sizes[e] * bd->batch_size
-                              : (double)bd->n_evaluation_times * bd->batch_size / bd->experiments;
-  const double ms = e >= 0 ? bd->experiment_median_ms[e] : bd->median_evaluation_time_ms;
-  /* the calls the value covers: a rate divides by their time */
-  double span = 1;
-  if (c->flags & TKB_COUNTER_ITERATION_INVARIANT) {
-    v *= calls;
-    span = calls;
-  }
-  if (c->flags & TKB_COUNTER_AVG_ITERATIONS) v /= calls;
-  if (c->flags & TKB_COUNTER_RATE) v /= span * ms / 1e3;
-  if (c->flags & TKB_COUNTER_AVG_THREADS) v /= threads_of(bd);
-  if (c->flags & TKB_COUNTER_INVERT) v = 1 / v;
-  return v;
 }
 
 void tkb__fmt_counter(const tkb_counter *c, double v, char *buf, size_t cap) {

@@ -7,7 +7,6 @@
  */
 #include "history_engine.h"
 #include "internal.h"
-#include "runner.h"
 
 #include <math.h>
 #include <stdio.h>

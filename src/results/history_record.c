@@ -14,7 +14,7 @@
  */
 #include "bench.h"
 #include "history.h"
-#include "report.h"
+#include "results.h"
 
 #include <cjson/cJSON.h>
 #include <ctype.h>

@@ -176,8 +176,9 @@ static const char *shared(const char *s, const char *prev) {
   return prev && strcmp(s, prev) == 0 ? prev : NULL;
 }
 
-tkb_status tkb_register_benchmark(const tkb_benchmark_def *def) {
-  tkb__clear_error();
+/* What tkb_register_benchmark refuses: a missing fn, names outside [A-Za-z0-9_.-], a mode
+ * that is no tkb_mode, negative counts, metadata that is NULL where it is counted. */
+static tkb_status check_def(const tkb_benchmark_def *def) {
   if (!def || !def->fn)
     return tkb_set_error(TKB_ERR_INVALID_ARGUMENT, "tkb_register_benchmark: %s is NULL",
                          !def ? "def" : "def->fn");
@@ -199,24 +200,37 @@ tkb_status tkb_register_benchmark(const tkb_benchmark_def *def) {
       return tkb_set_error(TKB_ERR_INVALID_ARGUMENT,
                            "benchmark \"%s\": metadata[%d] has a NULL %s", def->name, k,
                            !def->metadata[k].key ? "key" : "value");
+  return TKB_OK;
+}
+
+/* The entry's texts; stop and method may be NULL (the run's). */
+enum { N_TEXT = 7 };
+static void entry_texts(const tkb_benchmark_def *d, const char **text) {
+  const char *t[N_TEXT] = {d->op ? d->op : d->fn->name, d->name, d->impl_name, d->tags ? d->tags : "",
+                           d->device_kind ? d->device_kind : "cpu", d->stop, d->method};
+  memcpy(text, t, sizeof t);
+}
+
+tkb_status tkb_register_benchmark(const tkb_benchmark_def *def) {
+  tkb__clear_error();
+  tkb_status st = check_def(def);
+  if (st) return st;
   tkb_meta *metadata = NULL;
   if (def->n_metadata > 0 && !(metadata = copy_metadata(def->metadata, def->n_metadata)))
     return tkb_set_error(TKB_ERR_OUT_OF_MEMORY, "out of memory registering %s", def->name);
-  /* the entry's texts; stop and method may be NULL (the run's) */
-  enum { N_TEXT = 7 };
-  const char *text[N_TEXT] = {def->op ? def->op : def->fn->name, def->name, def->impl_name,
-                              def->tags ? def->tags : "", def->device_kind ? def->device_kind : "cpu",
-                              def->stop, def->method};
+  const char *text[N_TEXT], *prev_text[N_TEXT] = {NULL};
+  entry_texts(def, text);
   const char *mode = tkb_mode_name(def->mode);
   const size_t ln = strlen(def->name), lm = strlen(mode), li = strlen(def->impl_name);
   const size_t full_len = ln + 1 + lm + 1 + li;
 
   pthread_mutex_lock(&lock);
-  const entry *prev = n_entries ? at_index(n_entries - 1) : NULL;
-  const char *prev_text[N_TEXT] = {prev ? prev->def.op : NULL, prev ? prev->def.name : NULL,
-                                   prev ? prev->def.impl_name : NULL, prev ? prev->def.tags : NULL,
-                                   prev ? prev->def.device_kind : NULL, prev ? prev->def.stop : NULL,
-                                   prev ? prev->def.method : NULL};
+  /* the previous entry's copies (texts already in the registry's own form) */
+  if (n_entries) {
+    const tkb_benchmark_def *p = &at_index(n_entries - 1)->def;
+    const char *t[N_TEXT] = {p->op, p->name, p->impl_name, p->tags, p->device_kind, p->stop, p->method};
+    memcpy(prev_text, t, sizeof t);
+  }
   const char *copy[N_TEXT];
   size_t len[N_TEXT], size = full_len + 1;
   for (int k = 0; k < N_TEXT; k++) {
@@ -241,7 +255,6 @@ tkb_status tkb_register_benchmark(const tkb_benchmark_def *def) {
   put(&at, def->impl_name, li);
   e.hash = hash_name(e.full, full_len);
   slot *at_slot = probe(e.full, e.hash);
-  tkb_status st = TKB_OK;
   if (at_slot->index) {
     st = tkb_set_error(TKB_ERR_DUPLICATE_ARGUMENT, "benchmark \"%s\" is already registered", e.full);
     chunks->used -= size; /* the last allocation, and the lock is still held */

@@ -9,7 +9,7 @@
 #ifndef TKB_RUNNER_H
 #define TKB_RUNNER_H
 
-#include "report.h"
+#include "results.h"
 
 #include <regex.h>
 #include <signal.h>
@@ -38,19 +38,6 @@ typedef struct tkb__selection {
  * TKB_ERR_INVALID_ARGUMENT naming the regex and regerror's reason when it does not compile.
  */
 tkb_status tkb__select(const tkb__selection *sel, size_t **idx, size_t *n);
-
-/* A filter on names as --filter gives it: a POSIX extended regex searched in the name,
- * a leading '-' keeping the names that do NOT match (Google Benchmark's negative filter);
- * NULL or "" keeps every name. */
-typedef struct tkb__name_filter {
-  regex_t re;
-  bool active, negate;
-} tkb__name_filter;
-/* TKB_ERR_INVALID_ARGUMENT naming the pattern and regerror's reason when it does not
- * compile (then nothing needs freeing). */
-tkb_status tkb__name_filter_init(tkb__name_filter *f, const char *pattern);
-bool tkb__name_filter_match(const tkb__name_filter *f, const char *name);
-void tkb__name_filter_free(tkb__name_filter *f);
 
 /* TKB_OK when every name is the op of a registered entry; else TKB_ERR_NOT_FOUND naming
  * the first that is not and the ops there are. */
@@ -121,7 +108,7 @@ tkb_status tkb__shard_assign(const char *const *names, const int64_t *cost_us, s
  */
 tkb_status tkb__shard_select(size_t *idx, size_t *n, const tkb__shard_weights *w, tkb__shard_info *s);
 
-/* ---- running (runner.c) ---- */
+/* ---- running (run_entries.c; one entry: runner.c) ---- */
 /* ---- --init ARG=DIST (init_override.c) ---- */
 typedef struct tkb__init_override {
   char arg[64];              /* a parameter's name, or "*" */

@@ -1,7 +1,7 @@
 /*
  * emu_cupti.cpp (tkbench's CUDA emulator, tests/cuemu) - CUPTI's activity API as
  * include/cupti.h declares it, with the semantics cupti_activity.h documents, so that
- * src/backend/cuda/timer.c times the emulated device as it times a GPU.
+ * src/backend/cuda/cupti_timer.c times the emulated device as it times a GPU.
  *
  *   Records of an enabled kind go into buffers the client hands over through its request
  *   callback, 8-byte aligned and packed one after another. A request that returns no

@@ -52,14 +52,24 @@ static char *take_text(bytes *b) {
 static tkb_benchmark_data *make_data(bytes *b) {
   tkb_benchmark_data *bd = calloc(1, sizeof *bd);
   bd->experiments = 1 + take(b) % 4;
-  bd->n_evaluation_times = take(b) % 12;
-  bd->evaluation_times_ms = malloc((size_t)(bd->n_evaluation_times + 1) * sizeof(double));
-  for (int i = 0; i < bd->n_evaluation_times; i++) bd->evaluation_times_ms[i] = take_double(b);
   bd->experiment_median_ms = malloc((size_t)bd->experiments * sizeof(double));
   bd->experiment_sizes = malloc((size_t)bd->experiments * sizeof(int));
+  /* the experiments' calls add up to the calls, as in every run: each is written in its
+   * experiment's row */
   for (int e = 0; e < bd->experiments; e++) {
     bd->experiment_median_ms[e] = take_double(b);
-    bd->experiment_sizes[e] = (int)(take(b) % 50);
+    bd->experiment_sizes[e] = (int)(take(b) % 6);
+    bd->n_evaluation_times += bd->experiment_sizes[e];
+  }
+  bd->evaluation_times_ms = malloc((size_t)(bd->n_evaluation_times + 1) * sizeof(double));
+  for (int i = 0; i < bd->n_evaluation_times; i++) bd->evaluation_times_ms[i] = take_double(b);
+  if (take(b) & 1) { /* a method that read CPU time beside */
+    bd->cpu_times_ms = malloc((size_t)(bd->n_evaluation_times + 1) * sizeof(double));
+    for (int i = 0; i < bd->n_evaluation_times; i++) bd->cpu_times_ms[i] = take_double(b);
+  }
+  if (take(b) & 1) { /* a device that reports throttling */
+    bd->throttled = calloc((size_t)bd->n_evaluation_times + 1, sizeof *bd->throttled);
+    for (int i = 0; i < bd->n_evaluation_times; i++) bd->throttled[i] = take(b) & 1;
   }
   double *fields[] = {&bd->lower_time_ms, &bd->compile_time_ms, &bd->median_evaluation_time_ms,
                       &bd->peak_memory_mb, &bd->min_ms, &bd->max_ms, &bd->mean_ms, &bd->stddev_ms,

@@ -1,4 +1,5 @@
-/* timer.c - the host clocks the timing methods read. */
+/* clocks.c - the host clocks: the monotonic one every wall time reads, and the process CPU
+ * clock beside it. Device timers are the backends' (tkb_timer_ops). */
 #include "internal.h"
 
 #include <math.h>

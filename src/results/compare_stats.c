@@ -20,16 +20,11 @@
  * experiment's distribution.
  */
 #include "bench.h"
-#include "report.h"
+#include "results.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-static int cmp_double(const void *a, const void *b) {
-  const double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
 
 /* ---- Mann-Whitney U ---- */
 
@@ -80,7 +75,7 @@ tkb_status tkb__mann_whitney(const double *x, size_t n1, const double *y, size_t
   if (!all) return tkb_set_error(TKB_ERR_OUT_OF_MEMORY, "out of memory ranking %zu values", n);
   for (size_t i = 0; i < n1; i++) all[i] = (tagged){x[i], 0};
   for (size_t i = 0; i < n2; i++) all[n1 + i] = (tagged){y[i], 1};
-  qsort(all, n, sizeof *all, cmp_double); /* v is the first member */
+  qsort(all, n, sizeof *all, tkb__cmp_double); /* v is the first member */
   double r1 = 0, tie_term = 0;
   for (size_t i = 0; i < n;) {
     size_t j = i + 1;
@@ -121,7 +116,7 @@ typedef struct ranked {
   size_t i;
 } ranked;
 
-static int cmp_ranked(const void *a, const void *b) { return cmp_double(a, b); }
+static int cmp_ranked(const void *a, const void *b) { return tkb__cmp_double(a, b); }
 
 tkb_status tkb__p_adjust(const double *p, size_t n, tkb__correction method, double *out) {
   ranked *r = malloc((n ? n : 1) * sizeof *r);
@@ -165,7 +160,7 @@ void tkb__percentile_interval(const double *v, size_t n, double level, double *l
   for (size_t i = 0; i < n; i++)
     if (isfinite(v[i])) s[k++] = v[i];
   if (k) {
-    qsort(s, k, sizeof *s, cmp_double);
+    qsort(s, k, sizeof *s, tkb__cmp_double);
     const double a = (1 - level) / 2;
     *low = s[(size_t)floor(a * (double)(k - 1))];
     *high = s[(size_t)ceil((1 - a) * (double)(k - 1))];

@@ -2,7 +2,7 @@
  * `tkbench info` prints: caches, clock rate, frequency governor, boost, load, host name.
  * Everything comes from sysfs, /proc and gethostname and degrades to "unknown" where
  * those are missing (containers, other kernels). */
-#include "report.h"
+#include "bench.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -13,7 +13,7 @@
  * Rows are copied as they are, but for family_index, renumbered so that the merged file's
  * families are distinct as one run's are.
  */
-#include "report.h"
+#include "results.h"
 
 #include <cjson/cJSON.h>
 #include <stdarg.h>

@@ -1,13 +1,13 @@
 /*
- * blas.c - OpenBLAS, opened the first time an op prepares a product instead of linked
- * into the program. Linked, it is loaded and started at every start of every program
+ * blas.c - OpenBLAS, opened the first time an op prepares a product (or `run --peaks`
+ * measures sgemm) instead of linked into the program. Linked, it is loaded and started at every start of every program
  * (its tens of MB of code relocated, its constructor probing the CPU and starting its
  * thread pool): several milliseconds that `tkbench list` and `tkbench --version` would
  * pay for nothing, more than a Google Benchmark program takes to list its benchmarks
  * (docs/PERFORMANCE.md, start-up). The library opened is the one the build found
  * (TKB_OPENBLAS_DIR), else whichever libopenblas.so.0 the loader finds.
  */
-#include "ops_common.h"
+#include "blas.h"
 
 #include <dlfcn.h>
 #include <pthread.h>
@@ -18,10 +18,10 @@
 #endif
 #define OPENBLAS_SONAME "libopenblas.so.0"
 
-ops_blas_fns ops_blas;
+tkb__blas_fns tkb__blas;
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
-static char why[512]; /* empty once ops_blas is complete */
+static char why[512]; /* empty once tkb__blas is complete */
 
 static void *find(void *lib, const char *name) {
   void *f = dlsym(lib, name);
@@ -40,16 +40,16 @@ static void open_blas(void) {
     return;
   }
   /* the library stays open for the life of the process: the pointers point into it */
-  ops_blas_fns f;
+  tkb__blas_fns f;
   *(void **)&f.sgemm = find(lib, "cblas_sgemm");
   *(void **)&f.dgemm = find(lib, "cblas_dgemm");
   *(void **)&f.get_parallel = find(lib, "openblas_get_parallel");
   *(void **)&f.get_num_threads = find(lib, "openblas_get_num_threads");
   *(void **)&f.set_num_threads = find(lib, "openblas_set_num_threads");
-  if (!why[0]) ops_blas = f;
+  if (!why[0]) tkb__blas = f;
 }
 
-tkb_status ops_blas_open(const char *who) {
+tkb_status tkb__blas_open(const char *who) {
   pthread_once(&once, open_blas);
   if (why[0]) return tkb_set_error(TKB_ERR_UNSUPPORTED, "%s: %s", who, why);
   return TKB_OK;

@@ -1,5 +1,5 @@
 /*
- * measure.c - one sample: the warm-up policy, the meter around one timed call, the
+ * sampler.c - one sample: the warm-up policy, the meter around one timed call, the
  * device's clock state after it, and nvbench's throttle retry. The timed region holds
  * one call, its synchronization and two clock reads; everything it needs (the bound
  * arguments, the outputs, the meter's buffers) exists before it starts, and nothing
@@ -21,7 +21,7 @@ void tkb__sleep_ms(double ms) {
 
 /* An untimed call, waited for. The first one's wall time is kept: a first call far
  * slower than the rest (lazy initialization, first-touch page faults) is worth a word. */
-static tkb_status warm_up(tkb__measure *m) {
+static tkb_status warm_up(tkb__sampler *m) {
   const bool first = isnan(m->first_call_ms);
   const int64_t t0 = first ? tkb__now_ns() : 0;
   tkb_status st = tkb__std_invoke(m->f);
@@ -32,7 +32,7 @@ static tkb_status warm_up(tkb__measure *m) {
 
 /* Google Benchmark's min_warmup_time: untimed calls until that much time has passed,
  * once, before the first timed call. */
-static tkb_status warm_up_for(tkb__measure *m) {
+static tkb_status warm_up_for(tkb__sampler *m) {
   m->warmed = true;
   const int64_t t0 = tkb__now_ns();
   tkb_status st = TKB_OK;
@@ -40,7 +40,7 @@ static tkb_status warm_up_for(tkb__measure *m) {
   return st;
 }
 
-tkb_status tkb__measure_experiment(tkb__measure *m, tkb_device_state *state) {
+tkb_status tkb__sampler_experiment(tkb__sampler *m, tkb_device_state *state) {
   m->retries_left = m->throttle_retries;
   m->pause_ms = 50;
   tkb_status st = m->min_warmup_ms > 0 && !m->warmed ? warm_up_for(m) : TKB_OK;
@@ -55,7 +55,7 @@ tkb_status tkb__measure_experiment(tkb__measure *m, tkb_device_state *state) {
 /* The timed call (or batch of calls, each waited for): the meter's before and after
  * hooks sit outside the two clock reads, and the CPU clock's reads outside those, so
  * that neither adds to what the method's clock sees. *ms and *cpu_ms are per call. */
-static tkb_status timed_call(tkb__measure *m, double *ms, double *cpu_ms) {
+static tkb_status timed_call(tkb__sampler *m, double *ms, double *cpu_ms) {
   tkb_status st = tkb__meter_before(&m->meter);
   if (st) return st;
   int64_t (*read_clock)(void) = m->meter.clock;
@@ -88,7 +88,7 @@ static int cmp_i64(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-void tkb__measure_cpu_floor(tkb__measure *m) {
+void tkb__sampler_cpu_floor(tkb__sampler *m) {
   m->cpu_floor_ns = 0;
   if (!m->cpu_clock) return;
   enum { N = 63 };
@@ -104,7 +104,7 @@ void tkb__measure_cpu_floor(tkb__measure *m) {
   m->cpu_floor_ns = d[N / 2];
 }
 
-tkb_status tkb__measure_calibrate(tkb__measure *m, double *ms) {
+tkb_status tkb__sampler_calibrate(tkb__sampler *m, double *ms) {
   m->batch = 1;
   tkb__perf *perf = m->perf; /* these calls are not samples: not counted */
   m->perf = NULL;
@@ -124,7 +124,7 @@ tkb_status tkb__measure_calibrate(tkb__measure *m, double *ms) {
   return TKB_OK;
 }
 
-tkb_status tkb__measure_sample(tkb__measure *m, double *ms, double *cpu_ms, bool *throttled) {
+tkb_status tkb__sampler_take(tkb__sampler *m, double *ms, double *cpu_ms, bool *throttled) {
   for (;;) {
     tkb_status st = m->warmup_each ? warm_up(m) : TKB_OK;
     if (!st) st = timed_call(m, ms, cpu_ms);

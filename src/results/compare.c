@@ -20,7 +20,7 @@
  * The geometric mean of the ratios gets its interval from the same bootstraps: resample
  * b of every entry together gives one geometric mean, and the interval is theirs.
  */
-#include "report.h"
+#include "results.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>

@@ -15,7 +15,7 @@
  * A journal's last line may be cut off by a crash mid-write: that line is left out with
  * a warning, never an error.
  */
-#include "report.h"
+#include "results.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -327,46 +327,43 @@ static tkb_status add_row(builder *b, size_t i, cJSON *row) {
   return st;
 }
 
-/* The per-call times of tkbench's object into e. */
+/* The per-call times of tkbench's rows into e (result_read.c's parser, which the journal
+ * and the workers' rows go through too). */
 static tkb_status per_call(const tkb__results_file *rf, tkb__rf_entry *e) {
-  const cJSON *times = cJSON_GetObjectItemCaseSensitive(e->tkbench, "evaluation_times_ms");
-  const cJSON *stats = cJSON_GetObjectItemCaseSensitive(e->tkbench, "statistics");
-  const cJSON *sizes = cJSON_GetObjectItemCaseSensitive(stats, "experiment_sizes");
-  const int n = cJSON_GetArraySize(times);
-  const int n_exp = cJSON_IsArray(sizes) && cJSON_GetArraySize(sizes) > 0 ? cJSON_GetArraySize(sizes) : 1;
-  e->samples_ms = malloc((size_t)(n ? n : 1) * sizeof *e->samples_ms);
-  e->experiment_end = malloc((size_t)n_exp * sizeof *e->experiment_end);
-  if (!e->samples_ms || !e->experiment_end) return no_memory(rf->path);
-  int k = 0;
-  for (const cJSON *t = times->child; t; t = t->next, k++) {
-    if (!cJSON_IsNumber(t))
-      return tkb_set_error(TKB_ERR_INVALID_ARGUMENT,
-                           "\"%s\": entry \"%s\": tkbench.evaluation_times_ms[%d] is %s, not a "
-                           "number%s", rf->path, e->name, k, cJSON_IsNull(t) ? "null" : "not a number",
-                           cJSON_IsNull(t) ? " (NaN or infinity written as null)" : "");
-    e->samples_ms[k] = t->valuedouble;
+  tkb__row_samples s;
+  tkb_status st = tkb__row_samples_read((const cJSON *const *)e->rows, e->n_rows, e->name, &s);
+  if (st) {
+    char why[700];
+    snprintf(why, sizeof why, "%s", tkb_last_error());
+    return tkb_set_error(st, "\"%s\": %s", rf->path, why);
   }
-  if (!cJSON_IsArray(sizes) || n_exp == 1) {
-    e->experiment_end[0] = n;
-  } else {
-    int end = 0, x = 0;
-    for (const cJSON *s = sizes->child; s; s = s->next, x++) {
-      if (!cJSON_IsNumber(s) || s->valuedouble < 1 || s->valuedouble > n - end ||
-          s->valuedouble != floor(s->valuedouble))
-        return tkb_set_error(TKB_ERR_INVALID_ARGUMENT,
-                             "\"%s\": entry \"%s\": tkbench.statistics.experiment_sizes does not "
-                             "split its %d evaluation times (element %d)", rf->path, e->name, n, x);
-      end += s->valueint;
-      e->experiment_end[x] = end;
-    }
-    if (end != n)
-      return tkb_set_error(TKB_ERR_INVALID_ARGUMENT,
-                           "\"%s\": entry \"%s\": tkbench.statistics.experiment_sizes add up to %d, "
-                           "but there are %d evaluation times", rf->path, e->name, end, n);
+  if (s.n == 0) { /* no calls: the rows' repetitions are what there is */
+    tkb__row_samples_free(&s);
+    return TKB_OK;
   }
-  e->n_samples = n;
-  e->n_experiments = n_exp;
+  for (int k = 0; !st && k < s.n; k++)
+    if (isnan(s.ms[k]))
+      st = tkb_set_error(TKB_ERR_INVALID_ARGUMENT, "\"%s\": entry \"%s\": tkbench.evaluation_times_ms[%d] is "
+                         "null, not a number (NaN or infinity written as null)", rf->path, e->name, k);
+  /* a comparison draws from every experiment */
+  for (int x = 0; !st && x < s.experiments; x++)
+    if (s.experiment_sizes[x] < 1)
+      st = tkb_set_error(TKB_ERR_INVALID_ARGUMENT, "\"%s\": entry \"%s\": experiment %d has no evaluation "
+                         "times (tkbench.statistics.experiment_sizes)", rf->path, e->name, x);
+  if (!st && !(e->experiment_end = malloc((size_t)s.experiments * sizeof *e->experiment_end)))
+    st = no_memory(rf->path);
+  if (st) {
+    tkb__row_samples_free(&s);
+    return st;
+  }
+  for (int x = 0, end = 0; x < s.experiments; x++) e->experiment_end[x] = end += s.experiment_sizes[x];
+  e->samples_ms = s.ms;
+  e->throttled = s.throttled;
+  e->n_samples = s.n;
+  e->n_experiments = s.experiments;
   e->source = TKB__RF_PER_CALL;
+  free(s.cpu_ms);
+  free(s.experiment_sizes);
   return TKB_OK;
 }
 
@@ -374,7 +371,10 @@ static tkb_status per_call(const tkb__results_file *rf, tkb__rf_entry *e) {
 static tkb_status samples(const tkb__results_file *rf, tkb__rf_entry *e, gather *g) {
   if (e->status != TKB__RF_OK) return TKB_OK;
   const cJSON *times = e->tkbench ? cJSON_GetObjectItemCaseSensitive(e->tkbench, "evaluation_times_ms") : NULL;
-  if (cJSON_IsArray(times) && cJSON_GetArraySize(times) > 0) return per_call(rf, e);
+  if (cJSON_IsArray(times)) {
+    tkb_status st = per_call(rf, e);
+    if (st || e->n_samples > 0) return st;
+  }
   const int n = g->n_reps ? g->n_reps : !isnan(g->median_ms);
   if (n == 0) return TKB_OK;
   e->samples_ms = malloc((size_t)n * sizeof *e->samples_ms);
@@ -601,6 +601,7 @@ void tkb__results_file_free(tkb__results_file *rf) {
   for (size_t k = 0; k < rf->n_entries; k++) {
     free(rf->entries[k].rows);
     free(rf->entries[k].samples_ms);
+    free(rf->entries[k].throttled);
     free(rf->entries[k].experiment_end);
     free(rf->entries[k].name_storage);
   }
@@ -618,17 +619,12 @@ const tkb__rf_entry *tkb__results_file_find(const tkb__results_file *rf, const c
   return NULL;
 }
 
-static int cmp_double(const void *a, const void *b) {
-  const double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
 double tkb__rf_median_ms(const tkb__rf_entry *e) {
   if (e->n_samples <= 0) return NAN;
   double *s = malloc((size_t)e->n_samples * sizeof *s);
   if (!s) return NAN;
   memcpy(s, e->samples_ms, (size_t)e->n_samples * sizeof *s);
-  qsort(s, (size_t)e->n_samples, sizeof *s, cmp_double);
+  qsort(s, (size_t)e->n_samples, sizeof *s, tkb__cmp_double);
   const size_t n = (size_t)e->n_samples;
   const double m = n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
   free(s);

@@ -65,7 +65,7 @@ static tkb_status register_ops(void) {
       if (k == n_kinds) {
         if (n_kinds == MAX_KINDS)
           return tkb_set_error(TKB_ERR_INTERNAL, "the shipped ops name more than %d device "
-                               "kinds; raise MAX_KINDS in src/suite/builtin.c", MAX_KINDS);
+                               "kinds; raise MAX_KINDS in ops/builtin.c", MAX_KINDS);
         kinds[n_kinds++] = ops[o]->impls[i].device_kind;
       }
     }

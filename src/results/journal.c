@@ -9,7 +9,7 @@
  * An flock() held while a run appends keeps a second process from interleaving lines.
  */
 #include "jsonw.h"
-#include "report.h"
+#include "results.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -152,7 +152,7 @@ tkb_status tkb__entry_line(const tkb__result *r, int experiments, char **text, s
   if (st) return st;
   jw_begin_object(&l.w, NULL);
   jw_begin_array(&l.w, "benchmarks", false);
-  tkb__json_write_entry(&l.w, r, experiments);
+  tkb__json_write_entry(&l.w, r, &tkb__canonical_rows, experiments);
   jw_end_array(&l.w);
   jw_end_object(&l.w);
   jw_finish(&l.w);

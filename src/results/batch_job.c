@@ -1,6 +1,6 @@
 /* batch_job.c - the Slurm job a run belongs to, as Slurm's environment says, so that a
  * result file names the job, array task and node it came from. */
-#include "report.h"
+#include "results.h"
 
 #include <stdlib.h>
 

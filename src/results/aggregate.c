@@ -1,14 +1,9 @@
 /* aggregate.c - the statistics Google Benchmark reports over repetitions (here: over
  * the experiments' median times): mean, median, sample stddev and cv = stddev / mean. */
-#include "report.h"
+#include "results.h"
 
 #include <math.h>
 #include <stdlib.h>
-
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
 
 tkb__aggregates tkb__aggregate(const double *x, int n) {
   tkb__aggregates g = {NAN, NAN, NAN, NAN};
@@ -28,7 +23,7 @@ tkb__aggregates tkb__aggregate(const double *x, int n) {
   double small[64], *s = n <= 64 ? small : malloc((size_t)n * sizeof *s);
   if (!s) return g;
   for (int i = 0; i < n; i++) s[i] = x[i];
-  qsort(s, (size_t)n, sizeof *s, cmp_double);
+  qsort(s, (size_t)n, sizeof *s, tkb__cmp_double);
   g.median = n % 2 ? s[n / 2] : 0.5 * (s[n / 2 - 1] + s[n / 2]);
   if (s != small) free(s);
   return g;

@@ -7,7 +7,7 @@
  * says what to change and why, and changes nothing (pyperf's `system tune` in words).
  */
 #define _GNU_SOURCE /* sched_getaffinity and the CPU_* macros */
-#include "report.h"
+#include "bench.h"
 
 #include <math.h>
 #include <sched.h>

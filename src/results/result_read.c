@@ -1,13 +1,13 @@
 /*
- * result_read.c - one entry's rows of the JSON report (json.c), read back into the
+ * result_read.c - one entry's rows of the JSON report (result_write.c), read back into the
  * tkb__result they were written from: how a worker process hands its finished entry to
- * the run, and how --resume gets the entries a journal holds. Every field json.c
+ * the run, and how --resume gets the entries a journal holds. Every field result_write.c
  * writes is read, so writing the result again gives the same rows. The text may come
  * from a crashed process or a damaged file: every count and length is checked before
- * it is used, and a row that does not hold what json.c writes is an error naming the
+ * it is used, and a row that does not hold what result_write.c writes is an error naming the
  * entry and the field.
  */
-#include "report.h"
+#include "results.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -35,7 +35,7 @@ static const cJSON *get(const cJSON *o, const char *key) {
   return cJSON_GetObjectItemCaseSensitive(o, key);
 }
 
-/* A number, null (NaN: how json.c writes NaN and infinity) or absent (NaN). */
+/* A number, null (NaN: how result_write.c writes NaN and infinity) or absent (NaN). */
 static double num(reader *rd, const cJSON *o, const char *key) {
   const cJSON *v = get(o, key);
   if (!v || cJSON_IsNull(v)) return NAN;
@@ -135,6 +135,142 @@ static int *integers(reader *rd, const cJSON *o, const char *key, int *n) {
   return out;
 }
 
+/* ---- an entry's calls: the part of its rows every reader needs ---- */
+
+/* Every row's "tkbench" object that holds evaluation times, in row order. */
+static size_t times_objects(const cJSON *const *rows, size_t n_rows, const cJSON **out) {
+  size_t n = 0;
+  for (size_t k = 0; k < n_rows; k++) {
+    const cJSON *t = get(rows[k], "tkbench");
+    if (cJSON_IsObject(t) && cJSON_IsArray(get(t, "evaluation_times_ms"))) out[n++] = t;
+  }
+  return n;
+}
+
+/* The experiment a "tkbench" object's calls belong to; -1 for every experiment (an
+ * aggregate's row, or the object of a file written before rows held their own calls). */
+static int experiment_of(const cJSON *t) {
+  const cJSON *e = get(t, "experiment");
+  return cJSON_IsNumber(e) && e->valuedouble >= 0 && e->valuedouble <= MAX_ITEMS ? (int)e->valuedouble : -1;
+}
+
+/* Appends obj's key array (numbers, null: NaN) to out at *at. */
+static void append_numbers(reader *rd, const cJSON *obj, const char *key, double *out, int *at) {
+  for (const cJSON *v = get(obj, key) ? get(obj, key)->child : NULL; v && !rd->st; v = v->next) {
+    if (cJSON_IsNumber(v)) out[(*at)++] = v->valuedouble;
+    else if (cJSON_IsNull(v)) out[(*at)++] = NAN;
+    else bad(rd, key, "holds something that is not a number");
+  }
+}
+
+/* The calls of the objects used[0..n_used) (one per experiment, or one holding every call)
+ * into *s, whose sizes are set. */
+static void gather_calls(reader *rd, const cJSON *const *used, int n_used, tkb__row_samples *s) {
+  int n_cpu = 0, with_cpu = 0;
+  bool throttled = false;
+  for (int k = 0; k < n_used; k++) {
+    int len = cJSON_GetArraySize(get(used[k], "cpu_times_ms"));
+    n_cpu += len;
+    with_cpu += len > 0;
+    throttled |= get(get(used[k], "statistics"), "throttled_calls") != NULL;
+  }
+  const size_t cap = (size_t)(s->n ? s->n : 1);
+  s->ms = malloc(cap * sizeof *s->ms);
+  s->cpu_ms = with_cpu ? malloc(cap * sizeof *s->cpu_ms) : NULL; /* [] when the method measured none */
+  s->throttled = throttled ? calloc(cap, sizeof *s->throttled) : NULL;
+  if (!s->ms || (with_cpu && !s->cpu_ms) || (throttled && !s->throttled)) {
+    rd->st = tkb_set_error(TKB_ERR_OUT_OF_MEMORY, "out of memory reading entry \"%s\"", rd->entry);
+    return;
+  }
+  if (with_cpu && (with_cpu != n_used || n_cpu != s->n)) {
+    bad(rd, "cpu_times_ms", "does not hold one time per evaluation time");
+    return;
+  }
+  int at = 0, at_cpu = 0;
+  for (int k = 0; k < n_used && !rd->st; k++) {
+    const int first = at;
+    append_numbers(rd, used[k], "evaluation_times_ms", s->ms, &at);
+    if (with_cpu) append_numbers(rd, used[k], "cpu_times_ms", s->cpu_ms, &at_cpu);
+    /* which calls the device reported throttled: indices into this object's calls */
+    const cJSON *calls = get(get(used[k], "statistics"), "throttled_calls");
+    if (calls && !cJSON_IsArray(calls)) bad(rd, "throttled_calls", "is not an array");
+    for (const cJSON *c = calls ? calls->child : NULL; c && !rd->st; c = c->next) {
+      if (!cJSON_IsNumber(c) || c->valuedouble < 0 || c->valuedouble != floor(c->valuedouble))
+        bad(rd, "throttled_calls", "holds something that is not a count");
+      else if (c->valuedouble >= at - first)
+        bad(rd, "throttled_calls", "holds an index past evaluation_times_ms");
+      else
+        s->throttled[first + (int)c->valuedouble] = true;
+    }
+  }
+}
+
+tkb_status tkb__row_samples_read(const cJSON *const *rows, size_t n_rows, const char *entry,
+                                 tkb__row_samples *s) {
+  *s = (tkb__row_samples){0};
+  reader rd = {.entry = entry ? entry : "(no run_name)"};
+  const cJSON **objs = malloc((n_rows ? n_rows : 1) * sizeof *objs);
+  if (!objs) return tkb_set_error(TKB_ERR_OUT_OF_MEMORY, "out of memory reading entry \"%s\"", rd.entry);
+  const size_t n_objs = times_objects(rows, n_rows, objs);
+  if (n_objs == 0) {
+    free(objs);
+    return TKB_OK; /* no calls: a failed entry, or another program's rows */
+  }
+  /* how the calls split into experiments; without sizes, one experiment of the first
+   * object's calls */
+  const cJSON *sizes = get(get(objs[0], "statistics"), "experiment_sizes");
+  int n_sizes = 0;
+  if (cJSON_IsArray(sizes)) s->experiment_sizes = integers(&rd, get(objs[0], "statistics"), "experiment_sizes", &n_sizes);
+  if (!rd.st && n_sizes == 0) {
+    free(s->experiment_sizes);
+    s->experiment_sizes = malloc(sizeof *s->experiment_sizes);
+    if (!s->experiment_sizes) rd.st = tkb_set_error(TKB_ERR_OUT_OF_MEMORY, "out of memory");
+    else s->experiment_sizes[0] = cJSON_GetArraySize(get(objs[0], "evaluation_times_ms"));
+    n_sizes = 1;
+  }
+  s->experiments = n_sizes;
+  long long total = 0;
+  for (int e = 0; !rd.st && e < n_sizes; e++) total += s->experiment_sizes[e];
+  /* each iteration row holds its experiment's calls; an aggregate's row (aggregates
+   * only), or every row of a file written before rows held their own, holds them all */
+  const cJSON **used = rd.st || n_sizes < 1 ? NULL : calloc((size_t)n_sizes, sizeof *used);
+  const cJSON *whole = NULL;
+  int n_slices = 0;
+  if (!rd.st && !used) rd.st = tkb_set_error(TKB_ERR_OUT_OF_MEMORY, "out of memory");
+  for (size_t k = 0; !rd.st && k < n_objs; k++) {
+    const int e = experiment_of(objs[k]), len = cJSON_GetArraySize(get(objs[k], "evaluation_times_ms"));
+    if (e >= 0 && e < n_sizes && len == s->experiment_sizes[e] && !used[e]) {
+      used[e] = objs[k];
+      n_slices++;
+    }
+    if (len == total && !whole) whole = objs[k];
+  }
+  if (!rd.st && n_slices < n_sizes && !whole) {
+    char what[160];
+    snprintf(what, sizeof what, "add up to %lld and do not split its %d evaluation times", total,
+             cJSON_GetArraySize(get(objs[0], "evaluation_times_ms")));
+    bad(&rd, "experiment_sizes", what);
+  }
+  if (!rd.st && total > MAX_ITEMS) bad(&rd, "experiment_sizes", "add up to more calls than any run's");
+  if (!rd.st) {
+    s->n = (int)total;
+    if (n_slices == n_sizes) gather_calls(&rd, used, n_sizes, s);
+    else gather_calls(&rd, &whole, 1, s);
+  }
+  free(used);
+  free(objs);
+  if (rd.st) tkb__row_samples_free(s);
+  return rd.st;
+}
+
+void tkb__row_samples_free(tkb__row_samples *s) {
+  free(s->ms);
+  free(s->cpu_ms);
+  free(s->throttled);
+  free(s->experiment_sizes);
+  *s = (tkb__row_samples){0};
+}
+
 /* The static strings tkbench's own code uses, so that a result read back holds what the
  * run's held; another text is kept as the result's own. */
 static const char *intern(reader *rd, const char *s, const char *const *known) {
@@ -222,11 +358,10 @@ static void read_statistics(reader *rd, const cJSON *s, tkb_benchmark_data *bd) 
   bd->p25_ms = num(rd, s, "p25_ms");
   bd->p75_ms = num(rd, s, "p75_ms");
   bd->p90_ms = num(rd, s, "p90_ms");
-  int n_med, n_sizes;
+  int n_med;
   bd->experiment_median_ms = numbers(rd, s, "experiment_median_ms", &n_med);
-  bd->experiment_sizes = integers(rd, s, "experiment_sizes", &n_sizes);
-  if (!rd->st && (n_med != bd->experiments || n_sizes != bd->experiments))
-    bad(rd, "statistics", "does not hold one median and one size per experiment");
+  if (!rd->st && n_med != bd->experiments)
+    bad(rd, "statistics", "does not hold one median per experiment");
   bd->median_ci_low_ms = num(rd, s, "median_ci_low_ms");
   bd->median_ci_high_ms = num(rd, s, "median_ci_high_ms");
   bd->ci_level = num(rd, s, "ci_level");
@@ -251,24 +386,6 @@ static void read_statistics(reader *rd, const cJSON *s, tkb_benchmark_data *bd) 
     bd->experiment_cpu_median_ms = numbers(rd, s, "experiment_cpu_median_ms", &n);
     if (!rd->st && n != bd->experiments)
       bad(rd, "experiment_cpu_median_ms", "does not hold one median per experiment");
-  }
-  /* the calls the device reported throttled, by index (only devices that report it) */
-  if (get(s, "throttled_calls") && !rd->st) {
-    int n;
-    int *calls = integers(rd, s, "throttled_calls", &n);
-    bd->throttled = rd->st ? NULL : calloc((size_t)(bd->n_evaluation_times ? bd->n_evaluation_times : 1),
-                                           sizeof *bd->throttled);
-    if (!rd->st && !bd->throttled)
-      rd->st = tkb_set_error(TKB_ERR_OUT_OF_MEMORY, "out of memory reading \"throttled_calls\"");
-    for (int k = 0; !rd->st && k < n; k++) {
-      if (calls[k] >= bd->n_evaluation_times) {
-        bad(rd, "throttled_calls", "holds an index past evaluation_times_ms");
-        break;
-      }
-      bd->n_throttled += !bd->throttled[calls[k]];
-      bd->throttled[calls[k]] = true;
-    }
-    free(calls);
   }
 }
 
@@ -309,8 +426,9 @@ static void read_counters(reader *rd, const cJSON *t, tkb__result *r, tkb_benchm
   }
 }
 
-/* The whole BenchmarkData from an iteration row's "tkbench" object. */
-static tkb_benchmark_data *read_data(reader *rd, const cJSON *t, tkb__result *r) {
+/* The BenchmarkData from the first row's "tkbench" object, with the calls of every row. */
+static tkb_benchmark_data *read_data(reader *rd, const cJSON *const *rows, size_t n_rows,
+                                     const cJSON *t, tkb__result *r) {
   tkb_benchmark_data *bd = calloc(1, sizeof *bd);
   if (!bd) {
     rd->st = tkb_set_error(TKB_ERR_OUT_OF_MEMORY, "out of memory reading entry \"%s\"", rd->entry);
@@ -318,18 +436,20 @@ static tkb_benchmark_data *read_data(reader *rd, const cJSON *t, tkb__result *r)
   }
   bd->lower_time_ms = num(rd, t, "lower_time_ms");
   bd->compile_time_ms = num(rd, t, "compile_time_ms");
-  bd->iterations = integer(rd, t, "iterations", 0, MAX_ITEMS);
+  /* null: a rule other than fixed decided the calls (experiment_sizes counts them) */
+  bd->iterations = cJSON_IsNull(get(t, "iterations")) ? 0 : integer(rd, t, "iterations", 0, MAX_ITEMS);
   bd->experiments = integer(rd, t, "experiments", 1, MAX_ITEMS);
-  bd->evaluation_times_ms = numbers(rd, t, "evaluation_times_ms", &bd->n_evaluation_times);
-  if (get(t, "cpu_times_ms") && !rd->st) {
-    int n;
-    bd->cpu_times_ms = numbers(rd, t, "cpu_times_ms", &n);
-    if (!rd->st && n == 0) { /* written as [] when the method measured no CPU time */
-      free(bd->cpu_times_ms);
-      bd->cpu_times_ms = NULL;
-    } else if (!rd->st && n != bd->n_evaluation_times) {
-      bad(rd, "cpu_times_ms", "does not hold one time per evaluation time");
-    }
+  tkb__row_samples calls;
+  if (!rd->st && (rd->st = tkb__row_samples_read(rows, n_rows, rd->entry, &calls)) == TKB_OK) {
+    if (calls.experiments != bd->experiments)
+      bad(rd, "statistics", "does not hold one median and one size per experiment");
+    bd->evaluation_times_ms = calls.ms;
+    bd->cpu_times_ms = calls.cpu_ms;
+    bd->n_evaluation_times = calls.n;
+    bd->experiment_sizes = calls.experiment_sizes;
+    bd->throttled = calls.throttled;
+    for (int i = 0; bd->throttled && i < calls.n; i++) bd->n_throttled += bd->throttled[i];
+    if (!bd->evaluation_times_ms) bad(rd, "evaluation_times_ms", "is not an array");
   }
   r->wall_s = num(rd, t, "wall_s");
   bd->median_evaluation_time_ms = num(rd, t, "median_evaluation_time_ms");
@@ -401,10 +521,16 @@ tkb_status tkb__result_read(const cJSON *rows, tkb__result *r) {
   const cJSON *t = get(first, "tkbench");
   if (!rd.st && !cJSON_IsObject(t)) bad(&rd, "tkbench", "is not an object");
   if (!rd.st) read_identity(&rd, t, r);
+  size_t n_rows = 0;
+  for (const cJSON *row = first; row; row = row->next) n_rows++;
+  const cJSON **list = malloc(n_rows * sizeof *list);
+  if (!list && !rd.st) rd.st = tkb_set_error(TKB_ERR_OUT_OF_MEMORY, "out of memory reading entry \"%s\"", rd.entry);
+  n_rows = 0;
   for (const cJSON *row = first; row && !rd.st; row = row->next) {
     const cJSON *rn = get(row, "run_name");
     if (!cJSON_IsObject(row) || !cJSON_IsString(rn) || strcmp(rn->valuestring, r->name) != 0)
       bad(&rd, "run_name", "differs between the rows of one entry");
+    list[n_rows++] = row;
   }
   if (!rd.st && cJSON_IsTrue(get(first, "skipped"))) {
     /* an entry the device cannot run: its setup said unsupported */
@@ -422,7 +548,7 @@ tkb_status tkb__result_read(const cJSON *rows, tkb__result *r) {
     r->error = msg ? tkb__strdup(msg) : NULL;
     if (msg && !r->error && !rd.st) rd.st = tkb_set_error(TKB_ERR_OUT_OF_MEMORY, "out of memory");
   } else if (!rd.st) {
-    r->bd = read_data(&rd, t, r);
+    r->bd = read_data(&rd, (const cJSON *const *)list, n_rows, t, r);
     const cJSON *counts = get(t, "counts");
     if (!rd.st && !cJSON_IsObject(counts)) bad(&rd, "counts", "is not an object");
     if (!rd.st) {
@@ -431,6 +557,7 @@ tkb_status tkb__result_read(const cJSON *rows, tkb__result *r) {
       r->counts.flops = count(&rd, counts, "flops");
     }
   }
+  free(list);
   r->owned = rd.owned;
   if (rd.st) tkb__result_clear(r);
   return rd.st;

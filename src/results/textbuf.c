@@ -1,7 +1,7 @@
 /* textbuf.c - text collected in memory through a FILE (open_memstream), for reports that
  * cannot be written in the order their parts become known, and for output files that
  * reach the disk only once complete. */
-#include "report.h"
+#include "results.h"
 
 #include <stdlib.h>
 
