@@ -134,6 +134,8 @@ static void check_one(size_t entry, const tkb_check_opts *opts, tkb__check_item 
     it->skipped = it->status == TKB_ERR_UNSUPPORTED;
   }
   if (!it->status) it->status = tkb_check_entry(entry, opts, &it->result);
+  if (!it->status) it->status = tkb__worker_reap_helpers(); /* a helper left running */
+  else tkb__worker_reap_helpers();
   if (!it->status) return;
   const char *msg = tkb_last_error();
   it->message = tkb__strdup(*msg ? msg : tkb_status_name(it->status));

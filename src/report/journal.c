@@ -100,6 +100,7 @@ tkb_status tkb__journal_create(tkb__journal *j, const char *out, const tkb__repo
   *j = (tkb__journal){.fd = -1, .path = tkb__journal_path(out)};
   if (!j->path) return tkb_set_error(TKB_ERR_OUT_OF_MEMORY, "out of memory");
   j->fd = open(j->path, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0666);
+  tkb__fd_private(j->fd); /* no worker holds it */
   if (j->fd < 0) {
     int err = errno;
     tkb_status st = err == EEXIST
@@ -135,6 +136,7 @@ tkb_status tkb__journal_reopen(tkb__journal *j, const char *out, size_t valid_le
   *j = (tkb__journal){.fd = -1, .path = tkb__journal_path(out)};
   if (!j->path) return tkb_set_error(TKB_ERR_OUT_OF_MEMORY, "out of memory");
   j->fd = open(j->path, O_WRONLY | O_APPEND | O_CLOEXEC);
+  tkb__fd_private(j->fd);
   tkb_status st = j->fd < 0 ? io_error(j->path, "cannot open it to append", errno) : lock(j);
   /* a cut-off last line goes, so the next line starts on a line of its own */
   if (!st && ftruncate(j->fd, (off_t)valid_len) != 0)
@@ -189,7 +191,10 @@ tkb_status tkb__journal_append(tkb__journal *j, const tkb__result *r, int experi
 }
 
 void tkb__journal_close(tkb__journal *j) {
-  if (j->fd >= 0) close(j->fd); /* drops the lock */
+  if (j->fd >= 0) {
+    tkb__fd_private_release(j->fd);
+    close(j->fd); /* drops the lock */
+  }
   free(j->path);
   *j = (tkb__journal){.fd = -1};
 }

@@ -230,6 +230,10 @@ typedef struct tkb__worker_end {
   long entry;                  /* the registry entry it was running (-1: none yet) */
   char phase[64];              /* what that entry was doing: "standardize", "forward", ... */
   double entry_s;              /* how long that entry had run */
+  bool called_exit;            /* EXITED because the entry called exit(code) */
+  size_t n_leftovers;          /* processes the worker had started that were still alive
+                                  when it ended, killed then: */
+  char leftovers[256];         /* "1234 (sleep), 1240 (sh)" */
 } tkb__worker_end;
 
 /* Runs job in a forked worker until it exits, its entry times out or *stop is set, the
@@ -247,6 +251,30 @@ bool tkb__in_worker(void);
  * "timed out in vjp of NAME: still running after 600 s (--timeout 600), ...". */
 void tkb__worker_describe(const tkb__worker_end *end, const char *name, double timeout_s,
                           char *buf, size_t cap);
+
+/* ---- what an entry started (descendants.c) ---- */
+/* In a worker, at its start: orphans of its descendants come to it, not to init. */
+void tkb__worker_subreaper(void);
+/* In a worker: kills every process below it (stopped first, so none forks meanwhile) and
+ * reaps its children; the count of those that were alive, their "pid (name)" into names.
+ * One system call when there are none. */
+size_t tkb__descendants_kill_own(char *names, size_t cap);
+/* In a worker: TKB_OK when the entry left no process behind; else kills them and sets
+ * TKB_ERR_CRASHED naming them. Nothing in process (TKB_OK). */
+tkb_status tkb__worker_reap_helpers(void);
+/* In the run, around a worker's life: makes this process the subreaper of its
+ * descendants; returns whether it was one already (for tkb__subreaper_end). */
+bool tkb__subreaper_begin(void);
+void tkb__subreaper_end(bool was);
+/* Clock ticks since boot, as /proc's start times count them. */
+unsigned long long tkb__boot_ticks(void);
+/* Kills worker's tree (worker > 0: it, its process group and its descendants) and the
+ * children adopted here that started at or after `since` (the orphans of a worker's
+ * processes), each stopped before any is killed; the count of those other than the
+ * worker, their "pid (name)" into names. The adopted ones are reaped; the worker is not. */
+size_t tkb__worker_tree_kill(pid_t worker, unsigned long long since, char *names, size_t cap);
+/* True when this process has a child (alive, or exited and not yet reaped). */
+bool tkb__adopted_any(void);
 
 /* ---- progress line (progress.c) ---- */
 typedef struct tkb__progress {
