@@ -191,8 +191,10 @@ void tkb__flags_free(const tkb__command *cmd, void *args, tkb__select_args *sel)
  */
 int tkb__usage(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* Loads every --load plugin; on failure prints the reason and returns TKB_EXIT_USAGE. */
-int tkb__load_plugins(const char *cmd, const tkb__strlist *paths);
+/* Loads every --load plugin (plugins.c), each probed first in a worker process, whose
+ * init may run for at most timeout_s (0: no limit); on failure prints the reason and
+ * returns TKB_EXIT_USAGE (nothing of the plugin is then loaded here). */
+int tkb__load_plugins(const char *cmd, const tkb__strlist *paths, double timeout_s);
 
 /*
  * The entries a command selects: --mode and --op checked (an unknown op is a usage error
@@ -232,14 +234,17 @@ typedef struct tkb__isolation_args {
 #define TKB__ISOLATION_FLAGS(at, what)                                                        \
   {.heading = "Isolation:"},                                                                  \
   {.name = "--isolate", .kind = TKB__FLAG_SWITCH, .offset = (at) + offsetof(tkb__isolation_args, isolate), \
-   .shown = "on when more than one entry is selected",                                        \
+   .shown = "on",                                                                              \
    .help = "Run each entry in a worker process of its own, so that an entry that crashes, "   \
            "aborts, hangs or runs out of memory fails alone (its error names the signal and "  \
            "what it was doing) and the run goes on. " what},                                  \
   {.name = "--no-isolate", .kind = TKB__FLAG_SWITCH,                                          \
    .offset = (at) + offsetof(tkb__isolation_args, no_isolate),                                \
-   .help = "Run every entry in this process (for a debugger); an entry that crashes ends "    \
-           "the run, and --timeout cannot stop one."},                                        \
+   .help = "Run every entry in this process (for a debugger). What an entry prints still "   \
+           "goes to stderr, and an entry's exit() fails it and ends the run with the outputs "  \
+           "written (exit status 1); but a crash, a signal or _exit() ends the process at once " \
+           "(the journal keeps the entries before it), --timeout cannot stop an entry, and "    \
+           "processes an entry leaves running are not killed."},                               \
   {.name = "--timeout", .metavar = "SECONDS", .kind = TKB__FLAG_TEXT,                         \
    .offset = (at) + offsetof(tkb__isolation_args, timeout), .value = TKB__TEXT(TKB__DEFAULT_TIMEOUT_S), \
    .check = tkb__check_timeout,                                                               \
@@ -248,9 +253,11 @@ typedef struct tkb__isolation_args {
 /* Default --timeout: generous (a primary-size entry on a slow device takes minutes). */
 #define TKB__DEFAULT_TIMEOUT_S 600
 int tkb__check_timeout(const char *cmd, const char *flag, const char *value);
-/* Whether n entries on device run isolated: --isolate, else unless --no-isolate when
- * n > 1; but never when this process has opened a device of that kind already (a program
- * calling tkb_main after using the device), which is said on stderr. *timeout_s gets
+/* --timeout's seconds (checked when read). */
+double tkb__isolation_timeout(const tkb__isolation_args *a);
+/* Whether n entries on device run isolated: unless --no-isolate, whatever n; but never
+ * when this process has opened a device of that kind already (a program calling tkb_main
+ * after using the device), which is said on stderr. *timeout_s gets
  * --timeout's seconds. 0, or TKB_EXIT_USAGE after printing (both flags given). */
 int tkb__isolation(const char *cmd, const tkb__isolation_args *a, const char *device, size_t n,
                    bool *isolate, double *timeout_s);
@@ -290,6 +297,11 @@ typedef struct tkb__run_output {
   bool file_aggregates_only;
   int experiments;                  /* a failed entry's repetitions in the JSON */
   tkb__progress progress;           /* begun by the caller */
+  /* what the run's end needs, kept here so that an in-process entry's exit() can end
+   * the run from its exit handler (run.c) */
+  const tkb__report_ctx *ctx;
+  size_t n_todo;                    /* entries this run was to run (resumed ones aside) */
+  size_t resumed_failed;            /* resumed entries that had failed */
   /* state */
   tkb__reporter stdout_r;
   bool have_stdout, stdout_failed, write_failed, journaling;

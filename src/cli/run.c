@@ -403,6 +403,27 @@ static void fill_context(tkb__report_ctx *ctx, const run_args *a, const tkb__dev
   }
 }
 
+/* The end of a run that went to its end, was stopped, or was ended by an entry (its
+ * raise_on_error, or its exit() in process): the summary, the outputs closed, the status. */
+static int finish(tkb__run_output *o, const tkb__run_count *c) {
+  tkb__run_summary s = {.n_selected = o->n_todo,
+                        .wall_s = tkb__progress_elapsed(&o->progress),
+                        .interrupted = c->interrupted};
+  tkb__load_now(&s.load_end);
+  if (c->ended_by)
+    fprintf(stderr, "%s %s: the run ended after %s failed (%s): %zu of %zu entries ran\n", tkb__prog,
+            CMD, c->ended_by, c->by_exit ? "it called exit() in this process, --no-isolate"
+                                         : "its entry has raise_on_error",
+            o->resumed.n + c->done, o->resumed.n + o->n_todo);
+  const int rc = c->interrupted ? 128 + c->signal
+                 : c->failed || o->resumed_failed ? TKB_EXIT_FAILED : TKB_EXIT_OK;
+  return tkb__run_output_close(o, o->ctx, &s, c->done, rc);
+}
+
+/* An entry run in process called exit(): its failure is recorded (on_done), the run
+ * ends as raise_on_error ends it, and the process exits with what this returns. */
+static int end_by_exit(void *user, const tkb__run_count *c) { return finish(user, c); }
+
 static tkb__runner make_runner(const run_args *a, const char *method, tkb__run_output *o,
                                bool isolate, double timeout_s) {
   tkb_bench_opts b = bench_opts(a);
@@ -416,13 +437,8 @@ static tkb__runner make_runner(const run_args *a, const char *method, tkb__run_o
                        .stop_on_signal = true,
                        .on_start = tkb__run_output_start,
                        .on_done = tkb__run_output_entry,
+                       .on_end_by_exit = end_by_exit,
                        .user = o};
-}
-
-/* The exit status of a run that went to its end or was stopped. */
-static int exit_status(const tkb__run_count *c, size_t resumed_failed) {
-  if (c->interrupted) return 128 + c->signal;
-  return c->failed || resumed_failed ? TKB_EXIT_FAILED : TKB_EXIT_OK;
 }
 
 /* Colour on stdout: --benchmark_color, else a terminal without NO_COLOR. */
@@ -450,9 +466,10 @@ static int run_selected(const run_args *a, const char *out, const tkb__device_fa
                        .stdout_aggregates_only = a->gb_report_aggregates_only ||
                                                  a->gb_display_aggregates_only,
                        .file_aggregates_only = a->gb_report_aggregates_only,
-                       .experiments = a->experiments};
+                       .experiments = a->experiments,
+                       .ctx = &ctx};
   int rc = tkb__run_output_open(&o, &ctx, a->resume != NULL);
-  size_t *todo = rc ? NULL : malloc((n ? n : 1) * sizeof *todo), m = 0, resumed_failed = 0;
+  size_t *todo = rc ? NULL : malloc((n ? n : 1) * sizeof *todo), m = 0;
   if (!rc && !todo) rc = tkb__usage(CMD, "out of memory");
   if (rc) {
     tkb__run_output_abandon(&o);
@@ -460,20 +477,14 @@ static int run_selected(const run_args *a, const char *out, const tkb__device_fa
   }
   for (size_t k = 0; k < n; k++)
     if (!tkb__run_output_resumed(&o, tkb_registry_full_name(idx[k]))) todo[m++] = idx[k];
-  for (size_t i = 0; i < o.resumed.n; i++) resumed_failed += o.resumed.results[i].bd == NULL && !o.resumed.results[i].skipped;
+  for (size_t i = 0; i < o.resumed.n; i++)
+    o.resumed_failed += o.resumed.results[i].bd == NULL && !o.resumed.results[i].skipped;
+  o.n_todo = m;
   tkb__progress_begin(&o.progress, stderr, !a->quiet && isatty(fileno(stderr)), o.resumed.n + m);
   tkb__runner runner = make_runner(a, d->method, &o, isolate, timeout_s);
   tkb__run_count count = tkb__run_entries(&runner, todo, m);
   free(todo);
-  tkb__run_summary s = {.n_selected = m,
-                        .wall_s = tkb__progress_elapsed(&o.progress),
-                        .interrupted = count.interrupted};
-  tkb__load_now(&s.load_end);
-  if (count.ended_by)
-    fprintf(stderr, "%s %s: the run ended after %s failed (its entry has raise_on_error): %zu of "
-                    "%zu entries ran\n", tkb__prog, CMD, count.ended_by, o.resumed.n + count.done,
-            o.resumed.n + m);
-  return tkb__run_output_close(&o, &ctx, &s, count.done, exit_status(&count, resumed_failed));
+  return finish(&o, &count);
 }
 
 /* `ab`'s worker: the selected entries wait for its requests (ab_worker.c). */
@@ -515,7 +526,7 @@ static int run_devices(const run_args *a, const tkb__format *stdout_fmt, const t
 /* Everything after parsing. */
 static int run(run_args *a, int argc, char **argv) {
   if (apply_gb(a)) return TKB_EXIT_USAGE;
-  if (tkb__load_plugins(CMD, &a->sel.loads)) return TKB_EXIT_USAGE;
+  if (tkb__load_plugins(CMD, &a->sel.loads, tkb__isolation_timeout(&a->iso))) return TKB_EXIT_USAGE;
   if (a->threads) tkb_set_num_threads(a->threads);
   const tkb__format *stdout_fmt, *file_fmt;
   const char *out = a->resume ? a->resume : a->out;

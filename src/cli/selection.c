@@ -60,13 +60,6 @@ const tkb__flag tkb__selection_flags[] = {
     {0},
 };
 
-int tkb__load_plugins(const char *cmd, const tkb__strlist *paths) {
-  for (size_t i = 0; i < paths->n; i++)
-    if (tkb_load_plugin(paths->items[i]) != TKB_OK)
-      return tkb__usage(cmd, "--load: %s", tkb_last_error());
-  return 0;
-}
-
 /* " --filter 'x' --tag cpu --op y --mode forward --impl c" for the message. */
 static void describe(const tkb__select_args *a, const tkb__selection *sel, char *buf, size_t cap) {
   size_t len = 0;

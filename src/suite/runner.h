@@ -120,6 +120,7 @@ tkb_status tkb__shard_assign(const char *const *names, const int64_t *cost_us, s
 tkb_status tkb__shard_select(size_t *idx, size_t *n, const tkb__shard_weights *w, tkb__shard_info *s);
 
 /* ---- running (runner.c) ---- */
+struct tkb__run_count;
 typedef struct tkb__runner {
   const char *device;        /* NULL: "cpu" */
   uint64_t seed;
@@ -133,6 +134,10 @@ typedef struct tkb__runner {
    * to on_done lives only through the call. */
   void (*on_start)(void *user, size_t k, size_t n, const char *name);
   void (*on_done)(void *user, size_t k, size_t n, const tkb__result *r);
+  /* In process only: an entry called exit(), whose failed result went to on_done already
+   * (count says so: ended_by names it); finishes the outputs and returns the status the
+   * process then exits with. NULL: the message goes to stderr and the status is 1. */
+  int (*on_end_by_exit)(void *user, const struct tkb__run_count *count);
   void *user;
 } tkb__runner;
 
@@ -146,6 +151,7 @@ typedef struct tkb__run_count {
   int signal;                /* which, when interrupted */
   const char *ended_by;      /* the entry whose failure ended the run (its raise_on_error;
                                 registry-owned), else NULL */
+  bool by_exit;              /* ended_by called exit() in process (--no-isolate) */
 } tkb__run_count;
 
 /* The benchmark options of registry entry `entry`: the run's, with the entry's own
@@ -251,6 +257,24 @@ bool tkb__in_worker(void);
  * "timed out in vjp of NAME: still running after 600 s (--timeout 600), ...". */
 void tkb__worker_describe(const tkb__worker_end *end, const char *name, double timeout_s,
                           char *buf, size_t cap);
+
+/* ---- an entry in the run's own process (in_process.c) ---- */
+typedef struct tkb__exit_guard {
+  /* an entry called exit(status) during `phase` of registry entry `entry` (-1: not known);
+   * returns the status the process exits with */
+  int (*on_exit)(void *user, long entry, const char *phase, int status);
+  void *user;
+} tkb__exit_guard;
+/* Guards the entries run between begin and end (pairs nest; the outermost counts). */
+void tkb__in_process_begin(const tkb__exit_guard *g);
+void tkb__in_process_end(void);
+/* Around an entry's own code: stdout's descriptor becomes stderr's, and exit() is caught. */
+void tkb__in_process_enter(void);
+void tkb__in_process_leave(void);
+/* What the entry in progress is doing (tkb__worker_phase calls it in process). */
+void tkb__in_process_phase(size_t entry, const char *phase);
+/* "called exit(0) in forward of NAME, which ends the process under --no-isolate: ..." */
+void tkb__exit_message(long entry, const char *phase, int status, char *buf, size_t cap);
 
 /* ---- what an entry started (descendants.c) ---- */
 /* In a worker, at its start: orphans of its descendants come to it, not to init. */

@@ -63,7 +63,10 @@ static bool write_all(const char *p, size_t len) {
 }
 
 void tkb__worker_phase(size_t entry, const char *phase, double busy_s) {
-  if (worker_fd < 0) return;
+  if (worker_fd < 0) {
+    tkb__in_process_phase(entry, phase);
+    return;
+  }
   char line[160];
   int n = snprintf(line, sizeof line, "P %zu %.3f %.100s\n", entry, busy_s * 1e3, phase);
   if (n > 0) write_all(line, (size_t)n);
