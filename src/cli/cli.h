@@ -296,6 +296,8 @@ typedef struct tkb__run_output {
   bool stdout_aggregates_only;      /* Google Benchmark's aggregate-only reports */
   bool file_aggregates_only;
   int experiments;                  /* a failed entry's repetitions in the JSON */
+  const struct cJSON *recorded;     /* {"settings": {...}, "selection": {...}}: what the
+                                       journal records for --resume to compare (run.c) */
   tkb__progress progress;           /* begun by the caller */
   /* what the run's end needs, kept here so that an in-process entry's exit() can end
    * the run from its exit handler (run.c) */

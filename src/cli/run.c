@@ -5,8 +5,11 @@
  * when there are several), and hand each finished one to the outputs (run_output.c):
  * stdout's report and --out's journal, from which the file is written at the end.
  */
+#define _DEFAULT_SOURCE /* realpath */
 #include "bench.h"
 #include "cli.h"
+
+#include <cjson/cJSON.h>
 
 #include <stddef.h>
 #include <stdlib.h>
@@ -403,6 +406,91 @@ static void fill_context(tkb__report_ctx *ctx, const run_args *a, const tkb__dev
   }
 }
 
+/* ---- what the journal records for --resume (run_output.c compares it) ---- */
+
+static void add_text(cJSON *o, const char *key, const char *value) {
+  if (value && *value) cJSON_AddStringToObject(o, key, value);
+  else cJSON_AddNullToObject(o, key);
+}
+
+static void add_number(cJSON *o, const char *key, double value) {
+  char text[64];
+  snprintf(text, sizeof text, "%.17g", value);
+  cJSON_AddStringToObject(o, key, text);
+}
+
+/* Every setting that shapes the numbers, under the option (or variable) that sets it. */
+static cJSON *settings(const run_args *a, const tkb__device_facts *d, const tkb__report_ctx *ctx) {
+  cJSON *o = cJSON_CreateObject();
+  if (!o) return NULL;
+  const tkb__environment *e = &ctx->host.env;
+  add_text(o, "--method", d->method);
+  add_number(o, "--seed", (double)a->seed);
+  add_number(o, "--iterations", ctx->iterations);
+  add_number(o, "--experiments", a->experiments);
+  add_number(o, "--interval-ms", a->interval_ms);
+  add_text(o, "--warmup", a->warmup);
+  add_number(o, "--warmup-ms", a->min_warmup_ms);
+  add_text(o, "--stop", ctx->stop);
+  add_text(o, "--interleave", a->interleave ? "on" : "off");
+  add_text(o, "--cold-cache", a->cold_cache ? "on" : "off");
+  add_text(o, "--perf-counters", a->perf_counters);
+  add_text(o, "--event-filter", a->event_filter);
+  add_text(o, "--no-blocking-kernel", a->no_blocking_kernel ? "on" : "off");
+  add_number(o, "--threads", e->threads); /* what --threads or OpenMP's default gave */
+  add_text(o, "OMP_NUM_THREADS", e->omp_num_threads);
+  add_text(o, "OMP_WAIT_POLICY", e->omp_wait_policy);
+  add_text(o, "OMP_PROC_BIND", e->omp_proc_bind);
+  add_text(o, "OMP_PLACES", getenv("OMP_PLACES"));
+  add_text(o, "GOMP_SPINCOUNT", getenv("GOMP_SPINCOUNT"));
+  add_text(o, "TKB_CPU_ISA", tkb_cpu_isa()); /* the path it picked: the kernels that ran */
+  add_text(o, "taskset", e->affinity);        /* the CPUs the run may use */
+  return o;
+}
+
+/* The selection: its flags as given (the message shows them), the plugins by their real
+ * paths, and the entries it came to, counted and digested (FNV-1a of their names). */
+static cJSON *selection(const run_args *a, const size_t *idx, size_t n) {
+  cJSON *o = cJSON_CreateObject(), *loads = o ? cJSON_AddArrayToObject(o, "loads") : NULL;
+  if (!loads) {
+    cJSON_Delete(o);
+    return NULL;
+  }
+  char flags[2048] = "";
+  size_t len = 0;
+#define FLAG(...) \
+  if (len < sizeof flags) len += (size_t)snprintf(flags + len, sizeof flags - len, __VA_ARGS__)
+  for (size_t i = 0; i < a->sel.loads.n; i++) {
+    char real[4096];
+    const char *p = a->sel.loads.items[i];
+    cJSON_AddItemToArray(loads, cJSON_CreateString(realpath(p, real) ? real : p));
+    FLAG(" --load %s", p);
+  }
+  if (a->sel.filter) FLAG(" --filter '%s'", a->sel.filter);
+  const struct {
+    const char *flag;
+    const tkb__strlist *l;
+  } lists[] = {{"--tag", &a->sel.tags}, {"--op", &a->sel.ops}, {"--mode", &a->sel.modes},
+               {"--impl", &a->sel.impls}};
+  for (size_t l = 0; l < TKB_ARRAY_LEN(lists); l++)
+    for (size_t k = 0; k < lists[l].l->n; k++) FLAG(" %s %s", lists[l].flag, lists[l].l->items[k]);
+  if (a->sel.shard) FLAG(" --shard %s", a->sel.shard);
+  if (a->sel.shard_weights) FLAG(" --shard-weights %s", a->sel.shard_weights);
+#undef FLAG
+  cJSON_AddStringToObject(o, "flags", flags);
+  cJSON_AddNumberToObject(o, "entries", (double)n);
+  uint64_t h = 1469598103934665603ull;
+  for (size_t k = 0; k < n; k++)
+    for (const char *p = tkb_registry_full_name(idx[k]);; p++) {
+      h = (h ^ (unsigned char)*p) * 1099511628211ull;
+      if (!*p) break;
+    }
+  char digest[17];
+  snprintf(digest, sizeof digest, "%016llx", (unsigned long long)h);
+  cJSON_AddStringToObject(o, "names", digest);
+  return o;
+}
+
 /* The end of a run that went to its end, was stopped, or was ended by an entry (its
  * raise_on_error, or its exit() in process): the summary, the outputs closed, the status. */
 static int finish(tkb__run_output *o, const tkb__run_count *c) {
@@ -468,11 +556,24 @@ static int run_selected(const run_args *a, const char *out, const tkb__device_fa
                        .file_aggregates_only = a->gb_report_aggregates_only,
                        .experiments = a->experiments,
                        .ctx = &ctx};
+  cJSON *recorded = cJSON_CreateObject();
+  if (recorded) {
+    cJSON *st = settings(a, d, &ctx), *sel = selection(a, idx, n);
+    if (st) cJSON_AddItemToObject(recorded, "settings", st);
+    if (sel) cJSON_AddItemToObject(recorded, "selection", sel);
+    if (!st || !sel) {
+      cJSON_Delete(recorded);
+      recorded = NULL;
+    }
+  }
+  if (!recorded) return tkb__usage(CMD, "out of memory");
+  o.recorded = recorded;
   int rc = tkb__run_output_open(&o, &ctx, a->resume != NULL);
   size_t *todo = rc ? NULL : malloc((n ? n : 1) * sizeof *todo), m = 0;
   if (!rc && !todo) rc = tkb__usage(CMD, "out of memory");
   if (rc) {
     tkb__run_output_abandon(&o);
+    cJSON_Delete(recorded);
     return rc;
   }
   for (size_t k = 0; k < n; k++)
@@ -484,7 +585,9 @@ static int run_selected(const run_args *a, const char *out, const tkb__device_fa
   tkb__runner runner = make_runner(a, d->method, &o, isolate, timeout_s);
   tkb__run_count count = tkb__run_entries(&runner, todo, m);
   free(todo);
-  return finish(&o, &count);
+  rc = finish(&o, &count);
+  cJSON_Delete(recorded);
+  return rc;
 }
 
 /* `ab`'s worker: the selected entries wait for its requests (ab_worker.c). */
