@@ -307,6 +307,8 @@ typedef struct tkb__run_output {
   /* state */
   tkb__reporter stdout_r;
   bool have_stdout, stdout_failed, write_failed, journaling;
+  bool stream_out;                  /* --out is stdout, a device or a FIFO: the journal is a
+                                       temporary of this run's, and there is no --resume */
   tkb__journal journal;
   tkb__journal_contents resumed;    /* the journal's entries, with --resume */
 } tkb__run_output;

@@ -172,7 +172,26 @@ static void to_stdout(tkb__run_output *o, const tkb__result *r) {
   if (!o->out) tkb__stop_request(SIGPIPE); /* nothing would be kept */
 }
 
+/* A journal for an --out that is a stream (stdout, a device, a FIFO): there is no file
+ * to put it beside, and nothing --resume could continue, so it is a private file of this
+ * run, removed at its end whatever happened. */
+static int temporary_journal(tkb__run_output *o, const tkb__report_ctx *ctx) {
+  const char *dir = getenv("TMPDIR");
+  char path[4096];
+  for (int k = 0;; k++) {
+    snprintf(path, sizeof path, "%s/tkbench-%ld-%d.partial.jsonl", dir && *dir ? dir : "/tmp",
+             (long)getpid(), k);
+    if (access(path, F_OK) == 0 && k < 100) continue; /* a dead run's, of this pid */
+    if (tkb__journal_create(&o->journal, o->out, path, ctx, o->recorded) == TKB_OK) return 0;
+    return tkb__usage(o->cmd, "--out %s: its journal: %s", o->out, tkb_last_error());
+  }
+}
+
 int tkb__run_output_open(tkb__run_output *o, tkb__report_ctx *ctx, bool resume) {
+  o->stream_out = o->out && tkb__outfile_is_stream(o->out);
+  if (o->stream_out && resume)
+    return tkb__usage(o->cmd, "--resume %s: that is not a file (stdout, a device or a FIFO), so no "
+                      "run of it kept a journal to continue", o->out);
   if (o->out && resume) {
     char *path = tkb__journal_path(o->out);
     if (!path) return tkb__usage(o->cmd, "--resume: out of memory");
@@ -201,6 +220,10 @@ int tkb__run_output_open(tkb__run_output *o, tkb__report_ctx *ctx, bool resume) 
     if (tkb__journal_reopen(&o->journal, o->out, o->resumed.valid_len, o->resumed.settings_id) != TKB_OK)
       return tkb__usage(o->cmd, "--resume: %s", tkb_last_error());
     o->journaling = true;
+  } else if (o->stream_out) {
+    int rc = temporary_journal(o, ctx);
+    if (rc) return rc;
+    o->journaling = true;
   } else if (o->out) {
     if (tkb__journal_create(&o->journal, o->out, NULL, ctx, o->recorded) != TKB_OK)
       return tkb__usage(o->cmd, "--out: %s", tkb_last_error());
@@ -218,7 +241,7 @@ int tkb__run_output_open(tkb__run_output *o, tkb__report_ctx *ctx, bool resume) 
 }
 
 void tkb__run_output_abandon(tkb__run_output *o) {
-  const bool created = o->journaling && !o->resumed.context;
+  const bool created = o->journaling && (!o->resumed.context || o->stream_out);
   if (created) unlink(o->journal.path); /* it holds nothing but the context */
   if (o->journal.path) tkb__journal_close(&o->journal);
   if (o->have_stdout) tkb__reporter_discard(&o->stdout_r);
@@ -275,8 +298,10 @@ static bool write_file(tkb__run_output *o, const tkb__report_ctx *ctx, const tkb
     else st = tkb__outfile_commit(&file);
   }
   tkb__journal_contents_free(&all);
-  if (st) say(o, "%s (the journal \"%s\" keeps the finished entries: --resume %s writes the file)",
-              tkb_last_error(), path, o->out);
+  if (st && o->stream_out) say(o, "%s", tkb_last_error());
+  else if (st)
+    say(o, "%s (the journal \"%s\" keeps the finished entries: --resume %s writes the file)",
+        tkb_last_error(), path, o->out);
   return st == TKB_OK;
 }
 
@@ -312,9 +337,10 @@ int tkb__run_output_close(tkb__run_output *o, const tkb__report_ctx *ctx, tkb__r
     bool ok = write_file(o, ctx, s);
     if (ok && o->table && !o->stdout_failed) printf("wrote %s (%s)\n", o->out, o->file_fmt->name);
     if (!ok) o->write_failed = true;
-    else if (complete) unlink(path);
-    else say(o, "the journal \"%s\" keeps the finished entries: --resume %s continues the run",
-             path, o->out);
+    if (o->stream_out || (ok && complete)) unlink(path);
+    else if (ok)
+      say(o, "the journal \"%s\" keeps the finished entries: --resume %s continues the run",
+          path, o->out);
     free(path);
     o->journal.path = NULL;
   }
