@@ -238,6 +238,12 @@ const tkb__format *tkb__format_from_path(const char *path);
 #define TKB__FILE_FORMAT "json"
 /* Markdown's table cell (markdown.c): "| " and s with '|' escaped and line breaks as
  * spaces, then a space. */
+/* Text from a file or a plugin (a name, a message, a host) made inert in Markdown: no HTML
+ * (<, >, & as entities), no emphasis, link or code (their characters backslash-escaped),
+ * one line. Cut to fit cap. */
+void tkb__md_plain(const char *s, char *buf, size_t cap);
+/* s as a code span whose fence no backtick in s can close, on one line. */
+void tkb__md_code(const char *s, char *buf, size_t cap);
 void tkb__md_cell(FILE *f, const char *s);
 /* s without the leading and trailing spaces of the console's padded formats (in place). */
 const char *tkb__md_trim(char *s);
