@@ -191,6 +191,11 @@ void tkb__flags_free(const tkb__command *cmd, void *args, tkb__select_args *sel)
  */
 int tkb__usage(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* Writes text[0..len) to stdout and flushes it (stdout_text.c); TKB_EXIT_OK, or
+ * TKB_EXIT_FAILED after saying "cannot write to stdout: <the write's reason>" (nothing
+ * said for a closed pipe). */
+int tkb__stdout_write(const char *cmd, const char *text, size_t len);
+
 /* Loads every --load plugin (plugins.c), each probed first in a worker process, whose
  * init may run for at most timeout_s (0: no limit); on failure prints the reason and
  * returns TKB_EXIT_USAGE (nothing of the plugin is then loaded here). */
