@@ -23,9 +23,9 @@
  * and then entries tagged "hostile" instead of "fault" (so runs of --tag fault never meet
  * them), which attack what isolation rests on rather than fail:
  *
- *   fault_helper      forward starts a helper process (fork) that sleeps 30 s and
+ *   fault_helper      forward starts a helper process (fork) that sleeps 60 s and
  *                     returns, leaving it running
- *   fault_daemon      forward starts a daemon (fork, setsid, fork again) that sleeps 30 s
+ *   fault_daemon      forward starts a daemon (fork, setsid, fork again) that sleeps 60 s
  *   fault_hang_helper forward starts a helper as fault_helper does, then never returns
  *   fault_stale_fd    forward writes garbage to every descriptor from 3 to 255 (a write
  *                     through a stale descriptor), then returns as the healthy entry does
@@ -58,7 +58,7 @@ static void sleep_ms(long ms) {
   nanosleep(&ts, NULL);
 }
 
-/* A helper process that sleeps 30 s, holding whatever the entry's process holds (its pipe
+/* A helper process that sleeps 60 s, holding whatever the entry's process holds (its pipe
  * to tkbench included); with daemon, one that leaves the entry's session first. Started
  * once per process: the entry is called several times. */
 static void start_helper(bool daemon) {
@@ -74,7 +74,7 @@ static void start_helper(bool daemon) {
     setsid();
     if (fork() != 0) _exit(0);
   }
-  sleep_ms(30000);
+  sleep_ms(60000);
   _exit(0);
 }
 
@@ -115,10 +115,17 @@ static tkb_status fault_forward(const tkb_args *a, void *state, tkb_array *const
     case HANG_HELPER:
       start_helper(false);
       for (;;) sleep_ms(1000);
-    case STALE_FD:
+    case STALE_FD: {
+      /* a descriptor inherited from whoever started tkbench may be a pipe nobody reads:
+       * the write is the fault here, not the SIGPIPE it would bring */
+      struct sigaction ign = {.sa_handler = SIG_IGN}, old;
+      sigemptyset(&ign.sa_mask);
+      sigaction(SIGPIPE, &ign, &old);
       for (int fd = 3; fd < 256; fd++)
         if (write(fd, "stale\n{not json", 15) < 0) { /* most are not open: that is the point */ }
+      sigaction(SIGPIPE, &old, NULL);
       break;
+    }
     case EXIT0: exit(0);
     default: break;
   }

@@ -241,8 +241,9 @@ typedef struct tkb__isolation_args {
   {.name = "--isolate", .kind = TKB__FLAG_SWITCH, .offset = (at) + offsetof(tkb__isolation_args, isolate), \
    .shown = "on",                                                                              \
    .help = "Run each entry in a worker process of its own, so that an entry that crashes, "   \
-           "aborts, hangs or runs out of memory fails alone (its error names the signal and "  \
-           "what it was doing) and the run goes on. " what},                                  \
+           "aborts, hangs, exits or runs out of memory fails alone (its error names the "      \
+           "signal and what it was doing) and the run goes on; a process the entry started "  \
+           "and left running fails it and is killed. " what},                                 \
   {.name = "--no-isolate", .kind = TKB__FLAG_SWITCH,                                          \
    .offset = (at) + offsetof(tkb__isolation_args, no_isolate),                                \
    .help = "Run every entry in this process (for a debugger). What an entry prints still "   \
@@ -253,8 +254,9 @@ typedef struct tkb__isolation_args {
   {.name = "--timeout", .metavar = "SECONDS", .kind = TKB__FLAG_TEXT,                         \
    .offset = (at) + offsetof(tkb__isolation_args, timeout), .value = TKB__TEXT(TKB__DEFAULT_TIMEOUT_S), \
    .check = tkb__check_timeout,                                                               \
-   .help = "An isolated entry still running after this long is killed and fails as timed "    \
-           "out; 0: no limit."}
+   .help = "An isolated entry still running after this long is killed, with every process "   \
+           "it started, and fails as timed out; a --load plugin's init gets as long. 0: no "   \
+           "limit."}
 /* Default --timeout: generous (a primary-size entry on a slow device takes minutes). */
 #define TKB__DEFAULT_TIMEOUT_S 600
 int tkb__check_timeout(const char *cmd, const char *flag, const char *value);

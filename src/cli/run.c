@@ -194,11 +194,15 @@ static const tkb__flag run_flags[] = {
      .help = "Also write the report to FILE. Each finished entry is first appended to the "
              "journal FILE.partial.jsonl (synced to the disk); at the end FILE is written from "
              "it whole, under a temporary name renamed when complete, and the journal is "
-             "removed. A run cut short keeps the journal."},
+             "removed. A run cut short keeps the journal. A symlink's target is written; "
+             "/dev/stdout, /dev/fd/N, a character device or a FIFO is written through (its "
+             "journal is then a temporary, and there is no --resume)."},
     {.name = "--resume", .metavar = "FILE", .kind = TKB__FLAG_TEXT, .offset = AT(resume),
      .help = "Continue the run whose --out was FILE from its journal (after a kill, a crash "
              "or Ctrl-C): its entries are kept, the others run, then FILE is written. The "
-             "options that shape the numbers must be the ones it was started with."},
+             "options that shape the numbers (and OpenMP's variables) and the selection, "
+             "--load included, must be the ones it was started with: what differs is named. "
+             "Lines of the journal it cannot use are named and left out."},
     {.name = "--quiet", .kind = TKB__FLAG_SWITCH, .offset = AT(quiet),
      .help = "No table and no progress line; errors still go to stderr."},
     {.name = "--peaks", .kind = TKB__FLAG_SWITCH, .offset = AT(peaks),
