@@ -188,9 +188,9 @@ static void test_journal(void) {
   CHECK_OK(tkb__journal_parse(bad, strlen(bad), "j", &c));
   CHECK(c.n == 0 && c.n_skipped == 4 && !strcmp(c.settings_id, "a"));
   CHECK(c.n_skipped == 4 && strstr(c.skipped[0], "journal \"j\", line 2 is not an entry's line"));
-  CHECK(c.n_skipped == 4 && strstr(c.skipped[1], "line 4 is not JSON: left out"));
+  CHECK(c.n_skipped == 4 && strstr(c.skipped[1], "line 4 is not JSON (an entry it held runs again): left out"));
   CHECK(c.n_skipped == 4 && strstr(c.skipped[2], "line 5 is another journal's first line"));
-  CHECK(c.n_skipped == 4 && strstr(c.skipped[3], "line 6 is from a run with other settings (its settings_id b, the journal's a)"));
+  CHECK(c.n_skipped == 4 && strstr(c.skipped[3], "line 6 is from a run with other settings (its settings_id b, the journal's a; its entry runs again)"));
   tkb__journal_contents_free(&c);
   const char *notj = "{\"benchmarks\": []}\n";
   CHECK(tkb__journal_parse(notj, strlen(notj), "j", &c) == TKB_ERR_INVALID_ARGUMENT &&
