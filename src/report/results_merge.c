@@ -354,6 +354,37 @@ static bool nonfinite(const cJSON *v, char *where, size_t cap) {
   return false;
 }
 
+/* Two entries whose names differ only in bytes that are not UTF-8 would become one in the
+ * merged file (both bytes become U+FFFD): refused, naming them as they would read. */
+static tkb_status check_repaired_names(const tkb__results_file *f, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    for (size_t e = 0; e < f[i].n_entries; e++) {
+      const char *name = f[i].entries[e].name;
+      if (valid_utf8(name)) continue;
+      size_t ignored = 0;
+      char *fixed = utf8_repaired(name, &ignored);
+      if (!fixed) return no_memory();
+      for (size_t j = 0; j < n; j++)
+        for (size_t k = 0; k < f[j].n_entries; k++) {
+          const char *other = f[j].entries[k].name;
+          if ((j == i && k == e) || strcmp(other, name) == 0) continue;
+          char *other_fixed = valid_utf8(other) ? NULL : utf8_repaired(other, &ignored);
+          const bool same = strcmp(other_fixed ? other_fixed : other, fixed) == 0;
+          free(other_fixed);
+          if (!same) continue;
+          tkb_status st = tkb_set_error(TKB_ERR_INVALID_ARGUMENT,
+                                        "two entries (in \"%s\" and \"%s\") have names that differ only "
+                                        "in bytes that are not UTF-8; both read \"%s\" in the merged "
+                                        "file, which is UTF-8: merging would make them one",
+                                        f[i].path, f[j].path, fixed);
+          free(fixed);
+          return st;
+        }
+      free(fixed);
+    }
+  return TKB_OK;
+}
+
 /* A number the merged file could not hold: refused, naming the file and where it is. */
 static tkb_status check_numbers(const tkb__results_file *f, size_t n) {
   for (size_t i = 0; i < n; i++) {
@@ -385,6 +416,7 @@ tkb_status tkb__results_merge(const tkb__results_file *f, size_t n, tkb__merge_w
   if (!st) st = check_contexts(f, n, warn, user);
   if (!st) st = check_duplicates(f, n);
   if (!st) st = check_numbers(f, n);
+  if (!st) st = check_repaired_names(f, n);
   if (st) return st;
   for (size_t i = 0; i < n; i++)
     for (size_t w = 0; w < f[i].n_warnings; w++) warn(user, f[i].warnings[w]);
