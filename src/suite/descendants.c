@@ -181,20 +181,18 @@ void tkb__worker_subreaper(void) { prctl(PR_SET_CHILD_SUBREAPER, 1); }
 
 size_t tkb__descendants_kill_own(char *names, size_t cap) {
   if (cap) names[0] = '\0';
-  /* none alive (or none at all): the common case costs one system call */
+  /* the ones that ended are only reaped; then none alive (or none at all) is the common
+   * case, and costs a system call or two */
+  while (waitpid(-1, NULL, WNOHANG) > 0) {}
   siginfo_t si = {0};
   if (waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) != 0) return 0;
-  size_t count = 0;
-  if (si.si_pid == 0) { /* a child that has not exited */
-    const pid_t self = getpid();
-    procs killed = {0};
-    stop_and_kill(&self, 1, false, 0, &killed);
-    count = describe(&killed, 1, names, cap);
-    free(killed.p);
-  }
-  /* reap every child, those just killed and those that had exited: as the subreaper,
-   * orphans of the ones killed come here too. Bounded, for a process the kernel holds
-   * (uninterruptible sleep) past a SIGKILL. */
+  const pid_t self = getpid();
+  procs killed = {0};
+  stop_and_kill(&self, 1, false, 0, &killed);
+  const size_t count = describe(&killed, 1, names, cap);
+  free(killed.p);
+  /* reap every child: those just killed, and, as the subreaper, the orphans of those.
+   * Bounded, for a process the kernel holds (uninterruptible sleep) past a SIGKILL. */
   for (int waited_ms = 0; waited_ms < 5000;) {
     const pid_t w = waitpid(-1, NULL, WNOHANG);
     if (w > 0) continue;

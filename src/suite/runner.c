@@ -5,7 +5,9 @@
  * run goes on. Each result goes to the caller as it finishes and is freed after, so
  * nothing accumulates. An isolated run (isolate.c) does the same in worker processes.
  * A stop signal sets a flag that is read between entries: in process, the entry in
- * progress finishes and the caller writes what finished.
+ * progress finishes and the caller writes what finished. In process (--no-isolate) the
+ * entries run guarded (in_process.c): their prints go to stderr, and an exit() among them
+ * is the entry's failure, which ends the run through the caller's on_end_by_exit.
  */
 #include "runner.h"
 
