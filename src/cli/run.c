@@ -448,7 +448,9 @@ static cJSON *settings(const run_args *a, const tkb__device_facts *d, const tkb_
   add_text(o, "OMP_PLACES", getenv("OMP_PLACES"));
   add_text(o, "GOMP_SPINCOUNT", getenv("GOMP_SPINCOUNT"));
   add_text(o, "TKB_CPU_ISA", tkb_cpu_isa()); /* the path it picked: the kernels that ran */
-  add_text(o, "taskset", e->affinity);        /* the CPUs the run may use */
+  /* how many CPUs the run may use (taskset, a cpuset); which ones may change between a
+   * job's steps without changing what a number means */
+  add_number(o, "CPUs allowed (taskset)", e->affinity_count);
   return o;
 }
 

@@ -59,11 +59,11 @@ static cJSON *context_json(const tkb__report_ctx *ctx) {
 }
 
 /* A recorded setting as the user sets it: "--threads 4", "OMP_NUM_THREADS=2",
- * "OMP_NUM_THREADS unset". */
+ * "OMP_NUM_THREADS unset" (a variable is a name without '-' or space). */
 static void setting_text(const char *key, const cJSON *v, char *buf, size_t cap) {
   char *value = !v || cJSON_IsNull(v) ? NULL : cJSON_IsString(v) ? tkb__strdup(v->valuestring)
                                                                   : cJSON_PrintUnformatted(v);
-  if (key[0] == '-') snprintf(buf, cap, "%s %s", key, value ? value : "(none)");
+  if (key[0] == '-' || strchr(key, ' ')) snprintf(buf, cap, "%s %s", key, value ? value : "(none)");
   else if (value) snprintf(buf, cap, "%s=%s", key, value);
   else snprintf(buf, cap, "%s unset", key);
   free(value);
@@ -125,7 +125,7 @@ static int check_context(const tkb__run_output *o, const tkb__journal_contents *
 static int check_selection(const tkb__run_output *o, const tkb__journal_contents *j) {
   const cJSON *old = cJSON_GetObjectItemCaseSensitive(j->recorded, "selection");
   const cJSON *new_ = cJSON_GetObjectItemCaseSensitive(o->recorded, "selection");
-  if (!new_) return 0;
+  if (!new_ || !cJSON_IsObject(old)) return 0; /* a journal that records none: check_context says so */
   /* the same plugins and the same entries, however the flags spell them */
   bool same = true;
   static const char *const keys[] = {"loads", "entries", "names"};
