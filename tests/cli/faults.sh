@@ -457,6 +457,17 @@ else
 fi
 row resume_selection "--resume without the run's --load and selection" 2 "give the --load and selection flags it was started with" \
   "$TKBENCH" run --resume "$TMP/other.json"
+# the journal damaged under a running run (its first line overwritten): the file cannot be
+# written from it, and the message does not promise that --resume would
+start_slow damaged.json
+printf 'XXXXXXXXXXXXXXXX' | dd of="$TMP/damaged.json.partial.jsonl" conv=notrunc status=none
+wait $pid
+rc=$?
+[ $rc -eq 1 ] && grep -q "the journal is kept as it is" "$CAP/err" && ! grep -q -- "--resume" "$CAP/err" && pass ||
+  fail "damaged journal: exit $rc: $(cat "$CAP/err")"
+note damaged "the journal's first line is overwritten while the run goes" $rc \
+  "$(grep -h "the journal is kept as it is" "$CAP/err" | head -1 | sed "s#$TMP#DIR#g")" \
+  "tkbench ${RUN[*]} ${SLOW[*]} --out DIR/damaged.json & (overwrite DIR/damaged.json.partial.jsonl's first bytes)"
 # a second run on the --out of a live one is told to wait, not to --resume it
 start_slow live.json
 row live_out "a run on the --out of a run still going" 2 "is in use: another tkbench run is writing" \
