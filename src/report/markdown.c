@@ -58,11 +58,16 @@ void tkb__md_code(const char *s, char *buf, size_t cap) {
   const int n = longest + 1 < (int)sizeof fence ? longest + 1 : (int)sizeof fence - 1;
   memset(fence, '`', (size_t)n);
   const bool pad = longest > 0 || (s && (*s == '`' || (*s && s[strlen(s) - 1] == '`')));
+  /* the closing fence always fits: a name cut short must not leave the span open */
+  const size_t tail = (size_t)n + (pad ? 1 : 0);
+  if (cap < 2 * tail + 1) {
+    if (cap) buf[0] = '\0';
+    return;
+  }
   size_t len = (size_t)snprintf(buf, cap, "%s%s", fence, pad ? " " : "");
-  for (const char *p = s; p && *p && len + 1 < cap; p++)
+  for (const char *p = s; p && *p && len + tail + 1 < cap; p++)
     buf[len++] = *p == '\n' || *p == '\r' || *p == '\t' ? ' ' : *p;
-  if (len < cap) snprintf(buf + len, cap - len, "%s%s", pad ? " " : "", fence);
-  else if (cap) buf[cap - 1] = '\0';
+  snprintf(buf + len, cap - len, "%s%s", pad ? " " : "", fence);
 }
 
 const char *tkb__md_trim(char *s) {
