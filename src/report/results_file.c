@@ -26,6 +26,7 @@
 #include <poll.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 /* Reading more warnings than this helps nobody: the rest are counted. */
@@ -575,17 +576,33 @@ tkb_status tkb__results_file_parse(const char *text, size_t len, const char *pat
 /* The most a results file may hold: far above any run's (3,000 entries of thousands of
  * calls are a few hundred MB), and a bound on what an endless stream costs. */
 #define MAX_FILE_BYTES ((size_t)1 << 30)
-/* How long a FIFO's (or pipe's) writer may take to give the first byte. */
+/* How long a FIFO without a writer is given for one to come. */
 #define FIFO_WAIT_MS 10000
 
-/* Waits for a FIFO's first byte or its writer's end; false when neither came in time (no
- * process has it open for writing). */
-static bool fifo_ready(int fd) {
-  struct pollfd p = {.fd = fd, .events = POLLIN};
-  for (int waited = 0; waited < FIFO_WAIT_MS; waited += 100) {
-    if (poll(&p, 1, 100) > 0 && (p.revents & (POLLIN | POLLHUP))) return true;
+/*
+ * Reads like read(2) from a descriptor opened non-blocking, so a FIFO is read without
+ * ever hanging on a FIFO nobody writes: no data yet but a writer (EAGAIN: a pipe from
+ * `<(tkbench run ...)` that writes at its end, minutes later) is waited for as long as
+ * it takes; the end of file before any byte on a FIFO (no writer has opened it) is given
+ * FIFO_WAIT_MS for one to come. *no_writer says when that ran out.
+ */
+static ssize_t read_some(int fd, bool fifo, bool first, char *buf, size_t cap, bool *no_writer) {
+  for (int waited = 0;;) {
+    const ssize_t n = read(fd, buf, cap);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && errno == EAGAIN) {
+      struct pollfd p = {.fd = fd, .events = POLLIN};
+      poll(&p, 1, -1);
+      continue;
+    }
+    if (n != 0 || !fifo || !first) return n;
+    if (waited >= FIFO_WAIT_MS) {
+      *no_writer = true;
+      return 0;
+    }
+    nanosleep(&(struct timespec){0, 100000000}, NULL);
+    waited += 100;
   }
-  return false;
 }
 
 tkb_status tkb__results_file_load(const char *path, tkb__results_file *rf) {
@@ -605,12 +622,9 @@ tkb_status tkb__results_file_load(const char *path, tkb__results_file *rf) {
                        "regular file, a FIFO or a pipe)", path,
                        S_ISCHR(sb.st_mode) ? "character device" : S_ISBLK(sb.st_mode) ? "block device"
                        : S_ISSOCK(sb.st_mode) ? "socket" : "special file");
-  } else if (S_ISFIFO(sb.st_mode) && !fifo_ready(fd)) {
-    st = tkb_set_error(TKB_ERR_IO, "cannot read \"%s\": it is a FIFO and no process wrote to it "
-                       "within %d s", path, FIFO_WAIT_MS / 1000);
   }
-  const int flags = fcntl(fd, F_GETFL);
-  if (flags >= 0) fcntl(fd, F_SETFL, flags & ~O_NONBLOCK); /* a slow writer is waited for */
+  const bool fifo = !st && S_ISFIFO(sb.st_mode);
+  bool no_writer = false;
   char *text = NULL;
   size_t len = 0, cap = 0;
   while (!st) {
@@ -629,14 +643,16 @@ tkb_status tkb__results_file_load(const char *path, tkb__results_file *rf) {
       text = t;
       cap = ncap;
     }
-    ssize_t got = read(fd, text + len, cap - len);
-    if (got < 0 && errno == EINTR) continue;
+    const ssize_t got = read_some(fd, fifo, len == 0, text + len, cap - len, &no_writer);
     if (got < 0) st = tkb_set_error(TKB_ERR_IO, "cannot read \"%s\": %s", path, strerror(errno));
+    if (no_writer)
+      st = tkb_set_error(TKB_ERR_IO, "cannot read \"%s\": it is a FIFO and no process wrote to "
+                         "it within %d s", path, FIFO_WAIT_MS / 1000);
     if (got <= 0) break;
     /* a stream of something else than JSON is said at its first bytes, not read whole */
-    size_t first = len;
+    const bool first = len == 0;
     len += (size_t)got;
-    if (first == 0) {
+    if (first) {
       size_t k = 0;
       if (len >= 3 && memcmp(text, "\xEF\xBB\xBF", 3) == 0) k = 3;
       while (k < len && strchr(" \t\r\n", text[k])) k++;

@@ -483,6 +483,8 @@ row read_zero "compare of /dev/zero" 2 "it is a character device, not a results 
 mkfifo "$TMP/in.fifo"
 row read_fifo "compare of a FIFO no process writes to" 2 "it is a FIFO and no process wrote to it within 10 s" \
   "$TKBENCH" compare "$TMP/in.fifo" "$TMP/good.json"
+# a pipe whose writer is slow (a run piped in writes its JSON at its end) is waited for
+expect 0 "" "$TKBENCH" compare <(sleep 11; cat "$TMP/good.json") "$TMP/good.json"
 printf '{"benchmarks": [{"name": "a", "real_time": NaN' >"$TMP/nan_end.json"
 row read_nan_end "a file that ends right after NaN" 2 "holds NaN at line 1" \
   "$TKBENCH" compare "$TMP/nan_end.json" "$TMP/good.json"
