@@ -501,6 +501,23 @@ printf '{"benchmarks": [{"name": "BM_big", "run_type": "iteration", "real_time":
 row merge_inf "merge of a file with a number beyond a double's range (1e999)" 2 "real_time is a number beyond a double's range" \
   "$TKBENCH" merge "$TMP/inf.json" -o "$TMP/merged_inf.json"
 [ ! -e "$TMP/merged_inf.json" ] && pass || fail "merge_inf: a file was written"
+# outlier counts that are no int (1e300; missing, so NaN): the page counts them as 0
+python3 - "$TMP" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1] + "/good.json"))
+for b in d["benchmarks"]:
+    st = b.get("tkbench", {}).get("statistics")
+    if st:
+        st["outliers_mild"] = 1e300
+        st.pop("outliers_severe", None)
+json.dump(d, open(sys.argv[1] + "/outliers.json", "w"))
+PY
+"$TKBENCH" report "$TMP/outliers.json" -o "$TMP/outliers.html" >"$CAP/out" 2>"$CAP/err"
+rc=$?
+[ $rc -eq 0 ] && grep -q "</html>" "$TMP/outliers.html" && pass || fail "report of outlier counts beyond int: exit $rc: $(cat "$CAP/err")"
+note outliers "report of a file whose outlier counts are 1e300 or missing" $rc \
+  "the page is written; such a count is shown as 0 (converting it to int was undefined)" \
+  "tkbench report DIR/outliers.json -o DIR/outliers.html"
 python3 - "$TMP" <<'PY'
 import json, sys
 tmp = sys.argv[1]
