@@ -3,14 +3,19 @@
  * JSON (as it is written now, each call in its experiment's row, and as it was written
  * before, every call in every row), Google Benchmark JSON as its 1.7 library writes it
  * (tests/fixtures/ holds a real file of Debian's libbenchmark), a journal with and without
- * a cut-off last line, and the bad files that must be refused with the file and the
- * problem named.
+ * a cut-off last line, the bad files that must be refused with the file and the problem
+ * named, and hostile ones (text ending right after NaN, a freed name in a warning,
+ * /dev/zero, a FIFO).
  */
 #include "check.h"
 #include "jsonw.h"
 #include "results.h"
 
 #include <cjson/cJSON.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 static char dir[512];
 
@@ -181,6 +186,52 @@ static void bad_files(void) {
   tkb__results_file_free(&rf);
 }
 
+/* What an adversary's file does to the reader: text that ends right after NaN (no NUL
+ * after it to stop a scan: the buffer is exactly the text, so ASan sees a read past it), a
+ * row naming its entry by an aggregate's name twice (the warning once printed the name
+ * after freeing it), and files that are not files: /dev/zero (read until memory ran out)
+ * and a FIFO (waited on for ever without a writer). */
+static void hostile(void) {
+  tkb__results_file rf;
+  static const char *const ends[] = {"{\"benchmarks\": [{\"name\": \"a\", \"real_time\": NaN",
+                                     "{\"benchmarks\": [{\"name\": \"a\", \"real_time\": -Infinity"};
+  for (size_t k = 0; k < 2; k++) {
+    const size_t len = strlen(ends[k]);
+    char *exact = malloc(len);
+    memcpy(exact, ends[k], len);
+    CHECK_ERR(tkb__results_file_parse(exact, len, "end.json", &rf), TKB_ERR_INVALID_ARGUMENT, "holds ");
+    CHECK(strstr(tkb_last_error(), k ? "holds -Infinity at line 1" : "holds NaN at line 1") != NULL);
+    free(exact);
+  }
+  const char *twice = "{\"benchmarks\": [{\"name\": \"BM_x_median\", \"run_type\": \"aggregate\", "
+                      "\"aggregate_name\": \"median\", \"real_time\": 1}, {\"name\": \"BM_x_median\", "
+                      "\"run_type\": \"aggregate\", \"aggregate_name\": \"median\", \"real_time\": 2}]}";
+  CHECK_OK(tkb__results_file_parse(twice, strlen(twice), "twice.json", &rf));
+  CHECK(rf.n_entries == 1 && rf.n_warnings == 1);
+  CHECK(rf.n_warnings == 1 && strstr(rf.warnings[0], "entry \"BM_x\" appears more than once"));
+  tkb__results_file_free(&rf);
+  CHECK_ERR(tkb__results_file_load("/dev/zero", &rf), TKB_ERR_IO, "it is a character device, not a results file");
+  /* a FIFO: read once a writer comes (as `compare <(...)` gives a pipe) */
+  char fifo[600];
+  snprintf(fifo, sizeof fifo, "/tmp/tkb_rf_fifo_%ld", (long)getpid());
+  unlink(fifo);
+  CHECK(mkfifo(fifo, 0600) == 0);
+  const pid_t writer = fork();
+  if (writer == 0) {
+    const int fd = open(fifo, O_WRONLY);
+    const char *doc = "{\"benchmarks\": [{\"name\": \"p\", \"real_time\": 5}]}";
+    if (fd >= 0 && write(fd, doc, strlen(doc)) < 0) _exit(1);
+    _exit(0);
+  }
+  CHECK_OK(tkb__results_file_load(fifo, &rf));
+  CHECK(rf.n_entries == 1);
+  tkb__results_file_free(&rf);
+  waitpid(writer, NULL, 0);
+  /* and refused, after a while, when no process writes to it */
+  CHECK_ERR(tkb__results_file_load(fifo, &rf), TKB_ERR_IO, "it is a FIFO and no process wrote to it");
+  unlink(fifo);
+}
+
 /* A document built in memory (as `ab` builds its sides) is read the same way. */
 static void adopted(void) {
   cJSON *doc = cJSON_Parse("{\"benchmarks\": [{\"name\": \"z\", \"real_time\": 3, \"time_unit\": \"us\"}]}");
@@ -294,6 +345,7 @@ int main(void) {
   gbench_mixed();
   journals();
   bad_files();
+  hostile();
   adopted();
   many_entries();
   written_rows();

@@ -22,6 +22,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -538,6 +539,36 @@ static bool adopt(side *s, const char *path, tkb__results_file *rf) {
   return false;
 }
 
+/* 0 when program can be run as execvp would find it; else the usage error naming the flag,
+ * the program and why: a program that is not there is the command line's fault (exit 2,
+ * as --a with a missing plugin), not an entry's. */
+static int check_program(const char *flag, const char *program) {
+  char path[4096];
+  const char *found = NULL;
+  if (strchr(program, '/')) {
+    found = program;
+  } else { /* execvp's search */
+    const char *dirs = getenv("PATH");
+    for (const char *p = dirs ? dirs : "/usr/local/bin:/usr/bin:/bin"; p && !found;) {
+      const size_t len = strcspn(p, ":");
+      snprintf(path, sizeof path, "%.*s%s%s", (int)len, p, len ? "/" : "", program);
+      if (access(path, X_OK) == 0) found = path;
+      p = p[len] ? p + len + 1 : NULL;
+    }
+    if (!found)
+      return tkb__usage(CMD, "%s %s: no such program in PATH", flag, program);
+  }
+  struct stat st;
+  if (stat(found, &st) != 0)
+    return tkb__usage(CMD, "%s %s: %s", flag, program, strerror(errno));
+  if (!S_ISREG(st.st_mode))
+    return tkb__usage(CMD, "%s %s: not a program (%s)", flag, program,
+                      S_ISDIR(st.st_mode) ? "a directory" : "not a regular file");
+  if (access(found, X_OK) != 0)
+    return tkb__usage(CMD, "%s %s: not executable (%s)", flag, program, strerror(errno));
+  return 0;
+}
+
 static int check_sides(const ab_args *a) {
   if (!a->a == !a->a_cmd)
     return tkb__usage(CMD, a->a ? "--a and --a-cmd both name side A; give one" :
@@ -545,6 +576,8 @@ static int check_sides(const ab_args *a) {
   if (!a->b == !a->b_cmd)
     return tkb__usage(CMD, a->b ? "--b and --b-cmd both name side B; give one" :
                       "needs side B: --b LIB.so (a plugin) or --b-cmd PROGRAM (built on TKB_MAIN)");
+  if (a->a_cmd && check_program("--a-cmd", a->a_cmd)) return TKB_EXIT_USAGE;
+  if (a->b_cmd && check_program("--b-cmd", a->b_cmd)) return TKB_EXIT_USAGE;
   const char *files[] = {a->out_a, a->out_b};
   const char *flags[] = {"--out-a", "--out-b"};
   for (int i = 0; i < 2; i++)

@@ -137,6 +137,8 @@ static void check_one(size_t entry, const tkb_check_opts *opts, tkb__check_item 
     it->skipped = it->status == TKB_ERR_UNSUPPORTED;
   }
   if (!it->status) it->status = tkb_check_entry(entry, opts, &it->result);
+  if (!it->status) it->status = tkb__worker_reap_helpers(); /* a helper left running */
+  else tkb__worker_reap_helpers();
   if (!it->status) return;
   const char *msg = tkb_last_error();
   it->message = tkb__strdup(*msg ? msg : tkb_status_name(it->status));
@@ -190,6 +192,16 @@ static bool check_isolated(size_t entry, const tkb_check_opts *opts, double time
   return true;
 }
 
+/* In process (--no-isolate), an entry called exit(): said, and the check ends with 1. */
+static int check_exit(void *user, long entry, const char *phase, int status) {
+  (void)user;
+  char why[800];
+  tkb__exit_message(entry, phase, status, why, sizeof why);
+  fprintf(stderr, "%s %s: FAIL %s: CRASHED: %s\n", tkb__prog, CMD,
+          entry >= 0 ? tkb_registry_full_name((size_t)entry) : "?", why);
+  return TKB_EXIT_FAILED;
+}
+
 /* Checks idx[0..n) into items, streaming console lines; *n_done gets how many were
  * checked (fewer when a signal or a closed stdout stopped the run: *sig says which). */
 static tkb__check_counts check_all(const check_args *a, const tkb__check_ctx *ctx,
@@ -201,13 +213,21 @@ static tkb__check_counts check_all(const check_args *a, const tkb__check_ctx *ct
   tkb__progress progress;
   tkb__progress_begin(&progress, stderr, !a->quiet && isatty(fileno(stderr)) != 0, n);
   tkb__stop_begin();
+  const tkb__exit_guard guard = {.on_exit = check_exit};
+  if (!isolate) tkb__in_process_begin(&guard);
   volatile sig_atomic_t *stop = tkb__stop_flag();
   size_t k = 0;
   for (; k < n && !*stop; k++) {
     tkb__progress_show(&progress, k, tkb_registry_full_name(idx[k]));
     bool checked = true;
-    if (isolate) checked = check_isolated(idx[k], opts, timeout_s, stop, &items[k]);
-    else check_one(idx[k], opts, &items[k]);
+    if (isolate) {
+      checked = check_isolated(idx[k], opts, timeout_s, stop, &items[k]);
+    } else {
+      tkb__in_process_enter(); /* its prints to stderr, its exit() caught */
+      tkb__worker_phase(idx[k], "check", 0);
+      check_one(idx[k], opts, &items[k]);
+      tkb__in_process_leave();
+    }
     tkb__progress_clear(&progress);
     if (!checked) break;
     tkb__check_count(&counts, &items[k]);
@@ -225,6 +245,7 @@ static tkb__check_counts check_all(const check_args *a, const tkb__check_ctx *ct
       break;
     }
   }
+  if (!isolate) tkb__in_process_end();
   *sig = *stop;
   tkb__stop_end();
   *n_done = k;
@@ -266,7 +287,7 @@ static int check(check_args *a) {
   if (formats(a, &stdout_fmt, &file_fmt)) return TKB_EXIT_USAGE;
   if (tkb__device_name_check(a->sel.device) != TKB_OK)
     return tkb__usage(CMD, "--device: %s", tkb_last_error());
-  if (tkb__load_plugins(CMD, &a->sel)) return TKB_EXIT_USAGE;
+  if (tkb__load_plugins(CMD, &a->sel, tkb__isolation_timeout(&a->iso))) return TKB_EXIT_USAGE;
   size_t *idx = NULL, n = 0;
   /* the references are what the others are checked against */
   tkb__shard_info shard;

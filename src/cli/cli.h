@@ -198,9 +198,16 @@ int tkb__usage(const char *cmd, const char *fmt, ...) __attribute__((format(prin
  * a third of its length in edits (1 to 3); NULL when none is that close. */
 const char *tkb__nearest(const char *word, const char *const *names, size_t n);
 
-/* Loads every --load plugin and notes which registry indices their entries took; on
- * failure prints the reason and returns TKB_EXIT_USAGE. */
-int tkb__load_plugins(const char *cmd, tkb__select_args *a);
+/* Writes text[0..len) to stdout and flushes it (stdout_text.c); TKB_EXIT_OK, or
+ * TKB_EXIT_FAILED after saying "cannot write to stdout: <the write's reason>" (nothing
+ * said for a closed pipe). */
+int tkb__stdout_write(const char *cmd, const char *text, size_t len);
+
+/* Loads every --load plugin (plugins.c), each probed first in a worker process, whose
+ * init may run for at most timeout_s (0: no limit); on failure prints the reason and
+ * returns TKB_EXIT_USAGE (nothing of the plugin is then loaded here). Notes which
+ * registry indices the plugins' entries took (a->first_loaded, n_loaded). */
+int tkb__load_plugins(const char *cmd, tkb__select_args *a, double timeout_s);
 
 /*
  * The entries a command selects: --mode and --op checked (an unknown op is a usage error
@@ -240,25 +247,32 @@ typedef struct tkb__isolation_args {
 #define TKB__ISOLATION_FLAGS(at, what)                                                        \
   {.heading = "Isolation:"},                                                                  \
   {.name = "--isolate", .kind = TKB__FLAG_SWITCH, .offset = (at) + offsetof(tkb__isolation_args, isolate), \
-   .shown = "on when more than one entry is selected",                                        \
+   .shown = "on",                                                                              \
    .help = "Run each entry in a worker process of its own, so that an entry that crashes, "   \
-           "aborts, hangs or runs out of memory fails alone (its error names the signal and "  \
-           "what it was doing) and the run goes on. " what},                                  \
+           "aborts, hangs, exits or runs out of memory fails alone (its error names the "      \
+           "signal and what it was doing) and the run goes on; a process the entry started "  \
+           "and left running fails it and is killed. " what},                                 \
   {.name = "--no-isolate", .kind = TKB__FLAG_SWITCH,                                          \
    .offset = (at) + offsetof(tkb__isolation_args, no_isolate),                                \
-   .help = "Run every entry in this process (for a debugger); an entry that crashes ends "    \
-           "the run, and --timeout cannot stop one."},                                        \
+   .help = "Run every entry in this process (for a debugger). What an entry prints still "   \
+           "goes to stderr, and an entry's exit() fails it and ends the run with the outputs "  \
+           "written (exit status 1); but a crash, a signal or _exit() ends the process at once " \
+           "(the journal keeps the entries before it), --timeout cannot stop an entry, and "    \
+           "processes an entry leaves running are not killed."},                               \
   {.name = "--timeout", .metavar = "SECONDS", .kind = TKB__FLAG_TEXT,                         \
    .offset = (at) + offsetof(tkb__isolation_args, timeout), .value = TKB__TEXT(TKB__DEFAULT_TIMEOUT_S), \
    .check = tkb__check_timeout,                                                               \
-   .help = "An isolated entry still running after this long is killed and fails as timed "    \
-           "out; 0: no limit."}
+   .help = "An isolated entry still running after this long is killed, with every process "   \
+           "it started, and fails as timed out; a --load plugin's init gets as long. 0: no "   \
+           "limit."}
 /* Default --timeout: generous (a primary-size entry on a slow device takes minutes). */
 #define TKB__DEFAULT_TIMEOUT_S 600
 int tkb__check_timeout(const char *cmd, const char *flag, const char *value);
-/* Whether n entries on device run isolated: --isolate, else unless --no-isolate when
- * n > 1; but never when this process has opened a device of that kind already (a program
- * calling tkb_main after using the device), which is said on stderr. *timeout_s gets
+/* --timeout's seconds (checked when read). */
+double tkb__isolation_timeout(const tkb__isolation_args *a);
+/* Whether n entries on device run isolated: unless --no-isolate, whatever n; but never
+ * when this process has opened a device of that kind already (a program calling tkb_main
+ * after using the device), which is said on stderr. *timeout_s gets
  * --timeout's seconds. 0, or TKB_EXIT_USAGE after printing (both flags given). */
 int tkb__isolation(const char *cmd, const tkb__isolation_args *a, const char *device, size_t n,
                    bool *isolate, double *timeout_s);
@@ -345,10 +359,19 @@ typedef struct tkb__run_output {
   bool stdout_aggregates_only;      /* Google Benchmark's aggregate-only reports */
   bool file_aggregates_only;
   int experiments;                  /* a failed entry's repetitions in the JSON */
+  const struct cJSON *recorded;     /* {"settings": {...}, "selection": {...}}: what the
+                                       journal records for --resume to compare (run.c) */
   tkb__progress progress;           /* begun by the caller */
+  /* what the run's end needs, kept here so that an in-process entry's exit() can end
+   * the run from its exit handler (run.c) */
+  const tkb__report_ctx *ctx;
+  size_t n_todo;                    /* entries this run was to run (resumed ones aside) */
+  size_t resumed_failed;            /* resumed entries that had failed */
   /* state */
   tkb__reporter stdout_r;
   bool have_stdout, stdout_failed, write_failed, journaling;
+  bool stream_out;                  /* --out is stdout, a device or a FIFO: the journal is a
+                                       temporary of this run's, and there is no --resume */
   tkb__journal journal;
   tkb__journal_contents resumed;    /* the journal's entries, with --resume */
 } tkb__run_output;

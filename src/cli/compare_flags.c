@@ -151,10 +151,17 @@ int tkb__compare_emit(const char *cmd, const tkb__comparison *c, const tkb__comp
       rc = TKB_EXIT_FAILED;
     }
   }
-  if (!a->quiet) {
-    out_fmt->write(stdout, c, out_fmt == console && tkb__use_color(stdout));
-    if (a->out && rc == TKB_EXIT_OK && out_fmt == console) printf("wrote %s (%s)\n", a->out, file_fmt->name);
-    fflush(stdout);
+  if (!a->quiet) { /* made whole first, so a failed write says why */
+    tkb__textbuf b;
+    int wrc = TKB_EXIT_FAILED;
+    if (tkb__textbuf_open(&b) == TKB_OK) {
+      out_fmt->write(b.f, c, out_fmt == console && tkb__use_color(stdout));
+      if (a->out && rc == TKB_EXIT_OK && out_fmt == console) fprintf(b.f, "wrote %s (%s)\n", a->out, file_fmt->name);
+      if (tkb__textbuf_close(&b) == TKB_OK) wrc = tkb__stdout_write(cmd, b.text ? b.text : "", b.len);
+      else fprintf(stderr, "%s %s: out of memory writing the comparison\n", tkb__prog, cmd);
+      tkb__textbuf_free(&b);
+    }
+    if (!rc) rc = wrc;
   }
   const int gated = gate(cmd, c, a);
   return rc ? rc : gated;

@@ -67,11 +67,15 @@ static const char *base_name(const char *path) {
 
 /* Writes the page to --out (atomically) or stdout; the exit code. */
 static int write_page(const report_args *a, const tkb__results_file *rf, const tkb__html_opts *o) {
-  if (!a->out) {
-    tkb_status st = tkb__html_page(stdout, rf, o);
-    if (!st && fflush(stdout) != 0) st = tkb_set_error(TKB_ERR_IO, "writing the page to stdout failed: %s", strerror(errno));
+  if (!a->out) { /* made whole first: stdout gets the page or nothing */
+    tkb__textbuf b;
+    tkb_status st = tkb__textbuf_open(&b);
+    if (!st) st = tkb__html_page(b.f, rf, o);
+    if (!st) st = tkb__textbuf_close(&b);
+    int rc = st ? TKB_EXIT_FAILED : tkb__stdout_write(CMD, b.text ? b.text : "", b.len);
     if (st) fprintf(stderr, "%s %s: %s\n", tkb__prog, CMD, tkb_last_error());
-    return st ? TKB_EXIT_FAILED : TKB_EXIT_OK;
+    tkb__textbuf_free(&b);
+    return rc;
   }
   tkb__outfile file = {0};
   tkb_status st = tkb__outfile_open(&file, a->out);

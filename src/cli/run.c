@@ -5,8 +5,11 @@
  * when there are several), and hand each finished one to the outputs (run_output.c):
  * stdout's report and --out's journal, from which the file is written at the end.
  */
+#define _DEFAULT_SOURCE /* realpath */
 #include "bench.h"
 #include "cli.h"
+
+#include <cjson/cJSON.h>
 
 #include <stddef.h>
 #include <stdlib.h>
@@ -232,11 +235,15 @@ static const tkb__flag run_flags[] = {
      .help = "Also write the report to FILE. Each finished entry is first appended to the "
              "journal FILE.partial.jsonl (synced to the disk); at the end FILE is written from "
              "it whole, under a temporary name renamed when complete, and the journal is "
-             "removed. A run cut short keeps the journal."},
+             "removed. A run cut short keeps the journal. A symlink's target is written; "
+             "/dev/stdout, /dev/fd/N, a character device or a FIFO is written through (its "
+             "journal is then a temporary, and there is no --resume)."},
     {.name = "--resume", .metavar = "FILE", .kind = TKB__FLAG_TEXT, .offset = AT(resume),
      .help = "Continue the run whose --out was FILE from its journal (after a kill, a crash "
              "or Ctrl-C): its entries are kept, the others run, then FILE is written. The "
-             "options that shape the numbers must be the ones it was started with."},
+             "options that shape the numbers (and OpenMP's variables) and the selection, "
+             "--load included, must be the ones it was started with: what differs is named. "
+             "Lines of the journal it cannot use are named and left out."},
     {.name = "--quiet", .kind = TKB__FLAG_SWITCH, .offset = AT(quiet),
      .help = "No table and no progress line; errors still go to stderr."},
     {.name = "--peaks", .kind = TKB__FLAG_SWITCH, .offset = AT(peaks),
@@ -474,6 +481,7 @@ typedef struct sinks {
   tkb__run_output *o;
   tkb__history_sink *h;
   int experiments;
+  bool quiet;
 } sinks;
 
 static void on_start(void *user, size_t k, size_t n, const char *name) {
@@ -485,6 +493,125 @@ static void on_done(void *user, size_t k, size_t n, const tkb__result *r) {
   tkb__run_output_entry(s->o, k, n, r);
   tkb__history_add(s->h, r, s->experiments);
 }
+
+/* ---- what the journal records for --resume (run_output.c compares it) ---- */
+
+static void add_text(cJSON *o, const char *key, const char *value) {
+  if (value && *value) cJSON_AddStringToObject(o, key, value);
+  else cJSON_AddNullToObject(o, key);
+}
+
+static void add_number(cJSON *o, const char *key, double value) {
+  char text[64];
+  snprintf(text, sizeof text, "%.17g", value);
+  cJSON_AddStringToObject(o, key, text);
+}
+
+/* Every setting that shapes the numbers, under the option (or variable) that sets it. */
+static cJSON *settings(const run_args *a, const tkb__device_facts *d, const tkb__report_ctx *ctx) {
+  cJSON *o = cJSON_CreateObject();
+  if (!o) return NULL;
+  const tkb__environment *e = &ctx->host.env;
+  add_text(o, "--method", d->method);
+  add_number(o, "--seed", (double)a->seed);
+  add_number(o, "--iterations", ctx->iterations);
+  add_number(o, "--experiments", a->experiments);
+  add_number(o, "--interval-ms", a->interval_ms);
+  add_text(o, "--warmup", a->warmup);
+  add_number(o, "--warmup-ms", a->min_warmup_ms);
+  add_text(o, "--stop", ctx->stop);
+  add_text(o, "--interleave", a->interleave ? "on" : "off");
+  add_text(o, "--cold-cache", a->cold_cache ? "on" : "off");
+  add_text(o, "--perf-counters", a->perf_counters);
+  add_text(o, "--event-filter", a->event_filter);
+  add_text(o, "--no-blocking-kernel", a->no_blocking_kernel ? "on" : "off");
+  add_number(o, "--threads", e->threads); /* what --threads or OpenMP's default gave */
+  /* unset, each cpu entry's team is the cores free as it starts (threads_auto.c) */
+  add_text(o, "--threads (per entry)", auto_threads(a) ? "the cores free as each entry starts" : "fixed");
+  char inits[1200] = "";
+  size_t len = 0;
+  for (size_t k = 0; k < a->init.n && len < sizeof inits; k++)
+    len += (size_t)snprintf(inits + len, sizeof inits - len, "%s%s", k ? "; " : "", a->init.items[k]);
+  add_text(o, "--init", inits);
+  add_text(o, "OMP_NUM_THREADS", e->omp_num_threads);
+  add_text(o, "OMP_WAIT_POLICY", e->omp_wait_policy);
+  add_text(o, "OMP_PROC_BIND", e->omp_proc_bind);
+  add_text(o, "OMP_PLACES", getenv("OMP_PLACES"));
+  add_text(o, "GOMP_SPINCOUNT", getenv("GOMP_SPINCOUNT"));
+  add_text(o, "TKB_CPU_ISA", tkb_cpu_isa()); /* the path it picked: the kernels that ran */
+  /* how many CPUs the run may use (taskset, a cpuset); which ones may change between a
+   * job's steps without changing what a number means */
+  add_number(o, "CPUs allowed (taskset)", e->affinity_count);
+  return o;
+}
+
+/* The selection: its flags as given (the message shows them), the plugins by their real
+ * paths, and the entries it came to, counted and digested (FNV-1a of their names). */
+static cJSON *selection(const run_args *a, const size_t *idx, size_t n) {
+  cJSON *o = cJSON_CreateObject(), *loads = o ? cJSON_AddArrayToObject(o, "loads") : NULL;
+  if (!loads) {
+    cJSON_Delete(o);
+    return NULL;
+  }
+  char flags[2048] = "";
+  size_t len = 0;
+#define FLAG(...) \
+  if (len < sizeof flags) len += (size_t)snprintf(flags + len, sizeof flags - len, __VA_ARGS__)
+  for (size_t i = 0; i < a->sel.loads.n; i++) {
+    char real[4096];
+    const char *p = a->sel.loads.items[i];
+    cJSON_AddItemToArray(loads, cJSON_CreateString(realpath(p, real) ? real : p));
+    FLAG(" --load %s", p);
+  }
+  if (a->sel.filter) FLAG(" --filter '%s'", a->sel.filter);
+  const struct {
+    const char *flag;
+    const tkb__strlist *l;
+  } lists[] = {{"--tag", &a->sel.tags}, {"--op", &a->sel.ops}, {"--mode", &a->sel.modes},
+               {"--impl", &a->sel.impls}};
+  for (size_t l = 0; l < TKB_ARRAY_LEN(lists); l++)
+    for (size_t k = 0; k < lists[l].l->n; k++) FLAG(" %s %s", lists[l].flag, lists[l].l->items[k]);
+  if (a->sel.shard) FLAG(" --shard %s", a->sel.shard);
+  if (a->sel.shard_weights) FLAG(" --shard-weights %s", a->sel.shard_weights);
+#undef FLAG
+  cJSON_AddStringToObject(o, "flags", flags);
+  cJSON_AddNumberToObject(o, "entries", (double)n);
+  uint64_t h = 1469598103934665603ull;
+  for (size_t k = 0; k < n; k++)
+    for (const char *p = tkb_registry_full_name(idx[k]);; p++) {
+      h = (h ^ (unsigned char)*p) * 1099511628211ull;
+      if (!*p) break;
+    }
+  char digest[17];
+  snprintf(digest, sizeof digest, "%016llx", (unsigned long long)h);
+  cJSON_AddStringToObject(o, "names", digest);
+  return o;
+}
+
+/* The end of a run that went to its end, was stopped, or was ended by an entry (its
+ * raise_on_error, or its exit() in process): the summary, the outputs closed, the run
+ * recorded in the history, the status. */
+static int finish(sinks *to, const tkb__run_count *c) {
+  tkb__run_output *o = to->o;
+  tkb__run_summary s = {.n_selected = o->n_todo,
+                        .wall_s = tkb__progress_elapsed(&o->progress),
+                        .interrupted = c->interrupted};
+  tkb__load_now(&s.load_end);
+  if (c->ended_by)
+    fprintf(stderr, "%s %s: the run ended after %s failed (%s): %zu of %zu entries ran\n", tkb__prog,
+            CMD, c->ended_by, c->by_exit ? "it called exit() in this process, --no-isolate"
+                                         : "its entry has raise_on_error",
+            o->resumed.n + c->done, o->resumed.n + o->n_todo);
+  const int status = c->interrupted ? 128 + c->signal
+                     : c->failed || o->resumed_failed ? TKB_EXIT_FAILED : TKB_EXIT_OK;
+  const int rc = tkb__run_output_close(o, o->ctx, &s, c->done, status);
+  const int recorded = tkb__history_end_run(to->h, o->ctx, &s, to->quiet);
+  return rc == TKB_EXIT_OK ? recorded : rc;
+}
+
+/* An entry run in process called exit(): its failure is recorded (on_done), the run
+ * ends as raise_on_error ends it, and the process exits with what this returns. */
+static int end_by_exit(void *user, const tkb__run_count *c) { return finish(user, c); }
 
 static tkb__runner make_runner(const run_args *a, const tkb_bench_opts *bo, sinks *o,
                                bool isolate, double timeout_s) {
@@ -500,13 +627,8 @@ static tkb__runner make_runner(const run_args *a, const tkb_bench_opts *bo, sink
                        .stop_on_signal = true,
                        .on_start = on_start,
                        .on_done = on_done,
+                       .on_end_by_exit = end_by_exit,
                        .user = o};
-}
-
-/* The exit status of a run that went to its end or was stopped. */
-static int exit_status(const tkb__run_count *c, size_t resumed_failed) {
-  if (c->interrupted) return 128 + c->signal;
-  return c->failed || resumed_failed ? TKB_EXIT_FAILED : TKB_EXIT_OK;
 }
 
 /* Colour on stdout: --benchmark_color, else a terminal without NO_COLOR. */
@@ -535,35 +657,43 @@ static int run_selected(const run_args *a, const char *out, const tkb__device_fa
                        .stdout_aggregates_only = a->gb_report_aggregates_only ||
                                                  a->gb_display_aggregates_only,
                        .file_aggregates_only = a->gb_report_aggregates_only,
-                       .experiments = bo.experiments};
+                       .experiments = bo.experiments,
+                       .ctx = &ctx};
+  cJSON *recorded = cJSON_CreateObject();
+  if (recorded) {
+    cJSON *st = settings(a, d, &ctx), *sel = selection(a, idx, n);
+    if (st) cJSON_AddItemToObject(recorded, "settings", st);
+    if (sel) cJSON_AddItemToObject(recorded, "selection", sel);
+    if (!st || !sel) {
+      cJSON_Delete(recorded);
+      recorded = NULL;
+    }
+  }
+  if (!recorded) return tkb__usage(CMD, "out of memory");
+  o.recorded = recorded;
   int rc = tkb__run_output_open(&o, &ctx, a->resume != NULL);
-  size_t *todo = rc ? NULL : malloc((n ? n : 1) * sizeof *todo), m = 0, resumed_failed = 0;
+  size_t *todo = rc ? NULL : malloc((n ? n : 1) * sizeof *todo), m = 0;
   if (!rc && !todo) rc = tkb__usage(CMD, "out of memory");
   if (rc) {
     tkb__run_output_abandon(&o);
     tkb__history_abandon(hist);
+    cJSON_Delete(recorded);
     return rc;
   }
   for (size_t k = 0; k < n; k++)
     if (!tkb__run_output_resumed(&o, tkb_registry_full_name(idx[k]))) todo[m++] = idx[k];
-  for (size_t i = 0; i < o.resumed.n; i++) tkb__history_add(hist, &o.resumed.results[i], a->experiments);
-  for (size_t i = 0; i < o.resumed.n; i++) resumed_failed += o.resumed.results[i].bd == NULL && !o.resumed.results[i].skipped;
+  for (size_t i = 0; i < o.resumed.n; i++) tkb__history_add(hist, &o.resumed.results[i], bo.experiments);
+  for (size_t i = 0; i < o.resumed.n; i++)
+    o.resumed_failed += o.resumed.results[i].bd == NULL && !o.resumed.results[i].skipped;
+  o.n_todo = m;
   tkb__progress_begin(&o.progress, stderr, !a->quiet && isatty(fileno(stderr)), o.resumed.n + m);
-  sinks to = {.o = &o, .h = hist, .experiments = a->experiments};
+  sinks to = {.o = &o, .h = hist, .experiments = bo.experiments, .quiet = a->quiet};
   tkb__runner runner = make_runner(a, &bo, &to, isolate, timeout_s);
   tkb__run_count count = tkb__run_entries(&runner, todo, m);
   free(todo);
-  tkb__run_summary s = {.n_selected = m,
-                        .wall_s = tkb__progress_elapsed(&o.progress),
-                        .interrupted = count.interrupted};
-  tkb__load_now(&s.load_end);
-  if (count.ended_by)
-    fprintf(stderr, "%s %s: the run ended after %s failed (its entry has raise_on_error): %zu of "
-                    "%zu entries ran\n", tkb__prog, CMD, count.ended_by, o.resumed.n + count.done,
-            o.resumed.n + m);
-  rc = tkb__run_output_close(&o, &ctx, &s, count.done, exit_status(&count, resumed_failed));
-  const int recorded = tkb__history_end_run(hist, &ctx, &s, a->quiet);
-  return rc == TKB_EXIT_OK ? recorded : rc;
+  rc = finish(&to, &count);
+  cJSON_Delete(recorded);
+  return rc;
 }
 
 /* `ab`'s worker: the selected entries wait for its requests (ab_worker.c). */
@@ -605,7 +735,7 @@ static int run_devices(const run_args *a, const tkb__format *stdout_fmt, const t
 /* Everything after parsing. */
 static int run(run_args *a, int argc, char **argv) {
   if (apply_gb(a)) return TKB_EXIT_USAGE;
-  if (tkb__load_plugins(CMD, &a->sel)) return TKB_EXIT_USAGE;
+  if (tkb__load_plugins(CMD, &a->sel, tkb__isolation_timeout(&a->iso))) return TKB_EXIT_USAGE;
   if (a->threads) tkb_set_num_threads(a->threads);
   const tkb__format *stdout_fmt, *file_fmt;
   const char *out = a->resume ? a->resume : a->out;

@@ -61,15 +61,6 @@ const tkb__flag tkb__selection_flags[] = {
     {0},
 };
 
-int tkb__load_plugins(const char *cmd, tkb__select_args *a) {
-  a->first_loaded = tkb_registry_count();
-  for (size_t i = 0; i < a->loads.n; i++)
-    if (tkb_load_plugin(a->loads.items[i]) != TKB_OK)
-      return tkb__usage(cmd, "--load: %s", tkb_last_error());
-  a->n_loaded = tkb_registry_count() - a->first_loaded;
-  return 0;
-}
-
 /* With --load and nothing else that chooses entries, the user means the plugins' own
  * entries: running the builtin suite beside them would bury what was asked for. */
 static bool only_loaded(const tkb__select_args *a) {

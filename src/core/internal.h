@@ -16,6 +16,15 @@ tkb_status tkb__set_error_v(tkb_status status, const char *fmt, va_list ap);
 /* Clears the thread's message (called at the start of public entry points). */
 void tkb__clear_error(void);
 
+/* ---- descriptors only this process may use (private_fds.c) ---- */
+/* fd is the run's own (its journal): a forked worker closes it first thing, so an entry
+ * can neither write to it through a stale descriptor nor hold its lock. */
+void tkb__fd_private(int fd);
+/* fd is closed: forget it. */
+void tkb__fd_private_release(int fd);
+/* In a forked worker: closes every descriptor marked private. */
+void tkb__fd_private_close_all(void);
+
 /* ---- devices and backends (device.c, backend/cpu.c, kernel.c; the table: backend.h) ---- */
 #include "backend.h"
 

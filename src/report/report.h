@@ -70,6 +70,13 @@ const tkb__format *tkb__format_from_path(const char *path);
 #define TKB__FILE_FORMAT "json"
 /* Markdown's table cell (markdown.c): "| " and s with '|' escaped and line breaks as
  * spaces, then a space. */
+/* Text from a file or a plugin (a name, a message, a host) made inert in Markdown: no HTML
+ * (<, >, & as entities), no emphasis, link or code (their characters backslash-escaped),
+ * one line. Cut to fit cap. */
+void tkb__md_plain(const char *s, char *buf, size_t cap);
+/* s as a code span whose fence no backtick in s can close, on one line; cut to fit cap,
+ * the closing fence kept. */
+void tkb__md_code(const char *s, char *buf, size_t cap);
 void tkb__md_cell(FILE *f, const char *s);
 /* s without the leading and trailing spaces of the console's padded formats (in place). */
 const char *tkb__md_trim(char *s);
@@ -173,16 +180,22 @@ bool tkb__machine_warning(const tkb_warning *w);
 /* ---- output files (outfile.c): complete or absent ---- */
 /* The text is collected in memory while the run goes and lands on disk only at commit,
  * under a temporary name renamed over the target: a killed run leaves no file behind,
- * and the target is never half-written. */
+ * and the target is never half-written. A target that is no regular file is not
+ * replaced: the process's own descriptors (/dev/stdout, /dev/fd/N), character devices
+ * and FIFOs are written through, a symlink's target is written, and block devices and
+ * sockets are refused. */
 typedef struct tkb__outfile {
   FILE *f;                 /* write the report here (text.f) */
   char *path;
   tkb__textbuf text;
 } tkb__outfile;
-/* Checks that `path` can be created: its directory exists and is writable, and it is
- * not a directory. Creates and removes a probe file; leaves nothing behind.
- * TKB_ERR_IO naming the path and the reason. */
+/* Checks that `path` can be written: a file whose directory exists and is writable (a
+ * probe file is created and removed: nothing is left behind), or a stream (a descriptor
+ * open for writing, a writable device or FIFO; a FIFO is not opened). TKB_ERR_IO naming
+ * the path and the reason. */
 tkb_status tkb__outfile_check(const char *path);
+/* True when path is written through rather than replaced (stdout, a device, a FIFO). */
+bool tkb__outfile_is_stream(const char *path);
 /* Starts collecting the text of `path`. TKB_ERR_OUT_OF_MEMORY. */
 tkb_status tkb__outfile_open(tkb__outfile *o, const char *path);
 /* Writes the text to "<dir>/.<name>.tmp.<pid>", syncs it and renames it over path.

@@ -200,16 +200,22 @@ typedef struct tkb__journal {
   char *path;              /* "<out>.partial.jsonl" */
   int fd;                  /* -1 when closed */
   size_t n_replaced;       /* bytes that were not UTF-8, written as U+FFFD */
+  char settings_id[17];    /* line 1's, repeated on every entry line */
 } tkb__journal;
 /* "<out>.partial.jsonl", malloc'd (NULL when out of memory). */
 char *tkb__journal_path(const char *out);
-/* Creates the journal of --out `out` with the run's context as its first line. TKB_ERR_IO
- * naming the journal and strerror; when it exists already (a run that did not finish),
- * TKB_ERR_IO saying so and how to continue or discard it. */
-tkb_status tkb__journal_create(tkb__journal *j, const char *out, const tkb__report_ctx *ctx);
+/* Creates the journal of --out `out` (at `path`; NULL: tkb__journal_path(out)) with the
+ * run's context as its first line, and extra's members (NULL: none; what --resume
+ * compares beyond the context) beside it, with their digest "settings_id". TKB_ERR_IO
+ * naming the journal and strerror; when it exists already, TKB_ERR_IO saying whether a
+ * live run holds it or one that did not finish left it, and what to do. */
+tkb_status tkb__journal_create(tkb__journal *j, const char *out, const char *path,
+                               const tkb__report_ctx *ctx, const struct cJSON *extra);
 /* Opens the existing journal of `out` to append, after its first valid_len bytes (its
- * complete lines: a cut-off last line is cut away). TKB_ERR_IO. */
-tkb_status tkb__journal_reopen(tkb__journal *j, const char *out, size_t valid_len);
+ * complete lines: a cut-off last line is cut away); entry lines carry settings_id (its
+ * line 1's). TKB_ERR_IO. */
+tkb_status tkb__journal_reopen(tkb__journal *j, const char *out, size_t valid_len,
+                               const char *settings_id);
 /* Appends one finished entry as one line and syncs it. TKB_ERR_IO naming the journal and
  * strerror; TKB_ERR_OUT_OF_MEMORY. */
 tkb_status tkb__journal_append(tkb__journal *j, const tkb__result *r, int experiments);
@@ -225,14 +231,20 @@ void tkb__journal_close(tkb__journal *j);
 /* What a journal holds. */
 typedef struct tkb__journal_contents {
   struct cJSON *context;   /* line 1's context object (owned) */
-  tkb__result *results;    /* each complete entry line, in order (owned strings) */
+  struct cJSON *recorded;  /* line 1's other members: "settings", "selection", ... (owned) */
+  char settings_id[17];    /* line 1's ("" in a journal that has none) */
+  tkb__result *results;    /* each entry once, from its first usable line, in order */
+  size_t *lines;           /* the line each came from */
   size_t n, cap;
+  char **skipped;          /* "journal \"x\", line 3 is not JSON: left out", per line left out */
+  size_t n_skipped;
   size_t valid_len;        /* bytes of complete lines */
   bool cut;                /* a cut-off last line was left out */
 } tkb__journal_contents;
-/* Reads the journal at path. TKB_ERR_IO (unreadable, not a regular file),
- * TKB_ERR_INVALID_ARGUMENT naming the line that is not what a journal holds (a cut-off
- * last line is no error: `cut` says it was left out), TKB_ERR_OUT_OF_MEMORY. */
+/* Reads the journal at path. A line after the first that is not JSON, not an entry's, from
+ * a run with another settings_id, or a second line of one entry is left out and said in
+ * `skipped`; a cut-off last line is left out too (`cut`). TKB_ERR_IO (unreadable, not a
+ * regular file), TKB_ERR_INVALID_ARGUMENT (line 1 is not a journal's), TKB_ERR_OUT_OF_MEMORY. */
 tkb_status tkb__journal_load(const char *path, tkb__journal_contents *c);
 /* The same from text[0..len) in memory; path names it in messages. */
 tkb_status tkb__journal_parse(const char *text, size_t len, const char *path,

@@ -19,10 +19,15 @@
 
 #include <cjson/cJSON.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
+#include <poll.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
 
 /* Reading more warnings than this helps nobody: the rest are counted. */
 #define MAX_WARNINGS 64
@@ -101,9 +106,11 @@ static void parse_failure(const char *text, size_t len, const char *at, char *wh
   if (starts_with(q, end, "NaN") || starts_with(q, end, "nan") || starts_with(q, end, "Infinity") ||
       starts_with(q, end, "inf")) {
     line_col(text, offset, &line, &col);
+    size_t word = 0; /* the text may end right after the word: no terminator to look for */
+    while (p + word < end && !strchr(",}] \t\r\n", p[word]) && p[word] && word < 16) word++;
     snprintf(why, cap, "holds %.*s at line %d, column %d, which JSON cannot hold (Google Benchmark "
              "writes it for a counter that divides by zero): a comparison cannot use the file",
-             (int)strcspn(p, ",}] \t\r\n"), p, line, col);
+             (int)word, p, line, col);
   } else if (depth != 0 && offset + 1 >= last) {
     line_col(text, last, &line, &col);
     snprintf(why, cap, "ends early at line %d, column %d: the file is truncated (%s)", line, col,
@@ -277,6 +284,7 @@ static tkb_status add_row(builder *b, size_t i, cJSON *row) {
   gather *g;
   tkb__rf_entry *e = entry_for(b, ename, owned, &g);
   if (!e) return no_memory(rf->path);
+  ename = e->name; /* entry_for freed `owned` when the entry was there already */
 
   const char *agg = aggregate ? string_of(row, "aggregate_name") : NULL;
   bool twice = false;
@@ -565,15 +573,67 @@ tkb_status tkb__results_file_parse(const char *text, size_t len, const char *pat
   return TKB_OK;
 }
 
+/* The most a results file may hold: far above any run's (3,000 entries of thousands of
+ * calls are a few hundred MB), and a bound on what an endless stream costs. */
+#define MAX_FILE_BYTES ((size_t)1 << 30)
+/* How long a FIFO without a writer is given for one to come. */
+#define FIFO_WAIT_MS 10000
+
+/*
+ * Reads like read(2) from a descriptor opened non-blocking, so a FIFO is read without
+ * ever hanging on a FIFO nobody writes: no data yet but a writer (EAGAIN: a pipe from
+ * `<(tkbench run ...)` that writes at its end, minutes later) is waited for as long as
+ * it takes; the end of file before any byte on a FIFO (no writer has opened it) is given
+ * FIFO_WAIT_MS for one to come. *no_writer says when that ran out.
+ */
+static ssize_t read_some(int fd, bool fifo, bool first, char *buf, size_t cap, bool *no_writer) {
+  for (int waited = 0;;) {
+    const ssize_t n = read(fd, buf, cap);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && errno == EAGAIN) {
+      struct pollfd p = {.fd = fd, .events = POLLIN};
+      poll(&p, 1, -1);
+      continue;
+    }
+    if (n != 0 || !fifo || !first) return n;
+    if (waited >= FIFO_WAIT_MS) {
+      *no_writer = true;
+      return 0;
+    }
+    nanosleep(&(struct timespec){0, 100000000}, NULL);
+    waited += 100;
+  }
+}
+
 tkb_status tkb__results_file_load(const char *path, tkb__results_file *rf) {
   *rf = (tkb__results_file){0};
-  FILE *f = fopen(path, "rb");
-  if (!f) return tkb_set_error(TKB_ERR_IO, "cannot read \"%s\": %s", path, strerror(errno));
+  /* non-blocking: opening a FIFO for reading would wait for a writer for ever */
+  const int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return tkb_set_error(TKB_ERR_IO, "cannot read \"%s\": %s", path, strerror(errno));
+  struct stat sb;
+  tkb_status st = TKB_OK;
+  if (fstat(fd, &sb) != 0) {
+    st = tkb_set_error(TKB_ERR_IO, "cannot read \"%s\": %s", path, strerror(errno));
+  } else if (S_ISDIR(sb.st_mode)) {
+    st = tkb_set_error(TKB_ERR_IO, "cannot read \"%s\": it is a directory", path);
+  } else if (!S_ISREG(sb.st_mode) && !S_ISFIFO(sb.st_mode)) {
+    /* /dev/zero would be read until memory runs out, a terminal until end of file */
+    st = tkb_set_error(TKB_ERR_IO, "cannot read \"%s\": it is a %s, not a results file (a "
+                       "regular file, a FIFO or a pipe)", path,
+                       S_ISCHR(sb.st_mode) ? "character device" : S_ISBLK(sb.st_mode) ? "block device"
+                       : S_ISSOCK(sb.st_mode) ? "socket" : "special file");
+  }
+  const bool fifo = !st && S_ISFIFO(sb.st_mode);
+  bool no_writer = false;
   char *text = NULL;
   size_t len = 0, cap = 0;
-  tkb_status st = TKB_OK;
-  for (;;) {
+  while (!st) {
     if (len == cap) {
+      if (cap >= MAX_FILE_BYTES) {
+        st = tkb_set_error(TKB_ERR_INVALID_ARGUMENT, "\"%s\" holds more than %zu MiB: no results "
+                           "file is that large", path, MAX_FILE_BYTES >> 20);
+        break;
+      }
       size_t ncap = cap ? 2 * cap : 1 << 16;
       char *t = realloc(text, ncap);
       if (!t) {
@@ -583,14 +643,23 @@ tkb_status tkb__results_file_load(const char *path, tkb__results_file *rf) {
       text = t;
       cap = ncap;
     }
-    size_t got = fread(text + len, 1, cap - len, f);
-    len += got;
-    if (got == 0) {
-      if (ferror(f)) st = tkb_set_error(TKB_ERR_IO, "cannot read \"%s\": %s", path, strerror(errno));
-      break;
+    const ssize_t got = read_some(fd, fifo, len == 0, text + len, cap - len, &no_writer);
+    if (got < 0) st = tkb_set_error(TKB_ERR_IO, "cannot read \"%s\": %s", path, strerror(errno));
+    if (no_writer)
+      st = tkb_set_error(TKB_ERR_IO, "cannot read \"%s\": it is a FIFO and no process wrote to "
+                         "it within %d s", path, FIFO_WAIT_MS / 1000);
+    if (got <= 0) break;
+    /* a stream of something else than JSON is said at its first bytes, not read whole */
+    const bool first = len == 0;
+    len += (size_t)got;
+    if (first) {
+      size_t k = 0;
+      if (len >= 3 && memcmp(text, "\xEF\xBB\xBF", 3) == 0) k = 3;
+      while (k < len && strchr(" \t\r\n", text[k])) k++;
+      if (k < len && text[k] != '{' && text[k] != '[') break; /* the parse says where and why */
     }
   }
-  fclose(f);
+  close(fd);
   if (!st) st = tkb__results_file_parse(text ? text : "", len, path, rf);
   free(text);
   return st;

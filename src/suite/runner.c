@@ -69,6 +69,9 @@ void tkb__run_entry(const tkb__runner *runner, size_t entry, tkb__result *r) {
   tkb__worker_phase(entry, tkb_mode_name(r->mode), (double)(tkb__now_ns() - t0) / 1e9);
   if (!st) st = tkb_compiled_run(c, &bo, &r->bd);
   if (!st) st = tkb__result_work(r, entry);
+  /* a process the entry started and left running fails it (in a worker) */
+  if (!st) st = tkb__worker_reap_helpers();
+  else tkb__worker_reap_helpers();
   if (st) {
     tkb__result_fail(r, st, setup);
     tkb_benchmark_data_free(r->bd);
