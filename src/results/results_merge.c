@@ -17,6 +17,7 @@
  * beyond double's range (1e999 reads as infinity, which JSON writes as null, which
  * compare and report refuse) is refused, naming where it is.
  */
+#include "jsonw.h"
 #include "results.h"
 
 #include <cjson/cJSON.h>
