@@ -54,8 +54,8 @@ void tkb__compare_markdown(FILE *f, const tkb__comparison *c, bool color) {
     for (size_t i = 0; i < side[s]->n_warnings; i++, any = true) fprintf(f, "> warning: %s\n", side[s]->warnings[i]);
   for (size_t i = 0; i < c->n_warnings; i++, any = true) fprintf(f, "> warning: %s\n", c->warnings[i]);
   if (any) fputc('\n', f);
-  fputs("| Benchmark | Base | New | Change | 95% CI | p | p (adj) | Verdict |\n", f);
-  fputs("|---|--:|--:|--:|--:|--:|--:|---|\n", f);
+  fputs("| Benchmark | Base | New | Change | 95% CI | p | p (adj) | Callable | Rule | Verdict |\n", f);
+  fputs("|---|--:|--:|--:|--:|--:|--:|--:|---|---|\n", f);
   for (size_t i = 0; i < c->n_rows; i++) {
     const tkb__compare_row *r = &c->rows[i];
     char name[600], base[24], next[24], p[16], adj[16];
@@ -73,6 +73,11 @@ void tkb__compare_markdown(FILE *f, const tkb__comparison *c, bool color) {
     tkb__md_cell(f, ci);
     tkb__md_cell(f, p);
     tkb__md_cell(f, adj);
+    char callable[24], rule[24];
+    tkb__fmt_change(1 + r->min_change, callable, sizeof callable);
+    tkb__fmt_rule(r, rule, sizeof rule);
+    tkb__md_cell(f, callable);
+    tkb__md_cell(f, rule);
     verdict_cell(f, r->verdict);
     fputs("|\n", f);
   }
@@ -86,6 +91,8 @@ void tkb__compare_markdown(FILE *f, const tkb__comparison *c, bool color) {
     tkb__md_cell(f, ci);
     tkb__md_cell(f, "");
     tkb__md_cell(f, "");
+    tkb__md_cell(f, "");
+    tkb__md_cell(f, "95% CI");
     verdict_cell(f, c->geomean.verdict);
     fputs("|\n", f);
   }
@@ -97,5 +104,8 @@ void tkb__compare_markdown(FILE *f, const tkb__comparison *c, bool color) {
   list(f, "Only in NEW (added)", c->added, c->n_added);
   tkb__describe_comparison(c, line, sizeof line);
   fprintf(f, "<sub>%s. A change is called when its adjusted p-value is below alpha and its interval "
-          "lies wholly outside the noise band; same when the interval lies within it.</sub>\n", line);
+          "lies wholly outside the noise band (rule U test), or, where the U test cannot reach alpha at the "
+          "values' count or the values are one per repetition, when the ratio's interval at the corrected "
+          "coverage lies wholly outside it (rule CI); same when the deciding interval lies within the "
+          "band.</sub>\n", line);
 }

@@ -510,10 +510,12 @@ typedef struct tkb__results_file {
 /*
  * Reads the results file at path into *rf. Errors name the file and the problem:
  * TKB_ERR_IO (unreadable: strerror), TKB_ERR_INVALID_ARGUMENT (empty; not JSON, with
- * the line and column; truncated; NaN or Infinity written out; no "benchmarks" array; a
- * row without a name; null or text where a time must be a number, which is how NaN
- * reaches JSON; an unknown time_unit; a journal line before the last that is not JSON),
- * TKB_ERR_OUT_OF_MEMORY. On failure *rf holds nothing to free (freeing it is harmless).
+ * the line and column; truncated; no "benchmarks" array; a row without a name; a time
+ * that is not a finite number: NaN or Infinity written out, or null, which is how NaN
+ * reaches JSON from tkbench and Python; an unknown time_unit; a journal line before the
+ * last that is not JSON), TKB_ERR_OUT_OF_MEMORY. Any other number may be NaN or
+ * infinite (Google Benchmark writes NaN for a counter that divides 0 by 0): it is read
+ * as such, with a warning. On failure *rf holds nothing to free (freeing it is harmless).
  */
 tkb_status tkb__results_file_load(const char *path, tkb__results_file *rf);
 /* The same from text[0..len) in memory; path names it in messages. */
@@ -526,6 +528,16 @@ void tkb__results_file_free(tkb__results_file *rf);
 const tkb__rf_entry *tkb__results_file_find(const tkb__results_file *rf, const char *name);
 /* The entry's median time in ms (of its samples; NaN without any). */
 double tkb__rf_median_ms(const tkb__rf_entry *e);
+
+/* ---- JSON with NaN and Infinity written out (json_nonfinite.c) ---- */
+/* cJSON_ParseWithLengthOpts(text, len, at, false), except that the bare words NaN,
+ * Infinity and -Infinity (and -NaN, nan, inf, -inf) outside strings are read as numbers:
+ * NaN or an infinity. *at, where given, is the end of what parsed or where the parse
+ * failed, in text. NULL when out of memory or not JSON. */
+struct cJSON *tkb__json_parse_nonfinite(const char *text, size_t len, const char **at);
+/* How many numbers in benchmarks' rows are not finite; *row_name and *key name the first
+ * (NULL when none). */
+size_t tkb__json_count_nonfinite(const struct cJSON *benchmarks, const char **row_name, const char **key);
 
 /* ---- comparison statistics (compare_stats.c) ---- */
 /* The U test's p-value is exact up to this n1 * n2 (tie-free samples). */
@@ -583,6 +595,18 @@ typedef struct tkb__compare_opts {
   ((tkb__compare_opts){.noise = 0.02, .alpha = 0.05, .correction = TKB__CORRECT_HOLM, \
                        .resamples = 2000})
 
+/* Which rule gave a row its verdict (compare_rule.c says why each applies where it does). */
+typedef enum tkb__rule {
+  TKB__RULE_U_TEST,   /* the adjusted U test's p < alpha and the 95% interval outside the band */
+  TKB__RULE_INTERVAL, /* the ratio's interval at coverage 1 - alpha / entries (Welch t on the
+                         log times) outside the band: where the U test cannot reach alpha at
+                         the values' count, or a side has one value per repetition */
+  TKB__RULE_NONE,     /* a side with one value: nothing can be called */
+} tkb__rule;
+#define TKB__N_RULES 3
+/* "u_test", "interval", "none". */
+const char *tkb__rule_name(tkb__rule r);
+
 /* One entry both files ran. */
 typedef struct tkb__compare_row {
   const char *name;
@@ -595,6 +619,15 @@ typedef struct tkb__compare_row {
                                    approximation */
   bool paired;                  /* its interval resampled the experiments in pairs */
   tkb__change verdict;
+  tkb__rule rule;               /* what decided the verdict */
+  double decision_low, decision_high; /* the interval the verdict read (the 95% one for
+                                   the U test's rule); NaN under TKB__RULE_NONE */
+  double decision_level;        /* its coverage */
+  double min_change;            /* the smallest change (a fraction, the slowdown's side)
+                                   the rule could call at this row's counts and spread;
+                                   NaN when it can call none */
+  double u_floor;               /* the smallest two-sided p the U test can give at these
+                                   counts (tie-free values) */
   double *boot;                 /* owned: the resampled ratios (opts.resamples), index by
                                    index across rows (the geometric mean's bootstrap);
                                    NULL without an interval */
@@ -625,10 +658,30 @@ typedef struct tkb__comparison {
   size_t counts[TKB__N_CHANGES];  /* rows by verdict */
   size_t n_exact;                  /* rows whose p-value is exact */
   size_t n_paired;                 /* rows whose interval is paired */
+  size_t by_rule[TKB__N_RULES];    /* rows by the rule that decided them */
+  double interval_level;           /* the interval rule's coverage, 1 - alpha / entries */
   char **warnings;                 /* owned: the contexts' mismatches, loaded or
                                       interrupted runs, entries that cannot get a verdict */
   size_t n_warnings;
 } tkb__comparison;
+
+/* ---- the decision rules (compare_rule.c) ---- */
+/* Sets each row's rule, verdict, decision interval and smallest callable change, and the
+ * comparison's interval_level and by_rule, from the rows' p-values (adjusted), 95%
+ * intervals and samples. */
+void tkb__rule_decide(tkb__comparison *c);
+/* The smallest two-sided p-value of the U test for n1 and n2 tie-free values:
+ * 2 / C(n1 + n2, n1) (at most 1; NaN when a side is empty). */
+double tkb__u_test_floor(size_t n1, size_t n2);
+/* P(T > t) for Student's t with df > 0 degrees of freedom (any real df); its quantile
+ * (0 < q < 1). NaN outside the domain. */
+double tkb__t_upper_tail(double t, double df);
+double tkb__t_quantile(double q, double df);
+/* Welch's t interval of exp(mean log next - mean log base) at coverage level: [low,
+ * high] and its half-width in log units. NaN when a side has fewer than 2 values or a
+ * value that is not > 0. */
+void tkb__ratio_t_interval(const double *base, int n1, const double *next, int n2, double level,
+                           double *low, double *high, double *half_width);
 
 /* Compares the entries of new_ with base's. TKB_ERR_OUT_OF_MEMORY; out needs
  * tkb__comparison_free either way. */
@@ -655,6 +708,9 @@ void tkb__compare_format_names(char *buf, size_t cap);
  * holds ("tkbench 0.1.0 results, cpu, wallclock, 2025-01-31T12:00:00+00:00"). */
 void tkb__fmt_change(double ratio, char *buf, size_t cap);
 void tkb__fmt_p(double p, char *buf, size_t cap);
+/* The rule that decided a row, for a table cell: "U test", "CI 99.81%" (the interval rule at
+ * its coverage) or "-" (none could). */
+void tkb__fmt_rule(const tkb__compare_row *r, char *buf, size_t cap);
 void tkb__describe_results(const tkb__results_file *rf, char *buf, size_t cap);
 /* The settings behind every number, in one sentence (band, intervals, test, correction). */
 void tkb__describe_comparison(const tkb__comparison *c, char *buf, size_t cap);

@@ -9,9 +9,11 @@
  * tkbench's object, else one value per repetition, else the median aggregate alone.
  *
  * A file that cannot be trusted is refused with the reason and where: text that is not
- * JSON (line and column), a file cut short, NaN written out (Google Benchmark does so for
- * a counter that divides by zero; JSON has no NaN), and a time that is null (tkbench and
- * Python write NaN that way), since a comparison built on such a number means nothing.
+ * JSON (line and column), a file cut short, and a time that is not a finite number (NaN
+ * or Infinity written out, or null, as tkbench and Python write NaN), naming the entry,
+ * since a comparison built on such a number means nothing. Any other number may be NaN
+ * or infinite (Google Benchmark writes NaN for a counter that divides 0 by 0; JSON has no
+ * NaN, json_nonfinite.c reads it): it is kept as such and said in a warning.
  * A journal's last line may be cut off by a crash mid-write: that line is left out with
  * a warning, never an error.
  */
@@ -199,6 +201,11 @@ static tkb_status time_ms(const tkb__results_file *rf, size_t i, const char *nam
                          "\"%s\": benchmarks[%zu] (\"%s\"): real_time is %s, not a number%s",
                          rf->path, i, name, !v ? "missing" : cJSON_IsNull(v) ? "null" : "not a number",
                          cJSON_IsNull(v) ? " (NaN or infinity written as null)" : "");
+  if (!isfinite(v->valuedouble))
+    return tkb_set_error(TKB_ERR_INVALID_ARGUMENT,
+                         "\"%s\": benchmarks[%zu] (\"%s\"): real_time is %s; a comparison needs a "
+                         "finite time", rf->path, i, name, isnan(v->valuedouble) ? "NaN"
+                         : v->valuedouble > 0 ? "Infinity" : "-Infinity");
   const char *unit = string_of(row, "time_unit");
   static const struct {
     const char *unit;
@@ -339,10 +346,11 @@ static tkb_status per_call(const tkb__results_file *rf, tkb__rf_entry *e) {
   if (!e->samples_ms || !e->experiment_end) return no_memory(rf->path);
   int k = 0;
   for (const cJSON *t = times->child; t; t = t->next, k++) {
-    if (!cJSON_IsNumber(t))
+    if (!cJSON_IsNumber(t) || !isfinite(t->valuedouble))
       return tkb_set_error(TKB_ERR_INVALID_ARGUMENT,
                            "\"%s\": entry \"%s\": tkbench.evaluation_times_ms[%d] is %s, not a "
-                           "number%s", rf->path, e->name, k, cJSON_IsNull(t) ? "null" : "not a number",
+                           "finite number%s", rf->path, e->name, k,
+                           cJSON_IsNull(t) ? "null" : cJSON_IsNumber(t) ? "NaN or infinite" : "not a number",
                            cJSON_IsNull(t) ? " (NaN or infinity written as null)" : "");
     e->samples_ms[k] = t->valuedouble;
   }
@@ -439,6 +447,11 @@ tkb_status tkb__results_file_adopt(cJSON *doc, const char *path, tkb__results_fi
   bool tkbench = library && strcmp(library, "tkbench") == 0;
   for (size_t k = 0; k < rf->n_entries && !tkbench; k++) tkbench = rf->entries[k].tkbench != NULL;
   if (tkbench) rf->kind = TKB__RF_TKBENCH;
+  const char *row, *key;
+  const size_t nonfinite = tkb__json_count_nonfinite(benchmarks, &row, &key);
+  if (nonfinite)
+    warn(rf, "\"%s\": %zu number%s NaN or infinite, e.g. \"%s\" of \"%s\" (Google Benchmark writes "
+         "NaN for a counter that divides 0 by 0): kept as such (compare reads times, not counters)", rf->path, nonfinite, nonfinite == 1 ? " is" : "s are", key, row);
   return TKB_OK;
 }
 
@@ -475,7 +488,7 @@ static tkb_status journal(const char *text, size_t len, const char *path, cJSON 
     bool last = true; /* no line with text follows */
     for (const char *r = next; r < end && last; r++) last = strchr(" \t\r\n", *r) != NULL;
     const char *at = NULL;
-    cJSON *o = cJSON_ParseWithLengthOpts(p, (size_t)(stop - p), &at, false);
+    cJSON *o = tkb__json_parse_nonfinite(p, (size_t)(stop - p), &at);
     if (!o && line > 1 && last) {
       tkb_set_error(TKB_ERR_INVALID_ARGUMENT, "\"%s\" line %d is cut off (the run stopped while "
                     "writing it): its entry is left out", path, line);
@@ -538,7 +551,7 @@ tkb_status tkb__results_file_parse(const char *text, size_t len, const char *pat
     else if (st) return st;
   } else {
     const char *at = NULL;
-    doc = cJSON_ParseWithLengthOpts(text, len, &at, false);
+    doc = tkb__json_parse_nonfinite(text, len, &at);
     if (!doc) {
       char why[400];
       parse_failure(text, len, at, why, sizeof why);
