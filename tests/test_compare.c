@@ -528,7 +528,63 @@ static void few_repetitions(void) {
              "interval rule at %.4f%% (the U test's smallest adjusted p: %.3g)\n", slower,
              100 * c.interval_level, fmin(1, c.rows[0].u_floor * 31));
     }
-    CHECK(c.n_failed == 2); /* field_scaling (its fit's rows) and field_fail */
+    /* field_fail is not compared; field_scaling's BigO and RMS rows are a fit, compared
+     * by its coefficients (every time and coefficient x factor: cpu_time's fit, which
+     * gbench_doc keeps, scales too only where real_time does, so the real coefficient's
+     * ratio is checked on the unchanged copy) */
+    CHECK(c.n_failed == 1 && strcmp(c.failed[0].base->name, "field_fail") == 0);
+    CHECK(c.n_fits == 1);
+    if (c.n_fits == 1) {
+      const tkb__compare_fit *fit = &c.fits[0];
+      CHECK(strcmp(fit->base->name, "field_scaling") == 0 && fit->same_curve &&
+            strcmp(fit->base_big_o, "N^2") == 0);
+      CHECK_NEAR(fit->base_real_ns, 1.994, 0.001); /* the fixture's real_coefficient, in ns */
+      CHECK_NEAR(fit->real_ratio, 1, 1e-12);
+      CHECK(fit->base_rms > 0 && fit->base_rms < 1);
+    }
+    tkb__comparison_free(&c);
+    tkb__results_file_free(&base);
+    tkb__results_file_free(&next);
+  }
+}
+
+/* The fixture's complexity fit against a copy whose coefficient is x1.2, then against one
+ * whose curve is another: a ratio of the coefficients, then none. */
+static void complexity_fits(void) {
+  char path[700];
+  snprintf(path, sizeof path, "%s", __FILE__);
+  char *slash = strrchr(path, '/');
+  snprintf(slash ? slash + 1 : path, sizeof path - (size_t)(slash ? slash + 1 - path : 0),
+           "fixtures/gbench_field_1.7.1.json");
+  for (int curve = 0; curve < 2; curve++) {
+    cJSON *nd = gbench_doc(path, 1);
+    for (cJSON *row = cJSON_GetObjectItemCaseSensitive(nd, "benchmarks")->child; row; row = row->next) {
+      const cJSON *agg = cJSON_GetObjectItemCaseSensitive(row, "aggregate_name");
+      if (!cJSON_IsString(agg) || strcmp(agg->valuestring, "BigO") != 0) continue;
+      cJSON *real = cJSON_GetObjectItemCaseSensitive(row, "real_coefficient");
+      cJSON_SetNumberValue(real, real->valuedouble * 1.2);
+      if (curve) cJSON_SetValuestring(cJSON_GetObjectItemCaseSensitive(row, "big_o"), "N^3");
+    }
+    tkb__results_file base, next;
+    CHECK_OK(tkb__results_file_adopt(gbench_doc(path, 1), "base.json", &base));
+    CHECK_OK(tkb__results_file_adopt(nd, "new.json", &next));
+    tkb__compare_opts o = TKB__COMPARE_OPTS_DEFAULT;
+    tkb__comparison c;
+    CHECK_OK(tkb__compare(&base, &next, &o, &c));
+    CHECK(c.n_fits == 1);
+    if (c.n_fits == 1) {
+      const tkb__compare_fit *fit = &c.fits[0];
+      char text[600];
+      tkb__fmt_fit(fit, text, sizeof text);
+      if (!curve) {
+        CHECK_NEAR(fit->real_ratio, 1.2, 1e-12);
+        CHECK_NEAR(fit->cpu_ratio, 1, 1e-12);
+        CHECK_MSG(strstr(text, "N^2 on both sides; coefficient 1.994 ns -> 2.392 ns (+20.0%") != NULL, "%s", text);
+      } else {
+        CHECK(!fit->same_curve && isnan(fit->real_ratio) && strcmp(fit->new_big_o, "N^3") == 0);
+        CHECK_MSG(strstr(text, "the fitted curve changed: BASE N^2") != NULL, "%s", text);
+      }
+    }
     tkb__comparison_free(&c);
     tkb__results_file_free(&base);
     tkb__results_file_free(&next);
@@ -546,5 +602,6 @@ int main(void) {
   student_t();
   interval_rule_error_rate();
   few_repetitions();
+  complexity_fits();
   return CHECK_DONE();
 }

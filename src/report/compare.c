@@ -305,6 +305,10 @@ tkb_status tkb__compare(const tkb__results_file *base, const tkb__results_file *
     const tkb__rf_entry *n = tkb__results_file_find(new_, b->name);
     if (!n) {
       st = push((void **)&c->removed, &c->n_removed, sizeof b, &b);
+    } else if (tkb__is_complexity_fit(b) && tkb__is_complexity_fit(n)) {
+      tkb__compare_fit f = {.base = b, .new_ = n};
+      tkb__compare_fit_of(&f);
+      st = push((void **)&c->fits, &c->n_fits, sizeof f, &f);
     } else if (!usable(b) || !usable(n)) {
       tkb__compare_pair p = {b, n};
       st = push((void **)&c->failed, &c->n_failed, sizeof p, &p);
@@ -354,6 +358,7 @@ void tkb__comparison_free(tkb__comparison *c) {
   for (size_t i = 0; i < c->n_rows; i++) free(c->rows[i].boot);
   free(c->rows);
   free(c->failed);
+  free(c->fits);
   free(c->added);
   free(c->removed);
   for (size_t i = 0; i < c->n_warnings; i++) free(c->warnings[i]);

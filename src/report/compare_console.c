@@ -98,7 +98,12 @@ void tkb__compare_console(FILE *f, const tkb__comparison *c, bool color) {
   if (c->geomean.n)
     row(f, w, "geomean", "", "", c->geomean.ratio, c->geomean.ci_low, c->geomean.ci_high, NAN, NAN, "",
         "95% CI", c->geomean.verdict, color);
-  if (c->n_failed || c->n_removed || c->n_added) fputc('\n', f);
+  if (c->n_failed || c->n_removed || c->n_added || c->n_fits) fputc('\n', f);
+  for (size_t i = 0; i < c->n_fits; i++) {
+    char text[600];
+    tkb__fmt_fit(&c->fits[i], text, sizeof text);
+    fprintf(f, "complexity %s: %s\n", c->fits[i].base->name, text);
+  }
   for (size_t i = 0; i < c->n_failed; i++) {
     const tkb__compare_pair *p = &c->failed[i];
     fprintf(f, "%snot compared%s %s: BASE %s; NEW %s\n", paint(color, RED), paint(color, RESET),
@@ -112,6 +117,7 @@ void tkb__compare_console(FILE *f, const tkb__comparison *c, bool color) {
           c->counts[TKB__FASTER], c->counts[TKB__FASTER] ? paint(color, RESET) : "", c->counts[TKB__SAME],
           c->counts[TKB__UNSURE] ? paint(color, YELLOW) : "", c->counts[TKB__UNSURE],
           c->counts[TKB__UNSURE] ? paint(color, RESET) : "");
+  if (c->n_fits) fprintf(f, "; %zu complexity fit%s", c->n_fits, c->n_fits == 1 ? "" : "s");
   if (c->n_failed) fprintf(f, "; %zu not compared (failed or skipped)", c->n_failed);
   fputc('\n', f);
 }

@@ -97,6 +97,11 @@ void tkb__compare_markdown(FILE *f, const tkb__comparison *c, bool color) {
     fputs("|\n", f);
   }
   fputc('\n', f);
+  for (size_t i = 0; i < c->n_fits; i++) {
+    char text[600];
+    tkb__fmt_fit(&c->fits[i], text, sizeof text);
+    fprintf(f, "Complexity `%s`: %s.\n\n", c->fits[i].base->name, text);
+  }
   for (size_t i = 0; i < c->n_failed; i++)
     fprintf(f, "Not compared: `%s` (BASE: %s; NEW: %s).\n\n", c->failed[i].base->name, why(c->failed[i].base),
             why(c->failed[i].new_));

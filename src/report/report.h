@@ -233,6 +233,9 @@ tkb_status tkb__format_parse(const char *name, const tkb__format **out);
 /* The format a file name's ending asks for (case-insensitive); any other name gets
  * TKB__FILE_FORMAT. */
 const tkb__format *tkb__format_from_path(const char *path);
+/* The format Google Benchmark's flags mean by f: for csv, Google Benchmark's CSV columns
+ * (gbench_csv.c); any other, f itself. */
+const tkb__format *tkb__format_for_gbench(const tkb__format *f);
 /* Google Benchmark's format for --benchmark_out, and tkbench's for a file whose name
  * says none. */
 #define TKB__FILE_FORMAT "json"
@@ -274,8 +277,16 @@ typedef struct jw jw;
 /* The "context" member (a key of the object w is in). */
 void tkb__json_write_context(jw *w, const tkb__report_ctx *ctx, const tkb__run_summary *s);
 /* One entry's elements of "benchmarks" (w inside an array): its iteration rows and
- * aggregates, or one failed row (repetitions = experiments). */
+ * aggregates, or a failed row per repetition (repetitions = experiments). */
 void tkb__json_write_entry(jw *w, const tkb__result *res, int experiments);
+/* A row's counters as the JSON writes them (json.c), for the other Google Benchmark
+ * shaped writers: how many there may be, and counter k (< that) in experiment e, its key
+ * and value (false when the row has none such: a throughput without counts). */
+int tkb__n_row_counters(const tkb__result *r);
+bool tkb__row_counter(const tkb__result *r, int k, int e, const char **key, double *value);
+/* Experiment e's median CPU time per call, ms (the method's time where no CPU times were
+ * read). */
+double tkb__cpu_median(const tkb_benchmark_data *bd, int e);
 
 /* ---- the run's journal (journal.c) ---- */
 /*
@@ -638,6 +649,25 @@ typedef struct tkb__compare_pair {
   const tkb__rf_entry *base, *new_;
 } tkb__compare_pair;
 
+/* A Google Benchmark complexity fit on both sides (compare_complexity.c): the family's
+ * BigO and RMS rows. Coefficients in ns per unit of the curve. */
+typedef struct tkb__compare_fit {
+  const tkb__rf_entry *base, *new_;
+  const char *base_big_o, *new_big_o; /* "N^2", "f(N)" (into the documents) */
+  double base_real_ns, new_real_ns;   /* real_coefficient */
+  double base_cpu_ns, new_cpu_ns;     /* cpu_coefficient */
+  double base_rms, new_rms;           /* the fits' relative RMS error; NaN without a row */
+  bool same_curve;
+  double real_ratio, cpu_ratio;       /* new / base of the coefficients; NaN when the
+                                         curves differ */
+} tkb__compare_fit;
+/* True when the entry is a complexity fit: no time of its own, a BigO row. */
+bool tkb__is_complexity_fit(const tkb__rf_entry *e);
+/* Fills the fit's numbers from f->base and f->new_. */
+void tkb__compare_fit_of(tkb__compare_fit *f);
+/* The fit in one sentence ("N^2 on both sides; coefficient 0.99 ns -> 1.09 ns (+10.0%; ...)"). */
+void tkb__fmt_fit(const tkb__compare_fit *f, char *buf, size_t cap);
+
 /* What compare computes; the renderings only format it. */
 typedef struct tkb__comparison {
   const tkb__results_file *base, *new_; /* not owned */
@@ -650,6 +680,8 @@ typedef struct tkb__comparison {
   size_t n_added;
   const tkb__rf_entry **removed;/* only in BASE */
   size_t n_removed;
+  tkb__compare_fit *fits;       /* complexity fits in both files, in BASE's order */
+  size_t n_fits;
   struct {
     double ratio, ci_low, ci_high; /* over the rows with an interval; NaN when none */
     tkb__change verdict;          /* by its interval alone */
