@@ -78,6 +78,9 @@ for J in "${jsons[@]}"; do
   json_check "$TMP/cmp.json" "len(d['complexity']) == 1 and abs(d['complexity'][0]['real_coefficient_ratio'] - 1.1) < 1e-9 and d['complexity'][0]['base_big_o'] == 'N^2'"
   "$TKBENCH" compare "$TMP/base.json" "$TMP/new.json" >"$CAP/out" 2>&1
   grep -qE '^field_work/1 .* CI 99\.84% +(slower|unsure)$' "$CAP/out" && pass || fail "$what: no rule column: $(head -12 "$CAP/out")"
+  if [ "$J" = "${jsons[0]}" ]; then # the gate names the rule and its interval
+    expect 1 "field_work/1 is slower: +10.0% (99.84% CI +" "$TKBENCH" compare "$TMP/base.json" "$TMP/new.json" --fail-on slower --quiet
+  fi
   for factor in 1.0 1.01; do
     copies "$J" "$factor"
     "$TKBENCH" compare "$TMP/base.json" "$TMP/new.json" --format json --out "$TMP/cmp.json" --quiet
