@@ -451,7 +451,8 @@ tkb_status tkb__results_file_adopt(cJSON *doc, const char *path, tkb__results_fi
   const size_t nonfinite = tkb__json_count_nonfinite(benchmarks, &row, &key);
   if (nonfinite)
     warn(rf, "\"%s\": %zu number%s NaN or infinite, e.g. \"%s\" of \"%s\" (Google Benchmark writes "
-         "NaN for a counter that divides 0 by 0): kept as such (compare reads times, not counters)", rf->path, nonfinite, nonfinite == 1 ? " is" : "s are", key, row);
+         "NaN for a counter that divides 0 by 0): kept as such (compare reads times, not counters)",
+         rf->path, nonfinite, nonfinite == 1 ? " is" : "s are", key, row);
   return TKB_OK;
 }
 
