@@ -289,9 +289,13 @@ BENCHMARK_MAIN();
 """
 
 
+# short, so a pair of 10 runs of 26 entries fits a minute on a crowded 2-core machine
+GB_FEW_MIN_TIME = "--benchmark_min_time=0.01"
+
+
 def gb_rows(exe, factor, out):
     """One run of the Google Benchmark program (1 repetition): its iteration rows."""
-    r = run([exe, "--benchmark_repetitions=1", "--benchmark_min_time=0.05", f"--benchmark_out={out}"],
+    r = run([exe, "--benchmark_repetitions=1", GB_FEW_MIN_TIME, f"--benchmark_out={out}"],
             env=dict(os.environ, SPIN_FACTOR=factor))
     if r.returncode:
         sys.exit(f"compare_accuracy: the Google Benchmark program failed: {r.stderr}")
@@ -308,7 +312,7 @@ def gb_pair(bench, exe, factor, interleaved):
     files = [os.path.join(bench.tmp, f"few_{k}.json") for k in ("base", "new")]
     if not interleaved:
         for path, fac in zip(files, ("1.0", factor)):
-            r = run([exe, "--benchmark_repetitions=5", "--benchmark_min_time=0.05", f"--benchmark_out={path}"],
+            r = run([exe, "--benchmark_repetitions=5", GB_FEW_MIN_TIME, f"--benchmark_out={path}"],
                     env=dict(os.environ, SPIN_FACTOR=fac))
             if r.returncode:
                 sys.exit(f"compare_accuracy: the Google Benchmark program failed: {r.stderr}")

@@ -237,8 +237,11 @@ static void interval_rule_warning(tkb__comparison *c) {
   else snprintf(range, sizeof range, "%+.1f%% to %+.1f%%", 100 * lo, 100 * hi);
   warn(c, "%zu entr%s judged on the ratio's %.4g%% interval (%g%% over %zu entries, Bonferroni; Welch t "
        "on log times), not on the U test: %s%s; the smallest change callable at their counts and "
-       "spread: %s", n, n == 1 ? "y is" : "ies are", 100 * c->interval_level, 100 * (1 - c->opts.alpha),
-       tested, why, repetitions && repetitions < n ? " or their values are one per repetition" : "", range);
+       "spread: %s%s", n, n == 1 ? "y is" : "ies are", 100 * c->interval_level, 100 * (1 - c->opts.alpha),
+       tested, why, repetitions && repetitions < n ? " or their values are one per repetition" : "", range,
+       c->opts.paired ? "" : ". The interval sees the spread within each run, not a machine that changed "
+       "between the two runs (load, clocks), which moves every value of one side: alternate the "
+       "sides' repetitions (tkbench ab does) or widen --noise when they ran one after the other");
 }
 
 /* Why some rows cannot get a verdict, said once. */
