@@ -18,6 +18,13 @@ Sections (each prints its figure, its target and the load average around it):
           compared by Google Benchmark's tools/compare.py (Debian's libbenchmark-tools) and
           by `tkbench compare`, side by side; over RUNS pairs, how often each calls a
           change on the unchanged benchmarks and on the changed one.
+  gbfew   few repetitions, many entries: a Google Benchmark program of 26 entries, 5
+          repetitions a side, A/A and against 1.10x the work on every entry, RUNS pairs
+          each, the repetitions interleaved (one repetition a run, ABBA, as ab alternates
+          experiments) and as two runs one after the other: the share of the A/A
+          comparisons called faster or slower (target <= 5%, interleaved), the share of
+          the 10% ones called slower, which rule decided (the U test cannot reach p < 0.05
+          at 5 against 5 over 26 entries) and the smallest change it could call.
 
 usage: bench/compare_accuracy.py [BUILD_DIR] [--runs N] [--section S ...]
        (default: build, 3 runs, every section; the figures in docs/PERFORMANCE.md use 20)
@@ -263,13 +270,126 @@ def section_gbench(bench, runs):
           f"correction)")
 
 
+GB_FEW_SOURCE = r"""
+#include <benchmark/benchmark.h>
+#include <cstdint>
+#include <cstdlib>
+// 26 busy loops; each takes SPIN_FACTOR (the environment) x its work.
+static void BM_few(benchmark::State& s) {
+  const char* f = std::getenv("SPIN_FACTOR");
+  const int64_t steps = (int64_t)((f ? std::atof(f) : 1.0) * 2000.0 * (double)s.range(0));
+  for (auto _ : s) {
+    uint64_t x = 88172645463325252ull;
+    for (int64_t i = 0; i < steps; i++) x = x * 6364136223846793005ull + 1442695040888963407ull;
+    benchmark::DoNotOptimize(x);
+  }
+}
+BENCHMARK(BM_few)->DenseRange(1, 26)->Unit(benchmark::kMicrosecond);
+BENCHMARK_MAIN();
+"""
+
+
+# short, so a pair of 10 runs of 26 entries fits a minute on a crowded 2-core machine
+GB_FEW_MIN_TIME = "--benchmark_min_time=0.01"
+
+
+def gb_rows(exe, factor, out):
+    """One run of the Google Benchmark program (1 repetition): its iteration rows."""
+    r = run([exe, "--benchmark_repetitions=1", GB_FEW_MIN_TIME, f"--benchmark_out={out}"],
+            env=dict(os.environ, SPIN_FACTOR=factor))
+    if r.returncode:
+        sys.exit(f"compare_accuracy: the Google Benchmark program failed: {r.stderr}")
+    with open(out) as f:
+        d = json.load(f)
+    return d, [b for b in d["benchmarks"] if b.get("run_type") == "iteration"]
+
+
+def gb_pair(bench, exe, factor, interleaved):
+    """BASE (1x) and NEW (factor x the work) files of 5 repetitions each. Interleaved: 5
+    runs of one repetition a side in ABBA order, each repetition's rows renumbered, as
+    `ab` alternates experiments (a drift between runs then lands on both sides alike);
+    else two runs of 5 repetitions one after the other."""
+    files = [os.path.join(bench.tmp, f"few_{k}.json") for k in ("base", "new")]
+    if not interleaved:
+        for path, fac in zip(files, ("1.0", factor)):
+            r = run([exe, "--benchmark_repetitions=5", GB_FEW_MIN_TIME, f"--benchmark_out={path}"],
+                    env=dict(os.environ, SPIN_FACTOR=fac))
+            if r.returncode:
+                sys.exit(f"compare_accuracy: the Google Benchmark program failed: {r.stderr}")
+        return files
+    docs, rows = [None, None], [[], []]
+    tmp = os.path.join(bench.tmp, "few_one.json")
+    for rep in range(5):
+        for side in ((0, 1) if rep % 2 == 0 else (1, 0)):
+            d, rs = gb_rows(exe, "1.0" if side == 0 else factor, tmp)
+            for b in rs:
+                b["repetition_index"], b["repetitions"] = rep, 5
+            docs[side] = docs[side] or d
+            rows[side] += rs
+    for side, path in enumerate(files):
+        docs[side]["benchmarks"] = rows[side]
+        with open(path, "w") as f:
+            json.dump(docs[side], f)
+    return files
+
+
+def section_gbfew(bench, runs):
+    print(f"## Few repetitions, many entries: 26 Google Benchmark entries x 5 repetitions, {runs} pairs "
+          f"each: A/A and every entry 1.10x the work, repetitions interleaved (ABBA, as ab does) and run "
+          f"one after the other (load {load()})")
+    missing = [p for p in gb_missing() if p in ("g++", "libbenchmark-dev")]
+    if missing:
+        print(f"  SKIPPED: needs {' '.join(missing)} (apt-get install {' '.join(missing)}, as root)")
+        return
+    src, exe = os.path.join(bench.tmp, "few.cc"), os.path.join(bench.tmp, "few")
+    with open(src, "w") as f:
+        f.write(GB_FEW_SOURCE)
+    r = run(["g++", "-O2", src, "-o", exe, "-lbenchmark", "-lpthread"])
+    if r.returncode:
+        print(f"  SKIPPED: the Google Benchmark program does not build: {r.stderr.strip()}")
+        return
+    t0 = time.time()
+    for label, factor, interleaved in (("A/A interleaved", "1.0", True), ("x1.10 interleaved", "1.10", True),
+                                       ("A/A one run after the other", "1.0", False),
+                                       ("x1.10 one run after the other", "1.10", False)):
+        allv, rules, callable_ = [], {}, []
+        for i in range(runs):
+            files = gb_pair(bench, exe, factor, interleaved)
+            out = os.path.join(bench.tmp, "few_cmp.json")
+            run([bench.tkbench, "compare", *files, "--format", "json", "--out", out, "--quiet"])
+            with open(out) as f:
+                rows = json.load(f)["benchmarks"]
+            vs = [b["verdict"] for b in rows]
+            allv += vs
+            for b in rows:
+                rules[b["rule"]] = rules.get(b["rule"], 0) + 1
+                if b["min_callable_change"] is not None:
+                    callable_.append(b["min_callable_change"])
+            c = count(vs)
+            print(f"  {label} pair {i + 1:2d}: {c['same']} same, {c['unsure']} unsure, {c['faster']} faster, "
+                  f"{c['slower']} slower  (load {load()})")
+        c, n = count(allv), len(allv)
+        callable_.sort()
+        med = callable_[len(callable_) // 2] if callable_ else float("nan")
+        rule_text = ", ".join(f"{k} {v}" for k, v in sorted(rules.items()))
+        if factor == "1.0":
+            print(f"  {label}: {n} comparisons: called {c['faster'] + c['slower']} "
+                  f"({100 * (c['faster'] + c['slower']) / n:.1f}%, target <= 5%); same {c['same']}, unsure "
+                  f"{c['unsure']}; rules: {rule_text}; median smallest callable change {100 * med:+.1f}%")
+        else:
+            print(f"  {label}: {n} comparisons: slower {c['slower']} ({100 * c['slower'] / n:.1f}%); unsure "
+                  f"{c['unsure']}, same {c['same']}, faster {c['faster']}; rules: {rule_text}; median smallest "
+                  f"callable change {100 * med:+.1f}%")
+    print(f"  [{time.time() - t0:.0f} s, load {load()}]")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("build", nargs="?", default="build")
     ap.add_argument("--runs", type=int, default=3)
-    ap.add_argument("--section", action="append", choices=["aa", "seq", "power", "small", "gbench"])
+    ap.add_argument("--section", action="append", choices=["aa", "seq", "power", "small", "gbench", "gbfew"])
     args = ap.parse_args()
-    sections = args.section or ["aa", "seq", "power", "small", "gbench"]
+    sections = args.section or ["aa", "seq", "power", "small", "gbench", "gbfew"]
     tmp = tempfile.mkdtemp(prefix="tkb_compare_accuracy_")
     try:
         bench = Bench(args.build, tmp)
@@ -283,8 +403,10 @@ def main():
                 section_change(bench, args.runs, "105", "slower")
             elif s == "small":
                 section_change(bench, args.runs, "101", "none")
-            else:
+            elif s == "gbench":
                 section_gbench(bench, args.runs)
+            else:
+                section_gbfew(bench, args.runs)
             sys.stdout.flush()
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -1162,18 +1162,31 @@ tkb_status tkb_load_plugin(const char *path);
 /* Numerics (Tokamax's numerics module; `tkbench check`)                          */
 /* ------------------------------------------------------------------------------ */
 /*
- * Where tkbench differs from Tokamax's numerics.py:
- *  - argument order: tkb_array_diff_summary(actual, expected, ...) where Tokamax has
- *    array_diff_summary(expected, actual, ...); expected is the reference either way
- *    (the closeness test scales rtol by |expected|);
- *  - the dtypes of the two arrays may differ (both are read as float64); Tokamax
- *    refuses that;
- *  - tkb_diff_summary.percent_close is 0..100; Tokamax's percent_close is the fraction
- *    0..1 (what `tkbench check --format json` writes under that key);
- *  - tkb_array_diff_summary treats two NaNs as close (equal_nan true), for
- *    compatibility; tkb_array_diff_summary_ex takes Tokamax's equal_nan, false by
- *    default as in Tokamax;
- *  - the summaries carry more: counts, l2 norms and the fit of a systematic error.
+ * Two entry points compare an array with the expected one. tkb_array_diff_summary_tokamax
+ * is Tokamax's numerics.array_diff_summary, number for number; tkb_array_diff_summary(_ex)
+ * is tkbench's own, richer summary, which `tkbench check` uses. Side by side:
+ *
+ *                      tkb_array_diff_summary_tokamax    tkb_array_diff_summary(_ex)
+ *   argument order     (expected, actual), Tokamax's      (actual, expected)
+ *   dtypes             must be equal (Tokamax refuses)    may differ (read as float64)
+ *   percent_close      the fraction 0..1 (Tokamax's)      0..100 (what `tkbench check
+ *                                                          --format json` writes is 0..1)
+ *   equal_nan          an argument, false as in Tokamax   true in tkb_array_diff_summary;
+ *                                                          _ex: an option, false
+ *   largest difference np.argmax: the first NaN wins     a NaN or infinity facing
+ *                      (values NaN, max diff NaN); with    anything else counts +Inf; two
+ *                      equal_nan np.nanargmax skips every  NaNs with equal_nan, and equal
+ *                      NaN difference (one NaN side too);  infinities, count 0
+ *                      equal infinities give NaN
+ *   l2 of the diff     numpy's norm over every element:    over the finite pairs only (the
+ *                      NaN when any difference is NaN      others show in the counts)
+ *                      (Tokamax's DiffSummary has none)
+ *   no element         refused (Tokamax's argmax raises)   a summary of zeros, 100% close
+ *   more               the index of the largest diff       counts, relative l2, bias,
+ *                                                          scale, the tolerance ratio
+ *
+ * Both use numpy's isclose with expected as the reference: |actual - expected| <= atol +
+ * rtol |expected| for finite pairs, equality otherwise.
  */
 
 /** Tokamax's (and numpy.isclose's) default tolerances of tkb_array_diff_summary. */
@@ -1248,6 +1261,37 @@ tkb_status tkb_array_diff_summary_ex(const tkb_array *actual, const tkb_array *e
  *  tkbench has always compared; the same errors. */
 tkb_status tkb_array_diff_summary(const tkb_array *actual, const tkb_array *expected,
                                   double rtol, double atol, tkb_diff_summary *out);
+
+/** Tokamax's DiffSummary (numerics.py), field for field, plus the index its values come
+ *  from, the element count and numpy's l2 norm of the difference. */
+typedef struct tkb_tokamax_diff_summary {
+  double max_absolute_diff_values[2]; /* (expected, actual) at max_index, Tokamax's order */
+  double max_absolute_diff;  /* |values[0] - values[1]| (Tokamax's property): NaN when a
+                                value is NaN or both are the same infinity */
+  double percent_close;      /* the FRACTION of elements close, 0..1 (Tokamax's name) */
+  bool allclose;             /* every element close */
+  int64_t max_index;         /* flat index of the values: np.argmax of |expected - actual|
+                                (the first NaN difference when there is one), np.nanargmax
+                                with equal_nan */
+  int64_t numel;             /* elements compared */
+  double l2_diff;            /* numpy's norm(expected - actual) over every element: NaN when
+                                any difference is NaN, +Inf when one is infinite. Not in
+                                Tokamax's DiffSummary; tkb_diff_summary.l2_diff sums the
+                                finite pairs only */
+} tkb_tokamax_diff_summary;
+
+/**
+ * Tokamax's array_diff_summary(expected, actual, rtol, atol, equal_nan), in its argument
+ * order and with its semantics (the table above): host arrays of equal shape and equal
+ * dtype, read as float64. Tokamax's defaults are TKB_DIFF_RTOL_DEFAULT,
+ * TKB_DIFF_ATOL_DEFAULT and equal_nan false. The result does not depend on the thread
+ * count. Errors, where Tokamax raises: TKB_ERR_BAD_SHAPE naming both specs;
+ * TKB_ERR_INVALID_ARGUMENT for different dtypes, no element (argmax of nothing), every
+ * difference NaN with equal_nan (nanargmax of nothing), a NULL argument, a NaN tolerance,
+ * an array without data; TKB_ERR_UNSUPPORTED for arrays not in host memory.
+ */
+tkb_status tkb_array_diff_summary_tokamax(const tkb_array *expected, const tkb_array *actual, double rtol,
+                                          double atol, bool equal_nan, tkb_tokamax_diff_summary *out);
 
 /**
  * What one array holds (Tokamax's NumericSummary, plus std and counts), from its values

@@ -120,9 +120,11 @@ tkb_status tkb__meter_before(tkb__meter *m);
 /* host_ns: the loop's clock around the call. *ms: the call's time under the method. */
 tkb_status tkb__meter_after(tkb__meter *m, int64_t host_ns, double *ms);
 /* profiler: writes the last timed call's trace into dir (NULL: $TMPDIR, else /tmp) as
- * tkbench-trace-<function>-XXXXXX.json; path receives its name. */
-tkb_status tkb__meter_write_trace(tkb__meter *m, const char *dir, const char *function,
-                                  char *path, size_t cap);
+ * tkbench-trace-<stem>-XXXXXX.json (stem: the entry's name, tkb__std_trace_stem, with
+ * any character other than a letter, digit, '_' or '-' as '_'); path receives its name.
+ * function and entry (NULL when none) go into the trace's otherData. */
+tkb_status tkb__meter_write_trace(tkb__meter *m, const char *dir, const char *stem, const char *function,
+                                  const char *entry, char *path, size_t cap);
 /* What the device timer says about how it timed (cuda_events: "blocking_kernel"): at
  * most cap pairs into kv, valid until close; returns how many (0 without a timer). */
 int tkb__meter_notes(tkb__meter *m, tkb_meta *kv, int cap);

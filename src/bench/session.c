@@ -213,9 +213,12 @@ static tkb_status conclude(tkb__session *ss) {
   facts->first_call_ms = ss->method->reading <= TKB__READ_CPU ? ss->m.first_call_ms : NAN;
   /* profiler: the last timed call's trace (Tokamax's xprof keeps the last one's) */
   tkb_status st = TKB_OK;
-  if (ss->method->trace)
-    st = tkb__meter_write_trace(&ss->m.meter, ss->o.trace_dir, tkb_std_fn_name(ss->c->f), ss->trace,
-                                sizeof ss->trace);
+  if (ss->method->trace) {
+    char stem[200];
+    tkb__std_trace_stem(ss->c->f, stem, sizeof stem);
+    st = tkb__meter_write_trace(&ss->m.meter, ss->o.trace_dir, stem, tkb_std_fn_name(ss->c->f), ss->c->f->entry,
+                                ss->trace, sizeof ss->trace);
+  }
   facts->trace = ss->trace;
   facts->commands = ss->m.meter.n_last;
   facts->kept = ss->m.meter.n_kept_last;

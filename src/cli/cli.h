@@ -436,7 +436,8 @@ typedef struct tkb__compare_args {
            "interval lies wholly outside 1 +- PCT; an interval within it is 'same'."},          \
   {.name = "--alpha", .metavar = "P", .kind = TKB__FLAG_TEXT,                                 \
    .offset = offsetof(type, field.alpha), .value = "0.05", .check = tkb__check_fraction,      \
-   .help = "Significance the adjusted p-value must be below for a change to be called."},     \
+   .help = "Significance the adjusted p-value must be below for a change to be called (the "   \
+           "U test's rule); the interval rule's intervals cover 1 - P / entries."},            \
   {.name = "--correction", .metavar = "HOW", .kind = TKB__FLAG_TEXT,                          \
    .offset = offsetof(type, field.correction), .value = "holm",                               \
    .check = tkb__check_correction,                                                            \

@@ -109,10 +109,19 @@ const tkb__command tkb__command_compare = {
              "file holds one value per repetition, as Google Benchmark's do), a two-sided "
              "Mann-Whitney U p-value adjusted over all compared entries, and a verdict: slower or "
              "faster when the adjusted p-value is below --alpha and the interval lies wholly "
-             "outside the noise band, same when the interval lies within it, unsure otherwise. "
-             "Then the geometric mean of the changes with its interval, and the entries found in "
-             "one file only. Differences between the files' contexts (device, method, seed, "
-             "version, stopping rule, machine) are warned about.",
+             "outside the noise band, same when the interval lies within it, unsure otherwise "
+             "(rule 'U test'). Where the U test cannot reach --alpha at the values' count after "
+             "the correction (5 against 5 values: its smallest p is 0.0079, 0.21 over 26 entries), "
+             "or a file holds one value per repetition, the ratio's interval at coverage 1 - "
+             "alpha / entries (Welch t on the log times, Bonferroni) decides alone, the same way "
+             "(rule 'CI'). Each row says which rule decided and the smallest change it could call "
+             "at that entry's count and spread; with one value on a side nothing can be. Then the "
+             "geometric mean of the changes with its interval, Google Benchmark's complexity fits "
+             "(BigO and RMS rows: each side's curve and coefficients, and their ratio), and the "
+             "entries found in one file only. Differences between the files' contexts (device, "
+             "method, seed, version, stopping rule, machine) are warned about. A NaN or infinite "
+             "counter (Google Benchmark writes NaN for 0/0) is read as such; a time that is not "
+             "finite refuses the file, naming the entry.",
     .selection = TKB__SELECT_FILTER,
     .flags = compare_flags,
     .epilogue = "Exit status: 0 compared, 1 --fail-on's condition was met (or --out could not be "

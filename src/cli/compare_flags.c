@@ -104,8 +104,13 @@ static int gate(const char *cmd, const tkb__comparison *c, const tkb__compare_ar
       if (r->verdict != TKB__SLOWER || !(r->ratio - 1 > threshold)) continue;
       char change[24];
       tkb__fmt_change(r->ratio, change, sizeof change);
-      fprintf(stderr, "%s %s: %s is slower: %s (95%% CI %+.2f%% to %+.2f%%, adjusted p %.3g)\n",
-              tkb__prog, cmd, r->name, change, (r->ci_low - 1) * 100, (r->ci_high - 1) * 100, r->p_adjusted);
+      if (r->rule == TKB__RULE_INTERVAL)
+        fprintf(stderr, "%s %s: %s is slower: %s (%.4g%% CI %+.2f%% to %+.2f%%: the interval rule)\n",
+                tkb__prog, cmd, r->name, change, 100 * r->decision_level, (r->decision_low - 1) * 100,
+                (r->decision_high - 1) * 100);
+      else
+        fprintf(stderr, "%s %s: %s is slower: %s (95%% CI %+.2f%% to %+.2f%%, adjusted p %.3g)\n",
+                tkb__prog, cmd, r->name, change, (r->ci_low - 1) * 100, (r->ci_high - 1) * 100, r->p_adjusted);
       n++;
     }
     if (n) {

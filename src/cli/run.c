@@ -271,9 +271,11 @@ static const tkb__flag run_flags[] = {
      .same_as = "--out (" TKB__FILE_FORMAT " unless --benchmark_out_format)"},
     {.name = "--benchmark_out_format", .metavar = "FMT", .kind = TKB__FLAG_TEXT,
      .offset = AT(gb_out_format), .shown = TKB__FILE_FORMAT,
-     .help = "Format of --benchmark_out: {formats}."},
+     .help = "Format of --benchmark_out: {formats}; csv is Google Benchmark's columns "
+             "(name, iterations, real_time, cpu_time, time_unit, ...), --format csv tkbench's."},
     {.name = "--benchmark_format", .metavar = "FMT", .kind = TKB__FLAG_TEXT,
-     .offset = AT(gb_format), .shown = STDOUT_FORMAT, .help = "Format of stdout: {formats}."},
+     .offset = AT(gb_format), .shown = STDOUT_FORMAT,
+     .help = "Format of stdout: {formats}; csv is Google Benchmark's columns, as above."},
     {.name = "--benchmark_repetitions", .metavar = "N", .kind = TKB__FLAG_COUNT,
      .offset = AT(experiments), .same_as = "--experiments"},
     {.name = "--benchmark_list_tests", .kind = TKB__FLAG_SWITCH, .offset = AT(list_tests),
@@ -412,6 +414,9 @@ static int formats(const run_args *a, const tkb__format **stdout_fmt, const tkb_
     return tkb__usage(CMD, "--benchmark_format: %s", tkb_last_error());
   if (a->gb_out_format && tkb__format_parse(a->gb_out_format, file_fmt) != TKB_OK)
     return tkb__usage(CMD, "--benchmark_out_format: %s", tkb_last_error());
+  /* Google Benchmark's flags ask for its CSV columns; --format csv keeps tkbench's */
+  if (a->gb_format) *stdout_fmt = tkb__format_for_gbench(*stdout_fmt);
+  if (a->gb_out_format) *file_fmt = tkb__format_for_gbench(*file_fmt);
   if (a->format && !a->out && !a->gb_format) *stdout_fmt = fmt;
   if (a->out && !a->gb_out_format) *file_fmt = a->format ? fmt : tkb__format_from_path(a->out);
   return 0;

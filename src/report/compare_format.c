@@ -59,6 +59,12 @@ void tkb__fmt_change(double ratio, char *buf, size_t cap) {
   snprintf(buf, cap, a < 9.995 ? "%+.2f%%" : a < 99.95 ? "%+.1f%%" : "%+.0f%%", pct);
 }
 
+void tkb__fmt_rule(const tkb__compare_row *r, char *buf, size_t cap) {
+  if (r->rule == TKB__RULE_U_TEST) snprintf(buf, cap, "U test");
+  else if (r->rule == TKB__RULE_INTERVAL) snprintf(buf, cap, "CI %.4g%%", 100 * r->decision_level);
+  else snprintf(buf, cap, "-");
+}
+
 void tkb__fmt_p(double p, char *buf, size_t cap) {
   if (isnan(p)) snprintf(buf, cap, "-");
   else if (p < 0.001) snprintf(buf, cap, "<0.001");
@@ -98,4 +104,28 @@ void tkb__describe_comparison(const tkb__comparison *c, char *buf, size_t cap) {
            "approximation), %s over %zu entries, alpha %g",
            c->opts.noise * 100, c->opts.resamples, (unsigned long long)c->opts.seed, paired, c->n_exact,
            tested - c->n_exact, corrections[c->opts.correction], tested, c->opts.alpha);
+  const size_t len = strlen(buf);
+  if (len < cap && c->by_rule[TKB__RULE_INTERVAL])
+    snprintf(buf + len, cap - len, "; rules: U test = adjusted p < %g and the 95%% interval outside "
+             "the band (%zu entr%s), CI %.4g%% = the ratio's %.4g%% interval outside the band, Welch t on "
+             "log times, Bonferroni over %zu entries (%zu entr%s); Callable = the smallest change the "
+             "rule could call at the entry's counts and spread", c->opts.alpha, c->by_rule[TKB__RULE_U_TEST],
+             c->by_rule[TKB__RULE_U_TEST] == 1 ? "y" : "ies", 100 * c->interval_level,
+             100 * c->interval_level, tested, c->by_rule[TKB__RULE_INTERVAL],
+             c->by_rule[TKB__RULE_INTERVAL] == 1 ? "y" : "ies");
+}
+
+/* A complexity fit in one sentence (compare_complexity.c fills its numbers). */
+void tkb__fmt_fit(const tkb__compare_fit *f, char *buf, size_t cap) {
+  char real[24], cpu[24];
+  tkb__fmt_change(f->real_ratio, real, sizeof real);
+  tkb__fmt_change(f->cpu_ratio, cpu, sizeof cpu);
+  if (!f->same_curve)
+    snprintf(buf, cap, "the fitted curve changed: BASE %s (coefficient %.4g ns), NEW %s (%.4g ns); "
+             "coefficients of different curves are not compared", f->base_big_o, f->base_real_ns,
+             f->new_big_o, f->new_real_ns);
+  else
+    snprintf(buf, cap, "%s on both sides; coefficient %.4g ns -> %.4g ns (%s; CPU %.4g ns -> %.4g ns, %s); "
+             "RMS %.3g%% -> %.3g%%; one fit a side: no verdict", f->base_big_o, f->base_real_ns, f->new_real_ns,
+             real, f->base_cpu_ns, f->new_cpu_ns, cpu, 100 * f->base_rms, 100 * f->new_rms);
 }

@@ -81,8 +81,8 @@ void tkb__compare_markdown(FILE *f, const tkb__comparison *c, bool color) {
     fputc('\n', f);
   }
   if (any) fputc('\n', f);
-  fputs("| Benchmark | Base | New | Change | 95% CI | p | p (adj) | Verdict |\n", f);
-  fputs("|---|--:|--:|--:|--:|--:|--:|---|\n", f);
+  fputs("| Benchmark | Base | New | Change | 95% CI | p | p (adj) | Callable | Rule | Verdict |\n", f);
+  fputs("|---|--:|--:|--:|--:|--:|--:|--:|---|---|\n", f);
   for (size_t i = 0; i < c->n_rows; i++) {
     const tkb__compare_row *r = &c->rows[i];
     char name[600], base[24], next[24], p[16], adj[16];
@@ -100,6 +100,11 @@ void tkb__compare_markdown(FILE *f, const tkb__comparison *c, bool color) {
     tkb__md_cell(f, ci);
     tkb__md_cell(f, p);
     tkb__md_cell(f, adj);
+    char callable[24], rule[24];
+    tkb__fmt_change(1 + r->min_change, callable, sizeof callable);
+    tkb__fmt_rule(r, rule, sizeof rule);
+    tkb__md_cell(f, callable);
+    tkb__md_cell(f, rule);
     verdict_cell(f, r->verdict);
     fputs("|\n", f);
   }
@@ -113,10 +118,21 @@ void tkb__compare_markdown(FILE *f, const tkb__comparison *c, bool color) {
     tkb__md_cell(f, ci);
     tkb__md_cell(f, "");
     tkb__md_cell(f, "");
+    tkb__md_cell(f, "");
+    tkb__md_cell(f, "95% CI");
     verdict_cell(f, c->geomean.verdict);
     fputs("|\n", f);
   }
   fputc('\n', f);
+  for (size_t i = 0; i < c->n_fits; i++) {
+    char text[600];
+    tkb__fmt_fit(&c->fits[i], text, sizeof text);
+    fputs("Complexity ", f);
+    code(f, c->fits[i].base->name);
+    fputs(": ", f);
+    plain(f, text);
+    fputs(".\n\n", f);
+  }
   for (size_t i = 0; i < c->n_failed; i++) {
     fputs("Not compared: ", f);
     code(f, c->failed[i].base->name);
@@ -132,5 +148,8 @@ void tkb__compare_markdown(FILE *f, const tkb__comparison *c, bool color) {
   fputs("<sub>", f);
   plain(f, line);
   fputs(". A change is called when its adjusted p-value is below alpha and its interval lies "
-        "wholly outside the noise band; same when the interval lies within it.</sub>\n", f);
+        "wholly outside the noise band (rule U test), or, where the U test cannot reach alpha at the "
+        "values' count or the values are one per repetition, when the ratio's interval at the corrected "
+        "coverage lies wholly outside it (rule CI); same when the deciding interval lies within the "
+        "band.</sub>\n", f);
 }

@@ -65,6 +65,9 @@ tkb_status tkb__format_parse(const char *name, const tkb__format **out);
 /* The format a file name's ending asks for (case-insensitive); any other name gets
  * TKB__FILE_FORMAT. */
 const tkb__format *tkb__format_from_path(const char *path);
+/* The format Google Benchmark's flags mean by f: for csv, Google Benchmark's CSV columns
+ * (gbench_csv.c); any other, f itself. */
+const tkb__format *tkb__format_for_gbench(const tkb__format *f);
 /* Google Benchmark's format for --benchmark_out, and tkbench's for a file whose name
  * says none. */
 #define TKB__FILE_FORMAT "json"
@@ -224,6 +227,11 @@ void tkb__compare_format_names(char *buf, size_t cap);
  * holds ("tkbench 0.1.0 results, cpu, wallclock, 2025-01-31T12:00:00+00:00"). */
 void tkb__fmt_change(double ratio, char *buf, size_t cap);
 void tkb__fmt_p(double p, char *buf, size_t cap);
+/* The fit in one sentence ("N^2 on both sides; coefficient 0.99 ns -> 1.09 ns (+10.0%; ...)"). */
+void tkb__fmt_fit(const tkb__compare_fit *f, char *buf, size_t cap);
+/* The rule that decided a row, for a table cell: "U test", "CI 99.81%" (the interval rule at
+ * its coverage) or "-" (none could). */
+void tkb__fmt_rule(const tkb__compare_row *r, char *buf, size_t cap);
 void tkb__describe_results(const tkb__results_file *rf, char *buf, size_t cap);
 /* The settings behind every number, in one sentence (band, intervals, test, correction). */
 void tkb__describe_comparison(const tkb__comparison *c, char *buf, size_t cap);

@@ -21,6 +21,15 @@ static const tkb__format formats[] = {
     {"html", NULL, ".html .htm", false, &tkb__html_reporter},
 };
 
+/* What Google Benchmark's --benchmark_format and --benchmark_out_format mean by "csv":
+ * its own columns (gbench_csv.c), not tkbench's. Named csv in messages, as asked. */
+extern const tkb__reporter_ops tkb__gbench_csv_reporter;
+static const tkb__format gbench_csv = {"csv", NULL, ".csv", false, &tkb__gbench_csv_reporter};
+
+const tkb__format *tkb__format_for_gbench(const tkb__format *f) {
+  return f && f->ops == &tkb__csv_reporter ? &gbench_csv : f;
+}
+
 const tkb__format *tkb__formats(size_t *n) {
   *n = TKB_ARRAY_LEN(formats);
   return formats;

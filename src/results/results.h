@@ -188,6 +188,14 @@ void tkb__json_write_context(jw *w, const tkb__report_ctx *ctx, const tkb__run_s
 /* True when the JSON's context has the key key[0..len) of its own (--context may not add
  * it again). */
 bool tkb__context_key_taken(const char *key, size_t len);
+/* A row's counters as the JSON writes them (result_write.c), for the other Google
+ * Benchmark shaped writers: how many there may be, and counter k (< that) in experiment e,
+ * its key and value (false when the row has none such: a throughput without counts). */
+int tkb__n_row_counters(const tkb__result *r);
+bool tkb__row_counter(const tkb__result *r, int k, int e, const char **key, double *value);
+/* Experiment e's median CPU time per call, ms (the method's time where no CPU times were
+ * read). */
+double tkb__cpu_median(const tkb_benchmark_data *bd, int e);
 
 /* ---- the run's journal (journal.c) ---- */
 /*
@@ -356,6 +364,16 @@ const tkb__rf_entry *tkb__results_file_find(const tkb__results_file *rf, const c
 /* The entry's median time in ms (of its samples; NaN without any). */
 double tkb__rf_median_ms(const tkb__rf_entry *e);
 
+/* ---- JSON with NaN and Infinity written out (json_nonfinite.c) ---- */
+/* cJSON_ParseWithLengthOpts(text, len, at, false), except that the bare words NaN,
+ * Infinity and -Infinity (and -NaN, nan, inf, -inf) outside strings are read as numbers:
+ * NaN or an infinity. *at, where given, is the end of what parsed or where the parse
+ * failed, in text. NULL when out of memory or not JSON. */
+struct cJSON *tkb__json_parse_nonfinite(const char *text, size_t len, const char **at);
+/* How many numbers in benchmarks' rows are not finite; *row_name and *key name the first
+ * (NULL when none). */
+size_t tkb__json_count_nonfinite(const struct cJSON *benchmarks, const char **row_name, const char **key);
+
 /* ---- comparison statistics (compare_stats.c) ---- */
 /* The U test's p-value is exact up to this n1 * n2 (tie-free samples). */
 #define TKB__MWU_EXACT_MAX 2500
@@ -412,6 +430,18 @@ typedef struct tkb__compare_opts {
   ((tkb__compare_opts){.noise = 0.02, .alpha = 0.05, .correction = TKB__CORRECT_HOLM, \
                        .resamples = 2000})
 
+/* Which rule gave a row its verdict (compare_rule.c says why each applies where it does). */
+typedef enum tkb__rule {
+  TKB__RULE_U_TEST,   /* the adjusted U test's p < alpha and the 95% interval outside the band */
+  TKB__RULE_INTERVAL, /* the ratio's interval at coverage 1 - alpha / entries (Welch t on the
+                         log times) outside the band: where the U test cannot reach alpha at
+                         the values' count, or a side has one value per repetition */
+  TKB__RULE_NONE,     /* a side with one value: nothing can be called */
+} tkb__rule;
+#define TKB__N_RULES 3
+/* "u_test", "interval", "none". */
+const char *tkb__rule_name(tkb__rule r);
+
 /* One entry both files ran. */
 typedef struct tkb__compare_row {
   const char *name;
@@ -424,6 +454,15 @@ typedef struct tkb__compare_row {
                                    approximation */
   bool paired;                  /* its interval resampled the experiments in pairs */
   tkb__change verdict;
+  tkb__rule rule;               /* what decided the verdict */
+  double decision_low, decision_high; /* the interval the verdict read (the 95% one for
+                                   the U test's rule); NaN under TKB__RULE_NONE */
+  double decision_level;        /* its coverage */
+  double min_change;            /* the smallest change (a fraction, the slowdown's side)
+                                   the rule could call at this row's counts and spread;
+                                   NaN when it can call none */
+  double u_floor;               /* the smallest two-sided p the U test can give at these
+                                   counts (tie-free values) */
   double *boot;                 /* owned: the resampled ratios (opts.resamples), index by
                                    index across rows (the geometric mean's bootstrap);
                                    NULL without an interval */
@@ -433,6 +472,23 @@ typedef struct tkb__compare_row {
 typedef struct tkb__compare_pair {
   const tkb__rf_entry *base, *new_;
 } tkb__compare_pair;
+
+/* A Google Benchmark complexity fit on both sides (compare_complexity.c): the family's
+ * BigO and RMS rows. Coefficients in ns per unit of the curve. */
+typedef struct tkb__compare_fit {
+  const tkb__rf_entry *base, *new_;
+  const char *base_big_o, *new_big_o; /* "N^2", "f(N)" (into the documents) */
+  double base_real_ns, new_real_ns;   /* real_coefficient */
+  double base_cpu_ns, new_cpu_ns;     /* cpu_coefficient */
+  double base_rms, new_rms;           /* the fits' relative RMS error; NaN without a row */
+  bool same_curve;
+  double real_ratio, cpu_ratio;       /* new / base of the coefficients; NaN when the
+                                         curves differ */
+} tkb__compare_fit;
+/* True when the entry is a complexity fit: no time of its own, a BigO row. */
+bool tkb__is_complexity_fit(const tkb__rf_entry *e);
+/* Fills the fit's numbers from f->base and f->new_. */
+void tkb__compare_fit_of(tkb__compare_fit *f);
 
 /* What compare computes; the renderings only format it. */
 typedef struct tkb__comparison {
@@ -446,6 +502,8 @@ typedef struct tkb__comparison {
   size_t n_added;
   const tkb__rf_entry **removed;/* only in BASE */
   size_t n_removed;
+  tkb__compare_fit *fits;       /* complexity fits in both files, in BASE's order */
+  size_t n_fits;
   struct {
     double ratio, ci_low, ci_high; /* over the rows with an interval; NaN when none */
     tkb__change verdict;          /* by its interval alone */
@@ -454,6 +512,8 @@ typedef struct tkb__comparison {
   size_t counts[TKB__N_CHANGES];  /* rows by verdict */
   size_t n_exact;                  /* rows whose p-value is exact */
   size_t n_paired;                 /* rows whose interval is paired */
+  size_t by_rule[TKB__N_RULES];    /* rows by the rule that decided them */
+  double interval_level;           /* the interval rule's coverage, 1 - alpha / entries */
   char **warnings;                 /* owned: the contexts' mismatches, loaded or
                                       interrupted runs, entries that cannot get a verdict */
   size_t n_warnings;
@@ -465,6 +525,29 @@ tkb_status tkb__compare(const tkb__results_file *base, const tkb__results_file *
                         const tkb__compare_opts *opts, tkb__comparison *out);
 void tkb__comparison_free(tkb__comparison *c);
 
+/* ---- the decision rules (compare_rule.c) ---- */
+/* Sets each row's rule, verdict, decision interval and smallest callable change, and the
+ * comparison's interval_level and by_rule, from the rows' p-values (adjusted), 95%
+ * intervals and samples. */
+void tkb__rule_decide(tkb__comparison *c);
+/* The smallest two-sided p-value of the U test for n1 and n2 tie-free values:
+ * 2 / C(n1 + n2, n1) (at most 1; NaN when a side is empty). */
+double tkb__u_test_floor(size_t n1, size_t n2);
+/* P(T > t) for Student's t with df > 0 degrees of freedom (any real df); its quantile
+ * (0 < q < 1). NaN outside the domain. */
+double tkb__t_upper_tail(double t, double df);
+double tkb__t_quantile(double q, double df);
+/* Welch's t interval of exp(mean log next - mean log base) at coverage level: [low,
+ * high] and its half-width in log units. NaN when a side has fewer than 2 values or a
+ * value that is not > 0. */
+void tkb__ratio_t_interval(const double *base, int n1, const double *next, int n2, double level,
+                           double *low, double *high, double *half_width);
+
+/* Compares the entries of new_ with base's. TKB_ERR_OUT_OF_MEMORY; out needs
+ * tkb__comparison_free either way. */
+tkb_status tkb__compare(const tkb__results_file *base, const tkb__results_file *new_,
+                        const tkb__compare_opts *opts, tkb__comparison *out);
+void tkb__comparison_free(tkb__comparison *c);
 
 /* ---- merging result files (results_merge.c) ---- */
 /* Told each thing worth a warning, as a sentence. */

@@ -9,9 +9,11 @@
  * tkbench's object, else one value per repetition, else the median aggregate alone.
  *
  * A file that cannot be trusted is refused with the reason and where: text that is not
- * JSON (line and column), a file cut short, NaN written out (Google Benchmark does so for
- * a counter that divides by zero; JSON has no NaN), and a time that is null (tkbench and
- * Python write NaN that way), since a comparison built on such a number means nothing.
+ * JSON (line and column), a file cut short, and a time that is not a finite number (NaN
+ * or Infinity written out, or null, as tkbench and Python write NaN), naming the entry,
+ * since a comparison built on such a number means nothing. Any other number may be NaN
+ * or infinite (Google Benchmark writes NaN for a counter that divides 0 by 0; JSON has no
+ * NaN, json_nonfinite.c reads it): it is kept as such and said in a warning.
  * A journal's last line may be cut off by a crash mid-write: that line is left out with
  * a warning, never an error.
  */
@@ -206,6 +208,11 @@ static tkb_status time_ms(const tkb__results_file *rf, size_t i, const char *nam
                          "\"%s\": benchmarks[%zu] (\"%s\"): real_time is %s, not a number%s",
                          rf->path, i, name, !v ? "missing" : cJSON_IsNull(v) ? "null" : "not a number",
                          cJSON_IsNull(v) ? " (NaN or infinity written as null)" : "");
+  if (!isfinite(v->valuedouble))
+    return tkb_set_error(TKB_ERR_INVALID_ARGUMENT,
+                         "\"%s\": benchmarks[%zu] (\"%s\"): real_time is %s; a comparison needs a "
+                         "finite time", rf->path, i, name, isnan(v->valuedouble) ? "NaN"
+                         : v->valuedouble > 0 ? "Infinity" : "-Infinity");
   const char *unit = string_of(row, "time_unit");
   static const struct {
     const char *unit;
@@ -335,6 +342,19 @@ static tkb_status add_row(builder *b, size_t i, cJSON *row) {
   return st;
 }
 
+/* Whether the k-th call of the entry's rows (in the order the rows hold them) is written
+ * as null, for the message. */
+static bool time_is_null(const tkb__rf_entry *e, int k) {
+  for (size_t r = 0; r < e->n_rows; r++) {
+    const cJSON *tk = cJSON_GetObjectItemCaseSensitive(e->rows[r], "tkbench");
+    const cJSON *t = cJSON_GetObjectItemCaseSensitive(tk, "evaluation_times_ms");
+    const int n = cJSON_GetArraySize(t);
+    if (k < n) return cJSON_IsNull(cJSON_GetArrayItem(t, k));
+    k -= n;
+  }
+  return false;
+}
+
 /* The per-call times of tkbench's rows into e (result_read.c's parser, which the journal
  * and the workers' rows go through too). */
 static tkb_status per_call(const tkb__results_file *rf, tkb__rf_entry *e) {
@@ -349,10 +369,16 @@ static tkb_status per_call(const tkb__results_file *rf, tkb__rf_entry *e) {
     tkb__row_samples_free(&s);
     return TKB_OK;
   }
+  /* a comparison needs finite times: null (NaN as tkbench and Python write it), NaN or an
+   * infinity written out is refused, naming the entry; the shared parser reads all three
+   * as non-finite numbers, so the rows say which it was */
   for (int k = 0; !st && k < s.n; k++)
-    if (isnan(s.ms[k]))
+    if (!isfinite(s.ms[k])) {
+      const bool null = time_is_null(e, k);
       st = tkb_set_error(TKB_ERR_INVALID_ARGUMENT, "\"%s\": entry \"%s\": tkbench.evaluation_times_ms[%d] is "
-                         "null, not a number (NaN or infinity written as null)", rf->path, e->name, k);
+                         "%s, not a finite number%s", rf->path, e->name, k, null ? "null" : "NaN or infinite",
+                         null ? " (NaN or infinity written as null)" : "");
+    }
   /* a comparison draws from every experiment */
   for (int x = 0; !st && x < s.experiments; x++)
     if (s.experiment_sizes[x] < 1)
@@ -447,6 +473,12 @@ tkb_status tkb__results_file_adopt(cJSON *doc, const char *path, tkb__results_fi
   bool tkbench = library && strcmp(library, "tkbench") == 0;
   for (size_t k = 0; k < rf->n_entries && !tkbench; k++) tkbench = rf->entries[k].tkbench != NULL;
   if (tkbench) rf->kind = TKB__RF_TKBENCH;
+  const char *row, *key;
+  const size_t nonfinite = tkb__json_count_nonfinite(benchmarks, &row, &key);
+  if (nonfinite)
+    warn(rf, "\"%s\": %zu number%s NaN or infinite, e.g. \"%s\" of \"%s\" (Google Benchmark writes "
+         "NaN for a counter that divides 0 by 0): kept as such (compare reads times, not counters)",
+         rf->path, nonfinite, nonfinite == 1 ? " is" : "s are", key, row);
   return TKB_OK;
 }
 
@@ -483,7 +515,7 @@ static tkb_status journal(const char *text, size_t len, const char *path, cJSON 
     bool last = true; /* no line with text follows */
     for (const char *r = next; r < end && last; r++) last = strchr(" \t\r\n", *r) != NULL;
     const char *at = NULL;
-    cJSON *o = cJSON_ParseWithLengthOpts(p, (size_t)(stop - p), &at, false);
+    cJSON *o = tkb__json_parse_nonfinite(p, (size_t)(stop - p), &at);
     if (!o && line > 1 && last) {
       tkb_set_error(TKB_ERR_INVALID_ARGUMENT, "\"%s\" line %d is cut off (the run stopped while "
                     "writing it): its entry is left out", path, line);
@@ -546,7 +578,7 @@ tkb_status tkb__results_file_parse(const char *text, size_t len, const char *pat
     else if (st) return st;
   } else {
     const char *at = NULL;
-    doc = cJSON_ParseWithLengthOpts(text, len, &at, false);
+    doc = tkb__json_parse_nonfinite(text, len, &at);
     if (!doc) {
       char why[400];
       parse_failure(text, len, at, why, sizeof why);

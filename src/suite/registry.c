@@ -3,6 +3,7 @@
  * over 3,000), so registering one costs a hash probe and a few copies: no scan of the
  * others, no printf, no malloc of its own. */
 #include "bind.h"
+#include "std_fn.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -355,7 +356,9 @@ tkb_status tkb_registry_standardize(size_t i, const char *device, uint64_t seed,
   if (st) return st;
   const tkb_benchmark_def *d = tkb_registry_get(i);
   tkb_std_opts o = {.mode = d->mode, .seed = seed, .device = device};
-  return tkb_standardize_function(d->fn, args, na, kwargs, nk, &o, f_std, std_args);
+  st = tkb_standardize_function(d->fn, args, na, kwargs, nk, &o, f_std, std_args);
+  if (!st) (*f_std)->entry = tkb_registry_full_name(i); /* names its profiler trace */
+  return st;
 }
 
 tkb_status tkb_registry_counts(size_t i, tkb_counts *out) {
