@@ -1,0 +1,417 @@
+/*
+ * bench_intervals.c - how far a default `run`'s numbers can be trusted, on busy loops of
+ * known work from nanoseconds to a few hundred microseconds: whether the median is the
+ * loop's time, whether the interval printed beside it holds the median of the next run,
+ * and whether two runs one after the other compare as the same.
+ *
+ * The loops are plain functions (tkb_register_function), a dependent chain of
+ * multiply-adds of a fixed length per call, calibrated here to about 8 ns, 1 us, 4 us,
+ * 40 us and 400 us. Their truth is timed independently in this process right before and
+ * right after each run: blocks of back-to-back calls through a function pointer, less
+ * the same blocks of an empty function (what a loop of calls costs without the work),
+ * the median of 11 such pairs; the run's truth is the mean of its two.
+ * A run is this program re-executed as the tkbench command line (`run` with every
+ * default: the ci rule, 3 experiments, each entry in a worker process), its JSON read
+ * back. Over RUNS runs it prints, per loop:
+ *
+ *   median vs truth   each run's median against its truth: the median error, the range,
+ *                     how many within 1 % and within 5 %
+ *   covers truth      runs whose interval holds the truth
+ *   replication       pairs (i, j), i != j, where run i's interval holds run j's median:
+ *                     the interval's promise about the next run (RUNS x (RUNS - 1) pairs)
+ *   half-width        the interval's half-width, median over runs, % of the median
+ *   spread            the medians' run-to-run standard deviation / mean
+ *   A/A               each pair of consecutive runs compared (`compare`, its defaults):
+ *                     entries called same / unsure / faster or slower
+ *   floor needed      the smallest relative half-width that, as a floor under every
+ *                     run's interval, gives 90 % replication: the layout and machine
+ *                     variance between processes that one run cannot see (ci.c's floor)
+ *
+ * PASS/FAIL: medians within 1 % of truth in >= 95 % of runs for loops of 1 us and more,
+ * within 5 % below; replication >= 90 % for every loop; A/A same or unsure for >= 95 %
+ * of compared entries. Prints the load average before and after: run it in its own
+ * session with raised priority (setsid -w bash -c 'echo -20 > /proc/self/autogroup &&
+ * exec build/bench_intervals') and quote the load beside its figures.
+ *
+ * usage: bench_intervals [runs]        (default 20, at least 3)
+ *        bench_intervals run|compare|list ...   (the command line over the loops)
+ */
+#include "tkbench.h"
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+enum { LOOPS = 5, TRUTH_PAIRS = 11 };
+static const double target_ns[LOOPS] = {8, 1e3, 4e3, 4e4, 4e5};
+static const char *const loop_name[LOOPS] = {"busy_8ns", "busy_1us", "busy_4us", "busy_40us", "busy_400us"};
+/* steps per call: calibrated by the parent, handed to the runs in this variable */
+#define STEPS_ENV "BENCH_INTERVALS_STEPS"
+static int64_t steps[LOOPS];
+
+static int64_t now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* ---- the loops ---- */
+
+static volatile uint64_t sink;
+
+static void busy(void *ctx) {
+  const int64_t n = *(const int64_t *)ctx;
+  uint64_t acc = 0x9e3779b97f4a7c15ull;
+  for (int64_t i = 0; i < n; i++) acc = acc * 6364136223846793005ull + 1442695040888963407ull;
+  sink = acc;
+}
+
+static void nothing(void *ctx) { (void)ctx; }
+
+/* Read through a volatile pointer, so the truth's loop calls them as the harness does
+ * (an indirect call, never inlined). */
+static void (*volatile busy_ptr)(void *) = busy;
+static void (*volatile nothing_ptr)(void *) = nothing;
+
+static tkb_status register_loops(void) {
+  const char *env = getenv(STEPS_ENV);
+  for (int k = 0; k < LOOPS; k++) {
+    steps[k] = env ? strtoll(env, (char **)&env, 10) : (int64_t)target_ns[k];
+    if (env && *env == ',') env++;
+    tkb_status st = tkb_register_function(loop_name[k], busy, &steps[k], 0, 0);
+    if (st) return st;
+  }
+  return TKB_OK;
+}
+TKB_REGISTER(register_loops)
+
+/* Per call, ns: `calls` back-to-back calls of fn. */
+static double loop_ns(void (*fn)(void *), void *ctx, int64_t calls) {
+  const int64_t t0 = now_ns();
+  for (int64_t i = 0; i < calls; i++) fn(ctx);
+  return (double)(now_ns() - t0) / (double)calls;
+}
+
+static int cmp_double(const void *a, const void *b) {
+  const double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+static double median_of(const double *x, int n) {
+  double *s = malloc((size_t)n * sizeof *s);
+  memcpy(s, x, (size_t)n * sizeof *s);
+  qsort(s, (size_t)n, sizeof *s, cmp_double);
+  const double m = n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
+  free(s);
+  return m;
+}
+
+/* The loop's time per call, ns, net of a loop of empty calls: the median of
+ * TRUTH_PAIRS pairs of blocks of about 5 ms each. */
+static double truth_ns(int64_t *n_steps) {
+  void (*fn)(void *) = busy_ptr, (*none)(void *) = nothing_ptr;
+  int64_t calls = 1;
+  while (loop_ns(fn, n_steps, calls) * (double)calls < 5e6 && calls < ((int64_t)1 << 30)) calls *= 2;
+  double net[TRUTH_PAIRS];
+  for (int p = 0; p < TRUTH_PAIRS; p++) {
+    const double work = loop_ns(fn, n_steps, calls);
+    net[p] = work - loop_ns(none, n_steps, calls);
+  }
+  return median_of(net, TRUTH_PAIRS);
+}
+
+static void calibrate(void) {
+  for (int k = 0; k < LOOPS; k++) {
+    int64_t s = 1000;
+    const double per_step = truth_ns(&s) / 1000;
+    s = (int64_t)llround(target_ns[k] / per_step);
+    for (int round = 0; round < 3; round++) { /* short loops are not linear in their steps */
+      const double t = truth_ns(&s);
+      const int64_t next = (int64_t)llround((double)s * target_ns[k] / t);
+      if (next == s || next < 1) break;
+      s = next;
+    }
+    steps[k] = s < 1 ? 1 : s;
+  }
+}
+
+/* ---- runs of the command line, and what they wrote ---- */
+
+static const char *self;
+
+/* Runs this program with args (stdout and stderr into log); its exit status. */
+static int run_self(char *const *args, const char *log) {
+  fflush(stdout); /* else the child writes what this process buffered, again */
+  const pid_t pid = fork();
+  if (pid == 0) {
+    FILE *f = freopen(log, "w", stdout);
+    if (!f || dup2(fileno(stdout), 2) < 0) _exit(127);
+    execv(self, args);
+    _exit(127);
+  }
+  int status = 0;
+  if (pid < 0 || waitpid(pid, &status, 0) < 0) return -1;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+static cJSON *read_json(const char *path) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  fseek(f, 0, SEEK_END);
+  const long n = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  char *text = malloc((size_t)n + 1);
+  const size_t got = text ? fread(text, 1, (size_t)n, f) : 0;
+  fclose(f);
+  if (!text) return NULL;
+  text[got] = '\0';
+  cJSON *doc = cJSON_Parse(text);
+  free(text);
+  return doc;
+}
+
+static double number(const cJSON *o, const char *key) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+  return cJSON_IsNumber(v) ? v->valuedouble : NAN;
+}
+
+static const char *text_of(const cJSON *o, const char *key) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+  return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+static int loop_of(const char *run_name) {
+  for (int k = 0; k < LOOPS; k++) {
+    const size_t len = strlen(loop_name[k]);
+    if (run_name && strncmp(run_name, loop_name[k], len) == 0 && strcmp(run_name + len, "_forward_c") == 0)
+      return k;
+  }
+  return -1;
+}
+
+typedef struct result {
+  double median, low, high; /* ns */
+  double truth, truth_drift;
+  int batch;
+  double call_floor_ns;
+  char bound[64];           /* what bounds the interval (metadata), or "" */
+} result;
+
+/* One run's results per loop from its JSON; false when one is missing. */
+static bool read_run(const char *path, result *out) {
+  cJSON *doc = read_json(path);
+  bool seen[LOOPS] = {false};
+  const cJSON *rows = doc ? cJSON_GetObjectItemCaseSensitive(doc, "benchmarks") : NULL;
+  const cJSON *row;
+  cJSON_ArrayForEach(row, rows) {
+    const int k = loop_of(text_of(row, "run_name"));
+    const cJSON *tk = cJSON_GetObjectItemCaseSensitive(row, "tkbench");
+    const cJSON *st = tk ? cJSON_GetObjectItemCaseSensitive(tk, "statistics") : NULL;
+    if (k < 0 || seen[k] || !st) continue;
+    seen[k] = true;
+    out[k].median = number(st, "median_ms") * 1e6;
+    out[k].low = number(st, "median_ci_low_ms") * 1e6;
+    out[k].high = number(st, "median_ci_high_ms") * 1e6;
+    out[k].batch = (int)number(st, "batch_size");
+    const cJSON *meta = cJSON_GetObjectItemCaseSensitive(tk, "metadata");
+    const char *floor = meta ? text_of(meta, "call_floor_ns") : NULL;
+    const char *bound = meta ? text_of(meta, "interval_bound") : NULL;
+    out[k].call_floor_ns = floor ? atof(floor) : NAN;
+    snprintf(out[k].bound, sizeof out[k].bound, "%s", bound ? bound : "");
+  }
+  cJSON_Delete(doc);
+  for (int k = 0; k < LOOPS; k++)
+    if (!seen[k]) return false;
+  return true;
+}
+
+/* Verdict counts of one comparison per loop: [same, unsure, changed]. */
+static bool read_compare(const char *path, int (*verdicts)[3]) {
+  cJSON *doc = read_json(path);
+  const cJSON *rows = doc ? cJSON_GetObjectItemCaseSensitive(doc, "benchmarks") : NULL;
+  const cJSON *row;
+  int found = 0;
+  cJSON_ArrayForEach(row, rows) {
+    const int k = loop_of(text_of(row, "name"));
+    const char *v = text_of(row, "verdict");
+    if (k < 0 || !v) continue;
+    verdicts[k][!strcmp(v, "same") ? 0 : !strcmp(v, "unsure") ? 1 : 2]++;
+    found++;
+  }
+  cJSON_Delete(doc);
+  return found == LOOPS;
+}
+
+static void load(const char *when) {
+  FILE *f = fopen("/proc/loadavg", "r");
+  char buf[128] = "?";
+  if (f) {
+    if (!fgets(buf, sizeof buf, f)) buf[0] = '\0';
+    fclose(f);
+  }
+  buf[strcspn(buf, "\n")] = '\0';
+  printf("load average %s: %s\n", when, buf);
+  fflush(stdout);
+}
+
+static void fmt_ns(double ns, char *buf, size_t cap) {
+  if (ns >= 1e6) snprintf(buf, cap, "%.3f ms", ns / 1e6);
+  else if (ns >= 1e3) snprintf(buf, cap, "%.3f us", ns / 1e3);
+  else snprintf(buf, cap, "%.2f ns", ns);
+}
+
+/* Replication coverage of loop k with every half-width floored at `floor` (relative). */
+static double replication(result (*r)[LOOPS], int runs, int k, double floor) {
+  int covered = 0, pairs = 0;
+  for (int i = 0; i < runs; i++)
+    for (int j = 0; j < runs; j++) {
+      if (i == j) continue;
+      const double m = r[i][k].median, lo = fmin(r[i][k].low, m * (1 - floor)),
+                   hi = fmax(r[i][k].high, m * (1 + floor));
+      covered += lo <= r[j][k].median && r[j][k].median <= hi;
+      pairs++;
+    }
+  return (double)covered / pairs;
+}
+
+int main(int argc, char **argv) {
+  if (argc > 1 && (!strcmp(argv[1], "run") || !strcmp(argv[1], "compare") || !strcmp(argv[1], "list")))
+    return tkb_main(argc, argv);
+  const int runs = argc > 1 ? atoi(argv[1]) : 20;
+  if (runs < 3 || runs > 200) {
+    fprintf(stderr, "usage: %s [runs]   (3..200, default 20)\n", argv[0]);
+    return 2;
+  }
+  self = "/proc/self/exe";
+  char exe[4096];
+  const ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (len > 0) {
+    exe[len] = '\0';
+    self = exe;
+  }
+  char dir[] = "/tmp/bench_intervals-XXXXXX";
+  if (!mkdtemp(dir)) {
+    perror("bench_intervals: mkdtemp");
+    return 1;
+  }
+  load("before");
+  calibrate();
+  char env[256];
+  size_t at = 0;
+  for (int k = 0; k < LOOPS; k++)
+    at += (size_t)snprintf(env + at, sizeof env - at, "%s%lld", k ? "," : "", (long long)steps[k]);
+  setenv(STEPS_ENV, env, 1);
+  printf("loops (steps per call): %s\n", env);
+  result(*r)[LOOPS] = calloc((size_t)runs, sizeof *r);
+  char path[256], log[256];
+  for (int i = 0; i < runs; i++) {
+    double before[LOOPS];
+    for (int k = 0; k < LOOPS; k++) before[k] = truth_ns(&steps[k]);
+    snprintf(path, sizeof path, "%s/run%03d.json", dir, i);
+    snprintf(log, sizeof log, "%s/run%03d.log", dir, i);
+    char *args[] = {(char *)self, "run", "--filter", "^busy_", "--out", path, NULL};
+    const int rc = run_self(args, log);
+    for (int k = 0; k < LOOPS; k++) {
+      const double after = truth_ns(&steps[k]);
+      r[i][k].truth = (before[k] + after) / 2;
+      r[i][k].truth_drift = fabs(after / before[k] - 1);
+    }
+    if (rc != 0 || !read_run(path, r[i])) {
+      fprintf(stderr, "bench_intervals: run %d failed (exit %d); its output: %s\n", i, rc, log);
+      return 1;
+    }
+    fprintf(stderr, "run %d/%d: truth before/after, median (ns):", i + 1, runs);
+    for (int k = 0; k < LOOPS; k++)
+      fprintf(stderr, " %.4g/%.4g %.4g", before[k], 2 * r[i][k].truth - before[k], r[i][k].median);
+    fprintf(stderr, "\n");
+  }
+  int verdicts[LOOPS][3] = {{0}};
+  int compared = 0;
+  for (int i = 0; i + 1 < runs; i++) {
+    char a[256], b[256];
+    snprintf(a, sizeof a, "%s/run%03d.json", dir, i);
+    snprintf(b, sizeof b, "%s/run%03d.json", dir, i + 1);
+    snprintf(path, sizeof path, "%s/compare%03d.json", dir, i);
+    snprintf(log, sizeof log, "%s/compare%03d.log", dir, i);
+    char *args[] = {(char *)self, "compare", a, b, "--out", path, NULL};
+    const int rc = run_self(args, log);
+    if ((rc != 0 && rc != 1) || !read_compare(path, verdicts)) {
+      fprintf(stderr, "bench_intervals: compare %d failed (exit %d); its output: %s\n", i, rc, log);
+      return 1;
+    }
+    compared++;
+  }
+  printf("\n%d runs of `run` (defaults), truth timed before and after each; A/A: %d consecutive pairs\n",
+         runs, compared);
+  printf("%-10s %10s %18s %12s %8s %8s %10s %10s %10s %8s %18s %10s\n", "loop", "truth", "median vs truth",
+         "within 1/5%", "covers", "replic.", "half-width", "spread", "drift", "batch", "A/A same/uns/chg",
+         "floor need");
+  bool pass = true;
+  int aa_ok = 0, aa_all = 0;
+  double *x = malloc((size_t)runs * sizeof *x), *y = malloc((size_t)runs * sizeof *y);
+  for (int k = 0; k < LOOPS; k++) {
+    int within1 = 0, within5 = 0, covers = 0;
+    double sum = 0, sum2 = 0;
+    for (int i = 0; i < runs; i++) {
+      const result *q = &r[i][k];
+      x[i] = q->median / q->truth - 1;
+      within1 += fabs(x[i]) <= 0.01;
+      within5 += fabs(x[i]) <= 0.05;
+      covers += q->low <= q->truth && q->truth <= q->high;
+      sum += q->median;
+      sum2 += q->median * q->median;
+    }
+    double lo = x[0], hi = x[0];
+    for (int i = 1; i < runs; i++) lo = fmin(lo, x[i]), hi = fmax(hi, x[i]);
+    const double err = median_of(x, runs);
+    for (int i = 0; i < runs; i++) y[i] = fmax(r[i][k].median - r[i][k].low, r[i][k].high - r[i][k].median) / r[i][k].median;
+    const double half = median_of(y, runs);
+    for (int i = 0; i < runs; i++) y[i] = r[i][k].truth;
+    const double truth = median_of(y, runs);
+    for (int i = 0; i < runs; i++) y[i] = r[i][k].truth_drift;
+    const double drift = median_of(y, runs);
+    for (int i = 0; i < runs; i++) y[i] = r[i][k].batch;
+    const double batch = median_of(y, runs);
+    const double mean = sum / runs, sd = sqrt(fmax(0, (sum2 - runs * mean * mean) / (runs - 1)));
+    const double rep = replication(r, runs, k, 0);
+    double need = 0;
+    while (replication(r, runs, k, need) < 0.9 && need < 1) need += 0.0001;
+    char t[32];
+    fmt_ns(truth, t, sizeof t);
+    char range[48], w[32], aa[48];
+    snprintf(range, sizeof range, "%+.2f%% [%+.1f,%+.1f]", 100 * err, 100 * lo, 100 * hi);
+    snprintf(w, sizeof w, "%d/%d", within1, within5);
+    snprintf(aa, sizeof aa, "%d/%d/%d", verdicts[k][0], verdicts[k][1], verdicts[k][2]);
+    printf("%-10s %10s %18s %12s %5d/%-2d %7.1f%% %9.3f%% %9.2f%% %9.2f%% %8.0f %18s %9.2f%%\n", loop_name[k] + 5, t,
+           range, w, covers, runs, 100 * rep, 100 * half, 100 * sd / mean, 100 * drift, batch, aa, 100 * need);
+    const bool accurate = target_ns[k] >= 1e3 ? within1 * 100 >= 95 * runs : within5 * 100 >= 95 * runs;
+    const bool replicates = rep >= 0.9;
+    aa_ok += verdicts[k][0] + verdicts[k][1];
+    aa_all += verdicts[k][0] + verdicts[k][1] + verdicts[k][2];
+    printf("  %-9s median within %s of truth in %d/%d runs (target >= 95%%): %s; replication %.1f%% "
+           "(target >= 90%%): %s\n", "", target_ns[k] >= 1e3 ? "1%" : "5%",
+           target_ns[k] >= 1e3 ? within1 : within5, runs, accurate ? "PASS" : "FAIL", 100 * rep,
+           replicates ? "PASS" : "FAIL");
+    pass &= accurate && replicates;
+  }
+  for (int k = 0; k < LOOPS; k++)
+    if (r[0][k].call_floor_ns == r[0][k].call_floor_ns || r[0][k].bound[0])
+      printf("  %-10s first run: batch %d, call floor %.2f ns, interval bound by %s\n", loop_name[k] + 5,
+             r[0][k].batch, r[0][k].call_floor_ns, r[0][k].bound[0] ? r[0][k].bound : "-");
+  const bool aa_pass = aa_ok * 100 >= 95 * aa_all;
+  printf("A/A: %d of %d compared entries same or unsure (target >= 95%%): %s\n", aa_ok, aa_all,
+         aa_pass ? "PASS" : "FAIL");
+  pass &= aa_pass;
+  load("after");
+  printf("%s (files in %s)\n", pass ? "PASS" : "FAIL", dir);
+  free(x);
+  free(y);
+  free(r);
+  return pass ? 0 : 1;
+}
