@@ -8,8 +8,9 @@
  * multiply-adds of a fixed length per call, calibrated here to about 8 ns, 1 us, 4 us,
  * 40 us and 400 us. Their truth is timed independently in this process right before and
  * right after each run: blocks of back-to-back calls through a function pointer, less
- * the same blocks of an empty function (what a loop of calls costs without the work),
- * the median of 11 such pairs; the run's truth is the mean of its two.
+ * the same blocks of an empty function (what a loop of calls costs without the work:
+ * the harness subtracts the same floor), each the median of 101 blocks of about 100 us;
+ * the run's truth is the mean of its two.
  * A run is this program re-executed as the tkbench command line (`run` with every
  * default: the ci rule, 3 experiments, each entry in a worker process), its JSON read
  * back. Over RUNS runs it prints, per loop:
@@ -48,7 +49,7 @@
 #include <time.h>
 #include <unistd.h>
 
-enum { LOOPS = 5, TRUTH_PAIRS = 11 };
+enum { LOOPS = 5, TRUTH_BLOCKS = 101 };
 static const double target_ns[LOOPS] = {8, 1e3, 4e3, 4e4, 4e5};
 static const char *const loop_name[LOOPS] = {"busy_8ns", "busy_1us", "busy_4us", "busy_40us", "busy_400us"};
 /* steps per call: calibrated by the parent, handed to the runs in this variable */
@@ -113,17 +114,20 @@ static double median_of(const double *x, int n) {
 }
 
 /* The loop's time per call, ns, net of a loop of empty calls: the median of
- * TRUTH_PAIRS pairs of blocks of about 5 ms each. */
+ * TRUTH_BLOCKS blocks of back-to-back calls lasting about 100 us each (one call at
+ * least), less the median of as many blocks of the empty function, the two alternating.
+ * Short blocks, so that most see no interrupt and no other process: the mean of a long
+ * block would count those, which a median of samples leaves out. */
 static double truth_ns(int64_t *n_steps) {
   void (*fn)(void *) = busy_ptr, (*none)(void *) = nothing_ptr;
   int64_t calls = 1;
-  while (loop_ns(fn, n_steps, calls) * (double)calls < 5e6 && calls < ((int64_t)1 << 30)) calls *= 2;
-  double net[TRUTH_PAIRS];
-  for (int p = 0; p < TRUTH_PAIRS; p++) {
-    const double work = loop_ns(fn, n_steps, calls);
-    net[p] = work - loop_ns(none, n_steps, calls);
+  while (loop_ns(fn, n_steps, calls) * (double)calls < 1e5 && calls < ((int64_t)1 << 30)) calls *= 2;
+  static double work[TRUTH_BLOCKS], empty[TRUTH_BLOCKS];
+  for (int b = 0; b < TRUTH_BLOCKS; b++) {
+    work[b] = loop_ns(fn, n_steps, calls);
+    empty[b] = loop_ns(none, n_steps, calls);
   }
-  return median_of(net, TRUTH_PAIRS);
+  return median_of(work, TRUTH_BLOCKS) - median_of(empty, TRUTH_BLOCKS);
 }
 
 static void calibrate(void) {

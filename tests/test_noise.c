@@ -356,6 +356,16 @@ static void test_warnings(void) {
   tkb__warnings(&ev, &r, &f, collect, &c);
   CHECK(c.n == 1 && said(&c, "stopped at its time limit"));
   ev.experiments = 0;
+  /* a target below a floor of the interval: no amount of calls would reach it */
+  r.timed_out = false;
+  r.target = 0.001;
+  ci.low = 0.995;
+  ci.high = 1.005;
+  ci.bound = "layout floor";
+  c.n = 0;
+  tkb__warnings(&ev, &r, &f, collect, &c);
+  CHECK(c.n == 1 && said(&c, "wider than the +-0.1% target: no interval is narrower than the layout floor"));
+  ci.bound = NULL;
   ci.low = 0.99;
   ci.high = 1.01;
 
@@ -385,6 +395,10 @@ static void test_warnings(void) {
   c.n = 0;
   tkb__warnings(&ev, &r, &f, collect, &c);
   CHECK(c.n == 1 && !strcmp(c.kind[0], "batch") && said(&c, "timed in batches of 16 calls"));
+  r.call_floor_ns = 1.25; /* with the floor subtracted from each call, it says how much */
+  c.n = 0;
+  tkb__warnings(&ev, &r, &f, collect, &c);
+  CHECK(c.n == 1 && said(&c, "a batch's mean per call less 1.25 ns, the same loop's calls of an empty function"));
   ev.batch = 1;
   stats.median = 1.0;
   ci = (tkb__ci){.median = 1.0, .low = 0.99, .high = 1.01};

@@ -447,8 +447,9 @@ typedef struct tkb__run_facts {
   double clock_read_ns;      /* one read of the host clock the method uses */
   double cpu_read_ns;        /* one read of the process CPU clock */
   int64_t cpu_floor_ns;      /* the CPU time of an empty sample, subtracted from each */
-  double call_floor_ns;      /* per call, a batch's floor (tkb__measure_call_floor); NaN:
-                                none measured (device methods, rules that never batch) */
+  double call_floor_ns;      /* per call, a batch's floor (tkb__measure_call_floor), the
+                                mean of the experiments' own; NaN: none measured (device
+                                methods, rules that never batch) */
   int retries;
   size_t commands, kept;     /* device commands of the last call, and those the filter kept */
   const tkb_meta *notes;     /* the device timer's */

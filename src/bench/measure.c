@@ -4,8 +4,9 @@
  * one call (or a batch of them: calls.c's loop), its synchronization and two clock reads;
  * everything it needs (the bound arguments, the outputs, the meter's buffers) exists
  * before it starts, and nothing here allocates, logs or locks. A batch's per-call floor,
- * the same loop over calls that do nothing, is measured once (tkb__measure_call_floor)
- * and subtracted from each call, as the CPU floor is from each CPU time.
+ * the same loop over calls that do nothing, is measured at the start of each experiment
+ * (tkb__measure_call_floor) and subtracted from each call, as the CPU floor is from each
+ * CPU time.
  */
 #include "bench.h"
 #include "std_fn.h"

@@ -30,6 +30,9 @@ struct tkb__session {
   tkb__samples s;
   tkb__run_facts facts;
   int64_t elapsed_ns;        /* wall time of this session's experiments so far */
+  bool floor;                /* each experiment measures its batch's floor first */
+  double floor_sum_ns;       /* over the experiments so far, for the metadata's mean */
+  int floors;
   size_t held;               /* the most bytes held in any experiment */
   tkb__perf perf;            /* perf_counters' events; perf.n == 0: none */
   tkb_meta notes[MAX_NOTES];
@@ -98,15 +101,16 @@ static tkb_status samples_init(tkb__samples *s, size_t bound, int experiments, b
 /* Calls per sample: 1, or for a rule that batches, enough calls that a sample spans at
  * least 100 reads of the host clock and TKB__BATCH_MIN_MS, in a power of two, grown from
  * 1 as Google Benchmark grows its batches (the samples that choose it are not kept).
- * Then the batch's floor: what the same loop of calls that do nothing takes. Device
- * methods time each call on the device: never batched, no floor. */
+ * Device methods time each call on the device: never batched, no floor. *floor: the
+ * batch's floor is to be measured (each experiment measures its own). */
 static tkb_status choose_batch(tkb__measure *m, const tkb__method *method, const tkb__stop_rule *rule,
-                               double *clock_read_ns) {
+                               double *clock_read_ns, bool *floor) {
   *clock_read_ns = tkb__clock_read_ns(m->meter.clock, 5, 200);
   tkb__measure_cpu_floor(m);
   m->batch = 1;
   m->call_floor_ns = m->loop_floor_ns = NAN;
-  if (!rule->batches || method->reading > TKB__READ_CPU) return TKB_OK;
+  *floor = rule->batches && method->reading <= TKB__READ_CPU;
+  if (!*floor) return TKB_OK;
   const double floor_ms = fmax(100 * *clock_read_ns / 1e6, TKB__BATCH_MIN_MS);
   for (;;) {
     double call_ms;
@@ -115,7 +119,6 @@ static tkb_status choose_batch(tkb__measure *m, const tkb__method *method, const
     if (call_ms * m->batch >= floor_ms || m->batch >= (1 << 20)) break;
     m->batch *= 2;
   }
-  tkb__measure_call_floor(m);
   return TKB_OK;
 }
 
@@ -257,6 +260,14 @@ __attribute__((noinline)) static tkb_status experiment_samples(tkb__session *ss,
   tkb_device_state unused;
   st = tkb__measure_experiment(&ss->m, s->state ? &s->state[e] : &unused);
   if (st) return st;
+  /* the floor of this experiment's batches, measured in it: a machine that changed speed
+   * since the last one (a frequency step of 8% moved an 8 ns call's floor by 1% of it)
+   * changes both, not only the calls */
+  if (ss->floor) {
+    tkb__measure_call_floor(&ss->m);
+    if (isfinite(ss->m.call_floor_ns)) ss->floor_sum_ns += ss->m.call_floor_ns, ss->floors++;
+    ss->facts.call_floor_ns = ss->floors ? ss->floor_sum_ns / ss->floors : NAN;
+  }
   s->experiments = e + 1;
   s->experiment_end[e] = (int)s->n;
   const int64_t t0 = tkb__now_ns();
@@ -311,9 +322,9 @@ tkb_status tkb__session_experiment(tkb__session *ss, bool *done) {
   if (!ss->started) {
     ss->started = true;
     tkb__load_now(&ss->facts.load_start);
-    st = choose_batch(&ss->m, ss->method, ss->stop.rule, &ss->facts.clock_read_ns);
+    st = choose_batch(&ss->m, ss->method, ss->stop.rule, &ss->facts.clock_read_ns, &ss->floor);
     ss->facts.cpu_floor_ns = ss->m.cpu_floor_ns;
-    ss->facts.call_floor_ns = ss->m.call_floor_ns;
+    ss->facts.call_floor_ns = NAN;
     ss->facts.cpu_read_ns = tkb__clock_read_ns(tkb__cpu_now_ns, 3, 50);
     ss->s.batch = ss->m.batch;
     ss->s.resolution_ms = clock_tick_ms(ss->method) / ss->m.batch;
