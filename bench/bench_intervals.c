@@ -7,14 +7,14 @@
  * The loops are plain functions (tkb_register_function), a dependent chain of
  * multiply-adds of a fixed length per call, calibrated here to about 8 ns, 1 us, 4 us,
  * 40 us and 400 us; beside them an empty function, which must report at most 1 ns a
- * call. Their truth is timed independently in this process right before and
- * right after each run: blocks of back-to-back calls through a function pointer, less
- * the same blocks of an empty function (what a loop of calls costs without the work:
- * the harness subtracts the same floor), each the median of 101 blocks of about 100 us;
- * the run's truth is the mean of its two.
- * A run is this program re-executed as the tkbench command line (`run` with every
- * default: the ci rule, 3 experiments, each entry in a worker process), its JSON read
- * back. Over RUNS runs it prints, per loop:
+ * call. A run of an entry is this program re-executed as the tkbench command line
+ * (`run --filter ENTRY` with every other default: the ci rule, 3 experiments), its JSON
+ * read back; each entry runs on its own, so that the loop's truth, timed independently
+ * in this process right before and right after it, brackets it closely: blocks of
+ * back-to-back calls through a function pointer, less the same blocks of an empty
+ * function (what a loop of calls costs without the work: the harness subtracts the same
+ * floor), each the median of 101 blocks of about 100 us; the run's truth is the mean of
+ * its two. Over RUNS runs it prints, per loop:
  *
  *   median vs truth   each run's median against its truth: the median error, the range,
  *                     how many within 1 % and within 5 %
@@ -23,23 +23,28 @@
  *                     the interval's promise about the next run (RUNS x (RUNS - 1) pairs)
  *   half-width        the interval's half-width, median over runs, % of the median
  *   spread            the medians' run-to-run standard deviation / mean
- *   A/A               each pair of consecutive runs compared (`compare`, its defaults):
- *                     entries called same / unsure / faster or slower
+ *   drift             how far the truth moved between its two timings, median over runs
+ *   A/A               each run compared with the next (`compare`, its defaults): same /
+ *                     unsure / faster or slower
  *   floor needed      the smallest relative half-width that, as a floor under every
- *                     run's interval, gives 90 % replication: the layout and machine
- *                     variance between processes that one run cannot see (ci.c's floor)
+ *                     run's interval, gives 90 % replication: what differs between
+ *                     processes and moments that one run cannot see (replication.c's
+ *                     layout floor)
+ * and, once, the loops of 1, 4 and 40 us with each call timed alone (`--stop fixed`), to
+ * show what a lone call costs besides its work (what batches of 20 us take away).
  *
  * PASS/FAIL: medians within 1 % of truth in >= 95 % of runs for loops of 1 us and more,
- * within 5 % below; replication >= 90 % for every loop; A/A same or unsure for >= 95 %
- * of compared entries. Judged twice: on every run and pair, and on the runs where the
- * machine held its speed (the truth moved by at most 0.5 % between its two timings) and
- * the pairs of such runs at one speed (truths within 0.5 %): a shared machine whose
- * speed steps by 8-18 % for seconds at a time (another tenant's load, frequency steps)
- * moves every number by that much, which no interval from one run can foresee, and the
- * truth witnesses it independently. The exit status is the first verdict's. Prints the
- * load average before and after: run it in its own session with raised priority
- * (setsid -w bash -c 'echo -20 > /proc/self/autogroup && exec build/bench_intervals')
- * and quote the load beside its figures.
+ * within 5 % below; the empty function at most 1 ns a call in every run; replication
+ * >= 90 % for every loop; A/A same or unsure for >= 95 % of compared entries. Judged
+ * twice: on every run and pair, and on the runs where the machine held its speed (the
+ * truth moved by at most 0.5 % between its two timings) and the pairs of such runs at one
+ * speed (truths within 0.5 %): a shared machine whose speed steps by 8-25 % for seconds
+ * at a time (another tenant's load, frequency steps) moves every number by that much,
+ * which no interval from one run can foresee, and the truth witnesses it independently.
+ * The exit status is the first verdict's. Prints the load average before and after: run
+ * it in its own session with raised priority (setsid -w bash -c 'echo -20 >
+ * /proc/self/autogroup && exec build/bench_intervals') and quote the load beside its
+ * figures.
  *
  * usage: bench_intervals [runs]        (default 20, at least 3)
  *        bench_intervals run|compare|list ...   (the command line over the loops)
@@ -215,10 +220,10 @@ typedef struct result {
 } result;
 
 /* One run's results per loop from its JSON, and the empty function's median (ns) into
- * *empty_ns; false when one is missing. */
-static bool read_run(const char *path, result *out, double *empty_ns) {
+ * *empty_ns (NaN when absent); *seen[k] says which loops it held. */
+static void read_results(const char *path, result *out, double *empty_ns, bool *seen) {
   cJSON *doc = read_json(path);
-  bool seen[LOOPS] = {false};
+  for (int k = 0; k < LOOPS; k++) seen[k] = false;
   const cJSON *rows = doc ? cJSON_GetObjectItemCaseSensitive(doc, "benchmarks") : NULL;
   const cJSON *row;
   *empty_ns = NAN;
@@ -241,26 +246,50 @@ static bool read_run(const char *path, result *out, double *empty_ns) {
     snprintf(out[k].bound, sizeof out[k].bound, "%s", bound ? bound : "");
   }
   cJSON_Delete(doc);
-  for (int k = 0; k < LOOPS; k++)
-    if (!seen[k]) return false;
-  return *empty_ns == *empty_ns;
 }
 
-/* One comparison's verdict per loop: 0 same, 1 unsure, 2 faster or slower. */
-static bool read_compare(const char *path, int *verdict) {
+/* The loops of 1, 4 and 40 us with each call timed alone (--stop fixed: no batches),
+ * against their truth: what a lone call costs besides its work, which batching takes
+ * away. Prints one line. */
+static void lone_calls(const char *dir) {
+  static const int loops[] = {1, 2, 3};
+  double before[LOOPS], truth[LOOPS];
+  for (int i = 0; i < 3; i++) before[loops[i]] = truth_ns(&steps[loops[i]]);
+  char path[256], log[256];
+  snprintf(path, sizeof path, "%s/alone.json", dir);
+  snprintf(log, sizeof log, "%s/alone.log", dir);
+  char *args[] = {(char *)self, "run", "--filter", "^busy_(1|4|40)us_", "--stop", "fixed", "--iterations",
+                  "2000", "--out", path, NULL};
+  const int rc = run_self(args, log);
+  for (int i = 0; i < 3; i++) truth[loops[i]] = (before[loops[i]] + truth_ns(&steps[loops[i]])) / 2;
+  result r[LOOPS];
+  bool seen[LOOPS];
+  double unused;
+  read_results(path, r, &unused, seen);
+  printf("  each call timed alone (run --stop fixed --iterations 2000, 3 experiments; exit %d): median vs truth", rc);
+  for (int i = 0; i < 3; i++) {
+    const int k = loops[i];
+    if (seen[k])
+      printf("%s %s %+.2f%% (%+.0f ns)", i ? "," : "", loop_name[k] + 5, 100 * (r[k].median / truth[k] - 1),
+             r[k].median - truth[k]);
+  }
+  printf("\n");
+}
+
+/* Loop k's verdict in one comparison: 0 same, 1 unsure, 2 faster or slower. */
+static bool read_compare(const char *path, int *verdict, int k) {
   cJSON *doc = read_json(path);
   const cJSON *rows = doc ? cJSON_GetObjectItemCaseSensitive(doc, "benchmarks") : NULL;
   const cJSON *row;
-  int found = 0;
+  bool found = false;
   cJSON_ArrayForEach(row, rows) {
-    const int k = loop_of(text_of(row, "name"));
     const char *v = text_of(row, "verdict");
-    if (k < 0 || !v) continue;
+    if (loop_of(text_of(row, "name")) != k || !v) continue;
     verdict[k] = !strcmp(v, "same") ? 0 : !strcmp(v, "unsure") ? 1 : 2;
-    found++;
+    found = true;
   }
   cJSON_Delete(doc);
-  return found == LOOPS;
+  return found;
 }
 
 static void load(const char *when) {
@@ -424,46 +453,62 @@ int main(int argc, char **argv) {
   result(*r)[LOOPS] = calloc((size_t)runs, sizeof *r);
   double *empty = calloc((size_t)runs, sizeof *empty);
   char path[256], log[256];
+  /* run i of each entry on its own, the loop's truth timed right before and after it */
   for (int i = 0; i < runs; i++) {
-    double before[LOOPS];
-    for (int k = 0; k < LOOPS; k++) before[k] = truth_ns(&steps[k]);
-    snprintf(path, sizeof path, "%s/run%03d.json", dir, i);
-    snprintf(log, sizeof log, "%s/run%03d.log", dir, i);
-    char *args[] = {(char *)self, "run", "--filter", "^(busy_|empty)", "--out", path, NULL};
-    const int rc = run_self(args, log);
-    for (int k = 0; k < LOOPS; k++) {
+    for (int k = 0; k <= LOOPS; k++) {
+      const char *name = k < LOOPS ? loop_name[k] : "empty";
+      const double before = k < LOOPS ? truth_ns(&steps[k]) : 0;
+      char filter[64];
+      snprintf(filter, sizeof filter, "^%s_forward_c$", name);
+      snprintf(path, sizeof path, "%s/run%03d_%s.json", dir, i, name);
+      snprintf(log, sizeof log, "%s/run%03d_%s.log", dir, i, name);
+      char *args[] = {(char *)self, "run", "--filter", filter, "--out", path, NULL};
+      const int rc = run_self(args, log);
+      result got[LOOPS];
+      bool seen[LOOPS];
+      double empty_ns;
+      read_results(path, got, &empty_ns, seen);
+      if (rc != 0 || (k < LOOPS ? !seen[k] : !(empty_ns == empty_ns))) {
+        fprintf(stderr, "bench_intervals: run %d of %s failed (exit %d); its output: %s\n", i, name, rc, log);
+        return 1;
+      }
+      if (k == LOOPS) {
+        empty[i] = empty_ns;
+        continue;
+      }
       const double after = truth_ns(&steps[k]);
-      r[i][k].truth = (before[k] + after) / 2;
-      r[i][k].truth_drift = fabs(after / before[k] - 1);
+      r[i][k] = got[k];
+      r[i][k].truth = (before + after) / 2;
+      r[i][k].truth_drift = fabs(after / before - 1);
     }
-    if (rc != 0 || !read_run(path, r[i], &empty[i])) {
-      fprintf(stderr, "bench_intervals: run %d failed (exit %d); its output: %s\n", i, rc, log);
-      return 1;
-    }
-    fprintf(stderr, "run %d/%d: truth before/after, median (ns):", i + 1, runs);
+    fprintf(stderr, "run %d/%d: truth (how far it moved), median, in ns:", i + 1, runs);
     for (int k = 0; k < LOOPS; k++)
-      fprintf(stderr, " %.4g/%.4g %.4g", before[k], 2 * r[i][k].truth - before[k], r[i][k].median);
-    fprintf(stderr, "\n");
+      fprintf(stderr, " %.4g (moved %.2f%%) %.4g", r[i][k].truth, 100 * r[i][k].truth_drift, r[i][k].median);
+    fprintf(stderr, "; empty %.3g\n", empty[i]);
   }
   int(*verdict)[LOOPS] = calloc((size_t)runs, sizeof *verdict);
-  for (int i = 0; i + 1 < runs; i++) {
-    char a[256], b[256];
-    snprintf(a, sizeof a, "%s/run%03d.json", dir, i);
-    snprintf(b, sizeof b, "%s/run%03d.json", dir, i + 1);
-    snprintf(path, sizeof path, "%s/compare%03d.json", dir, i);
-    snprintf(log, sizeof log, "%s/compare%03d.log", dir, i);
-    char *args[] = {(char *)self, "compare", a, b, "--out", path, NULL};
-    const int rc = run_self(args, log);
-    if ((rc != 0 && rc != 1) || !read_compare(path, verdict[i])) {
-      fprintf(stderr, "bench_intervals: compare %d failed (exit %d); its output: %s\n", i, rc, log);
-      return 1;
+  for (int i = 0; i + 1 < runs; i++)
+    for (int k = 0; k < LOOPS; k++) {
+      char a[256], b[256];
+      snprintf(a, sizeof a, "%s/run%03d_%s.json", dir, i, loop_name[k]);
+      snprintf(b, sizeof b, "%s/run%03d_%s.json", dir, i + 1, loop_name[k]);
+      snprintf(path, sizeof path, "%s/compare%03d_%s.json", dir, i, loop_name[k]);
+      snprintf(log, sizeof log, "%s/compare%03d_%s.log", dir, i, loop_name[k]);
+      char *args[] = {(char *)self, "compare", a, b, "--out", path, NULL};
+      const int rc = run_self(args, log);
+      if ((rc != 0 && rc != 1) || !read_compare(path, verdict[i], k)) {
+        fprintf(stderr, "bench_intervals: compare %d of %s failed (exit %d); its output: %s\n", i, loop_name[k],
+                rc, log);
+        return 1;
+      }
     }
-  }
-  printf("\n%d runs of `run` (defaults: ci, 3 experiments, each entry in a worker), the truth timed "
-         "before and after each; A/A: `compare` of each run with the next\n", runs);
+  printf("\n%d runs of `run` (defaults: ci, 3 experiments) of each entry, each in a process of its "
+         "own, the loop's truth timed right before and after it; A/A: `compare` of each run with the "
+         "next\n", runs);
   for (int k = 0; k < LOOPS; k++)
     printf("  %-6s batch %d, call floor %.3f ns, interval set by %s (first run)\n", loop_name[k] + 5, r[0][k].batch,
            r[0][k].call_floor_ns, r[0][k].bound[0] ? r[0][k].bound : "-");
+  lone_calls(dir);
   const view all = {"every run, every pair", false};
   const view held = {"runs where the machine held its speed (the truth moved <= 0.5% over the run), "
                      "pairs of runs at one speed (truths within 0.5%)", true};
