@@ -3,12 +3,14 @@
  * only here:
  *
  *   measure   (measure.c)    one sample: the warm-up policy, the meter around one timed
- *                            call (meter.c, reading the method of methods.c), the clock
- *                            watch and the throttle retry
+ *                            call or batch (meter.c, reading the method of methods.c; the
+ *                            loop of calls and its floor in calls.c), the clock watch and
+ *                            the throttle retry
  *   stop      (stop.c)       a stopping rule, one file each (stop_fixed.c, ...), looked up
  *                            by name: it resets from named parameters, takes each sample
  *                            and says whether to go on, start the next experiment or stop
- *   summarize (summarize.c)  statistics and the BenchmarkData with its metadata
+ *   summarize (summarize.c)  statistics, the reported interval (replication.c: where a
+ *                            rerun's median lands) and the BenchmarkData with its metadata
  *
  * benchmark.c runs them: compile, then loop { measure; ask the rule }, then summarize.
  * Internal to libtkbench.
