@@ -4,8 +4,8 @@
  *
  * The interval of the median from one run's samples (ci.c) describes those samples:
  * thousands of calls in one process make it a few thousandths of a percent wide, while
- * a rerun, in another process and a few seconds later, lands 0.1-1% away (busy loops
- * of 8 ns to 400 us, 2026). What a rerun changes, one run's calls cannot show. So the
+ * a rerun, in another process and a few seconds later, landed 0.3-0.4% away (busy loops
+ * of 4 us to 400 us on a 2-core Xeon VM, 2026; far more when the machine changes speed). What a rerun changes, one run's calls cannot show. So the
  * reported half-width, on each side, is the largest of:
  *
  *   samples      the interval of the median from the samples (order statistics, or the
@@ -22,10 +22,13 @@
  *   clock        the clock's tick over the calls of a sample: no interval is narrower
  *                than what the clock can tell apart
  *   layout       TKB__LAYOUT_FLOOR of the median: what differs between processes and
- *                that no experiment inside one process sees (the addresses of code, heap
- *                and static data, which ASLR draws once per process and which moved an
- *                8 ns loop by up to 1% between runs on a quiet machine); measured by
- *                bench/bench_intervals as the floor that lets its reruns land inside
+ *                moments that the experiments of one process do not see: the addresses
+ *                ASLR draws once per process (pyperf runs many workers because they move
+ *                code that touches memory by up to a few percent), and a machine's drift
+ *                slower than one entry's run. On a steady machine, busy loops of 1-40 us
+ *                reran within 0.02% and a 400 us loop within 0.8-1.1% (its median among
+ *                its preempted calls at load 15); 0.5% lies between
+ *                (bench/bench_intervals, docs/PERFORMANCE.md)
  *
  * It still narrows as more is measured (more calls shrink the first, more experiments
  * the second) down to the floors, and it is never of zero width. Which term set it is
