@@ -261,8 +261,8 @@ __attribute__((noinline)) static tkb_status experiment_samples(tkb__session *ss,
   st = tkb__measure_experiment(&ss->m, s->state ? &s->state[e] : &unused);
   if (st) return st;
   /* the floor of this experiment's batches, measured in it: a machine that changed speed
-   * since the last one (a frequency step of 8% moved an 8 ns call's floor by 1% of it)
-   * changes both, not only the calls */
+   * since the last one changes both, not only the calls (a frequency step of 8% during
+   * one measurement of the floor for the whole run moved an 8 ns call's median by 1%) */
   if (ss->floor) {
     tkb__measure_call_floor(&ss->m);
     if (isfinite(ss->m.call_floor_ns)) ss->floor_sum_ns += ss->m.call_floor_ns, ss->floors++;
@@ -287,11 +287,12 @@ __attribute__((noinline)) static tkb_status experiment_samples(tkb__session *ss,
 }
 
 /* Experiment e on a stack shifted by a fresh offset (16 B to 4 KiB, in 16-byte steps,
- * drawn from the clock): where the stack lies against the code and the static data (4K
- * aliasing of a store and a load, the alignment of locals) moves a nanosecond call's
- * time between processes, and so it should between experiments, for the interval's
+ * drawn from the clock): where the stack lies against the code and the static data can
+ * move a short call's time between processes (4K aliasing of a store and a later load,
+ * the alignment of locals), so it varies between experiments too, for the interval's
  * experiments term to see it (replication.c), as a worker of its own per experiment
- * would (pyperf's reason for many processes), without the process. */
+ * would (pyperf's reason for many processes), without the process. On the busy loops of
+ * bench/bench_intervals it moved nothing measurable. */
 static tkb_status one_experiment(tkb__session *ss, int e, tkb__verdict *v) {
   uint64_t z = (uint64_t)tkb__now_ns() + 0x9e3779b97f4a7c15ull * (uint64_t)(e + 1);
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
