@@ -46,7 +46,8 @@ static const tkb_fn hollow_hooks = {.name = "hollow", .forward = no_forward,
 void tkb__calls_init(tkb__calls *c, tkb_std_fn *f) {
   *c = (tkb__calls){.f = f, .hooks = f->fn,
                     .sync_each = strcmp(f->device->backend->kind, "cpu") != 0};
-  if (f->mode == TKB_MODE_FORWARD) tkb__plain_target(f->fn, &c->plain, &c->plain_ctx);
+  /* (a plain function on a device that needs synchronizing keeps the hook's path) */
+  if (f->mode == TKB_MODE_FORWARD && !c->sync_each) tkb__plain_target(f->fn, &c->plain, &c->plain_ctx);
 }
 
 void tkb__calls_hollow(tkb__calls *c) {
