@@ -811,12 +811,17 @@ typedef struct tkb_benchmark_data {
   int n_throttled;               /* calls kept although flagged in throttled[] */
   int n_throttle_retries;        /* calls discarded and retried (throttle_retries) */
   /* How far the numbers can be trusted (every stopping rule): */
-  double median_ci_low_ms;       /* the 95% confidence interval of the median (NaN with 5
-                                    evaluation times or fewer in one experiment: too few
-                                    for any interval to cover it 95% of the time) */
+  double median_ci_low_ms;       /* the median's 95% interval: where the median of a
+                                    rerun on the same machine lands (README, "How far a
+                                    number can be trusted": the calls' interval, the
+                                    experiments' spread, the clock's tick and a layout
+                                    floor, whichever is widest; the metadata's
+                                    interval_bound names it). NaN with 5 evaluation times or
+                                    fewer in one experiment: too few for any interval */
   double median_ci_high_ms;
   double ci_level;               /* 0.95 */
-  const char *ci_method;         /* static: "order statistics" (one experiment: the
+  const char *ci_method;         /* static: how the calls' own interval was drawn (the
+                                    samples term): "order statistics" (one experiment: the
                                     binomial ranks around n/2, distribution-free) or
                                     "two-level bootstrap" (experiments drawn with
                                     replacement, then calls within them: the spread between
@@ -829,9 +834,11 @@ typedef struct tkb_benchmark_data {
   char *stopping_rule;           /* the rule as run, every parameter written out:
                                     "fixed", "ci:max_noise=0.01,min_samples=10,..." */
   int batch_size;                /* calls timed together per evaluation time: 1, or for calls
-                                    too short for the host clock (under 100 reads of it) a
-                                    batch, each evaluation time then being the batch's mean
-                                    per call (the distribution is that of batches) */
+                                    under 20 us (or 100 reads of the host clock) under a
+                                    rule that batches, a batch, each evaluation time then
+                                    being the batch's mean per call less the per-call floor
+                                    of the same loop of empty calls (call_floor_ns in the
+                                    metadata); the distribution is that of batches */
   int *experiment_sizes;         /* evaluation times in each experiment (experiments of
                                     them); the fixed rule's are all `iterations` */
   double first_call_ms;          /* wall time of the first call (a warm-up), NaN when the

@@ -269,9 +269,11 @@ static void test_rules(void) {
     CHECK_OK(tkb__median_ci(st.ms, st.end, st.s.experiments, &ci));
     CHECK(ci.low >= 0.99 * ci.median && ci.high <= 1.01 * ci.median);
   }
-  /* a looser target stops sooner */
+  /* a looser target stops sooner (each experiment takes fewer calls; whether the
+   * reported interval then converges depends on how far the experiments' medians agree,
+   * replication.c, which 20 calls each of a 20% spread leave to chance) */
   size_t loose = feed("ci:min_time=0,max_noise=5%", &o, noisy, 100000, &st, &conv);
-  CHECK_MSG(conv && loose < n, "loose %zu, tight %zu", loose, n);
+  CHECK_MSG(loose < n, "loose %zu, tight %zu", loose, n);
   /* drifting by 1% of the first call per call: the experiments never agree; stops at max_time unconverged */
   n = feed("ci:min_time=0,max_time=2", &o, drifting, 100000, &st, &conv);
   CHECK_MSG(!conv && n < 100000, "n %zu", n);
@@ -349,6 +351,16 @@ static void test_warnings(void) {
   tkb__warnings(&ev, &r, &f, collect, &c);
   CHECK(c.n == 1 && said(&c, "stopped at its time limit"));
   ev.experiments = 0;
+  /* a target below a floor of the interval: no amount of calls would reach it */
+  r.timed_out = false;
+  r.target = 0.001;
+  ci.low = 0.995;
+  ci.high = 1.005;
+  ci.bound = "layout floor";
+  c.n = 0;
+  tkb__warnings(&ev, &r, &f, collect, &c);
+  CHECK(c.n == 1 && said(&c, "wider than the +-0.1% target: no interval is narrower than the layout floor"));
+  ci.bound = NULL;
   ci.low = 0.99;
   ci.high = 1.01;
 
@@ -378,6 +390,10 @@ static void test_warnings(void) {
   c.n = 0;
   tkb__warnings(&ev, &r, &f, collect, &c);
   CHECK(c.n == 1 && !strcmp(c.kind[0], "batch") && said(&c, "timed in batches of 16 calls"));
+  r.call_floor_ns = 1.25; /* with the floor subtracted from each call, it says how much */
+  c.n = 0;
+  tkb__warnings(&ev, &r, &f, collect, &c);
+  CHECK(c.n == 1 && said(&c, "a batch's mean per call less 1.25 ns, the same loop's calls of an empty function"));
   ev.batch = 1;
   stats.median = 1.0;
   ci = (tkb__ci){.median = 1.0, .low = 0.99, .high = 1.01};

@@ -209,9 +209,10 @@ static bool ran_parallel(const tkb__samples *s) {
 /* The interval, the outliers and the modes of the samples, and the warnings they and
  * the machine give. */
 static tkb_status weigh(tkb_benchmark_data *bd, const tkb__samples *s, const tkb_stats *st,
-                        tkb_std_fn *f, const tkb__run_facts *facts, warning_list *warnings) {
+                        tkb_std_fn *f, const tkb__run_facts *facts, warning_list *warnings,
+                        const char **bound) {
   tkb__ci ci;
-  tkb_status status = tkb__median_ci(s->ms, s->experiment_end, s->experiments, &ci);
+  tkb_status status = tkb__replication_interval(s, &ci);
   double *sorted = status ? NULL : malloc(s->n * sizeof *sorted);
   if (status || !sorted)
     return status ? status : tkb_set_error(TKB_ERR_OUT_OF_MEMORY, "out of memory sorting %zu samples", s->n);
@@ -228,6 +229,7 @@ static tkb_status weigh(tkb_benchmark_data *bd, const tkb__samples *s, const tkb
   bd->median_ci_high_ms = ci.too_few ? NAN : ci.high;
   bd->ci_level = ci.level;
   bd->ci_method = ci.method;
+  *bound = ci.too_few ? NULL : ci.bound;
   tkb__warnings(&ev, facts, f, warning_add, warnings);
   return TKB_OK;
 }
@@ -262,7 +264,8 @@ tkb_status tkb__summarize(tkb_std_fn *f, tkb__samples *s, const tkb__run_facts *
     bd->experiment_sizes = sizes;
     tkb_stats stats;
     statistics(bd, s, &stats);
-    st = weigh(bd, s, &stats, f, facts, &warnings);
+    const char *bound = NULL;
+    st = weigh(bd, s, &stats, f, facts, &warnings, &bound);
     for (size_t k = 0; s->throttled && k < s->n; k++) bd->n_throttled += s->throttled[k];
     describe_run(&m, f, facts);
     meta_add(&m, "stopping_rule", "%s", rule);
@@ -271,6 +274,9 @@ tkb_status tkb__summarize(tkb_std_fn *f, tkb__samples *s, const tkb__run_facts *
     meta_add(&m, "cpu_clock", "process");
     meta_add(&m, "cpu_read_ns", "%.1f", facts->cpu_read_ns);
     meta_add(&m, "cpu_floor_ns", "%lld", (long long)facts->cpu_floor_ns);
+    if (isfinite(facts->call_floor_ns)) meta_add(&m, "call_floor_ns", "%.3f", facts->call_floor_ns);
+    if (bound) meta_add(&m, "interval_bound", "%s", bound);
+    meta_add(&m, "layout_floor", "%g", TKB__LAYOUT_FLOOR);
     if (s->state) describe_clocks(&m, s, bd, facts->retries);
   }
   if (bd && !st && !perf_counters(bd, facts->perf)) m.failed = true;

@@ -177,6 +177,8 @@ int64_t tkb__now_ns(void);
 int64_t tkb__cpu_now_ns(void);
 /* Resolution of the monotonic raw clock in nanoseconds. */
 int64_t tkb__clock_resolution_ns(void);
+/* Resolution of the process CPU clock in nanoseconds (-1: unknown). */
+int64_t tkb__cpu_clock_resolution_ns(void);
 /* What one read of `clock` costs, in ns: the fastest of `runs` runs of `reads`
  * back-to-back reads (the fastest, since preemption only ever adds). */
 double tkb__clock_read_ns(int64_t (*clock)(void), int runs, int reads);

@@ -3,8 +3,11 @@
  * pointer, `void f(void *ctx)`, timed as it is (Google Benchmark's habit), for code that
  * needs no arrays filled, no static arguments bound and no backward pass. It becomes an
  * ordinary entry (forward mode, impl "c") whose forward hook calls f(ctx), so every
- * method, stopping rule, output and comparison applies unchanged.
+ * method, stopping rule, output and comparison applies unchanged. A batch of timed
+ * calls skips the forward hook and calls f(ctx) itself (tkb__plain_target, for
+ * src/bench/calls.c): the hook's own cost would otherwise be timed with every call.
  */
+#include "bench.h"
 #include "runner.h"
 
 #include <pthread.h>
@@ -41,6 +44,14 @@ static tkb_status plain_forward(const tkb_args *a, void *state, tkb_array *const
   e->call(e->ctx);
   *(float *)outputs[0]->data = 0; /* defined, for the outputs' NaN scan */
   return TKB_OK;
+}
+
+bool tkb__plain_target(const tkb_fn *fn, tkb_plain_fn *call, void **ctx) {
+  if (!fn || fn->forward != plain_forward) return false;
+  const plain_entry *e = fn->ctx;
+  *call = e->call;
+  *ctx = e->ctx;
+  return true;
 }
 
 static tkb_status plain_counts(const tkb_args *a, tkb_mode mode, tkb_counts *out) {
