@@ -547,6 +547,7 @@ static int check_sides(const ab_args *a) {
   for (int i = 0; i < 2; i++)
     if (files[i] && tkb__outfile_check(files[i]) != TKB_OK)
       return tkb__usage(CMD, "%s: %s", flags[i], tkb_last_error());
+  if (tkb__compare_history_check(CMD, &a->cmp)) return TKB_EXIT_USAGE;
   return tkb__compare_outputs_check(CMD, &a->cmp);
 }
 
@@ -607,8 +608,11 @@ static int ab(const ab_args *a) {
   if (have_a && have_b) {
     tkb__compare_opts o = tkb__compare_opts_from(&a->cmp, a->seed);
     o.paired = true;
-    tkb__comparison c;
-    if (tkb__compare(&rf[0], &rf[1], &o, &c) != TKB_OK) {
+    tkb__comparison c = {0};
+    tkb__compare_history learned;
+    if (tkb__compare_history_learn(CMD, &a->cmp, NULL, &rf[1], true, &learned, &o)) {
+      rc = TKB_EXIT_FAILED; /* the store was readable when ab started: said above */
+    } else if (tkb__compare(&rf[0], &rf[1], &o, &c) != TKB_OK) {
       fprintf(stderr, "%s %s: %s\n", tkb__prog, CMD, tkb_last_error());
       rc = TKB_EXIT_FAILED;
     } else {
@@ -616,6 +620,7 @@ static int ab(const ab_args *a) {
       if (!rc) rc = emitted;
     }
     tkb__comparison_free(&c);
+    tkb__compare_history_free(&learned);
   } else {
     rc = TKB_EXIT_FAILED;
   }

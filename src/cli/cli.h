@@ -337,6 +337,8 @@ bool tkb__use_color(FILE *f);
 typedef struct tkb__compare_args {
   const char *noise, *alpha, *correction;
   int resamples;
+  const char *history;      /* --history DB: each entry's band learned from its earlier runs */
+  int history_runs;         /* --history-runs N: the newest runs of the machine looked at */
   tkb__strlist fail_on;     /* "slower[:THRESHOLD]", "failed" */
   const char *format, *out;
   bool quiet;
@@ -362,6 +364,18 @@ typedef struct tkb__compare_args {
   {.name = "--resamples", .metavar = "N", .kind = TKB__FLAG_COUNT,                            \
    .offset = offsetof(type, field.resamples), .value = "2000", .check = tkb__check_resamples, \
    .help = "Bootstrap resamples of each interval (at least 100)."},                           \
+  {.name = "--history", .metavar = "DB", .kind = TKB__FLAG_TEXT,                              \
+   .offset = offsetof(type, field.history),                                                   \
+   .help = "A results store ('{prog} history'): each entry is judged against the wider of "    \
+           "--noise and its own band, learned from the spread of its medians over the "         \
+           "machine's earlier runs (those after its last change point), so two runs made one "  \
+           "after the other are compared honestly. The output says which band each entry "     \
+           "used; an entry with fewer than 5 such runs keeps --noise."},                        \
+  {.name = "--history-runs", .metavar = "N", .kind = TKB__FLAG_COUNT,                         \
+   .offset = offsetof(type, field.history_runs), .value = "20",                               \
+   .check = tkb__check_history_runs,                                                          \
+   .help = "With --history: the machine's newest N runs (at least 5) the bands are learned "    \
+           "from."},                                                                           \
   {.name = "--fail-on", .metavar = "WHAT", .kind = TKB__FLAG_LIST,                            \
    .offset = offsetof(type, field.fail_on), .shown = "nothing (exit 0 whatever the verdicts)",\
    .check = tkb__check_fail_on,                                                               \
@@ -387,6 +401,7 @@ int tkb__check_fraction(const char *cmd, const char *flag, const char *value);
 int tkb__check_correction(const char *cmd, const char *flag, const char *value);
 int tkb__check_resamples(const char *cmd, const char *flag, const char *value);
 int tkb__check_fail_on(const char *cmd, const char *flag, const char *value);
+int tkb__check_history_runs(const char *cmd, const char *flag, const char *value);
 /* "2%" or "0.02" as 0.02: false when it is neither, or outside [0, 1). */
 bool tkb__parse_fraction(const char *text, double *out);
 
@@ -395,6 +410,25 @@ tkb__compare_opts tkb__compare_opts_from(const tkb__compare_args *a, uint64_t se
 /* Checks --format and that --out can be written, before anything runs; 0 or
  * TKB_EXIT_USAGE after printing. */
 int tkb__compare_outputs_check(const char *cmd, const tkb__compare_args *a);
+/* --history: the store's bands for the comparison (compare_history.c). */
+struct tkb__results_file;
+typedef struct tkb__compare_history {
+  void *bands;              /* tkb__noise_bands (history_noise.h) */
+  char (*how)[160];         /* per band: how it was learned, for the renderings */
+} tkb__compare_history;
+/* With a->history: opens the store read-only, learns the bands of the machine `machine`
+ * names (a key, a key's prefix or a host; NULL: the machine new_ was measured on, this
+ * one when this_machine) and points o->band_of at them. Without: nothing. 0, or
+ * TKB_EXIT_USAGE after printing why (no store there, an unknown --machine). A machine the
+ * store has no runs of is said on stderr, and every entry keeps --noise. Free ch either
+ * way, after the comparison. */
+int tkb__compare_history_learn(const char *cmd, const tkb__compare_args *a, const char *machine,
+                               const struct tkb__results_file *new_, bool this_machine, tkb__compare_history *ch,
+                               tkb__compare_opts *o);
+void tkb__compare_history_free(tkb__compare_history *ch);
+/* With a->history: that the store opens (before a run that will learn from it). 0, or
+ * TKB_EXIT_USAGE after printing why. */
+int tkb__compare_history_check(const char *cmd, const tkb__compare_args *a);
 /* Writes the comparison (stdout, --out) and applies --fail-on, saying why on stderr.
  * Returns TKB_EXIT_OK, or TKB_EXIT_FAILED when the gate fails or --out cannot be written. */
 int tkb__compare_emit(const char *cmd, const tkb__comparison *c, const tkb__compare_args *a);

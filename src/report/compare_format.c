@@ -93,9 +93,10 @@ void tkb__describe_comparison(const tkb__comparison *c, char *buf, size_t cap) {
     snprintf(paired, sizeof paired, ", experiments drawn in pairs for %zu entr%s", c->n_paired,
              c->n_paired == 1 ? "y" : "ies");
   snprintf(buf, cap,
-           "noise band +-%g%%; 95%% intervals of new/base from a two-level bootstrap (experiments, "
+           "noise band +-%g%%%s; 95%% intervals of new/base from a two-level bootstrap (experiments, "
            "then calls; %d resamples, seed %llu%s); p: two-sided Mann-Whitney U (%zu exact, %zu normal "
            "approximation), %s over %zu entries, alpha %g",
-           c->opts.noise * 100, c->opts.resamples, (unsigned long long)c->opts.seed, paired, c->n_exact,
+           c->opts.noise * 100, c->opts.band_of ? " or an entry's own where its history shows a wider one" : "",
+           c->opts.resamples, (unsigned long long)c->opts.seed, paired, c->n_exact,
            tested - c->n_exact, corrections[c->opts.correction], tested, c->opts.alpha);
 }

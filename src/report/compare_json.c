@@ -83,6 +83,7 @@ void tkb__compare_json(FILE *f, const tkb__comparison *c, bool color) {
     jw_string(&w, "verdict", tkb__change_name(r->verdict));
     jw_string(&w, "p_method", isnan(r->p) ? NULL : r->p_exact ? "exact" : "normal");
     jw_bool(&w, "paired", r->paired);
+    tkb__compare_band_json(&w, c, r);
     evidence(&w, "base", r->base);
     evidence(&w, "new", r->new_);
     jw_end_object(&w);

@@ -90,6 +90,7 @@ void tkb__compare_markdown(FILE *f, const tkb__comparison *c, bool color) {
     fputs("|\n", f);
   }
   fputc('\n', f);
+  tkb__compare_bands_text(f, c, true);
   for (size_t i = 0; i < c->n_failed; i++)
     fprintf(f, "Not compared: `%s` (BASE: %s; NEW: %s).\n\n", c->failed[i].base->name, why(c->failed[i].base),
             why(c->failed[i].new_));

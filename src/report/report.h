@@ -239,6 +239,12 @@ const tkb__format *tkb__format_from_path(const char *path);
 /* Markdown's table cell (markdown.c): "| " and s with '|' escaped and line breaks as
  * spaces, then a space. */
 void tkb__md_cell(FILE *f, const char *s);
+/* Text from elsewhere (names, branches, commits, paths) as inert Markdown
+ * (markdown_escape.c): HTML's <, >, & and " as entities, Markdown's punctuation
+ * (\ ` * _ [ ] | # ! ~) escaped with a backslash, line breaks and tabs as spaces, other
+ * control bytes dropped; and the same as a table cell ("| " text " "). */
+void tkb__md_text(FILE *f, const char *s);
+void tkb__md_text_cell(FILE *f, const char *s);
 /* s without the leading and trailing spaces of the console's padded formats (in place). */
 const char *tkb__md_trim(char *s);
 
@@ -565,6 +571,13 @@ const char *tkb__change_name(tkb__change v);
  */
 tkb__change tkb__change_of(double low, double high, double p, double noise, double alpha);
 
+/* An entry's own noise band and where it comes from (band_of below). */
+typedef struct tkb__entry_band {
+  double band;     /* half-width, a fraction; NaN: none (the entry uses opts.noise) */
+  const char *why; /* where it comes from, or why there is none, for the renderings
+                      ("learned from 14 runs: spread 0.8%"); outlives the comparison */
+} tkb__entry_band;
+
 typedef struct tkb__compare_opts {
   double noise;               /* half-width of the noise band, a fraction (0.02) */
   double alpha;               /* significance of the adjusted p-value (0.05) */
@@ -577,6 +590,10 @@ typedef struct tkb__compare_opts {
   /* the entries to compare, by name; NULL: every one */
   bool (*keep)(void *user, const char *name);
   void *user;
+  /* A band of an entry's own, wider than `noise` where it is wider (one learned from the
+   * machine's earlier runs: compare --history); NULL: `noise` for every entry. */
+  tkb__entry_band (*band_of)(void *band_user, const char *name);
+  void *band_user;
 } tkb__compare_opts;
 #define TKB__COMPARE_LEVEL 0.95 /* of every interval */
 #define TKB__COMPARE_OPTS_DEFAULT                                                       \
@@ -595,6 +612,9 @@ typedef struct tkb__compare_row {
                                    approximation */
   bool paired;                  /* its interval resampled the experiments in pairs */
   tkb__change verdict;
+  double noise;                 /* the band its verdict used: opts.noise, or its own when
+                                   band_of gave a wider one */
+  const char *noise_why;        /* band_of's why (NULL without band_of) */
   double *boot;                 /* owned: the resampled ratios (opts.resamples), index by
                                    index across rows (the geometric mean's bootstrap);
                                    NULL without an interval */
@@ -656,6 +676,13 @@ void tkb__compare_format_names(char *buf, size_t cap);
 void tkb__fmt_change(double ratio, char *buf, size_t cap);
 void tkb__fmt_p(double p, char *buf, size_t cap);
 void tkb__describe_results(const tkb__results_file *rf, char *buf, size_t cap);
+/* Which band each entry's verdict used and where it comes from (compare_bands.c), when
+ * opts.band_of gave entries bands of their own; nothing otherwise. Text (the console's
+ * list) or a Markdown table; in JSON, the row's keys noise_band, noise_band_from ("flag"
+ * or "history") and noise_band_how. */
+struct jw;
+void tkb__compare_bands_text(FILE *f, const tkb__comparison *c, bool markdown);
+void tkb__compare_band_json(struct jw *w, const tkb__comparison *c, const tkb__compare_row *r);
 /* The settings behind every number, in one sentence (band, intervals, test, correction). */
 void tkb__describe_comparison(const tkb__comparison *c, char *buf, size_t cap);
 /* ---- merging result files (results_merge.c) ---- */

@@ -253,6 +253,11 @@ typedef struct tkb__history_origin {
 tkb_status tkb__history_record_file(tkb__history *h, const struct tkb__results_file *rf,
                                     const tkb__history_origin *o, int64_t *run_id, size_t *n_entries);
 
+/* The machine a results file would be recorded under (o: this_machine and machine as for
+ * tkb__history_record_file), without recording it: what `compare --history` learns the
+ * noise of NEW's entries from. */
+void tkb__history_file_machine(const struct tkb__results_file *rf, const tkb__history_origin *o, tkb__machine *m);
+
 /* A commit id as the store takes it: 7 to 40 hex digits. TKB_ERR_INVALID_ARGUMENT naming
  * flag and value. */
 tkb_status tkb__history_commit_check(const char *flag, const char *commit);

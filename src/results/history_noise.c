@@ -1,0 +1,136 @@
+/*
+ * history_noise.c - each entry's between-run noise band on one machine, from the store
+ * (history_noise.h says what is estimated and why).
+ */
+#include "history_noise.h"
+#include "internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+tkb__noise_opts tkb__noise_defaults(void) { return (tkb__noise_opts){.runs = 20, .min_runs = 5, .level = 0.95}; }
+
+static int cmp_double(const void *a, const void *b) {
+  const double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+static double median_sorted(const double *x, size_t n) {
+  return n % 2 ? x[n / 2] : (x[n / 2 - 1] + x[n / 2]) / 2;
+}
+
+/* MAD's small-sample bias: 1.4826 x MAD underestimates the standard deviation of few
+ * normal values (Croux and Rousseeuw 1992, their b_n), by n / (n - 0.8) past 9. */
+static double mad_bias(size_t n) {
+  static const double b[] = {0, 0, 1.196, 1.495, 1.363, 1.206, 1.200, 1.140, 1.129, 1.107};
+  return n < TKB_ARRAY_LEN(b) ? b[n] : (double)n / ((double)n - 0.8);
+}
+
+double tkb__noise_robust_sd(double *x, size_t n) {
+  if (n < 2) return NAN;
+  qsort(x, n, sizeof *x, cmp_double);
+  const double m = median_sorted(x, n);
+  for (size_t i = 0; i < n; i++) x[i] = fabs(x[i] - m);
+  qsort(x, n, sizeof *x, cmp_double);
+  return 1.4826 * mad_bias(n) * median_sorted(x, n);
+}
+
+/* The standard normal's quantile p, by bisection on erfc (a band is computed once per
+ * entry: exactness matters more than speed). */
+static double normal_quantile(double p) {
+  double lo = -40, hi = 40;
+  for (int i = 0; i < 200 && hi - lo > 1e-12; i++) {
+    const double mid = (lo + hi) / 2;
+    if (0.5 * erfc(-mid / sqrt(2.0)) < p) lo = mid;
+    else hi = mid;
+  }
+  return (lo + hi) / 2;
+}
+
+/* Student's t quantile p with df degrees of freedom: the Cornish-Fisher expansion in
+ * 1/df to the fourth order (within 0.001 of the exact 2.776 at df 4, p 0.975; 1% low at
+ * df 2). */
+static double t_quantile(double p, double df) {
+  const double z = normal_quantile(p), z2 = z * z;
+  const double g1 = (z2 + 1) * z / 4;
+  const double g2 = ((5 * z2 + 16) * z2 + 3) * z / 96;
+  const double g3 = (((3 * z2 + 19) * z2 + 17) * z2 - 15) * z / 384;
+  const double g4 = ((((79 * z2 + 776) * z2 + 1482) * z2 - 1920) * z2 - 945) * z / 92160;
+  return z + g1 / df + g2 / (df * df) + g3 / (df * df * df) + g4 / (df * df * df * df);
+}
+
+double tkb__noise_band_of(double spread, size_t runs, double level) {
+  if (runs < 2 || !isfinite(spread) || spread < 0) return NAN;
+  return expm1(t_quantile((1 + level) / 2, (double)(runs - 1)) * sqrt(2.0) * spread);
+}
+
+static tkb_status check_opts(const tkb__noise_opts *o) {
+  if (o->runs < 2 || o->runs > 100000)
+    return tkb_set_error(TKB_ERR_INVALID_ARGUMENT, "noise: runs %zu is outside [2, 100000]", o->runs);
+  if (o->min_runs < 3 || o->min_runs > o->runs)
+    return tkb_set_error(TKB_ERR_INVALID_ARGUMENT, "noise: min_runs %zu is outside [3, runs = %zu]", o->min_runs,
+                         o->runs);
+  if (!(o->level > 0.5 && o->level < 1))
+    return tkb_set_error(TKB_ERR_INVALID_ARGUMENT, "noise: level %g is outside (0.5, 1)", o->level);
+  return TKB_OK;
+}
+
+/* One entry's band from its points (the store's, oldest first). */
+static void band_of_series(const tkb__history_series *s, const tkb__noise_opts *o, double *logs, tkb__noise_band *b) {
+  size_t m = 0;
+  for (size_t i = 0; i < s->n; i++) {
+    const tkb__history_point *p = &s->points[i];
+    if (p->status && !strcmp(p->status, "ok") && isfinite(p->median) && p->median > 0) logs[m++] = log(p->median);
+  }
+  *b = (tkb__noise_band){.name = s->name, .band = NAN, .spread = NAN, .runs = m};
+  if (m < o->min_runs) return;
+  b->spread = tkb__noise_robust_sd(logs, m);
+  b->band = tkb__noise_band_of(b->spread, m, o->level);
+}
+
+tkb_status tkb__noise_learn(tkb__history *h, const char *machine, const tkb__noise_opts *opts, tkb__noise_bands *out) {
+  *out = (tkb__noise_bands){0};
+  const tkb__noise_opts o = opts ? *opts : tkb__noise_defaults();
+  tkb_status st = check_opts(&o);
+  if (st) return st;
+  tkb__history_runs runs;
+  const tkb__history_query q = {.machine = machine, .last = o.runs};
+  if ((st = tkb__history_runs_list(h, &q, &runs))) return st;
+  out->runs = runs.n;
+  tkb__history_runs_free(&runs);
+  tkb__history_series_list *series = calloc(1, sizeof *series);
+  if (!series) return tkb_set_error(TKB_ERR_OUT_OF_MEMORY, "out of memory learning noise bands");
+  out->storage = series;
+  if ((st = tkb__history_series_read(h, &q, series))) return st;
+  size_t longest = 1;
+  for (size_t i = 0; i < series->n; i++)
+    if (series->items[i].n > longest) longest = series->items[i].n;
+  double *logs = malloc(longest * sizeof *logs);
+  out->items = calloc(series->n ? series->n : 1, sizeof *out->items);
+  if (!logs || !out->items) {
+    free(logs);
+    return tkb_set_error(TKB_ERR_OUT_OF_MEMORY, "out of memory learning noise bands");
+  }
+  for (size_t i = 0; i < series->n; i++) band_of_series(&series->items[i], &o, logs, &out->items[out->n++]);
+  free(logs);
+  return TKB_OK;
+}
+
+static int by_name(const void *key, const void *item) {
+  return strcmp((const char *)key, ((const tkb__noise_band *)item)->name);
+}
+
+const tkb__noise_band *tkb__noise_band_find(const tkb__noise_bands *b, const char *name) {
+  return b->n ? bsearch(name, b->items, b->n, sizeof *b->items, by_name) : NULL;
+}
+
+void tkb__noise_bands_free(tkb__noise_bands *b) {
+  if (!b) return;
+  if (b->storage) {
+    tkb__history_series_free(b->storage);
+    free(b->storage);
+  }
+  free(b->items);
+  *b = (tkb__noise_bands){0};
+}
