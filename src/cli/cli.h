@@ -255,6 +255,54 @@ int tkb__check_timeout(const char *cmd, const char *flag, const char *value);
 int tkb__isolation(const char *cmd, const tkb__isolation_args *a, const char *device, size_t n,
                    bool *isolate, double *timeout_s);
 
+/* ---- the results store: --history on run, check and ab (history_hooks.c) ---- */
+typedef struct tkb__history_args {
+  const char *history;    /* --history DB (NULL: TKB_HISTORY, else none) */
+  const char *commit, *branch;
+} tkb__history_args;
+/* The rows, for a command whose argument struct holds a tkb__history_args at `at`. */
+#define TKB__HISTORY_FLAGS(at, what)                                                          \
+  {.heading = "History:"},                                                                    \
+  {.name = "--history", .metavar = "DB", .kind = TKB__FLAG_TEXT,                              \
+   .offset = (at) + offsetof(tkb__history_args, history), .shown = "TKB_HISTORY, else none",  \
+   .help = "Also record the results into the store DB when the command ends (one cut short "  \
+           "records what finished): an SQLite file, made when absent, or a postgresql:// URL. " \
+           what "'{prog} history' reads it back."},                                            \
+  {.name = "--commit", .metavar = "ID", .kind = TKB__FLAG_TEXT,                               \
+   .offset = (at) + offsetof(tkb__history_args, commit),                                      \
+   .shown = "git rev-parse HEAD in the current folder, else TKB_COMMIT, else none",            \
+   .help = "With --history: the commit of the code measured (7 to 40 hexadecimal digits)."},  \
+  {.name = "--branch", .metavar = "NAME", .kind = TKB__FLAG_TEXT,                             \
+   .offset = (at) + offsetof(tkb__history_args, branch),                                      \
+   .shown = "the current folder's git branch, else TKB_BRANCH, else none",                     \
+   .help = "With --history: the branch of the code measured."}
+
+/* A command's recording: the store and the code, checked before it runs; its entries. */
+typedef struct tkb__history_sink {
+  const char *cmd;
+  bool active;            /* a store was named */
+  char *location, *commit, *branch;
+  struct cJSON *doc, *rows; /* run: the finished entries' rows */
+  bool lost;              /* an entry could not be kept (out of memory) */
+} tkb__history_sink;
+/* Opens (creates, migrates) the store that a->history or TKB_HISTORY names, if any, and
+ * finds the commit and branch. 0, or TKB_EXIT_USAGE after printing why (nothing kept). */
+int tkb__history_begin(const char *cmd, const tkb__history_args *a, tkb__history_sink *s);
+/* Drops what the sink holds (a command that ends before running). */
+void tkb__history_abandon(tkb__history_sink *s);
+/* Keeps a finished entry of a run (experiments: a failed entry's repetitions). */
+void tkb__history_add(tkb__history_sink *s, const tkb__result *r, int experiments);
+/* Records the kept entries as a run with the run's context; says so on stderr unless
+ * quiet. TKB_EXIT_OK, or TKB_EXIT_FAILED after saying why. Frees the sink. */
+int tkb__history_end_run(tkb__history_sink *s, const tkb__report_ctx *ctx, const tkb__run_summary *sum, bool quiet);
+/* Records a results file as a run of `kind` (with the sink's commit and branch when
+ * code). Leaves the sink. */
+int tkb__history_end_file(tkb__history_sink *s, const tkb__results_file *rf, const char *kind, bool code,
+                          bool interrupted, bool quiet);
+/* Records a check's items[0..n): status and the worst relative l2 error. Frees the sink. */
+int tkb__history_end_check(tkb__history_sink *s, const tkb__check_ctx *ctx, const tkb__check_item *items,
+                           size_t n, bool interrupted, bool quiet);
+
 /* ---- the device a run reports (device_facts.c) ---- */
 typedef struct tkb__device_facts {
   char name[64];           /* canonical: "cpu", "cuda:0" */
@@ -337,7 +385,8 @@ bool tkb__use_color(FILE *f);
 typedef struct tkb__compare_args {
   const char *noise, *alpha, *correction;
   int resamples;
-  const char *history;      /* --history DB: each entry's band learned from its earlier runs */
+  const char *history;      /* compare --history DB: each entry's band learned from its
+                               earlier runs (ab's store is its tkb__history_args') */
   int history_runs;         /* --history-runs N: the newest runs of the machine looked at */
   tkb__strlist fail_on;     /* "slower[:THRESHOLD]", "failed" */
   const char *format, *out;
@@ -364,24 +413,28 @@ typedef struct tkb__compare_args {
   {.name = "--resamples", .metavar = "N", .kind = TKB__FLAG_COUNT,                            \
    .offset = offsetof(type, field.resamples), .value = "2000", .check = tkb__check_resamples, \
    .help = "Bootstrap resamples of each interval (at least 100)."},                           \
-  {.name = "--history", .metavar = "DB", .kind = TKB__FLAG_TEXT,                              \
-   .offset = offsetof(type, field.history),                                                   \
-   .help = "A results store ('{prog} history'): each entry is judged against the wider of "    \
-           "--noise and its own band, learned from the spread of its medians over the "         \
-           "machine's earlier runs (those after its last change point), so two runs made one "  \
-           "after the other are compared honestly. The output says which band each entry "     \
-           "used; an entry with fewer than 5 such runs keeps --noise."},                        \
-  {.name = "--history-runs", .metavar = "N", .kind = TKB__FLAG_COUNT,                         \
-   .offset = offsetof(type, field.history_runs), .value = "20",                               \
-   .check = tkb__check_history_runs,                                                          \
-   .help = "With --history: the machine's newest N runs (at least 5) the bands are learned "    \
-           "from."},                                                                           \
   {.name = "--fail-on", .metavar = "WHAT", .kind = TKB__FLAG_LIST,                            \
    .offset = offsetof(type, field.fail_on), .shown = "nothing (exit 0 whatever the verdicts)",\
    .check = tkb__check_fail_on,                                                               \
    .help = "Exit 1 when an entry is slower[:THRESHOLD] (its verdict is slower and its change " \
            "exceeds THRESHOLD, 5% or 0.05; default the noise band), or when one failed (ran in " \
            "BASE, failed or was skipped in NEW); repeatable or comma-separated."}
+/* --history for compare (ab's --history, which also records its sides, is
+ * TKB__HISTORY_FLAGS) and --history-runs for both. */
+#define TKB__COMPARE_HISTORY_ROW(type, field)                                                  \
+  {.name = "--history", .metavar = "DB", .kind = TKB__FLAG_TEXT,                              \
+   .offset = offsetof(type, field.history),                                                   \
+   .help = "A results store ('{prog} history'): each entry is judged against the wider of "    \
+           "--noise and its own band, learned from the spread of its medians over the "         \
+           "machine's earlier runs (those after its last change point), so two runs made one "  \
+           "after the other are compared honestly. The output says which band each entry "     \
+           "used; an entry with fewer than 5 such runs keeps --noise."}
+#define TKB__COMPARE_HISTORY_RUNS_ROW(type, field)                                             \
+  {.name = "--history-runs", .metavar = "N", .kind = TKB__FLAG_COUNT,                         \
+   .offset = offsetof(type, field.history_runs), .value = "20",                               \
+   .check = tkb__check_history_runs,                                                          \
+   .help = "With --history: the machine's newest N runs (at least 5) each entry's band is "     \
+           "learned from."}
 #define TKB__COMPARE_OUTPUT_ROWS(type, field)                                                  \
   {.heading = "Output:"},                                                                      \
   {.name = "--format", .metavar = "FMT", .kind = TKB__FLAG_TEXT,                              \
@@ -416,19 +469,16 @@ typedef struct tkb__compare_history {
   void *bands;              /* tkb__noise_bands (history_noise.h) */
   char (*how)[160];         /* per band: how it was learned, for the renderings */
 } tkb__compare_history;
-/* With a->history: opens the store read-only, learns the bands of the machine `machine`
- * names (a key, a key's prefix or a host; NULL: the machine new_ was measured on, this
- * one when this_machine) and points o->band_of at them. Without: nothing. 0, or
- * TKB_EXIT_USAGE after printing why (no store there, an unknown --machine). A machine the
- * store has no runs of is said on stderr, and every entry keeps --noise. Free ch either
- * way, after the comparison. */
-int tkb__compare_history_learn(const char *cmd, const tkb__compare_args *a, const char *machine,
+/* With a store (NULL: nothing is done): opens it read-only, learns the bands of the
+ * machine `machine` names (a key, a key's prefix or a host; NULL: the machine new_ was
+ * measured on, this one when this_machine) over its newest `runs` runs, and points
+ * o->band_of at them. 0, or TKB_EXIT_USAGE after printing why (no store there, an
+ * unknown --machine). A machine the store has no runs of is said on stderr, and every
+ * entry keeps --noise. Free ch either way, after the comparison. */
+int tkb__compare_history_learn(const char *cmd, const char *store, int runs, const char *machine,
                                const struct tkb__results_file *new_, bool this_machine, tkb__compare_history *ch,
                                tkb__compare_opts *o);
 void tkb__compare_history_free(tkb__compare_history *ch);
-/* With a->history: that the store opens (before a run that will learn from it). 0, or
- * TKB_EXIT_USAGE after printing why. */
-int tkb__compare_history_check(const char *cmd, const tkb__compare_args *a);
 /* Writes the comparison (stdout, --out) and applies --fail-on, saying why on stderr.
  * Returns TKB_EXIT_OK, or TKB_EXIT_FAILED when the gate fails or --out cannot be written. */
 int tkb__compare_emit(const char *cmd, const tkb__comparison *c, const tkb__compare_args *a);

@@ -33,6 +33,8 @@ static int operand(void *args, const char *arg) {
 
 static const tkb__flag compare_flags[] = {
     TKB__COMPARE_VERDICT_ROWS(compare_cli, cmp),
+    TKB__COMPARE_HISTORY_ROW(compare_cli, cmp),
+    TKB__COMPARE_HISTORY_RUNS_ROW(compare_cli, cmp),
     {.name = "--seed", .metavar = "N", .kind = TKB__FLAG_U64, .offset = AT(seed), .value = "0",
      .help = "Seed of the bootstrap: the same files and seed give the same intervals."},
     {.name = "--machine", .metavar = "KEY", .kind = TKB__FLAG_TEXT, .offset = AT(machine),
@@ -76,7 +78,8 @@ static int compare(const compare_cli *a) {
   o.keep = keep;
   o.user = &filter;
   tkb__compare_history learned;
-  rc = tkb__compare_history_learn(CMD, &a->cmp, a->machine, &rf[1], false, &learned, &o);
+  rc = tkb__compare_history_learn(CMD, a->cmp.history, a->cmp.history_runs, a->machine, &rf[1], false,
+                                  &learned, &o);
   tkb__comparison c = {0};
   tkb_status st = rc ? TKB_OK : tkb__compare(&rf[0], &rf[1], &o, &c);
   if (rc) {

@@ -34,17 +34,17 @@ static void describe(const tkb__noise_bands *b, const tkb__noise_opts *o, char (
   }
 }
 
-int tkb__compare_history_learn(const char *cmd, const tkb__compare_args *a, const char *machine,
+int tkb__compare_history_learn(const char *cmd, const char *store, int runs, const char *machine,
                                const tkb__results_file *new_, bool this_machine, tkb__compare_history *ch,
                                tkb__compare_opts *o) {
   *ch = (tkb__compare_history){0};
-  if (!a->history) {
+  if (!store) {
     if (machine) return tkb__usage(cmd, "--machine '%s' names whose history to learn from: it needs --history", machine);
     return 0;
   }
   tkb__history *h;
   const tkb__history_open_opts open = {.read_only = true};
-  if (tkb__history_open(a->history, &open, &h) != TKB_OK) return tkb__usage(cmd, "--history: %s", tkb_last_error());
+  if (tkb__history_open(store, &open, &h) != TKB_OK) return tkb__usage(cmd, "--history: %s", tkb_last_error());
   char *key = NULL;
   tkb__machine m;
   int rc = 0;
@@ -61,7 +61,7 @@ int tkb__compare_history_learn(const char *cmd, const tkb__compare_args *a, cons
     rc = TKB_EXIT_FAILED;
   }
   tkb__noise_opts no = tkb__noise_defaults();
-  no.runs = (size_t)a->history_runs;
+  no.runs = (size_t)runs;
   if (!rc) {
     const tkb_status st = tkb__noise_learn(h, key, &no, bands);
     if (st == TKB_ERR_NOT_FOUND && !machine) {
@@ -96,11 +96,3 @@ void tkb__compare_history_free(tkb__compare_history *ch) {
   *ch = (tkb__compare_history){0};
 }
 
-int tkb__compare_history_check(const char *cmd, const tkb__compare_args *a) {
-  if (!a->history) return 0;
-  tkb__history *h;
-  const tkb__history_open_opts open = {.read_only = true};
-  if (tkb__history_open(a->history, &open, &h) != TKB_OK) return tkb__usage(cmd, "--history: %s", tkb_last_error());
-  tkb__history_close(h);
-  return 0;
-}

@@ -124,9 +124,10 @@ typedef struct tkb__history_query {
   int64_t since;            /* runs at or after; 0: from the first */
   size_t last;              /* only the last N runs (after the filters above); 0: all */
   bool include_checks;      /* runs of kind "check" too (they hold no times) */
-  /* entries (series only): all that are given must match */
+  /* entries (series only): all that are given must match, as `run` selects */
   const char *filter;       /* POSIX extended regex on the name; NULL: any */
-  const char *const *ops, *const *modes, *const *impls, *const *tags; /* any of each */
+  const char *const *ops, *const *modes, *const *impls; /* one of each list */
+  const char *const *tags;  /* every one of them */
   size_t n_ops, n_modes, n_impls, n_tags;
 } tkb__history_query;
 
@@ -257,6 +258,10 @@ tkb_status tkb__history_record_file(tkb__history *h, const struct tkb__results_f
  * tkb__history_record_file), without recording it: what `compare --history` learns the
  * noise of NEW's entries from. */
 void tkb__history_file_machine(const struct tkb__results_file *rf, const tkb__history_origin *o, tkb__machine *m);
+
+/* "2025-01-31", "2025-01-31T12:00:00+01:00" (Z or no zone: UTC), or a time ago: "30d",
+ * "12h", "2w", as Unix seconds. TKB_ERR_INVALID_ARGUMENT naming flag and text. */
+tkb_status tkb__history_parse_time(const char *flag, const char *text, int64_t *out);
 
 /* A commit id as the store takes it: 7 to 40 hex digits. TKB_ERR_INVALID_ARGUMENT naming
  * flag and value. */

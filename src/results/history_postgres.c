@@ -117,6 +117,15 @@ static tkb_status fail_result(tkb__hx_conn *c, const PGresult *r, const char *do
   return tkb_set_error(TKB_ERR_IO, "the history store %s: %s (while %s)", c->shown, msg, doing);
 }
 
+/* msg with the location (which may hold a password) written as shown. */
+static void scrub(char *msg, size_t cap, const char *location, const char *shown) {
+  char *at = strstr(msg, location);
+  if (!at || strlen(msg) - strlen(location) + strlen(shown) >= cap) return;
+  const size_t n = strlen(location), m = strlen(shown);
+  memmove(at + m, at + n, strlen(at + n) + 1);
+  memcpy(at, shown, m);
+}
+
 static void quiet(void *user, const char *message) {
   (void)user;
   (void)message; /* NOTICEs ("already exists, skipping"): the library prints nothing */
@@ -150,9 +159,9 @@ static tkb_status pg_open(const char *location, const char *shown, const tkb__hi
     char msg[512];
     first_line(err ? err : "out of memory", msg, sizeof msg);
     if (err) api.freemem(err);
-    return tkb_set_error(TKB_ERR_INVALID_ARGUMENT, "--history '%s' is not a PostgreSQL URL libpq "
-                         "accepts: %s (expected postgresql://[user@][host][:port]/dbname[?param=value])",
-                         shown, msg);
+    scrub(msg, sizeof msg, location, shown);
+    return tkb_set_error(TKB_ERR_INVALID_ARGUMENT, "'%s' is not a PostgreSQL URL that libpq accepts: %s "
+                         "(expected postgresql://[user@][host][:port]/dbname[?param=value])", shown, msg);
   }
   api.conninfo_free(opts);
   tkb__hx_conn *c = calloc(1, sizeof *c);
@@ -163,6 +172,7 @@ static tkb_status pg_open(const char *location, const char *shown, const tkb__hi
   if (!c->pg || api.status(c->pg) != CONNECTION_OK) {
     char msg[512];
     first_line(c->pg ? api.error_message(c->pg) : "out of memory", msg, sizeof msg);
+    scrub(msg, sizeof msg, location, shown);
     pg_close(c);
     return tkb_set_error(TKB_ERR_IO, "cannot connect to the history store %s: %s", shown, msg);
   }

@@ -285,23 +285,25 @@ static bool any_of(const char *v, const char *const *list, size_t n) {
   return false;
 }
 
-/* Whether the comma-separated tags hold one of list[0..n). */
-static bool any_tag(const char *tags, const char *const *list, size_t n) {
-  if (!n) return true;
-  for (const char *p = tags ? tags : ""; *p;) {
-    const size_t len = strcspn(p, ",");
-    for (size_t i = 0; i < n; i++)
-      if (strlen(list[i]) == len && !strncmp(p, list[i], len)) return true;
-    p += len + (p[len] == ',');
+/* Whether the comma-separated tags hold every one of list[0..n) (as `run --tag`). */
+static bool all_tags(const char *tags, const char *const *list, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    bool has = false;
+    for (const char *p = tags ? tags : ""; *p && !has;) {
+      const size_t len = strcspn(p, ",");
+      has = strlen(list[i]) == len && !strncmp(p, list[i], len);
+      p += len + (p[len] == ',');
+    }
+    if (!has) return false;
   }
-  return false;
+  return true;
 }
 
 static bool selected(const tkb__history_query *q, const regex_t *re, const char *name, const char *op,
                      const char *impl, const char *mode, const char *tags) {
   return (!re || regexec(re, name, 0, NULL, 0) == 0) && any_of(op, q->ops, q->n_ops) &&
          any_of(impl, q->impls, q->n_impls) && any_of(mode, q->modes, q->n_modes) &&
-         any_tag(tags, q->tags, q->n_tags);
+         all_tags(tags, q->tags, q->n_tags);
 }
 
 static int series_by_name(const void *a, const void *b) {

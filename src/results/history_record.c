@@ -75,6 +75,24 @@ static bool parse_date(const char *s, int64_t *out) {
   return true;
 }
 
+tkb_status tkb__history_parse_time(const char *flag, const char *text, int64_t *out) {
+  char *end;
+  const long long n = text ? strtoll(text, &end, 10) : -1;
+  if (text && end != text && n >= 0 && n <= 1000000 && end[0] && !end[1] && strchr("hdw", end[0])) {
+    *out = (int64_t)time(NULL) - (int64_t)n * (end[0] == 'h' ? 3600 : end[0] == 'd' ? 86400 : 7 * 86400);
+    return TKB_OK;
+  }
+  int y, m, d, len = 0;
+  if (text && sscanf(text, "%4d-%2d-%2d%n", &y, &m, &d, &len) == 3 && !text[len] && m >= 1 && m <= 12 && d >= 1 &&
+      d <= 31) {
+    *out = days_from_civil(y, m, d) * 86400;
+    return TKB_OK;
+  }
+  if (parse_date(text, out)) return TKB_OK;
+  return tkb_set_error(TKB_ERR_INVALID_ARGUMENT, "%s '%s' is not a time: expected a date (2025-01-31, "
+                       "2025-01-31T12:00:00Z) or a time ago (12h, 30d, 2w)", flag, text ? text : "");
+}
+
 /* The settings that shape numbers, as one JSON object (malloc'd). */
 static char *settings_json(const cJSON *ctx, const tkb__results_file *rf) {
   static const char *const keys[] = {"library", "method", "stopping_rule", "seed", "iterations", "experiments",
@@ -132,8 +150,8 @@ static char *counters_json(const tkb__rf_entry *e) {
 }
 
 static char *warnings_json(const tkb__rf_entry *e) {
-  const cJSON *meta = cJSON_GetObjectItemCaseSensitive(e->tkbench, "metadata");
-  const cJSON *w = cJSON_GetObjectItemCaseSensitive(meta, "warnings");
+  const cJSON *w = cJSON_GetObjectItemCaseSensitive(e->tkbench, "warnings");
+  if (!cJSON_IsArray(w)) w = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(e->tkbench, "metadata"), "warnings");
   return cJSON_IsArray(w) && cJSON_GetArraySize(w) > 0 ? cJSON_PrintUnformatted(w) : NULL;
 }
 
