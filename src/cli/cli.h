@@ -277,6 +277,55 @@ typedef struct tkb__history_args {
    .shown = "the current folder's git branch, else TKB_BRANCH, else none",                     \
    .help = "With --history: the branch of the code measured."}
 
+/* `history regressions` (history_regressions.c): its own flags, in the history command's
+ * table, and the subcommand itself. */
+typedef struct tkb__regressions_args {
+  tkb__strlist fail_on;     /* "regression[:THRESHOLD]" */
+  int min_segment;          /* --min-segment N */
+  const char *alpha, *min_step;
+  int latest;               /* --latest N: the runs a failing step must be in */
+} tkb__regressions_args;
+#define TKB__HISTORY_REGRESSIONS_FLAGS(at)                                                    \
+  {.heading = "regressions:"},                                                                \
+  {.name = "--fail-on", .metavar = "WHAT", .kind = TKB__FLAG_LIST,                            \
+   .offset = (at) + offsetof(tkb__regressions_args, fail_on), .check = tkb__check_regression_gate, \
+   .shown = "nothing (exit 0 whatever was found)",                                            \
+   .help = "regression[:THRESHOLD]: exit 1 when an entry stepped slower by more than "          \
+           "THRESHOLD (5% or 0.05; default --min-step) in its machine's latest runs (--latest) " \
+           "and the step looks like the code's; a step the machine's other entries or its "     \
+           "measured peaks share never fails."},                                               \
+  {.name = "--latest", .metavar = "N", .kind = TKB__FLAG_COUNT,                               \
+   .offset = (at) + offsetof(tkb__regressions_args, latest), .value = "10",                   \
+   .help = "A step counts for --fail-on when its first run after is among its machine's N "     \
+           "newest selected runs. A step is found once --min-segment runs follow it, so N must "  \
+           "be at least that for any step to count."},                                         \
+  {.name = "--min-segment", .metavar = "N", .kind = TKB__FLAG_COUNT,                          \
+   .offset = (at) + offsetof(tkb__regressions_args, min_segment), .value = "5",               \
+   .check = tkb__check_min_segment,                                                           \
+   .help = "Runs each side of a change point at least (2 to 10000): fewer find a step sooner, " \
+           "at the price of more steps made of a few unlucky runs."},                          \
+  {.name = "--alpha", .metavar = "P", .kind = TKB__FLAG_TEXT,                                 \
+   .offset = (at) + offsetof(tkb__regressions_args, alpha), .value = "0.01",                  \
+   .check = tkb__check_changepoint_alpha,                                                     \
+   .help = "Significance of each split's permutation test (above 0, at most 0.5): on a steady " \
+           "series a step is reported in this share of cases."},                               \
+  {.name = "--min-step", .metavar = "PCT", .kind = TKB__FLAG_TEXT,                            \
+   .offset = (at) + offsetof(tkb__regressions_args, min_step), .value = "1%",                 \
+   .check = tkb__check_fraction,                                                              \
+   .help = "The smallest step reported (1% or 0.01); a significant but smaller one is merged " \
+           "away."}
+int tkb__check_regression_gate(const char *cmd, const char *flag, const char *value);
+int tkb__check_min_segment(const char *cmd, const char *flag, const char *value);
+int tkb__check_changepoint_alpha(const char *cmd, const char *flag, const char *value);
+/* Analyses what q selects (q->machine NULL: every machine) and writes the change points
+ * in format (console, markdown, json; NULL: console, or --out's ending) to stdout or out.
+ * The exit code: 0, 1 when --fail-on's condition is met or out cannot be written, 2 after
+ * printing why (no entry has a point, a bad --format). */
+struct tkb__history;
+struct tkb__history_query;
+int tkb__history_regressions(const char *cmd, struct tkb__history *h, const struct tkb__history_query *q,
+                             const tkb__regressions_args *r, const char *format, const char *out, bool quiet);
+
 /* A command's recording: the store and the code, checked before it runs; its entries. */
 typedef struct tkb__history_sink {
   const char *cmd;
