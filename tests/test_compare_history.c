@@ -44,7 +44,8 @@ static double normal(void) { return sqrt(-2 * log(uniform())) * cos(6.2831853071
 #define RUNS 12
 
 /* RUNS runs of machine "ci-runner": "quiet" within 0.2% of 1 us, "noisy" spread 3% around
- * 1 us, "few" in the last 3 runs only, "failing" failed in every run. */
+ * 1 us, "few" in the last 3 runs only, "failing" failed in every run, "stepped" 30% slower
+ * from the seventh run on (quiet otherwise). */
 static void craft_store(const char *path) {
   tkb__history *h = NULL;
   CHECK_OK(tkb__history_open(path, NULL, &h));
@@ -53,14 +54,15 @@ static void craft_store(const char *path) {
     tkb__history_run run = {.time = 1700000000 + 3600 * r, .kind = "run", .status = "complete",
                             .commit = "0123456789abcdef0123456789abcdef01234567", .branch = "main",
                             .machine = "ci-runner", .host = "runner", .cores = 2, .device = "cpu"};
-    tkb__history_entry e[4];
+    tkb__history_entry e[5];
     size_t n = 0;
     const double quiet = 1000 * (1 + 0.002 * normal()), noisy = 1000 * exp(0.03 * normal());
     const struct {
       const char *name;
       double median;
-    } rows[] = {{"quiet", quiet}, {"noisy", noisy}, {"few", 500}, {"failing", NAN}};
-    for (size_t k = 0; k < 4; k++) {
+    } rows[] = {{"quiet", quiet}, {"noisy", noisy}, {"few", 500}, {"failing", NAN},
+                {"stepped", (r < RUNS / 2 ? 1000 : 1300) * (1 + 0.002 * normal())}};
+    for (size_t k = 0; k < TKB_ARRAY_LEN(rows); k++) {
       if (!strcmp(rows[k].name, "few") && r < RUNS - 3) continue;
       e[n++] = (tkb__history_entry){.name = rows[k].name, .status = isnan(rows[k].median) ? "failed" : "ok",
                                     .median = rows[k].median, .ci_low = NAN, .ci_high = NAN, .n = 30,
@@ -78,7 +80,7 @@ static void learned(const char *path) {
   if (!h) return;
   tkb__noise_bands b;
   CHECK_OK(tkb__noise_learn(h, "ci-runner", NULL, &b));
-  CHECK(b.runs == RUNS && b.n == 4);
+  CHECK(b.runs == RUNS && b.n == 5);
   const tkb__noise_band *quiet = tkb__noise_band_find(&b, "quiet"), *noisy = tkb__noise_band_find(&b, "noisy");
   const tkb__noise_band *few = tkb__noise_band_find(&b, "few"), *failing = tkb__noise_band_find(&b, "failing");
   CHECK(quiet && noisy && few && failing && !tkb__noise_band_find(&b, "absent"));
@@ -90,6 +92,11 @@ static void learned(const char *path) {
     CHECK(isnan(few->band) && few->runs == 3);
     CHECK(isnan(failing->band) && failing->runs == 0);
   }
+  /* only the runs after the step count: the band is the quiet one of those 6 */
+  const tkb__noise_band *stepped = tkb__noise_band_find(&b, "stepped");
+  CHECK_MSG(stepped && stepped->runs == RUNS / 2 && stepped->stepped == RUNS / 2 && stepped->band < 0.02,
+            "stepped: band %g from %zu runs, %zu left out", stepped ? stepped->band : NAN,
+            stepped ? stepped->runs : 0, stepped ? stepped->stepped : 0);
   tkb__noise_bands_free(&b);
   /* only the newest runs: the quiet entry's 4 newest are still enough, few's 3 are not */
   tkb__noise_opts o = tkb__noise_defaults();
@@ -152,6 +159,7 @@ static void write_files(const char *base, const char *next) {
     add_entry(rows, "quiet", 0.001 * f, 0.005);
     add_entry(rows, "noisy", 0.001 * f, 0.005);
     add_entry(rows, "few", 0.0005 * f, 0.005);
+    add_entry(rows, "stepped", 0.0013, 0.005);
     add_entry(rows, "unknown", 0.002, 0.005);
     write_doc(d, paths[s]);
   }
@@ -212,6 +220,9 @@ static void command(const char *store) {
             text_of(few, "noise_band_how"));
   CHECK(!strcmp(text_of(few, "noise_band_from"), "flag"));
   CHECK(!strcmp(text_of(unknown, "noise_band_how"), "no earlier run of it on this machine"));
+  CHECK_MSG(strstr(text_of(row_named(d, "stepped"), "noise_band_how"), "from 6 runs") &&
+                strstr(text_of(row_named(d, "stepped"), "noise_band_how"), "(6 before a change point left out)"),
+            "%s", text_of(row_named(d, "stepped"), "noise_band_how"));
   cJSON_Delete(d);
   free(text);
   cli_free(&r);

@@ -3,6 +3,7 @@
  * (history_noise.h says what is estimated and why).
  */
 #include "history_noise.h"
+#include "changepoint.h"
 #include "internal.h"
 
 #include <math.h>
@@ -76,17 +77,27 @@ static tkb_status check_opts(const tkb__noise_opts *o) {
   return TKB_OK;
 }
 
-/* One entry's band from its points (the store's, oldest first). */
-static void band_of_series(const tkb__history_series *s, const tkb__noise_opts *o, double *logs, tkb__noise_band *b) {
+/* One entry's band from its points (the store's, oldest first): those after its last
+ * change point. values and cps are scratch (the longest series; max_change_points). */
+static tkb_status band_of_series(const tkb__history_series *s, const tkb__noise_opts *o, double *values,
+                                 tkb__changepoint *cps, tkb__noise_band *b) {
   size_t m = 0;
   for (size_t i = 0; i < s->n; i++) {
     const tkb__history_point *p = &s->points[i];
-    if (p->status && !strcmp(p->status, "ok") && isfinite(p->median) && p->median > 0) logs[m++] = log(p->median);
+    if (p->status && !strcmp(p->status, "ok") && isfinite(p->median) && p->median > 0) values[m++] = p->median;
   }
   *b = (tkb__noise_band){.name = s->name, .band = NAN, .spread = NAN, .runs = m};
-  if (m < o->min_runs) return;
-  b->spread = tkb__noise_robust_sd(logs, m);
-  b->band = tkb__noise_band_of(b->spread, m, o->level);
+  size_t found = 0;
+  const tkb_status st = tkb__changepoints_find(values, m, NULL, cps, &found);
+  if (st) return st;
+  const size_t from = found ? cps[found - 1].index : 0;
+  b->stepped = from;
+  b->runs = m - from;
+  if (b->runs < o->min_runs) return TKB_OK;
+  for (size_t i = from; i < m; i++) values[i - from] = log(values[i]);
+  b->spread = tkb__noise_robust_sd(values, b->runs);
+  b->band = tkb__noise_band_of(b->spread, b->runs, o->level);
+  return TKB_OK;
 }
 
 tkb_status tkb__noise_learn(tkb__history *h, const char *machine, const tkb__noise_opts *opts, tkb__noise_bands *out) {
@@ -106,15 +117,16 @@ tkb_status tkb__noise_learn(tkb__history *h, const char *machine, const tkb__noi
   size_t longest = 1;
   for (size_t i = 0; i < series->n; i++)
     if (series->items[i].n > longest) longest = series->items[i].n;
-  double *logs = malloc(longest * sizeof *logs);
+  const tkb__changepoint_options cp = tkb__changepoint_defaults();
+  double *values = malloc(longest * sizeof *values);
+  tkb__changepoint *cps = malloc(cp.max_change_points * sizeof *cps);
   out->items = calloc(series->n ? series->n : 1, sizeof *out->items);
-  if (!logs || !out->items) {
-    free(logs);
-    return tkb_set_error(TKB_ERR_OUT_OF_MEMORY, "out of memory learning noise bands");
-  }
-  for (size_t i = 0; i < series->n; i++) band_of_series(&series->items[i], &o, logs, &out->items[out->n++]);
-  free(logs);
-  return TKB_OK;
+  if (!values || !cps || !out->items) st = tkb_set_error(TKB_ERR_OUT_OF_MEMORY, "out of memory learning noise bands");
+  for (size_t i = 0; !st && i < series->n; i++)
+    st = band_of_series(&series->items[i], &o, values, cps, &out->items[out->n++]);
+  free(values);
+  free(cps);
+  return st;
 }
 
 static int by_name(const void *key, const void *item) {
