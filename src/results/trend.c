@@ -196,7 +196,7 @@ static tkb_status label(tkb__trend_machine *m, const tkb__trend_opts *o) {
 static tkb_status analyse(tkb__history *h, const tkb__history_query *q, const tkb__trend_opts *o,
                           tkb__trend_machine *m) {
   tkb_status st = tkb__history_runs_list(h, q, &m->runs);
-  if (!st && m->runs.n) st = tkb__history_series_read(h, q, &m->list);
+  if (!st) st = tkb__history_series_read(h, q, &m->list); /* also what says an unknown machine */
   if (st || !m->list.n) return st;
   run_index *ix = malloc(m->runs.n * sizeof *ix);
   m->series = calloc(m->list.n, sizeof *m->series);
