@@ -170,10 +170,21 @@ static void queries(tkb__history *h) {
   CHECK_OK(tkb__trend_read(h, &q, NULL, &t));
   CHECK(t.n_machines == 1 && t.machines[0].runs.n == 8 && t.n_steps == 0);
   tkb__trend_free(&t);
-  /* the entries a filter keeps */
+  /* the entries a filter keeps; the machine's step of "a" is still the machine's, judged
+   * by all four entries of m2 */
   q = (tkb__history_query){.filter = "^(a|code_step)$"};
   CHECK_OK(tkb__trend_read(h, &q, NULL, &t));
-  CHECK(t.n_machines == 2 && t.n_series == 2);
+  CHECK(t.n_machines == 2 && t.n_series == 2 && t.n_steps == 2);
+  const tkb__trend_machine *m2 = machine(&t, "m2");
+  const tkb__trend_series *a = series(m2, "a");
+  CHECK(m2 && a && a->selected && !series(m2, "b")->selected && a->n_steps == 1);
+  if (a && a->n_steps == 1)
+    CHECK_MSG(a->steps[0].label.cause == TKB__CAUSE_MACHINE && a->steps[0].label.stepped == 4,
+              "a: cause %d, %zu stepped", (int)a->steps[0].label.cause, a->steps[0].label.stepped);
+  tkb__regressions rs;
+  CHECK_OK(tkb__regressions_make(&t, "store", true, NAN, &rs));
+  CHECK(rs.n == 2 && rs.n_fails == 1 && rs.n_machine == 1);
+  tkb__regressions_free(&rs);
   tkb__trend_free(&t);
   /* errors: an unknown machine, an option outside its range */
   q = (tkb__history_query){.machine = "nowhere"};

@@ -35,7 +35,7 @@ tkb_status tkb__regressions_make(const tkb__trend *t, const char *store, bool ga
   for (size_t m = 0; m < t->n_machines; m++) {
     const tkb__trend_machine *mc = &t->machines[m];
     for (size_t i = 0; i < mc->list.n; i++)
-      for (size_t j = 0; j < mc->series[i].n_steps; j++) {
+      for (size_t j = 0; mc->series[i].selected && j < mc->series[i].n_steps; j++) {
         const tkb__trend_step *s = &mc->series[i].steps[j];
         tkb__regression r = {.machine = mc, .series = &mc->series[i], .step = s, .slower = s->cp.ratio > 1};
         r.fails = gate && r.slower && s->label.cause == TKB__CAUSE_CODE && s->latest &&

@@ -193,10 +193,35 @@ static tkb_status label(tkb__trend_machine *m, const tkb__trend_opts *o) {
 
 /* ---- a machine ---- */
 
+static bool entry_flags(const tkb__history_query *q) {
+  return q->filter || q->n_ops || q->n_modes || q->n_impls || q->n_tags;
+}
+
+/* Marks the series of m that q's entry flags select: the store's reading of q, matched by
+ * name (both lists are sorted by name). */
+static tkb_status mark_selected(tkb__history *h, const tkb__history_query *q, tkb__trend_machine *m) {
+  if (!entry_flags(q)) {
+    for (size_t i = 0; i < m->list.n; i++) m->series[i].selected = true;
+    return TKB_OK;
+  }
+  tkb__history_series_list chosen;
+  const tkb_status st = tkb__history_series_read(h, q, &chosen);
+  for (size_t i = 0, j = 0; !st && i < m->list.n && j < chosen.n;) {
+    const int c = strcmp(m->list.items[i].name, chosen.items[j].name);
+    if (!c) m->series[i].selected = true;
+    i += c <= 0, j += c >= 0;
+  }
+  tkb__history_series_free(&chosen);
+  return st;
+}
+
 static tkb_status analyse(tkb__history *h, const tkb__history_query *q, const tkb__trend_opts *o,
                           tkb__trend_machine *m) {
+  tkb__history_query every = *q;
+  every.filter = NULL;
+  every.n_ops = every.n_modes = every.n_impls = every.n_tags = 0;
   tkb_status st = tkb__history_runs_list(h, q, &m->runs);
-  if (!st) st = tkb__history_series_read(h, q, &m->list); /* also what says an unknown machine */
+  if (!st) st = tkb__history_series_read(h, &every, &m->list); /* also what says an unknown machine */
   if (st || !m->list.n) return st;
   run_index *ix = malloc(m->runs.n * sizeof *ix);
   m->series = calloc(m->list.n, sizeof *m->series);
@@ -208,6 +233,7 @@ static tkb_status analyse(tkb__history *h, const tkb__history_query *q, const tk
   qsort(ix, m->runs.n, sizeof *ix, by_id);
   for (size_t i = 0; !st && i < m->list.n; i++) st = gather(&m->list.items[i], ix, m->runs.n, &m->series[i]);
   free(ix);
+  if (!st) st = mark_selected(h, q, m);
   if (!st) st = read_peaks(h, m);
   if (!st) st = detect_peaks(m, o);
   if (!st) st = detect_all(m, o);
@@ -251,14 +277,17 @@ tkb_status tkb__trend_read(tkb__history *h, const tkb__history_query *q, const t
     mq.machine = q->machine ? q->machine : ms.items[i].key;
     tkb__trend_machine *m = &out->machines[out->n_machines];
     st = analyse(h, &mq, &out->opts, m);
-    if (!st && m->list.n) {
+    size_t selected = 0;
+    for (size_t k = 0; !st && k < m->list.n; k++) selected += m->series[k].selected;
+    if (!st && selected) {
       m->key = m->runs.items[0].machine;
       out->n_machines++;
-      out->n_series += m->list.n;
-      for (size_t k = 0; k < m->list.n; k++) {
-        out->n_points += m->series[k].n;
-        out->n_steps += m->series[k].n_steps;
-      }
+      out->n_series += selected;
+      for (size_t k = 0; k < m->list.n; k++)
+        if (m->series[k].selected) {
+          out->n_points += m->series[k].n;
+          out->n_steps += m->series[k].n_steps;
+        }
     } else {
       machine_free(m);
     }

@@ -8,8 +8,12 @@
  * Internal to the library; reads the store, prints nothing.
  *
  * Per machine: the runs the query selects (branch, since, last N; never checks), the
- * series of the entries it selects, and the machine's measured peaks per run (run
- * --peaks: copy bandwidth, sgemm rate). A series' points that have no usable median (a
+ * series of every entry in them, and the machine's measured peaks per run (run --peaks:
+ * copy bandwidth, sgemm rate). Every entry is analysed, not only those the query's entry
+ * flags (filter, ops, ...) select, because whether a step is the code's or the machine's
+ * depends on what the machine's other entries did at that run: a gate run on one entry
+ * must not take a step the whole machine took for its code's. The selected series are
+ * marked, and only they are counted and reported. A series' points that have no usable median (a
  * failed or skipped entry, a median that is not > 0) are left out of its detection; the
  * others keep their run's number, so a step's runs are the store's. Each peaks series
  * gets its own change points; a step of the machine's entries is the machine's when
@@ -48,6 +52,7 @@ typedef struct tkb__trend_step {
 typedef struct tkb__trend_series {
   const tkb__history_series *series; /* its points as the store gave them (into the
                                         machine's list) */
+  bool selected;             /* the query's entry flags select it */
   size_t *point;             /* the usable points' indices into series->points, and */
   size_t *run;               /* their runs' numbers */
   size_t n;                  /* how many */
@@ -68,7 +73,7 @@ typedef struct tkb__trend_peak {
 typedef struct tkb__trend_machine {
   const char *key;
   tkb__history_runs runs;            /* oldest first: run k is runs.items[k] */
-  tkb__history_series_list list;     /* the store's series, by name */
+  tkb__history_series_list list;     /* the store's series of every entry, by name */
   tkb__trend_series *series;         /* list.items[i]'s analysis is series[i] */
   tkb__trend_peak peaks[2];
   size_t n_peaks;
@@ -78,12 +83,13 @@ typedef struct tkb__trend {
   tkb__trend_opts opts;
   tkb__trend_machine *machines;      /* by key */
   size_t n_machines;
-  size_t n_series, n_points, n_steps;
+  size_t n_series, n_points, n_steps; /* of the selected series */
 } tkb__trend;
 
 /*
  * Reads and analyses what q selects: q->machine's series, or every machine's when it is
- * NULL (a machine with no selected run or entry is left out). opts NULL: the defaults.
+ * NULL (a machine with no selected run or entry is left out); every entry of a machine
+ * is analysed, the selected ones marked (above). opts NULL: the defaults.
  * Errors: the store's (an unknown machine, a bad filter), TKB_ERR_INVALID_ARGUMENT for an
  * option outside its range (naming it), TKB_ERR_OUT_OF_MEMORY. Free out either way.
  */
