@@ -326,6 +326,39 @@ struct tkb__history_query;
 int tkb__history_regressions(const char *cmd, struct tkb__history *h, const struct tkb__history_query *q,
                              const tkb__regressions_args *r, const char *format, const char *out, bool quiet);
 
+/* `report --history DB` (report_history.c): the history page's own flags, in report's
+ * table, and the page. */
+typedef struct tkb__report_history_args {
+  const char *history;      /* --history DB */
+  const char *machine, *branch, *since;
+  int last;
+} tkb__report_history_args;
+#define TKB__REPORT_HISTORY_FLAGS(at)                                                         \
+  {.heading = "A results store's history (instead of RESULTS):"},                              \
+  {.name = "--history", .metavar = "DB", .kind = TKB__FLAG_TEXT,                              \
+   .offset = (at) + offsetof(tkb__report_history_args, history),                              \
+   .help = "Draw the history page of the results store DB (an SQLite file or a postgresql:// "  \
+           "URL, as run --history names it) instead of a result file's report."},             \
+  {.name = "--machine", .metavar = "M", .kind = TKB__FLAG_TEXT,                               \
+   .offset = (at) + offsetof(tkb__report_history_args, machine), .shown = "every machine",    \
+   .help = "With --history: only this machine (a key, a unique start of one, or its host "     \
+           "name)."},                                                                          \
+  {.name = "--branch", .metavar = "NAME", .kind = TKB__FLAG_TEXT,                             \
+   .offset = (at) + offsetof(tkb__report_history_args, branch),                               \
+   .help = "With --history: only runs of the code on this branch."},                          \
+  {.name = "--since", .metavar = "WHEN", .kind = TKB__FLAG_TEXT,                              \
+   .offset = (at) + offsetof(tkb__report_history_args, since), .check = tkb__check_since,     \
+   .help = "With --history: only runs from then on: a date (2025-01-31) or a time ago (12h, "   \
+           "30d, 2w)."},                                                                       \
+  {.name = "--last", .metavar = "N", .kind = TKB__FLAG_COUNT,                                 \
+   .offset = (at) + offsetof(tkb__report_history_args, last),                                 \
+   .help = "With --history: only each machine's last N of those runs."}
+int tkb__check_since(const char *cmd, const char *flag, const char *value);
+/* Writes the history page of a->history (what sel and a select; title NULL: the store)
+ * to out (NULL: stdout). The exit code, after printing why on failure. */
+int tkb__report_history(const char *cmd, const tkb__report_history_args *a, const tkb__select_args *sel,
+                        const char *title, const char *out);
+
 /* A command's recording: the store and the code, checked before it runs; its entries. */
 typedef struct tkb__history_sink {
   const char *cmd;
