@@ -508,7 +508,7 @@ typedef struct tkb__compare_args {
    .offset = offsetof(type, field.history),                                                   \
    .help = "A results store ('{prog} history'): each entry is judged against the wider of "    \
            "--noise and its own band, learned from the spread of its medians over the "         \
-           "machine's earlier runs (those after its last change point), so two runs made one "  \
+           "machine's earlier runs (those after its code's last step), so two runs made one "  \
            "after the other are compared honestly. The output says which band each entry "     \
            "used; an entry with fewer than 5 such runs keeps --noise."}
 #define TKB__COMPARE_HISTORY_RUNS_ROW(type, field)                                             \

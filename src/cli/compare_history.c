@@ -24,13 +24,13 @@ static void describe(const tkb__noise_bands *b, const tkb__noise_opts *o, char (
   for (size_t i = 0; i < b->n; i++) {
     const tkb__noise_band *x = &b->items[i];
     char stepped[64] = "";
-    if (x->stepped) snprintf(stepped, sizeof stepped, " (%zu before a change point left out)", x->stepped);
+    if (x->stepped) snprintf(stepped, sizeof stepped, " (%zu before a step of its code left out)", x->stepped);
     if (isnan(x->band))
-      snprintf(how[i], sizeof how[i], "only %zu steady run%s of it%s: needs %zu", x->runs, x->runs == 1 ? "" : "s",
-               stepped, o->min_runs);
+      snprintf(how[i], sizeof how[i], "only %zu run%s of it%s: needs %zu", x->runs, x->runs == 1 ? "" : "s", stepped,
+               o->min_runs);
     else
-      snprintf(how[i], sizeof how[i], "+-%.2g%% from %zu runs, spread %.2g%%%s", 100 * x->band, x->runs,
-               100 * x->spread, stepped);
+      snprintf(how[i], sizeof how[i], "+-%.2g%% from %zu runs (pairs apart by up to %.2g%% in %g%% of pairs, "
+               "spread %.2g%%)%s", 100 * x->band, x->runs, 100 * x->pairs, 100 * o->level, 100 * x->spread, stepped);
   }
 }
 

@@ -3,7 +3,7 @@
  * (history_noise.h says what is estimated and why).
  */
 #include "history_noise.h"
-#include "changepoint.h"
+#include "trend.h"
 #include "internal.h"
 
 #include <math.h>
@@ -77,27 +77,35 @@ static tkb_status check_opts(const tkb__noise_opts *o) {
   return TKB_OK;
 }
 
-/* One entry's band from its points (the store's, oldest first): those after its last
- * change point. values and cps are scratch (the longest series; max_change_points). */
-static tkb_status band_of_series(const tkb__history_series *s, const tkb__noise_opts *o, double *values,
-                                 tkb__changepoint *cps, tkb__noise_band *b) {
-  size_t m = 0;
-  for (size_t i = 0; i < s->n; i++) {
-    const tkb__history_point *p = &s->points[i];
-    if (p->status && !strcmp(p->status, "ok") && isfinite(p->median) && p->median > 0) values[m++] = p->median;
-  }
-  *b = (tkb__noise_band){.name = s->name, .band = NAN, .spread = NAN, .runs = m};
-  size_t found = 0;
-  const tkb_status st = tkb__changepoints_find(values, m, NULL, cps, &found);
-  if (st) return st;
-  const size_t from = found ? cps[found - 1].index : 0;
-  b->stepped = from;
-  b->runs = m - from;
-  if (b->runs < o->min_runs) return TKB_OK;
-  for (size_t i = from; i < m; i++) values[i - from] = log(values[i]);
-  b->spread = tkb__noise_robust_sd(values, b->runs);
-  b->band = tkb__noise_band_of(b->spread, b->runs, o->level);
-  return TKB_OK;
+double tkb__noise_pairs_quantile(const double *x, size_t n, double level) {
+  if (n < 2) return NAN;
+  const size_t pairs = n * (n - 1) / 2;
+  double *d = malloc(pairs * sizeof *d);
+  if (!d) return NAN;
+  size_t k = 0;
+  for (size_t i = 0; i < n; i++)
+    for (size_t j = i + 1; j < n; j++) d[k++] = fabs(x[i] - x[j]);
+  qsort(d, pairs, sizeof *d, cmp_double);
+  const double at = level * (double)(pairs - 1);
+  const size_t lo = (size_t)floor(at), hi = lo + 1 < pairs ? lo + 1 : lo;
+  const double q = d[lo] + (at - (double)lo) * (d[hi] - d[lo]);
+  free(d);
+  return q;
+}
+
+/* One entry's band from its analysed series: the runs after its code's last step. logs is
+ * scratch as long as the series. */
+static void band_of_series(const tkb__trend_series *t, const tkb__noise_opts *o, double *logs, tkb__noise_band *b) {
+  size_t from = 0;
+  for (size_t j = 0; j < t->n_steps; j++)
+    if (t->steps[j].label.cause == TKB__CAUSE_CODE) from = t->steps[j].cp.index;
+  *b = (tkb__noise_band){.name = t->series->name, .band = NAN, .spread = NAN, .pairs = NAN, .runs = t->n - from,
+                         .stepped = from};
+  if (b->runs < o->min_runs) return;
+  for (size_t i = from; i < t->n; i++) logs[i - from] = log(t->series->points[t->point[i]].median);
+  b->pairs = expm1(tkb__noise_pairs_quantile(logs, b->runs, o->level));
+  b->spread = tkb__noise_robust_sd(logs, b->runs); /* reorders logs: after the pairs */
+  b->band = fmax(b->pairs, tkb__noise_band_of(b->spread, b->runs, o->level));
 }
 
 tkb_status tkb__noise_learn(tkb__history *h, const char *machine, const tkb__noise_opts *opts, tkb__noise_bands *out) {
@@ -105,27 +113,22 @@ tkb_status tkb__noise_learn(tkb__history *h, const char *machine, const tkb__noi
   const tkb__noise_opts o = opts ? *opts : tkb__noise_defaults();
   tkb_status st = check_opts(&o);
   if (st) return st;
-  tkb__history_runs runs;
+  tkb__trend *t = calloc(1, sizeof *t);
+  if (!t) return tkb_set_error(TKB_ERR_OUT_OF_MEMORY, "out of memory learning noise bands");
+  out->storage = t;
   const tkb__history_query q = {.machine = machine, .last = o.runs};
-  if ((st = tkb__history_runs_list(h, &q, &runs))) return st;
-  out->runs = runs.n;
-  tkb__history_runs_free(&runs);
-  tkb__history_series_list *series = calloc(1, sizeof *series);
-  if (!series) return tkb_set_error(TKB_ERR_OUT_OF_MEMORY, "out of memory learning noise bands");
-  out->storage = series;
-  if ((st = tkb__history_series_read(h, &q, series))) return st;
+  if ((st = tkb__trend_read(h, &q, NULL, t))) return st;
+  if (!t->n_machines) return TKB_OK; /* a machine the store knows, with no run yet */
+  const tkb__trend_machine *m = &t->machines[0];
+  out->runs = m->runs.n;
   size_t longest = 1;
-  for (size_t i = 0; i < series->n; i++)
-    if (series->items[i].n > longest) longest = series->items[i].n;
-  const tkb__changepoint_options cp = tkb__changepoint_defaults();
-  double *values = malloc(longest * sizeof *values);
-  tkb__changepoint *cps = malloc(cp.max_change_points * sizeof *cps);
-  out->items = calloc(series->n ? series->n : 1, sizeof *out->items);
-  if (!values || !cps || !out->items) st = tkb_set_error(TKB_ERR_OUT_OF_MEMORY, "out of memory learning noise bands");
-  for (size_t i = 0; !st && i < series->n; i++)
-    st = band_of_series(&series->items[i], &o, values, cps, &out->items[out->n++]);
-  free(values);
-  free(cps);
+  for (size_t i = 0; i < m->list.n; i++)
+    if (m->series[i].n > longest) longest = m->series[i].n;
+  double *logs = malloc(longest * sizeof *logs);
+  out->items = calloc(m->list.n ? m->list.n : 1, sizeof *out->items);
+  if (!logs || !out->items) st = tkb_set_error(TKB_ERR_OUT_OF_MEMORY, "out of memory learning noise bands");
+  for (size_t i = 0; !st && i < m->list.n; i++) band_of_series(&m->series[i], &o, logs, &out->items[out->n++]);
+  free(logs);
   return st;
 }
 
@@ -140,7 +143,7 @@ const tkb__noise_band *tkb__noise_band_find(const tkb__noise_bands *b, const cha
 void tkb__noise_bands_free(tkb__noise_bands *b) {
   if (!b) return;
   if (b->storage) {
-    tkb__history_series_free(b->storage);
+    tkb__trend_free(b->storage);
     free(b->storage);
   }
   free(b->items);

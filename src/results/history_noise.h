@@ -14,17 +14,24 @@
  * holds each entry's medians over many runs: their spread is that between-run noise.
  *
  * THE ESTIMATE, per entry: the log medians of its newest `runs` runs on the machine (ok
- * results only), cut to those after its last change point (changepoint.h) when it has
- * one, so that a step in the code or the machine is not taken for noise; their robust
- * standard deviation s = 1.4826 x MAD, bias-corrected for small counts (Croux and
- * Rousseeuw's factors); and the band
- *     band = exp(t x sqrt(2) x s) - 1,   t = Student's quantile (1 + level) / 2, m - 1 df,
- * the half-width within which the log ratio of two runs of unchanged code, each off its
- * level by noise of spread s, stays with probability `level`; Student's t rather than the
- * normal quantile pays for s being estimated from m runs. The spread of the levels (not
- * of consecutive differences) counts slow drift as noise too, which errs towards fewer
- * false alarms. An entry with fewer than min_runs such runs gets no band (NaN), and says
- * how many it had.
+ * results only), cut to those after the last step its code took (a change point the
+ * machine's other entries did not share, trend.h), so that a change of the code is not
+ * taken for noise. A step the machine took is kept: a shared machine moves between
+ * regimes (its clock, a neighbour's job; on the 2-core VM of docs/PERFORMANCE.md, all
+ * entries by 8% at once for a few runs), and exactly those moves are what two runs made
+ * one after the other differ by. From the m log medians left, the larger of two
+ * half-widths, each meant to hold the log ratio of two runs of unchanged code with
+ * probability `level`:
+ *  - the pairs' quantile: the `level` quantile of |log x_i - log x_j| over all pairs,
+ *    which sees a mixture of regimes as it is (the few runs in another regime set the
+ *    tail), where any spread statistic would call the majority's regime the noise;
+ *  - the robust normal band: exp(t x sqrt(2) x s) - 1 with s = 1.4826 x MAD bias-corrected
+ *    for small counts (Croux and Rousseeuw's factors) and t Student's quantile
+ *    (1 + level) / 2 with m - 1 degrees of freedom, which pays for s resting on few runs
+ *    where the pairs' quantile is little more than their largest difference.
+ * An entry with fewer than min_runs such runs gets no band (NaN), and says how many it
+ * had. What no estimate can do: a regime the history never showed (a quiet month, then a
+ * loaded day) is not in the band.
  */
 #ifndef TKB_RESULTS_HISTORY_NOISE_H
 #define TKB_RESULTS_HISTORY_NOISE_H
@@ -45,8 +52,9 @@ typedef struct tkb__noise_band {
   const char *name;
   double band;     /* the half-width, a fraction (0.031: +-3.1%); NaN: too few runs */
   double spread;   /* s, the robust standard deviation of the log medians; NaN as band */
-  size_t runs;     /* the steady runs it was learned from (or found, when too few) */
-  size_t stepped;  /* older runs left out because a change point came after them */
+  double pairs;    /* the pairs' quantile as a fraction (exp(q) - 1); NaN as band */
+  size_t runs;     /* the runs it was learned from (or found, when too few) */
+  size_t stepped;  /* older runs left out because the code stepped after them */
 } tkb__noise_band;
 
 typedef struct tkb__noise_bands {
@@ -67,8 +75,11 @@ const tkb__noise_band *tkb__noise_band_find(const tkb__noise_bands *b, const cha
 void tkb__noise_bands_free(tkb__noise_bands *b);
 
 /* The statistics, for tests and benches: the bias-corrected robust standard deviation of
- * x[0..n) (n >= 2; x is reordered), and the band those give (NaN for fewer than 2). */
+ * x[0..n) (n >= 2; x is reordered), and the robust normal band it gives (NaN for fewer
+ * than 2 runs); the level quantile of |x_i - x_j| over the pairs of x[0..n) (linear
+ * between order statistics; NaN for fewer than 2; TKB_ERR_OUT_OF_MEMORY leaves NaN). */
 double tkb__noise_robust_sd(double *x, size_t n);
 double tkb__noise_band_of(double spread, size_t runs, double level);
+double tkb__noise_pairs_quantile(const double *x, size_t n, double level);
 
 #endif
