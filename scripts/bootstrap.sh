@@ -28,10 +28,16 @@ need_pkg pocl-opencl-icd
 # Google Benchmark, to compare with: bench/bench_startup.c and tests/cli/gbench_keys.sh
 # build small programs against it.
 need_pkg libbenchmark-dev
+# The results store (--history, `tkbench history`): SQLite's and libpq's headers to build
+# its engines, whose libraries it opens when a store is first used.
+need_pkg libsqlite3-dev
+need_pkg libpq-dev
 
 if $for_tests; then
   # the HTML report's browser test renders the page in headless Chromium
   command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || missing+=(chromium)
+  # the store's PostgreSQL test (tests/cli/history_postgres.sh) starts a server of its own
+  need_pkg postgresql
 fi
 # The fuzz tree (tests/fuzz, `make test-fuzz`): clang with libFuzzer, and the OpenMP
 # runtime clang links.

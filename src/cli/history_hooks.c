@@ -80,6 +80,9 @@ int tkb__history_begin(const char *cmd, const tkb__history_args *a, tkb__history
   if (!where) {
     where = getenv("TKB_HISTORY");
     flag = "TKB_HISTORY";
+    if ((!where || !*where) && (a->commit || a->branch))
+      return tkb__usage(cmd, "%s goes with --history DB (or TKB_HISTORY): without a store nothing records it",
+                        a->commit ? "--commit" : "--branch");
     if (!where || !*where) return 0;
   }
   if (!*where) return tkb__usage(cmd, "--history needs a store: a file (history.sqlite) or a postgresql:// URL");

@@ -29,7 +29,8 @@
  * TKB_ERR_OUT_OF_MEMORY. A failed open or record writes nothing.
  *
  * Times are seconds since the Unix epoch (UTC). Values are in their result's unit: "ns"
- * for times; other units (an instruction count) may come.
+ * for times, "rel_l2" for a check's worst relative l2 error; other units (an instruction
+ * count) may come. Runs of kind "check" are left out of runs and series unless asked for.
  */
 #ifndef TKB_RESULTS_HISTORY_H
 #define TKB_RESULTS_HISTORY_H
@@ -125,7 +126,8 @@ typedef struct tkb__history_query {
   size_t last;              /* only the last N runs (after the filters above); 0: all */
   bool include_checks;      /* runs of kind "check" too (they hold no times) */
   /* entries (series only): all that are given must match, as `run` selects */
-  const char *filter;       /* POSIX extended regex on the name; NULL: any */
+  const char *filter;       /* POSIX extended regex on the name (a leading '-': the names it
+                               does not match); NULL: any */
   const char *const *ops, *const *modes, *const *impls; /* one of each list */
   const char *const *tags;  /* every one of them */
   size_t n_ops, n_modes, n_impls, n_tags;
@@ -235,9 +237,10 @@ void tkb__machine_describe(tkb__machine *m, const char *device, const char *desc
 void tkb__machine_key(tkb__machine *m);
 
 struct tkb__results_file;
-/* Where a recorded run's code and machine come from. NULL fields: found out (the flags'
- * defaults: git in the current folder, TKB_COMMIT / TKB_BRANCH; this machine, or for an
- * import the file's context). */
+/* Where a recorded run's code and machine come from. NULL commit or branch: the file's
+ * context's ("commit", "branch" keys, as --context commit=... writes), else none (the
+ * CLI passes git's and TKB_COMMIT's defaults itself). NULL machine: the fingerprint's
+ * key, of this machine or of what the file's context says. */
 typedef struct tkb__history_origin {
   const char *kind;         /* "run", "ab:A", ...; NULL: "import" */
   const char *commit, *branch;

@@ -7,9 +7,9 @@
  */
 #include "history_engine.h"
 #include "internal.h"
+#include "runner.h"
 
 #include <math.h>
-#include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -299,9 +299,10 @@ static bool all_tags(const char *tags, const char *const *list, size_t n) {
   return true;
 }
 
-static bool selected(const tkb__history_query *q, const regex_t *re, const char *name, const char *op,
+/* The filter as run takes it (a leading '-' keeps the names it does not match). */
+static bool selected(const tkb__history_query *q, const tkb__name_filter *re, const char *name, const char *op,
                      const char *impl, const char *mode, const char *tags) {
-  return (!re || regexec(re, name, 0, NULL, 0) == 0) && any_of(op, q->ops, q->n_ops) &&
+  return tkb__name_filter_match(re, name) && any_of(op, q->ops, q->n_ops) &&
          any_of(impl, q->impls, q->n_impls) && any_of(mode, q->modes, q->n_modes) &&
          all_tags(tags, q->tags, q->n_tags);
 }
@@ -327,11 +328,11 @@ tkb_status tkb__history_series_read(tkb__history *h, const tkb__history_query *q
                                 q->machine, h->shown);
     return st;
   }
-  regex_t re;
-  if (q->filter && (st = tkb__regex_compile(&re, q->filter, "filter", q->filter))) return st;
+  tkb__name_filter re;
+  if ((st = tkb__name_filter_init(&re, q->filter))) return st;
   strings *s = calloc(1, sizeof *s);
   if (!s) {
-    if (q->filter) regfree(&re);
+    tkb__name_filter_free(&re);
     return oom(h);
   }
   out->storage = s;
@@ -366,7 +367,7 @@ tkb_status tkb__history_series_read(tkb__history *h, const tkb__history_query *q
     const int64_t id = e->column_int(x, 0);
     if (id != entry) { /* the next entry's points */
       entry = id;
-      take = selected(q, q->filter ? &re : NULL, e->column_text(x, 1), e->column_text(x, 2),
+      take = selected(q, &re, e->column_text(x, 1), e->column_text(x, 2),
                       e->column_text(x, 4), e->column_text(x, 5), e->column_text(x, 6));
       if (!take) continue;
       if (!grow((void **)&out->items, out->n, &cap, sizeof *out->items)) {
@@ -407,13 +408,13 @@ tkb_status tkb__history_series_read(tkb__history *h, const tkb__history_query *q
     p->max = e->column_double(x, c++);
   }
   if (x) e->finalize(x);
-  if (q->filter) regfree(&re);
+  tkb__name_filter_free(&re);
   if (!st && failed) st = oom(h);
   if (st) {
     tkb__history_series_free(out);
     return st;
   }
-  qsort(out->items, out->n, sizeof *out->items, series_by_name);
+  if (out->n) qsort(out->items, out->n, sizeof *out->items, series_by_name);
   return TKB_OK;
 }
 
