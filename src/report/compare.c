@@ -306,6 +306,7 @@ tkb_status tkb__compare(const tkb__results_file *base, const tkb__results_file *
     if (kept(&c->opts, n->name) && !tkb__results_file_find(base, n->name))
       st = push((void **)&c->added, &c->n_added, sizeof n, &n);
   }
+  for (size_t i = 0; !st && i < c->n_rows; i++) entry_band(&c->opts, &c->rows[i]);
   double *scratch = st ? NULL : malloc((size_t)c->opts.resamples * sizeof *scratch);
   if (!st && !scratch) st = tkb_set_error(TKB_ERR_OUT_OF_MEMORY, "out of memory for the bootstrap");
   for (size_t i = 0; !st && i < c->n_rows; i++) st = compare_row(&c->opts, &c->rows[i], scratch);
@@ -321,7 +322,6 @@ tkb_status tkb__compare(const tkb__results_file *base, const tkb__results_file *
   for (size_t i = 0; !st && i < c->n_rows; i++) {
     tkb__compare_row *r = &c->rows[i];
     r->p_adjusted = adj[i];
-    entry_band(&c->opts, r);
     r->verdict = tkb__change_of(r->ci_low, r->ci_high, r->p_adjusted, r->noise, c->opts.alpha);
     c->counts[r->verdict]++;
     c->n_exact += r->p_exact;
