@@ -549,7 +549,7 @@ int tkb__compare_outputs_check(const char *cmd, const tkb__compare_args *a);
 struct tkb__results_file;
 typedef struct tkb__compare_history {
   void *bands;              /* tkb__noise_bands (history_noise.h) */
-  char (*how)[160];         /* per band: how it was learned, for the renderings */
+  char (*how)[224];         /* per band: how it was learned, for the renderings */
 } tkb__compare_history;
 /* With a store (NULL: nothing is done): opens it read-only, learns the bands of the
  * machine `machine` names (a key, a key's prefix or a host; NULL: the machine new_ was

@@ -20,7 +20,7 @@ static tkb__entry_band band_of(void *user, const char *name) {
 }
 
 /* How each band was learned, in words the renderings show beside it. */
-static void describe(const tkb__noise_bands *b, const tkb__noise_opts *o, char (*how)[160]) {
+static void describe(const tkb__noise_bands *b, const tkb__noise_opts *o, char (*how)[224]) {
   for (size_t i = 0; i < b->n; i++) {
     const tkb__noise_band *x = &b->items[i];
     char stepped[64] = "";
