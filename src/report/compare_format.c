@@ -5,7 +5,6 @@
 #include <cjson/cJSON.h>
 #include <math.h>
 #include <string.h>
-#include <strings.h>
 
 extern void tkb__compare_console(FILE *f, const tkb__comparison *c, bool color);
 extern void tkb__compare_markdown(FILE *f, const tkb__comparison *c, bool color);
@@ -38,15 +37,8 @@ tkb_status tkb__compare_format_parse(const char *name, const tkb__compare_format
 }
 
 const tkb__compare_format *tkb__compare_format_from_path(const char *path) {
-  const char *slash = strrchr(path, '/');
-  const char *dot = strrchr(slash ? slash : path, '.');
-  for (size_t i = 0; dot && i < TKB_ARRAY_LEN(formats); i++)
-    for (const char *p = formats[i].extensions; *p;) {
-      const size_t len = strcspn(p, " ");
-      if (len == strlen(dot) && strncasecmp(p, dot, len) == 0) return &formats[i];
-      p += len;
-      p += strspn(p, " ");
-    }
+  for (size_t i = 0; i < TKB_ARRAY_LEN(formats); i++)
+    if (tkb__path_ends_in(path, formats[i].extensions)) return &formats[i];
   return &formats[0];
 }
 

@@ -3,7 +3,6 @@
 #include "regressions.h"
 
 #include <string.h>
-#include <strings.h>
 
 static const tkb__regressions_format formats[] = {
     {"console", NULL, ".txt .log", tkb__regressions_console},
@@ -22,14 +21,7 @@ tkb_status tkb__regressions_format_parse(const char *name, const tkb__regression
 }
 
 const tkb__regressions_format *tkb__regressions_format_from_path(const char *path) {
-  const char *slash = strrchr(path, '/');
-  const char *dot = strrchr(slash ? slash : path, '.');
-  for (size_t i = 0; dot && i < TKB_ARRAY_LEN(formats); i++)
-    for (const char *p = formats[i].extensions; *p;) {
-      const size_t len = strcspn(p, " ");
-      if (len == strlen(dot) && strncasecmp(p, dot, len) == 0) return &formats[i];
-      p += len;
-      p += strspn(p, " ");
-    }
+  for (size_t i = 0; i < TKB_ARRAY_LEN(formats); i++)
+    if (tkb__path_ends_in(path, formats[i].extensions)) return &formats[i];
   return &formats[0];
 }

@@ -230,6 +230,10 @@ const tkb__format *tkb__formats(size_t *n);
 /* The format named `name` or by its alias. TKB_ERR_NOT_FOUND naming the value and the
  * formats there are. */
 tkb_status tkb__format_parse(const char *name, const tkb__format **out);
+/* Whether path's ending (from the last '.' of its last component) is one of the
+ * space-separated endings (".md .markdown"), case-insensitively: how every table of
+ * formats picks one from a file's name. */
+bool tkb__path_ends_in(const char *path, const char *endings);
 /* The format a file name's ending asks for (case-insensitive); any other name gets
  * TKB__FILE_FORMAT. */
 const tkb__format *tkb__format_from_path(const char *path);
