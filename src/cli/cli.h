@@ -353,7 +353,12 @@ typedef struct tkb__report_history_args {
   {.name = "--last", .metavar = "N", .kind = TKB__FLAG_COUNT,                                 \
    .offset = (at) + offsetof(tkb__report_history_args, last),                                 \
    .help = "With --history: only each machine's last N of those runs."}
+/* --since's check, and the store's query of the flags every history reader shares
+ * (history_query.c): the selection flags' entries, --branch, --since (already checked)
+ * and --last; no machine. */
 int tkb__check_since(const char *cmd, const char *flag, const char *value);
+struct tkb__history_query tkb__history_query_of(const tkb__select_args *sel, const char *branch, const char *since,
+                                                int last);
 /* Writes the history page of a->history (what sel and a select; title NULL: the store)
  * to out (NULL: stdout). The exit code, after printing why on failure. */
 int tkb__report_history(const char *cmd, const tkb__report_history_args *a, const tkb__select_args *sel,

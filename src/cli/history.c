@@ -61,11 +61,6 @@ static int operand(void *args, const char *arg) {
   return 0;
 }
 
-static int check_since(const char *cmd, const char *flag, const char *value) {
-  int64_t t;
-  return tkb__history_parse_time(flag, value, &t) == TKB_OK ? 0 : tkb__usage(cmd, "%s", tkb_last_error());
-}
-
 static int check_commit(const char *cmd, const char *flag, const char *value) {
   return tkb__history_commit_check(flag, value) == TKB_OK ? 0 : tkb__usage(cmd, "%s", tkb_last_error());
 }
@@ -95,7 +90,7 @@ static const tkb__flag history_flags[] = {
      .help = "Only runs of the code on this branch. import: the branch to record (default: the "
              "file's context's, else none)."},
     {.name = "--since", .metavar = "WHEN", .kind = TKB__FLAG_TEXT, .offset = AT(since),
-     .check = check_since, .help = "Only runs from then on: a date (2025-01-31, 2025-01-31T12:00:00Z) "
+     .check = tkb__check_since, .help = "Only runs from then on: a date (2025-01-31, 2025-01-31T12:00:00Z) "
                                    "or a time ago (12h, 30d, 2w)."},
     {.name = "--last", .metavar = "N", .kind = TKB__FLAG_COUNT, .offset = AT(last),
      .help = "Only the last N of those runs."},
@@ -164,13 +159,7 @@ static int open_store(const history_args *a, bool read_only, tkb__history **h) {
  * resolved from --machine. */
 static int make_query(const history_args *a, tkb__history *h, tkb__history_query *q, char **key) {
   *key = NULL;
-  *q = (tkb__history_query){.branch = a->branch, .last = (size_t)a->last,
-                            .filter = a->sel.filter,
-                            .ops = a->sel.ops.items, .n_ops = a->sel.ops.n,
-                            .modes = a->sel.modes.items, .n_modes = a->sel.modes.n,
-                            .impls = a->sel.impls.items, .n_impls = a->sel.impls.n,
-                            .tags = a->sel.tags.items, .n_tags = a->sel.tags.n};
-  if (a->since) tkb__history_parse_time("--since", a->since, &q->since); /* checked when read */
+  *q = tkb__history_query_of(&a->sel, a->branch, a->since, a->last);
   if (a->machine) {
     if (tkb__history_machine_resolve(h, a->machine, key) != TKB_OK) return tkb__usage(CMD, "%s", tkb_last_error());
     q->machine = *key;

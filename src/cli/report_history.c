@@ -14,11 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-int tkb__check_since(const char *cmd, const char *flag, const char *value) {
-  int64_t t;
-  return tkb__history_parse_time(flag, value, &t) == TKB_OK ? 0 : tkb__usage(cmd, "%s", tkb_last_error());
-}
-
 static tkb_status write_to(FILE *f, const tkb__trend *t, const tkb__regressions *rs, const char *title) {
   tkb_status st = tkb__html_history_page(f, t, rs, title);
   if (!st && fflush(f) != 0) st = tkb_set_error(TKB_ERR_IO, "writing the page failed: %s", strerror(errno));
@@ -32,11 +27,7 @@ int tkb__report_history(const char *cmd, const tkb__report_history_args *a, cons
   const tkb__history_open_opts ro = {.read_only = true};
   if (tkb__history_open(a->history, &ro, &h) != TKB_OK) return tkb__usage(cmd, "--history: %s", tkb_last_error());
   char *key = NULL;
-  tkb__history_query q = {.branch = a->branch, .last = (size_t)a->last, .filter = sel->filter,
-                          .ops = sel->ops.items, .n_ops = sel->ops.n, .modes = sel->modes.items,
-                          .n_modes = sel->modes.n, .impls = sel->impls.items, .n_impls = sel->impls.n,
-                          .tags = sel->tags.items, .n_tags = sel->tags.n};
-  if (a->since) tkb__history_parse_time("--since", a->since, &q.since); /* checked when read */
+  tkb__history_query q = tkb__history_query_of(sel, a->branch, a->since, a->last);
   int rc = 0;
   if (a->machine) {
     if (tkb__history_machine_resolve(h, a->machine, &key) != TKB_OK) rc = tkb__usage(cmd, "--machine: %s", tkb_last_error());
