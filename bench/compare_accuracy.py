@@ -13,6 +13,13 @@ Sections (each prints its figure, its target and the load average around it):
           called slower (target >= 95%).
   small   RUNS runs of the 1x build against the 1.01x one: a change inside the noise band
           must never be called faster or slower (target: 0).
+  history  `compare --history`: a store filled with HISTORY (12) runs of the 1x build
+          (`run --history`, as CI records every merge), then RUNS trials of: run A
+          (recorded too), run B of the same build, and run C of the 1.05x build with the
+          slowdown on spin_50k alone (TKB_SPIN_ONLY=50, the other entries at 1x); `compare
+          A B --history` over the 10 entries: the share called changed (target <= 5%), and
+          `compare A C --history` on spin_50k: called slower (target >= 90%). The same
+          pairs compared without --history beside them, and the bands the entries used.
   gbench  Google Benchmark JSON files made by a program built with Debian's
           libbenchmark-dev (one benchmark 1.05x the work in NEW, the others unchanged),
           compared by Google Benchmark's tools/compare.py (Debian's libbenchmark-tools) and
@@ -26,7 +33,7 @@ Sections (each prints its figure, its target and the load average around it):
           the 10% ones called slower, which rule decided (the U test cannot reach p < 0.05
           at 5 against 5 over 26 entries) and the smallest change it could call.
 
-usage: bench/compare_accuracy.py [BUILD_DIR] [--runs N] [--section S ...]
+usage: bench/compare_accuracy.py [BUILD_DIR] [--runs N] [--history N] [--section S ...]
        (default: build, 3 runs, every section; the figures in docs/PERFORMANCE.md use 20)
 The gbench section installs g++, libbenchmark-dev, libbenchmark-tools, python3-numpy and
 python3-scipy with apt-get when they are missing and this runs as root; otherwise it says
@@ -138,6 +145,67 @@ def section_seq(bench, runs):
         print(f"  pair {i + 1:2d}: {c['same']} same, {c['unsure']} unsure, {c['faster']} faster, "
               f"{c['slower']} slower")
     summary("run, run, compare", allv, " (ab's target <= 5%)")
+    print(f"  [{time.time() - t0:.0f} s, load {load()}]")
+
+
+def section_history(bench, runs, history):
+    print(f"## compare --history: a store of {history} runs of the 1x build, then {runs} trials of run A "
+          f"(recorded), run B (1x), run C (spin_50k 1.05x); 10 entries (load {load()})")
+    store = os.path.join(bench.tmp, "history.sqlite")
+    a, b, c = (os.path.join(bench.tmp, f"hist_{k}.json") for k in "abc")
+
+    def record(path, lib, env=None, keep=True):
+        cmd = [bench.tkbench, "run", "--load", bench.spin[lib], "--filter", ENTRIES_AA, "--quiet", "--out", path]
+        if keep:
+            cmd += ["--history", store, "--commit", "%07x" % (0x1000000 + record.n), "--branch", "main"]
+            record.n += 1
+        r = run(cmd, env=dict(os.environ, **(env or {})))
+        if r.returncode:
+            sys.exit(f"compare_accuracy: tkbench run exited {r.returncode}: {r.stderr}")
+    record.n = 0
+
+    def compare(base, new, with_history):
+        out = os.path.join(bench.tmp, "hist_cmp.json")
+        cmd = [bench.tkbench, "compare", base, new, "--format", "json", "--out", out, "--quiet"]
+        if with_history:
+            cmd += ["--history", store]
+        r = run(cmd)
+        if r.returncode not in (0, 1):
+            sys.exit(f"compare_accuracy: tkbench compare exited {r.returncode}: {r.stderr}")
+        with open(out) as f:
+            return {x["name"]: x for x in json.load(f)["benchmarks"]}
+
+    t0 = time.time()
+    for i in range(history):
+        record(os.path.join(bench.tmp, "hist_seed.json"), "100")
+    print(f"  {history} runs recorded [{time.time() - t0:.0f} s, load {load()}]")
+    aa_hist, aa_plain, power_hist, power_plain, bands = [], [], [], [], []
+    for i in range(runs):
+        record(a, "100")
+        record(b, "100", keep=False)
+        record(c, "105", env={"TKB_SPIN_ONLY": "50"}, keep=False)
+        h, p = compare(a, b, True), compare(a, b, False)
+        aa_hist += [x["verdict"] for x in h.values()]
+        aa_plain += [x["verdict"] for x in p.values()]
+        bands += [x["noise_band"] for x in h.values()]
+        hc, pc = compare(a, c, True)[ENTRY_ONE.strip("^$")], compare(a, c, False)[ENTRY_ONE.strip("^$")]
+        power_hist.append(hc["verdict"])
+        power_plain.append(pc["verdict"])
+        ch, cp = count(x["verdict"] for x in h.values()), count(x["verdict"] for x in p.values())
+        print(f"  trial {i + 1:2d}: A/A with history {ch['faster'] + ch['slower']} of 10 called "
+              f"(bands {min(x['noise_band'] for x in h.values()):.1%} to {max(x['noise_band'] for x in h.values()):.1%}), "
+              f"without {cp['faster'] + cp['slower']}; spin_50k +5%: {hc['verdict']} "
+              f"({100 * (hc['ratio'] - 1):+.2f}% [{100 * (hc['ratio_ci_low'] - 1):+.2f}%, "
+              f"{100 * (hc['ratio_ci_high'] - 1):+.2f}%], band {hc['noise_band']:.1%}), without {pc['verdict']}  "
+              f"(load {load()})")
+    summary("A/A, run, run, compare --history", aa_hist, " (target <= 5%)")
+    summary("the same pairs without --history", aa_plain, "")
+    bands.sort()
+    print(f"  bands used: median {bands[len(bands) // 2]:.1%}, from {bands[0]:.1%} to {bands[-1]:.1%}")
+    for label, vs, target in (("with --history", power_hist, ", target >= 90%"), ("without", power_plain, "")):
+        k = count(vs)
+        print(f"  spin_50k +5%, {label}: slower in {k['slower']} of {runs} ({100 * k['slower'] / runs:.0f}%{target}); "
+              f"{k['unsure']} unsure, {k['same']} same, {k['faster']} faster")
     print(f"  [{time.time() - t0:.0f} s, load {load()}]")
 
 
@@ -387,9 +455,10 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("build", nargs="?", default="build")
     ap.add_argument("--runs", type=int, default=3)
-    ap.add_argument("--section", action="append", choices=["aa", "seq", "power", "small", "gbench", "gbfew"])
+    ap.add_argument("--history", type=int, default=12, help="runs recorded before the history section's trials")
+    ap.add_argument("--section", action="append", choices=["aa", "seq", "history", "power", "small", "gbench", "gbfew"])
     args = ap.parse_args()
-    sections = args.section or ["aa", "seq", "power", "small", "gbench", "gbfew"]
+    sections = args.section or ["aa", "seq", "history", "power", "small", "gbench", "gbfew"]
     tmp = tempfile.mkdtemp(prefix="tkb_compare_accuracy_")
     try:
         bench = Bench(args.build, tmp)
@@ -399,6 +468,8 @@ def main():
                 section_aa(bench, args.runs)
             elif s == "seq":
                 section_seq(bench, args.runs)
+            elif s == "history":
+                section_history(bench, args.runs, args.history)
             elif s == "power":
                 section_change(bench, args.runs, "105", "slower")
             elif s == "small":

@@ -63,7 +63,10 @@ static const tkb__flag ab_flags[] = {
     {.name = "--out-b", .metavar = "FILE", .kind = TKB__FLAG_TEXT, .offset = AT(out_b),
      .help = "Write side B's results as tkbench JSON."},
     TKB__HISTORY_FLAGS(AT(hist), "Each side is a run of its own (kind ab:A, ab:B); --commit and "
-                                 "--branch describe side B, the new build. "),
+                                 "--branch describe side B, the new build. Before they are "
+                                 "recorded, the store's earlier runs of this machine give each "
+                                 "entry's noise band, as for '{prog} compare --history'. "),
+    TKB__COMPARE_HISTORY_RUNS_ROW(ab_args, cmp),
     TKB__COMPARE_VERDICT_ROWS(ab_args, cmp),
     TKB__COMPARE_OUTPUT_ROWS(ab_args, cmp),
     {0},
@@ -643,15 +646,22 @@ static int ab(const ab_args *a) {
     if (paths[s] && !(wrote[s] = write_side(sides[s], paths[s]))) rc = TKB_EXIT_FAILED;
   tkb__results_file rf[2] = {{0}, {0}};
   const bool have_a = adopt(&A, a->out_a, &rf[0]), have_b = adopt(&B, a->out_b, &rf[1]);
+  /* the bands from the machine's runs before this one, so learned before its sides join them */
+  tkb__compare_opts o = tkb__compare_opts_from(&a->cmp, a->seed);
+  o.paired = true;
+  tkb__compare_history learned;
+  const int learn_rc = have_b ? tkb__compare_history_learn(CMD, hist.active ? hist.location : NULL,
+                                                           a->cmp.history_runs, NULL, &rf[1], true, &learned, &o)
+                              : (learned = (tkb__compare_history){0}, 0);
   /* each side as a run; the code named is side B's */
   if (have_a && tkb__history_end_file(&hist, &rf[0], "ab:A", false, stopped, a->cmp.quiet)) rc = TKB_EXIT_FAILED;
   if (have_b && tkb__history_end_file(&hist, &rf[1], "ab:B", true, stopped, a->cmp.quiet)) rc = TKB_EXIT_FAILED;
   tkb__history_abandon(&hist);
   if (have_a && have_b) {
-    tkb__compare_opts o = tkb__compare_opts_from(&a->cmp, a->seed);
-    o.paired = true;
-    tkb__comparison c;
-    if (tkb__compare(&rf[0], &rf[1], &o, &c) != TKB_OK) {
+    tkb__comparison c = {0};
+    if (learn_rc) {
+      rc = TKB_EXIT_FAILED; /* the store opened when ab started: why it no longer reads is said above */
+    } else if (tkb__compare(&rf[0], &rf[1], &o, &c) != TKB_OK) {
       fprintf(stderr, "%s %s: %s\n", tkb__prog, CMD, tkb_last_error());
       rc = TKB_EXIT_FAILED;
     } else {
@@ -662,6 +672,7 @@ static int ab(const ab_args *a) {
   } else {
     rc = TKB_EXIT_FAILED;
   }
+  tkb__compare_history_free(&learned);
   tkb__results_file_free(&rf[0]);
   tkb__results_file_free(&rf[1]);
   /* said under the console's table only: JSON or Markdown on stdout stays whole */

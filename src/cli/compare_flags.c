@@ -40,6 +40,11 @@ int tkb__check_resamples(const char *cmd, const char *flag, const char *value) {
   return tkb__usage(cmd, "%s %s is too few; expected at least 100", flag, value);
 }
 
+int tkb__check_history_runs(const char *cmd, const char *flag, const char *value) {
+  if (atoi(value) >= 5) return 0;
+  return tkb__usage(cmd, "%s %s is too few; expected at least 5 runs", flag, value);
+}
+
 /* One --fail-on item: "slower", "slower:THRESHOLD" or "failed". */
 static bool fail_on_item(const char *item, double *threshold, bool *slower, bool *failed) {
   if (!strcmp(item, "failed")) {
@@ -95,13 +100,13 @@ static int gate(const char *cmd, const tkb__comparison *c, const tkb__compare_ar
   double threshold = NAN;
   bool slower = false, failed = false;
   for (size_t i = 0; i < a->fail_on.n; i++) fail_on_item(a->fail_on.items[i], &threshold, &slower, &failed);
-  if (isnan(threshold)) threshold = c->opts.noise;
   int rc = TKB_EXIT_OK;
   if (slower) {
     size_t n = 0;
     for (size_t i = 0; i < c->n_rows; i++) {
       const tkb__compare_row *r = &c->rows[i];
-      if (r->verdict != TKB__SLOWER || !(r->ratio - 1 > threshold)) continue;
+      /* without a threshold of its own, an entry's change must exceed the band it was judged by */
+      if (r->verdict != TKB__SLOWER || !(r->ratio - 1 > (isnan(threshold) ? r->noise : threshold))) continue;
       char change[24];
       tkb__fmt_change(r->ratio, change, sizeof change);
       if (r->rule == TKB__RULE_INTERVAL)
@@ -114,8 +119,12 @@ static int gate(const char *cmd, const tkb__comparison *c, const tkb__compare_ar
       n++;
     }
     if (n) {
-      fprintf(stderr, "%s %s: --fail-on: %zu entr%s slower by more than %g%%\n", tkb__prog, cmd, n,
-              n == 1 ? "y is" : "ies are", threshold * 100);
+      if (isnan(threshold) && c->opts.band_of)
+        fprintf(stderr, "%s %s: --fail-on: %zu entr%s slower by more than %s noise band\n", tkb__prog, cmd, n,
+                n == 1 ? "y is" : "ies are", n == 1 ? "its" : "their");
+      else
+        fprintf(stderr, "%s %s: --fail-on: %zu entr%s slower by more than %g%%\n", tkb__prog, cmd, n,
+                n == 1 ? "y is" : "ies are", (isnan(threshold) ? c->opts.noise : threshold) * 100);
       rc = TKB_EXIT_FAILED;
     }
   }

@@ -35,16 +35,18 @@ typedef struct history_args {
   int keep_days, keep_runs;
   const char *commit;
   bool quiet;
+  tkb__regressions_args regress;
 } history_args;
 
-static const char *const subcommands[] = {"list", "show", "export", "prune", "import"};
+static const char *const subcommands[] = {"list", "show", "export", "prune", "import", "regressions"};
 
 static int operand(void *args, const char *arg) {
   history_args *a = args;
   if (!a->sub) {
     for (size_t i = 0; i < TKB_ARRAY_LEN(subcommands); i++)
       if (!strcmp(arg, subcommands[i])) a->sub = subcommands[i];
-    if (!a->sub) return tkb__usage(CMD, "'%s' is not a subcommand; expected list, show, export, prune or import", arg);
+    if (!a->sub)
+      return tkb__usage(CMD, "'%s' is not a subcommand; expected list, show, export, prune, import or regressions", arg);
     return 0;
   }
   if (strcmp(a->sub, "import") != 0)
@@ -59,18 +61,16 @@ static int operand(void *args, const char *arg) {
   return 0;
 }
 
-static int check_since(const char *cmd, const char *flag, const char *value) {
-  int64_t t;
-  return tkb__history_parse_time(flag, value, &t) == TKB_OK ? 0 : tkb__usage(cmd, "%s", tkb_last_error());
-}
-
 static int check_commit(const char *cmd, const char *flag, const char *value) {
   return tkb__history_commit_check(flag, value) == TKB_OK ? 0 : tkb__usage(cmd, "%s", tkb_last_error());
 }
 
 static int check_format(const char *cmd, const char *flag, const char *value) {
-  if (!strcmp(value, "json") || !strcmp(value, "csv")) return 0;
-  return tkb__usage(cmd, "%s '%s' is not an export format; expected json or csv", flag, value);
+  static const char *const known[] = {"json", "csv", "console", "markdown", "md"};
+  for (size_t i = 0; i < TKB_ARRAY_LEN(known); i++)
+    if (!strcmp(value, known[i])) return 0;
+  return tkb__usage(cmd, "%s '%s' is not a format; expected json or csv (export), or console, markdown or json "
+                    "(regressions)", flag, value);
 }
 
 #define AT(field) offsetof(history_args, field)
@@ -90,17 +90,21 @@ static const tkb__flag history_flags[] = {
      .help = "Only runs of the code on this branch. import: the branch to record (default: the "
              "file's context's, else none)."},
     {.name = "--since", .metavar = "WHEN", .kind = TKB__FLAG_TEXT, .offset = AT(since),
-     .check = check_since, .help = "Only runs from then on: a date (2025-01-31, 2025-01-31T12:00:00Z) "
+     .check = tkb__check_since, .help = "Only runs from then on: a date (2025-01-31, 2025-01-31T12:00:00Z) "
                                    "or a time ago (12h, 30d, 2w)."},
     {.name = "--last", .metavar = "N", .kind = TKB__FLAG_COUNT, .offset = AT(last),
      .help = "Only the last N of those runs."},
-    {.heading = "export:"},
+    {.heading = "export and regressions:"},
     {.name = "--format", .metavar = "FMT", .kind = TKB__FLAG_TEXT, .offset = AT(format),
-     .check = check_format, .shown = "from --out's ending (.csv), else json",
-     .help = "json or csv: every selected point (run, time, commit, branch, status, unit, median, "
-             "its 95% interval, n, min, p10, p25, p75, p90, max) of every selected entry."},
+     .check = check_format,
+     .shown = "export: from --out's ending (.csv), else json; regressions: console, and for --out from "
+              "its ending (.json, .md)",
+     .help = "export: json or csv, every selected point (run, time, commit, branch, status, unit, median, "
+             "its 95% interval, n, min, p10, p25, p75, p90, max) of every selected entry. regressions: "
+             "console, markdown or json."},
     {.name = "--out", .metavar = "FILE", .kind = TKB__FLAG_TEXT, .offset = AT(out),
-     .shown = "stdout", .help = "Write the export to FILE (whole, under a temporary name, then renamed)."},
+     .shown = "stdout", .help = "Write the export (regressions: also) to FILE (whole, under a temporary name, "
+                                "then renamed)."},
     {.heading = "prune (one or both):"},
     {.name = "--keep-days", .metavar = "N", .kind = TKB__FLAG_COUNT, .offset = AT(keep_days),
      .help = "Remove the runs older than N days."},
@@ -111,7 +115,8 @@ static const tkb__flag history_flags[] = {
      .shown = "the file's context's (a 'commit' key, as --context commit=ID writes), else none",
      .help = "The commit of the code the files measured (7 to 40 hexadecimal digits)."},
     {.name = "--quiet", .kind = TKB__FLAG_SWITCH, .offset = AT(quiet),
-     .help = "prune, import: no summary line; errors still go to stderr."},
+     .help = "prune, import: no summary line; regressions: nothing on stdout. Errors still go to stderr."},
+    TKB__HISTORY_REGRESSIONS_FLAGS(AT(regress)),
     {0},
 };
 
@@ -154,13 +159,7 @@ static int open_store(const history_args *a, bool read_only, tkb__history **h) {
  * resolved from --machine. */
 static int make_query(const history_args *a, tkb__history *h, tkb__history_query *q, char **key) {
   *key = NULL;
-  *q = (tkb__history_query){.branch = a->branch, .last = (size_t)a->last,
-                            .filter = a->sel.filter,
-                            .ops = a->sel.ops.items, .n_ops = a->sel.ops.n,
-                            .modes = a->sel.modes.items, .n_modes = a->sel.modes.n,
-                            .impls = a->sel.impls.items, .n_impls = a->sel.impls.n,
-                            .tags = a->sel.tags.items, .n_tags = a->sel.tags.n};
-  if (a->since) tkb__history_parse_time("--since", a->since, &q->since); /* checked when read */
+  *q = tkb__history_query_of(&a->sel, a->branch, a->since, a->last);
   if (a->machine) {
     if (tkb__history_machine_resolve(h, a->machine, key) != TKB_OK) return tkb__usage(CMD, "%s", tkb_last_error());
     q->machine = *key;
@@ -460,6 +459,17 @@ static int export(const history_args *a, tkb__history *h) {
   return rc;
 }
 
+/* ---- regressions (history_regressions.c) ---- */
+
+static int regressions(const history_args *a, tkb__history *h) {
+  tkb__history_query q;
+  char *key;
+  int rc = make_query(a, h, &q, &key);
+  if (!rc) rc = tkb__history_regressions(CMD, h, &q, &a->regress, a->format, a->out, a->quiet);
+  free(key);
+  return rc;
+}
+
 /* ---- prune and import: writing ---- */
 
 static int prune(const history_args *a, tkb__history *h) {
@@ -496,20 +506,26 @@ static int import(const history_args *a, tkb__history *h, tkb__results_file *fil
 /* The flags that only some subcommands take, given to another. */
 static int misplaced(const history_args *a) {
   const bool exporting = !strcmp(a->sub, "export"), pruning = !strcmp(a->sub, "prune"),
-             importing = !strcmp(a->sub, "import");
+             importing = !strcmp(a->sub, "import"), regressing = !strcmp(a->sub, "regressions");
+  const bool export_format = a->format && (!strcmp(a->format, "json") || !strcmp(a->format, "csv"));
+  const bool regressions_format = a->format && strcmp(a->format, "csv") != 0;
   const struct {
     bool given, allowed;
     const char *flag, *where;
   } rows[] = {
-      {a->format != NULL, exporting, "--format", "export"},
-      {a->out != NULL, exporting, "--out", "export"},
+      {a->format != NULL, exporting || regressing, "--format", "export and regressions"},
+      {a->format && exporting && !export_format, false, "--format console or markdown", "regressions"},
+      {a->format && regressing && !regressions_format, false, "--format csv", "export"},
+      {a->out != NULL, exporting || regressing, "--out", "export and regressions"},
+      {a->regress.fail_on.n > 0, regressing, "--fail-on", "regressions"},
       {a->keep_days > 0, pruning, "--keep-days", "prune"},
       {a->keep_runs > 0, pruning, "--keep-runs", "prune"},
       {a->commit != NULL, importing, "--commit", "import"},
       {a->since != NULL || a->last > 0, !pruning && !importing, a->since ? "--since" : "--last",
-       "list, show and export"},
+       "list, show, export and regressions"},
       {a->sel.filter || a->sel.ops.n || a->sel.modes.n || a->sel.impls.n || a->sel.tags.n,
-       !pruning && !importing, "the selection flags (--filter, --op, --tag, --impl, --mode)", "show and export"},
+       !pruning && !importing, "the selection flags (--filter, --op, --tag, --impl, --mode)",
+       "show, export and regressions"},
   };
   for (size_t i = 0; i < TKB_ARRAY_LEN(rows); i++)
     if (rows[i].given && !rows[i].allowed)
@@ -524,7 +540,7 @@ static int misplaced(const history_args *a) {
 }
 
 static int history(history_args *a) {
-  if (!a->sub) return tkb__usage(CMD, "needs a subcommand: list, show, export, prune or import");
+  if (!a->sub) return tkb__usage(CMD, "needs a subcommand: list, show, export, prune, import or regressions");
   int rc = misplaced(a);
   if (rc) return rc;
   const bool importing = !strcmp(a->sub, "import");
@@ -541,6 +557,7 @@ static int history(history_args *a) {
     else if (!strcmp(a->sub, "show")) rc = show(a, h);
     else if (!strcmp(a->sub, "export")) rc = export(a, h);
     else if (!strcmp(a->sub, "prune")) rc = prune(a, h);
+    else if (!strcmp(a->sub, "regressions")) rc = regressions(a, h);
     else rc = import(a, h, files);
   }
   tkb__history_close(h);
@@ -562,7 +579,7 @@ const tkb__command tkb__command_history = {
     .name = CMD,
     .summary = "Read, export, prune or import the results store that --history fills",
     .handler = history_main,
-    .usage = "list|show|export|prune|import [flags] [FILE...]",
+    .usage = "list|show|export|prune|import|regressions [flags] [FILE...]",
     .about = "The results store keeps every run recorded with --history (run, check, ab) or "
              "TKB_HISTORY: when, the code (commit, branch), the machine and its fingerprint, the "
              "settings, and per entry its status, median, 95% interval, n and a summary of its "
@@ -571,13 +588,18 @@ const tkb__command tkb__command_history = {
              "(time, commit, median, interval), oldest first. export: the selected points as JSON "
              "or CSV. prune: remove old runs (--keep-days, --keep-runs) and what only they held. "
              "import FILE...: record results files ({prog}'s JSON, its journals, or Google "
-             "Benchmark's JSON) as runs, each file read whole before any is recorded. Runs are "
+             "Benchmark's JSON) as runs, each file read whole before any is recorded. regressions: "
+             "where each selected entry's series stepped (change points: E-divisive search with a "
+             "permutation test), with the runs on either side and their commits, the step and its "
+             "interval, the p-value, and whether it looks like the code's or the machine's; "
+             "--fail-on makes it a CI gate. Runs are "
              "kept per machine: a key made from what updates do not change (host, CPU model and "
              "count, the device's kind and model), so a series never mixes machines.",
     .selection = TKB__SELECT_FILTER | TKB__SELECT_TAG | TKB__SELECT_OP | TKB__SELECT_MODE | TKB__SELECT_IMPL,
     .flags = history_flags,
     .operand = operand,
-    .epilogue = "Exit status: 0 done, 1 the store or --out could not be written, 2 a usage error: "
+    .epilogue = "Exit status: 0 done, 1 the store or --out could not be written (regressions: or "
+                "--fail-on's condition was met), 2 a usage error: "
                 "an unknown subcommand, machine or entry, a store that cannot be opened (a malformed "
                 "URL, a file that is no store, a newer schema), a file that is no results file "
                 "(nothing written).\n"
@@ -588,6 +610,7 @@ const tkb__command tkb__command_history = {
                 "  {prog} history show --filter '^cpu_96x96x64_forward_cpu$'\n"
                 "  {prog} history export --op normalization --since 30d --out norm.csv\n"
                 "  {prog} history prune --keep-runs 100\n"
+                "  {prog} history regressions --branch main --fail-on regression:5%\n"
                 "  {prog} history import old.json gbench.json --commit 1a2b3c4 --branch main\n"
                 "  {prog} history list --history postgresql://bench@db.example.com/perf",
 };

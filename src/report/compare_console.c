@@ -98,6 +98,7 @@ void tkb__compare_console(FILE *f, const tkb__comparison *c, bool color) {
   if (c->geomean.n)
     row(f, w, "geomean", "", "", c->geomean.ratio, c->geomean.ci_low, c->geomean.ci_high, NAN, NAN, "",
         "95% CI", c->geomean.verdict, color);
+  tkb__compare_bands_text(f, c, false);
   if (c->n_failed || c->n_removed || c->n_added || c->n_fits) fputc('\n', f);
   for (size_t i = 0; i < c->n_fits; i++) {
     char text[600];

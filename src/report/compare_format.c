@@ -5,7 +5,6 @@
 #include <cjson/cJSON.h>
 #include <math.h>
 #include <string.h>
-#include <strings.h>
 
 extern void tkb__compare_console(FILE *f, const tkb__comparison *c, bool color);
 extern void tkb__compare_markdown(FILE *f, const tkb__comparison *c, bool color);
@@ -38,15 +37,8 @@ tkb_status tkb__compare_format_parse(const char *name, const tkb__compare_format
 }
 
 const tkb__compare_format *tkb__compare_format_from_path(const char *path) {
-  const char *slash = strrchr(path, '/');
-  const char *dot = strrchr(slash ? slash : path, '.');
-  for (size_t i = 0; dot && i < TKB_ARRAY_LEN(formats); i++)
-    for (const char *p = formats[i].extensions; *p;) {
-      const size_t len = strcspn(p, " ");
-      if (len == strlen(dot) && strncasecmp(p, dot, len) == 0) return &formats[i];
-      p += len;
-      p += strspn(p, " ");
-    }
+  for (size_t i = 0; i < TKB_ARRAY_LEN(formats); i++)
+    if (tkb__path_ends_in(path, formats[i].extensions)) return &formats[i];
   return &formats[0];
 }
 
@@ -99,10 +91,11 @@ void tkb__describe_comparison(const tkb__comparison *c, char *buf, size_t cap) {
     snprintf(paired, sizeof paired, ", experiments drawn in pairs for %zu entr%s", c->n_paired,
              c->n_paired == 1 ? "y" : "ies");
   snprintf(buf, cap,
-           "noise band +-%g%%; 95%% intervals of new/base from a two-level bootstrap (experiments, "
+           "noise band +-%g%%%s; 95%% intervals of new/base from a two-level bootstrap (experiments, "
            "then calls; %d resamples, seed %llu%s); p: two-sided Mann-Whitney U (%zu exact, %zu normal "
            "approximation), %s over %zu entries, alpha %g",
-           c->opts.noise * 100, c->opts.resamples, (unsigned long long)c->opts.seed, paired, c->n_exact,
+           c->opts.noise * 100, c->opts.band_of ? " or an entry's own where its history shows a wider one" : "",
+           c->opts.resamples, (unsigned long long)c->opts.seed, paired, c->n_exact,
            tested - c->n_exact, corrections[c->opts.correction], tested, c->opts.alpha);
   const size_t len = strlen(buf);
   if (len < cap && c->by_rule[TKB__RULE_INTERVAL])

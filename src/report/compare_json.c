@@ -95,6 +95,7 @@ void tkb__compare_json(FILE *f, const tkb__comparison *c, bool color) {
     jw_number(&w, "decision_ci_level", r->decision_level);
     jw_number(&w, "min_callable_change", r->min_change);
     jw_number(&w, "u_test_p_floor", r->u_floor);
+    tkb__compare_band_json(&w, c, r);
     evidence(&w, "base", r->base);
     evidence(&w, "new", r->new_);
     jw_end_object(&w);

@@ -124,6 +124,7 @@ void tkb__compare_markdown(FILE *f, const tkb__comparison *c, bool color) {
     fputs("|\n", f);
   }
   fputc('\n', f);
+  tkb__compare_bands_text(f, c, true);
   for (size_t i = 0; i < c->n_fits; i++) {
     char text[600];
     tkb__fmt_fit(&c->fits[i], text, sizeof text);

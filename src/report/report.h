@@ -62,6 +62,10 @@ const tkb__format *tkb__formats(size_t *n);
 /* The format named `name` or by its alias. TKB_ERR_NOT_FOUND naming the value and the
  * formats there are. */
 tkb_status tkb__format_parse(const char *name, const tkb__format **out);
+/* Whether path's ending (from the last '.' of its last component) is one of the
+ * space-separated endings (".md .markdown"), case-insensitively: how every table of
+ * formats picks one from a file's name. */
+bool tkb__path_ends_in(const char *path, const char *endings);
 /* The format a file name's ending asks for (case-insensitive); any other name gets
  * TKB__FILE_FORMAT. */
 const tkb__format *tkb__format_from_path(const char *path);
@@ -81,6 +85,12 @@ void tkb__md_plain(const char *s, char *buf, size_t cap);
  * the closing fence kept. */
 void tkb__md_code(const char *s, char *buf, size_t cap);
 void tkb__md_cell(FILE *f, const char *s);
+/* Text from elsewhere (names, branches, commits, paths) as inert Markdown
+ * (markdown_escape.c): HTML's <, >, & and " as entities, Markdown's punctuation
+ * (\ ` * _ [ ] | # ! ~) escaped with a backslash, line breaks and tabs as spaces, other
+ * control bytes dropped; and the same as a table cell ("| " text " "). */
+void tkb__md_text(FILE *f, const char *s);
+void tkb__md_text_cell(FILE *f, const char *s);
 /* s without the leading and trailing spaces of the console's padded formats (in place). */
 const char *tkb__md_trim(char *s);
 
@@ -233,6 +243,13 @@ void tkb__fmt_fit(const tkb__compare_fit *f, char *buf, size_t cap);
  * its coverage) or "-" (none could). */
 void tkb__fmt_rule(const tkb__compare_row *r, char *buf, size_t cap);
 void tkb__describe_results(const tkb__results_file *rf, char *buf, size_t cap);
+/* Which band each entry's verdict used and where it comes from (compare_bands.c), when
+ * opts.band_of gave entries bands of their own; nothing otherwise. Text (the console's
+ * list) or a Markdown table; in JSON, the row's keys noise_band, noise_band_from ("flag"
+ * or "history") and noise_band_how. */
+struct jw;
+void tkb__compare_bands_text(FILE *f, const tkb__comparison *c, bool markdown);
+void tkb__compare_band_json(struct jw *w, const tkb__comparison *c, const tkb__compare_row *r);
 /* The settings behind every number, in one sentence (band, intervals, test, correction). */
 void tkb__describe_comparison(const tkb__comparison *c, char *buf, size_t cap);
 

@@ -15,6 +15,11 @@
  * values' count, or the values are one per repetition, the ratio's interval at a coverage
  * corrected for the number of entries decides alone (compare_rule.c).
  *
+ * The band is opts.noise, or per entry a wider one of its own (opts.band_of: the spread
+ * between the machine's earlier runs of it, learned from the results store by
+ * `compare --history`), so that two runs made one after the other are judged against
+ * what that entry does between runs on that machine, not only within one.
+ *
  * The files of one `ab` run (or opts.paired) ran their experiments side by side, pair by
  * pair: their bootstraps then draw the same experiments on both sides, which keeps a
  * drift shared by a pair out of the ratio's interval (compare_stats.c).
@@ -284,6 +289,17 @@ static bool one_ab_run(const tkb__results_file *base, const tkb__results_file *n
          cJSON_IsString(sa) && cJSON_IsString(sb) && strcmp(sa->valuestring, sb->valuestring) != 0;
 }
 
+/* The row's noise band: the entry's own where band_of gives a wider one than opts.noise
+ * (a band is what the verdict must clear, so a narrower one learned from a quiet history
+ * never makes a change smaller than --noise count). */
+static void entry_band(const tkb__compare_opts *o, tkb__compare_row *r) {
+  r->noise = o->noise;
+  if (!o->band_of) return;
+  const tkb__entry_band b = o->band_of(o->band_user, r->name);
+  r->noise_why = b.why;
+  if (b.band > r->noise) r->noise = b.band;
+}
+
 static bool kept(const tkb__compare_opts *o, const char *name) { return !o->keep || o->keep(o->user, name); }
 
 static tkb_status push(void **items, size_t *n, size_t size, const void *item) {
@@ -325,6 +341,7 @@ tkb_status tkb__compare(const tkb__results_file *base, const tkb__results_file *
     if (kept(&c->opts, n->name) && !tkb__results_file_find(base, n->name))
       st = push((void **)&c->added, &c->n_added, sizeof n, &n);
   }
+  for (size_t i = 0; !st && i < c->n_rows; i++) entry_band(&c->opts, &c->rows[i]);
   double *scratch = st ? NULL : malloc((size_t)c->opts.resamples * sizeof *scratch);
   if (!st && !scratch) st = tkb_set_error(TKB_ERR_OUT_OF_MEMORY, "out of memory for the bootstrap");
   for (size_t i = 0; !st && i < c->n_rows; i++) st = compare_row(&c->opts, &c->rows[i], scratch);

@@ -172,8 +172,8 @@ void tkb__rule_decide(tkb__comparison *c) {
       r->decision_low = r->ci_low;
       r->decision_high = r->ci_high;
       r->decision_level = TKB__COMPARE_LEVEL;
-      r->verdict = tkb__change_of(r->ci_low, r->ci_high, r->p_adjusted, o->noise, o->alpha);
-      r->min_change = callable((log(r->ci_high) - log(r->ci_low)) / 2, o->noise);
+      r->verdict = tkb__change_of(r->ci_low, r->ci_high, r->p_adjusted, r->noise, o->alpha);
+      r->min_change = callable((log(r->ci_high) - log(r->ci_low)) / 2, r->noise);
     } else {
       double h;
       r->rule = TKB__RULE_INTERVAL;
@@ -181,8 +181,8 @@ void tkb__rule_decide(tkb__comparison *c) {
       tkb__ratio_t_interval(r->base->samples_ms, r->base->n_samples, r->new_->samples_ms,
                             r->new_->n_samples, c->interval_level, &r->decision_low, &r->decision_high, &h);
       /* the interval alone decides: its coverage already holds the family's error rate */
-      r->verdict = tkb__change_of(r->decision_low, r->decision_high, 0, o->noise, 1);
-      r->min_change = callable(h, o->noise);
+      r->verdict = tkb__change_of(r->decision_low, r->decision_high, 0, r->noise, 1);
+      r->min_change = callable(h, r->noise);
     }
     c->by_rule[r->rule]++;
   }

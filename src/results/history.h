@@ -257,6 +257,11 @@ typedef struct tkb__history_origin {
 tkb_status tkb__history_record_file(tkb__history *h, const struct tkb__results_file *rf,
                                     const tkb__history_origin *o, int64_t *run_id, size_t *n_entries);
 
+/* The machine a results file would be recorded under (o: this_machine and machine as for
+ * tkb__history_record_file), without recording it: what `compare --history` learns the
+ * noise of NEW's entries from. */
+void tkb__history_file_machine(const struct tkb__results_file *rf, const tkb__history_origin *o, tkb__machine *m);
+
 /* "2025-01-31", "2025-01-31T12:00:00+01:00" (Z or no zone: UTC), or a time ago: "30d",
  * "12h", "2w", as Unix seconds. TKB_ERR_INVALID_ARGUMENT naming flag and text. */
 tkb_status tkb__history_parse_time(const char *flag, const char *text, int64_t *out);

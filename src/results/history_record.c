@@ -253,6 +253,11 @@ static void machine_of(const cJSON *ctx, const tkb__history_origin *o, const cha
   if (o->machine) snprintf(m->key, sizeof m->key, "%s", o->machine);
 }
 
+void tkb__history_file_machine(const tkb__results_file *rf, const tkb__history_origin *o, tkb__machine *m) {
+  const char *device = text_of(rf->context, "device");
+  machine_of(rf->context, o, device ? device : "cpu", m);
+}
+
 tkb_status tkb__history_record_file(tkb__history *h, const tkb__results_file *rf, const tkb__history_origin *o,
                                     int64_t *run_id, size_t *n_entries) {
   const cJSON *ctx = rf->context;

@@ -412,6 +412,13 @@ const char *tkb__change_name(tkb__change v);
  */
 tkb__change tkb__change_of(double low, double high, double p, double noise, double alpha);
 
+/* An entry's own noise band and where it comes from (band_of below). */
+typedef struct tkb__entry_band {
+  double band;     /* half-width, a fraction; NaN: none (the entry uses opts.noise) */
+  const char *why; /* where it comes from, or why there is none, for the renderings
+                      ("learned from 14 runs: spread 0.8%"); outlives the comparison */
+} tkb__entry_band;
+
 typedef struct tkb__compare_opts {
   double noise;               /* half-width of the noise band, a fraction (0.02) */
   double alpha;               /* significance of the adjusted p-value (0.05) */
@@ -424,6 +431,10 @@ typedef struct tkb__compare_opts {
   /* the entries to compare, by name; NULL: every one */
   bool (*keep)(void *user, const char *name);
   void *user;
+  /* A band of an entry's own, wider than `noise` where it is wider (one learned from the
+   * machine's earlier runs: compare --history); NULL: `noise` for every entry. */
+  tkb__entry_band (*band_of)(void *band_user, const char *name);
+  void *band_user;
 } tkb__compare_opts;
 #define TKB__COMPARE_LEVEL 0.95 /* of every interval */
 #define TKB__COMPARE_OPTS_DEFAULT                                                       \
@@ -453,6 +464,9 @@ typedef struct tkb__compare_row {
   bool p_exact;                 /* the U test's exact distribution, else its normal
                                    approximation */
   bool paired;                  /* its interval resampled the experiments in pairs */
+  double noise;                 /* the band its verdict used: opts.noise, or its own when
+                                   band_of gave a wider one */
+  const char *noise_why;        /* band_of's why (NULL without band_of) */
   tkb__change verdict;
   tkb__rule rule;               /* what decided the verdict */
   double decision_low, decision_high; /* the interval the verdict read (the 95% one for
