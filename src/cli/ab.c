@@ -589,13 +589,9 @@ static int check_sides(const ab_args *a) {
   return tkb__compare_outputs_check(CMD, &a->cmp);
 }
 
-static int ab(const ab_args *a) {
-  if (check_sides(a)) return TKB_EXIT_USAGE;
-  tkb__history_sink hist;
-  if (tkb__history_begin(CMD, &a->hist, &hist)) return TKB_EXIT_USAGE;
-  side A = {.label = 'A', .plugin = a->a, .program = a->a_cmd};
-  side B = {.label = 'B', .plugin = a->b, .program = a->b_cmd};
-  side *sd[2] = {&A, &B};
+/* Starts both sides' workers, checks they share entries, and runs them ABBA; returns 0
+ * or the exit code of what stopped it. Signals are its own while the workers run. */
+static int run_sides(const ab_args *a, side *sd[2], bool *stopped) {
   /* SA_RESTART: a Ctrl-C must not cut a read from a worker short */
   struct sigaction old_int, old_pipe, sa = {.sa_handler = on_sigint, .sa_flags = SA_RESTART},
                                       ign = {.sa_handler = SIG_IGN};
@@ -612,21 +608,68 @@ static int ab(const ab_args *a) {
       rc = strstr(sd[s]->why, "status 2") ? TKB_EXIT_USAGE : TKB_EXIT_FAILED;
     }
   size_t common = 0;
-  for (size_t i = 0; !rc && i < A.n; i++) common += find_name(&B, A.names[i]) >= 0;
+  for (size_t i = 0; !rc && i < sd[0]->n; i++) common += find_name(sd[1], sd[0]->names[i]) >= 0;
   if (!rc && !common)
     rc = tkb__usage(CMD, "no entry is on both sides (A selects %zu, B %zu, none of the same name): "
-                    "nothing to compare", A.n, B.n);
+                    "nothing to compare", sd[0]->n, sd[1]->n);
   for (int s = 0; s < 2 && !rc; s++) {
     sd[s]->doc = cJSON_CreateObject();
     sd[s]->rows = cJSON_AddArrayToObject(sd[s]->doc, "benchmarks");
     if (!sd[s]->rows) rc = TKB_EXIT_FAILED;
   }
   if (!rc && !run_all(a, sd)) rc = TKB_EXIT_FAILED;
-  const bool stopped = interrupted;
-  quit(&A);
-  quit(&B);
+  *stopped = interrupted;
+  quit(sd[0]);
+  quit(sd[1]);
   sigaction(SIGINT, &old_int, NULL);
   sigaction(SIGPIPE, &old_pipe, NULL);
+  return rc;
+}
+
+/* The two sides' files compared (with the bands the store learned before they join it),
+ * each side recorded in the store; returns the exit code so far. */
+static int judge(const ab_args *a, tkb__history_sink *hist, tkb__results_file rf[2], bool have_a,
+                 bool have_b, bool stopped) {
+  int rc = TKB_EXIT_OK;
+  /* the bands from the machine's runs before this one, so learned before its sides join them */
+  tkb__compare_opts o = tkb__compare_opts_from(&a->cmp, a->seed);
+  o.paired = true;
+  tkb__compare_history learned;
+  const int learn_rc = have_b ? tkb__compare_history_learn(CMD, hist->active ? hist->location : NULL,
+                                                           a->cmp.history_runs, NULL, &rf[1], true, &learned, &o)
+                              : (learned = (tkb__compare_history){0}, 0);
+  /* each side as a run; the code named is side B's */
+  if (have_a && tkb__history_end_file(hist, &rf[0], "ab:A", false, stopped, a->cmp.quiet)) rc = TKB_EXIT_FAILED;
+  if (have_b && tkb__history_end_file(hist, &rf[1], "ab:B", true, stopped, a->cmp.quiet)) rc = TKB_EXIT_FAILED;
+  tkb__history_abandon(hist);
+  if (have_a && have_b) {
+    tkb__comparison c = {0};
+    if (learn_rc) {
+      rc = TKB_EXIT_FAILED; /* the store opened when ab started: why it no longer reads is said above */
+    } else if (tkb__compare(&rf[0], &rf[1], &o, &c) != TKB_OK) {
+      fprintf(stderr, "%s %s: %s\n", tkb__prog, CMD, tkb_last_error());
+      rc = TKB_EXIT_FAILED;
+    } else {
+      const int emitted = tkb__compare_emit(CMD, &c, &a->cmp);
+      if (!rc) rc = emitted;
+    }
+    tkb__comparison_free(&c);
+  } else {
+    rc = TKB_EXIT_FAILED;
+  }
+  tkb__compare_history_free(&learned);
+  return rc;
+}
+
+static int ab(const ab_args *a) {
+  if (check_sides(a)) return TKB_EXIT_USAGE;
+  tkb__history_sink hist;
+  if (tkb__history_begin(CMD, &a->hist, &hist)) return TKB_EXIT_USAGE;
+  side A = {.label = 'A', .plugin = a->a, .program = a->a_cmd};
+  side B = {.label = 'B', .plugin = a->b, .program = a->b_cmd};
+  side *sd[2] = {&A, &B};
+  bool stopped = false;
+  int rc = run_sides(a, sd, &stopped);
   if (rc) {
     cJSON_Delete(A.doc);
     cJSON_Delete(B.doc);
@@ -646,33 +689,8 @@ static int ab(const ab_args *a) {
     if (paths[s] && !(wrote[s] = write_side(sides[s], paths[s]))) rc = TKB_EXIT_FAILED;
   tkb__results_file rf[2] = {{0}, {0}};
   const bool have_a = adopt(&A, a->out_a, &rf[0]), have_b = adopt(&B, a->out_b, &rf[1]);
-  /* the bands from the machine's runs before this one, so learned before its sides join them */
-  tkb__compare_opts o = tkb__compare_opts_from(&a->cmp, a->seed);
-  o.paired = true;
-  tkb__compare_history learned;
-  const int learn_rc = have_b ? tkb__compare_history_learn(CMD, hist.active ? hist.location : NULL,
-                                                           a->cmp.history_runs, NULL, &rf[1], true, &learned, &o)
-                              : (learned = (tkb__compare_history){0}, 0);
-  /* each side as a run; the code named is side B's */
-  if (have_a && tkb__history_end_file(&hist, &rf[0], "ab:A", false, stopped, a->cmp.quiet)) rc = TKB_EXIT_FAILED;
-  if (have_b && tkb__history_end_file(&hist, &rf[1], "ab:B", true, stopped, a->cmp.quiet)) rc = TKB_EXIT_FAILED;
-  tkb__history_abandon(&hist);
-  if (have_a && have_b) {
-    tkb__comparison c = {0};
-    if (learn_rc) {
-      rc = TKB_EXIT_FAILED; /* the store opened when ab started: why it no longer reads is said above */
-    } else if (tkb__compare(&rf[0], &rf[1], &o, &c) != TKB_OK) {
-      fprintf(stderr, "%s %s: %s\n", tkb__prog, CMD, tkb_last_error());
-      rc = TKB_EXIT_FAILED;
-    } else {
-      const int emitted = tkb__compare_emit(CMD, &c, &a->cmp);
-      if (!rc) rc = emitted;
-    }
-    tkb__comparison_free(&c);
-  } else {
-    rc = TKB_EXIT_FAILED;
-  }
-  tkb__compare_history_free(&learned);
+  const int judged = judge(a, &hist, rf, have_a, have_b, stopped);
+  if (!rc) rc = judged;
   tkb__results_file_free(&rf[0]);
   tkb__results_file_free(&rf[1]);
   /* said under the console's table only: JSON or Markdown on stdout stays whole */

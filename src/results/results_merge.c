@@ -211,11 +211,14 @@ static bool missing_shards(const tkb__results_file *f, size_t n, cJSON *missing,
 }
 
 /* The row's copy, with its shard and host and a family index unique in the merge. */
-static cJSON *row_copy(const tkb__results_file *f, const cJSON *row, int family_base) {
+static cJSON *row_copy(const tkb__results_file *f, const cJSON *row, double family_base) {
   cJSON *r = cJSON_Duplicate(row, true);
   if (!r) return NULL;
   cJSON *fam = cJSON_GetObjectItemCaseSensitive(r, "family_index");
-  if (cJSON_IsNumber(fam)) cJSON_SetNumberValue(fam, fam->valuedouble + family_base);
+  /* in double: a file's indices may be anything up to double's range (a sum that is not
+   * finite keeps the index as it was) */
+  if (cJSON_IsNumber(fam) && isfinite(fam->valuedouble + family_base))
+    cJSON_SetNumberValue(fam, fam->valuedouble + family_base);
   int index, count;
   shard_of(f, &index, &count);
   const cJSON *host = cJSON_GetObjectItemCaseSensitive(f->context, "host_name");
@@ -239,13 +242,14 @@ static cJSON *row_copy(const tkb__results_file *f, const cJSON *row, int family_
   return r;
 }
 
-/* The largest family_index among a file's rows, + 1 (0 when none). */
-static int families(const tkb__results_file *f) {
-  int top = 0;
+/* The largest family_index among a file's rows, + 1 (0 when none), in double: an int
+ * would overflow at a file's INT_MAX. */
+static double families(const tkb__results_file *f) {
+  double top = 0;
   for (size_t e = 0; e < f->n_entries; e++)
     for (size_t k = 0; k < f->entries[e].n_rows; k++) {
       const cJSON *fam = cJSON_GetObjectItemCaseSensitive(f->entries[e].rows[k], "family_index");
-      if (cJSON_IsNumber(fam) && fam->valueint + 1 > top) top = fam->valueint + 1;
+      if (cJSON_IsNumber(fam) && fam->valuedouble + 1 > top) top = fam->valuedouble + 1;
     }
   return top;
 }
@@ -428,7 +432,7 @@ tkb_status tkb__results_merge(const tkb__results_file *f, size_t n, tkb__merge_w
   if (ok && (ok = cJSON_AddItemToObject(doc, "context", ctx))) ctx = NULL;
   if (ok && (ok = cJSON_AddItemToObject(doc, "benchmarks", rows))) rows = NULL;
   cJSON *into = cJSON_GetObjectItemCaseSensitive(doc, "benchmarks");
-  int family_base = 0;
+  double family_base = 0;
   for (size_t i = 0; ok && i < n; i++) {
     for (size_t e = 0; ok && e < f[i].n_entries; e++)
       for (size_t k = 0; ok && k < f[i].entries[e].n_rows; k++) {
@@ -436,7 +440,7 @@ tkb_status tkb__results_merge(const tkb__results_file *f, size_t n, tkb__merge_w
         ok = r && cJSON_AddItemToArray(into, r);
         if (!ok) cJSON_Delete(r);
       }
-    family_base += families(&f[i]);
+    if (isfinite(family_base + families(&f[i]))) family_base += families(&f[i]);
     *n_entries += f[i].n_entries;
   }
   cJSON_Delete(ctx);
