@@ -9,8 +9,9 @@
  * compiler vectorizes for the file's ISA. Every variant gives the same bits: philox.h's
  * operations are correctly rounded IEEE-754 ones, contraction is off everywhere
  * (-ffp-contract=off) and the only fused operations are philox.h's explicit fma calls,
- * which are the vector FMA where the ISA has one and the correctly rounded libm fmaf
- * where it has not (the portable path on a CPU without FMA).
+ * which are the vector FMA where the ISA has one and inline double arithmetic that
+ * gives the fused bits where it has not (the portable path on x86-64-v2:
+ * philox_fma_emulated.h), which vectorizes as the rest of the stage does.
  *
  * Speed: blocks of NB counters in stages (Philox for the whole block, then -2 ln u,
  * sqrt, then sincos with the products stored in element order), each a loop that
