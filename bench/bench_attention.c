@@ -6,8 +6,10 @@
  *   - forward GFLOP/s at sequence length 1024, head dim 128 (non-causal) against
  *     OpenBLAS sgemm doing the same work unfused: per (batch, head) x = q k^T
  *     [T x S x D] then out = x v [T x Dv x S] on contiguous float32 operands, OpenBLAS
- *     threading itself. Same flop count (4 B H T S D); target: the op reaches >= 50% of
- *     sgemm's GFLOP/s (float32 inputs; bfloat16 printed alongside).
+ *     threading itself. Same flop count (4 B H T S D); target: the op reaches >= 1.0 of
+ *     the unfused products' GFLOP/s (float32 inputs; bfloat16 printed alongside), and
+ *     both are printed against the machine's sgemm peak (one 2048^3 product, timed in
+ *     the same rounds), which says how much of the ratio is the baseline's own shortfall.
  * Everything is timed by tkb_benchmark (wallclock medians, or with --cpu-time the CPU
  * time per thread: bench_util.h); the op and its baseline run in alternating rounds so
  * that load from elsewhere hits both alike. The cpu kernels' path and OpenBLAS's core
@@ -84,6 +86,33 @@ static const tkb_fn gemm_fn = {.name = "sgemm_qk_pv", .params = gemm_params, .n_
 
 static int n_fail;
 
+/* The target ratio to the unfused products: fused attention reads q, k, v once and
+ * keeps its scores in cache, which the unfused products, writing and rereading a [T, S]
+ * matrix per head, cannot. */
+#define ATTN_TARGET 1.0
+
+/* The machine's sgemm peak as this run measures it: one square float32 product of
+ * 2048 (OpenBLAS threading itself), timed in alternation with the op like the unfused
+ * products. A baseline well under it (small products, packing per call) flatters the
+ * op's ratio; the ratio to the peak says how far from the machine's limit the op is. */
+static timed peak;
+
+static void peak_setup(int rounds) {
+  const int64_t n = 2048;
+  tkb_value sa[2] = {TKB_ABSTRACT(TKB_SPEC(TKB_FLOAT32, n, n)),
+                     TKB_ABSTRACT(TKB_SPEC(TKB_FLOAT32, n, n))};
+  tkb_std_opts o = {.seed = 1};
+  tkb_std_fn *f;
+  tkb_arrays *args;
+  if (tkb_standardize_function(&sgemm_fn, sa, 2, NULL, 0, &o, &f, &args)) die("standardize peak");
+  timed_open(&peak, f, args, rounds * 2 * 3);
+}
+
+static double peak_gflops(void) {
+  const double n = 2048;
+  return 2 * n * n * n / timed_median(&peak) / 1e6;
+}
+
 /* Forward at T = S = 1024, D = Dv = 128 (B x H heads, non-causal) against sgemm. */
 static void vs_sgemm(int64_t B, int64_t H, tkb_dtype dt, bool required, int rounds) {
   const int64_t T = 1024, D = 128;
@@ -104,15 +133,21 @@ static void vs_sgemm(int64_t B, int64_t H, tkb_dtype dt, bool required, int roun
   for (int r = 0; r < rounds; r++) {
     timed_round(&op, 3);
     timed_round(&gemm, 3);
+    timed_round(&peak, 3);
+    timed_pause(); /* OpenBLAS's threads, spinning after the peak's product, would slow
+                    * the op's OpenMP threads in the next round */
   }
   const double flops = 4.0 * (double)(B * H) * (double)T * (double)T * (double)D;
   const double t_op = timed_median(&op), t_gemm = timed_median(&gemm);
   const double g_op = flops / t_op / 1e6, g_gemm = flops / t_gemm / 1e6, ratio = g_op / g_gemm;
-  if (required && ratio < 0.50) n_fail++;
-  printf("  forward B=%lld H=%lld T=S=1024 D=128 %-8s: op %8.2f ms %6.1f GFLOP/s | sgemm f32 "
-         "%8.2f ms %6.1f GFLOP/s | ratio %.2f %s\n",
-         (long long)B, (long long)H, tkb_dtype_name(dt), t_op, g_op, t_gemm, g_gemm, ratio,
-         !required ? "(info)" : ratio >= 0.50 ? "PASS (>= 0.50)" : "FAIL (< 0.50)");
+  const double g_peak = peak_gflops();
+  if (required && !(ratio >= ATTN_TARGET)) n_fail++;
+  printf("  forward B=%lld H=%lld T=S=1024 D=128 %-8s: op %8.2f ms %6.1f GFLOP/s | unfused "
+         "sgemm f32 %8.2f ms %6.1f GFLOP/s (%.2f of peak) | ratio %.2f %s %.2f) | op / "
+         "peak %.2f\n",
+         (long long)B, (long long)H, tkb_dtype_name(dt), t_op, g_op, t_gemm, g_gemm,
+         g_gemm / g_peak, ratio, !required ? "(info," : ratio >= ATTN_TARGET ? "PASS (>=" : "FAIL (<",
+         ATTN_TARGET, g_op / g_peak);
   timed_close(&op);
   timed_close(&gemm);
 }
@@ -178,10 +213,15 @@ int main(int argc, char **argv) {
       vs_reference(d->name, TKB_MODE_FORWARD_AND_VJP, rounds);
     }
   }
-  printf("against sgemm (same work, unfused)\n");
+  peak_setup(rounds);
+  printf("against sgemm (same work, unfused) and the sgemm peak (2048^3)\n");
   vs_sgemm(batch, heads, TKB_FLOAT32, true, rounds);
   vs_sgemm(batch, heads, TKB_BFLOAT16, false, rounds);
-  printf("%s: %d required shape(s) below 50%% of sgemm\n", n_fail ? "FAIL" : "PASS", n_fail);
+  printf("  sgemm peak: %.1f GFLOP/s (median of %d products of 2048^3)\n", peak_gflops(),
+         peak.n);
+  timed_close(&peak);
+  printf("%s: %d required shape(s) below %.2f of the unfused sgemm\n", n_fail ? "FAIL" : "PASS",
+         n_fail, ATTN_TARGET);
   print_load("load average at end");
   return 0;
 }
