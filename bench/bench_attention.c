@@ -10,6 +10,8 @@
  *     the unfused products' GFLOP/s (float32 inputs; bfloat16 printed alongside), and
  *     both are printed against the machine's sgemm peak (one 2048^3 product, timed in
  *     the same rounds), which says how much of the ratio is the baseline's own shortfall.
+ * The forwards are also timed on the next-lower cpu kernel path in the same rounds, and
+ * the program fails (exit 1) when the path measured is slower (bench_isa_guard.h).
  * Everything is timed by tkb_benchmark (wallclock medians, or with --cpu-time the CPU
  * time per thread: bench_util.h); the op and its baseline run in alternating rounds so
  * that load from elsewhere hits both alike. The cpu kernels' path and OpenBLAS's core
@@ -20,6 +22,7 @@
  */
 #define BENCH_NAME "bench_attention"
 #include "bench_util.h"
+#include "bench_isa_guard.h"
 
 /* ---- sgemm doing attention's two products, as a benchmarkable function ---- */
 
@@ -85,6 +88,7 @@ static const tkb_fn gemm_fn = {.name = "sgemm_qk_pv", .params = gemm_params, .n_
                                .release = gemm_release, .forward = gemm_forward};
 
 static int n_fail;
+static isa_guard guard;
 
 /* The target ratio to the unfused products: fused attention reads q, k, v once and
  * keeps its scores in cache, which the unfused products, writing and rereading a [T, S]
@@ -125,6 +129,14 @@ static void vs_sgemm(int64_t B, int64_t H, tkb_dtype dt, bool required, int roun
   if (tkb_standardize_function(&tkb_op_dot_product_attention, v, 3, NULL, 0, &o, &f, &args))
     die("standardize attention");
   timed_open(&op, f, args, rounds * 3);
+  timed low; /* the op on the path below (bench_isa_guard.h), prepared there */
+  if (guard.active) {
+    isa_guard_use(guard.low);
+    if (tkb_standardize_function(&tkb_op_dot_product_attention, v, 3, NULL, 0, &o, &f, &args))
+      die("standardize attention");
+    timed_open(&low, f, args, rounds * 3);
+    isa_guard_use(guard.high);
+  }
   tkb_value gv[3] = {TKB_ABSTRACT(TKB_SPEC(TKB_FLOAT32, B * H, T, D)),
                      TKB_ABSTRACT(TKB_SPEC(TKB_FLOAT32, B * H, T, D)),
                      TKB_ABSTRACT(TKB_SPEC(TKB_FLOAT32, B * H, T, D))};
@@ -134,6 +146,12 @@ static void vs_sgemm(int64_t B, int64_t H, tkb_dtype dt, bool required, int roun
     timed_round(&op, 3);
     timed_round(&gemm, 3);
     timed_round(&peak, 3);
+    if (guard.active) {
+      timed_pause();
+      isa_guard_use(guard.low);
+      timed_round(&low, 3);
+      isa_guard_use(guard.high);
+    }
     timed_pause(); /* OpenBLAS's threads, spinning after the peak's product, would slow
                     * the op's OpenMP threads in the next round */
   }
@@ -148,6 +166,12 @@ static void vs_sgemm(int64_t B, int64_t H, tkb_dtype dt, bool required, int roun
          (long long)B, (long long)H, tkb_dtype_name(dt), t_op, g_op, t_gemm, g_gemm,
          g_gemm / g_peak, ratio, !required ? "(info," : ratio >= ATTN_TARGET ? "PASS (>=" : "FAIL (<",
          ATTN_TARGET, g_op / g_peak);
+  if (guard.active) {
+    char what[48];
+    snprintf(what, sizeof what, "forward %s", tkb_dtype_name(dt));
+    isa_guard_report(&guard, what, t_op, timed_median(&low));
+    timed_close(&low);
+  }
   timed_close(&op);
   timed_close(&gemm);
 }
@@ -201,6 +225,7 @@ int main(int argc, char **argv) {
   printf("dot_product_attention (cpu impl), %d threads, %d rounds, wallclock medians\n",
          tkb_get_num_threads(), rounds);
   print_cpu_path();
+  guard = isa_guard_make();
   if (reference) {
     if (tkb_register_builtin_ops()) die("register");
     for (size_t i = 0; i < tkb_registry_count(); i++) {
@@ -222,6 +247,7 @@ int main(int argc, char **argv) {
   timed_close(&peak);
   printf("%s: %d required shape(s) below %.2f of the unfused sgemm\n", n_fail ? "FAIL" : "PASS",
          n_fail, ATTN_TARGET);
+  isa_guard_summary(&guard);
   print_load("load average at end");
-  return 0;
+  return guard.failures ? 1 : 0;
 }

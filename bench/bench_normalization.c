@@ -19,6 +19,8 @@
  * which skip the write-allocate read that the op (and any plain loop) pays; and the loop
  * is compiled without GCC's loop-to-memcpy rewriting for the same reason.
  *
+ * Each forward is also timed on the next-lower cpu kernel path in the same rounds, and
+ * the program fails (exit 1) when the path measured is slower (bench_isa_guard.h).
  * Everything is timed by tkb_benchmark (wallclock, or with --cpu-time the CPU time per
  * thread: bench_util.h; a warm-up call before each timed call, medians over every
  * round); the op and its baseline run in alternating rounds so that load from elsewhere
@@ -28,6 +30,7 @@
  */
 #define BENCH_NAME "bench_normalization"
 #include "bench_util.h"
+#include "bench_isa_guard.h"
 
 #include <omp.h>
 #include <unistd.h>
@@ -97,6 +100,7 @@ static void vs_reference(int rounds) {
 /* ---- 2. forward bandwidth against the copy ---- */
 
 static int n_fail;
+static isa_guard guard;
 
 /* The last-level cache's bytes (0 when the system does not say). */
 static long llc_bytes(void) {
@@ -127,12 +131,25 @@ static void vs_copy(const char *name, tkb_spec x, int64_t axis, double target, i
   tkb_spec_nbytes(&x, &x_bytes);
   tkb_spec_nbytes(&param, &p_bytes);
   timed_open(&op, f, args, rounds * 5);
+  timed low; /* the op on the path below (bench_isa_guard.h), prepared there */
+  if (guard.active) {
+    isa_guard_use(guard.low);
+    if (tkb_standardize_function(&tkb_op_normalization, v, 3, kw, 1, &o, &f, &args))
+      die("standardize normalization");
+    timed_open(&low, f, args, rounds * 5);
+    isa_guard_use(guard.high);
+  }
   tkb_value cv[1] = {TKB_ABSTRACT(x)};
   if (tkb_standardize_function(&copy_fn, cv, 1, NULL, 0, &o, &f, &args)) die("standardize copy");
   timed_open(&cp, f, args, rounds * 5);
   for (int k = 0; k < rounds; k++) {
     timed_round(&op, 5);
     timed_round(&cp, 5);
+    if (guard.active) {
+      isa_guard_use(guard.low);
+      timed_round(&low, 5);
+      isa_guard_use(guard.high);
+    }
   }
   /* bytes read + written: x, scale, offset in and y out; the copy: x's bytes in and out */
   const double op_bytes = 2.0 * (double)x_bytes + 2.0 * (double)p_bytes;
@@ -147,6 +164,10 @@ static void vs_copy(const char *name, tkb_spec x, int64_t axis, double target, i
          "ratio %.2f %s %.2f)\n",
          name, xs, (long long)axis, t_op, bw_op, t_cp, bw_cp, ratio,
          ratio >= target ? "PASS (>=" : "FAIL (<", target);
+  if (guard.active) {
+    isa_guard_report(&guard, name, t_op, timed_median(&low));
+    timed_close(&low);
+  }
   timed_close(&op);
   timed_close(&cp);
 }
@@ -171,6 +192,7 @@ int main(int argc, char **argv) {
          tkb_get_num_threads(), rounds);
   print_cpu_path();
   print_load("load average at start");
+  guard = isa_guard_make();
   if (reference) vs_reference(rounds);
   if (bandwidth) {
     printf("forward bandwidth vs a %d-thread copy loop of the same bytes (x -> y):\n",
@@ -192,7 +214,8 @@ int main(int argc, char **argv) {
     vs_copy("axis 0 beyond the LLC", TKB_SPEC(TKB_BFLOAT16, 128, b16, 384), 0, 0.6, rounds);
     printf("%s: %d forward shape(s) below their target ratio to the copy's bandwidth\n",
            n_fail ? "FAIL" : "PASS", n_fail);
+    isa_guard_summary(&guard);
   }
   print_load("load average at end");
-  return 0;
+  return guard.failures ? 1 : 0;
 }
