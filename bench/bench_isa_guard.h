@@ -2,7 +2,7 @@
  * bench_isa_guard.h - the path check of the bench programs that measure cpu kernels
  * (bench_init, bench_normalization, bench_attention, bench_matmul_ops, bench_lsce):
  * each also measures its op on the next-lower cpu kernel path of the same machine
- * (avx512 -> avx2 -> portable), in the same rounds, and fails when the path it measures
+ * (avx512 -> avx2 -> portable; neon -> portable), in the same rounds, and fails when the path it measures
  * is the slower by more than ISA_GUARD_MARGIN. A larger instruction set that loses to a
  * smaller one on the same CPU is a regression of its kernels (or of what they are
  * built with), whatever the target ratios say: the avx512 GLU lost to the avx2 one on a
@@ -37,8 +37,8 @@ typedef struct isa_guard {
 
 static inline isa_guard isa_guard_make(void) {
   isa_guard g = {.high = tkb__cpu_isa()};
-  g.active = g.high > TKB__ISA_PORTABLE;
-  g.low = g.active ? (tkb__isa)(g.high - 1) : g.high;
+  g.low = tkb__isa_below(g.high);
+  g.active = g.low != g.high;
   return g;
 }
 
