@@ -101,15 +101,23 @@ tkb_status tkb__device_name_check(const char *name);
 
 /* ---- the cpu kernels' instruction-set variants (cpu_isa.c) ---- */
 /* 1 where CMake builds the x86-64 variant files (<family>_avx2.c, <family>_avx512.c),
- * 0 elsewhere (the portable path only). */
+ * 0 elsewhere. */
 #ifndef TKB_CPU_VARIANTS
 #define TKB_CPU_VARIANTS 0
 #endif
-/* The paths, in increasing order of what they need (cpu_isa.c says what). */
+/* 1 where CMake builds the aarch64 variant files (<family>_neon.c), 0 elsewhere. */
+#ifndef TKB_CPU_NEON
+#define TKB_CPU_NEON 0
+#endif
+/* The paths. A build runs those of its architecture, its ladder, each needing more than
+ * the one before it: portable, avx2, avx512 on x86-64; portable, neon on aarch64;
+ * portable elsewhere (cpu_isa.c says what each needs). Within a ladder the values
+ * increase. */
 typedef enum tkb__isa {
   TKB__ISA_PORTABLE = 0,
   TKB__ISA_AVX2,
   TKB__ISA_AVX512,
+  TKB__ISA_NEON,
   TKB__ISA_COUNT
 } tkb__isa;
 /* The path the cpu kernels take: chosen on first use (the best this CPU runs, or
@@ -119,6 +127,9 @@ tkb__isa tkb__cpu_isa(void);
 const char *tkb__isa_name(tkb__isa isa);
 /* Whether this CPU and build can run `isa`. */
 bool tkb__isa_supported(tkb__isa isa);
+/* The path below `isa` on this build's ladder (bench programs compare the two); `isa`
+ * itself for portable. */
+tkb__isa tkb__isa_below(tkb__isa isa);
 /* Whether the avx512 path may round to bfloat16 with AVX512-BF16 (the path is avx512 and
  * the CPU has it): an extension its kernels choose inside, the same bits either way. */
 bool tkb__cpu_avx512bf16(void);
@@ -131,17 +142,20 @@ tkb_status tkb__cpu_isa_set(tkb__isa isa, bool extras);
 const char *tkb__cpu_isa_warning(void);
 
 /* A kernel family's variants: a table of its functions per path, `name`_portable,
- * `name`_avx2 and `name`_avx512, each defined by the family's file of that path.
+ * `name`_avx2 and `name`_avx512 (x86-64) or `name`_neon (aarch64), each defined by the
+ * family's file of that path.
  * TKB_ISA_DECLARE declares them; TKB_ISA_PICK(name, isa) is the table of `isa` (the
  * portable one where the build has no x86 variants). In a variant file, which defines
- * TKB_ISA_SUFFIX (portable, avx2, avx512) before including the family's body,
+ * TKB_ISA_SUFFIX (portable, avx2, avx512, neon) before including the family's body,
  * TKB_ISA_NAME(name) is its own table's name. */
 #define TKB_ISA_DECLARE(type, name) \
-  extern const type name##_portable, name##_avx2, name##_avx512
+  extern const type name##_portable, name##_avx2, name##_avx512, name##_neon
 #if TKB_CPU_VARIANTS
 #define TKB_ISA_PICK(name, isa)                                   \
   ((isa) == TKB__ISA_AVX512 ? &name##_avx512                       \
    : (isa) == TKB__ISA_AVX2 ? &name##_avx2 : &name##_portable)
+#elif TKB_CPU_NEON
+#define TKB_ISA_PICK(name, isa) ((isa) == TKB__ISA_NEON ? &name##_neon : &name##_portable)
 #else
 #define TKB_ISA_PICK(name, isa) ((void)(isa), &name##_portable)
 #endif
