@@ -321,7 +321,7 @@ void tkb__help_man(FILE *f) {
         ".TP\n.B NO_COLOR\n"
         "When set and not empty, no colour in the console output.\n"
         ".TP\n.B TKB_CPU_ISA\n"
-        "portable, avx2 or avx512: the cpu kernels' instruction set path (default: the best "
+        "portable, avx2 or avx512 (x86-64), portable or neon (aarch64): the cpu kernels' instruction set path (default: the best "
         "the CPU runs). A path the CPU lacks is refused with a warning and the best is kept.\n"
         ".TP\n.BR OMP_NUM_THREADS \", \" OMP_WAIT_POLICY \", \" OMP_PROC_BIND\n"
         "The cpu ops' OpenMP team (\\fB\\-\\-threads\\fR overrides the size); recorded in "
