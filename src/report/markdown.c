@@ -48,16 +48,18 @@ full:
 }
 
 void tkb__md_code(const char *s, char *buf, size_t cap) {
-  /* a code span's fence is longer than any run of backticks inside it */
+  /* a code span's fence is longer than any run of backticks inside it; a name with a run
+   * past what a fence here may hold has its backticks written as ' instead */
   int longest = 0, run = 0;
   for (const char *p = s; p && *p; p++) {
     run = *p == '`' ? run + 1 : 0;
     if (run > longest) longest = run;
   }
-  char fence[8] = "";
-  const int n = longest + 1 < (int)sizeof fence ? longest + 1 : (int)sizeof fence - 1;
+  char fence[16] = "";
+  const bool too_long = longest + 1 >= (int)sizeof fence;
+  const int n = too_long ? 1 : longest + 1;
   memset(fence, '`', (size_t)n);
-  const bool pad = longest > 0 || (s && (*s == '`' || (*s && s[strlen(s) - 1] == '`')));
+  const bool pad = !too_long && (longest > 0 || (s && (*s == '`' || (*s && s[strlen(s) - 1] == '`'))));
   /* the closing fence always fits: a name cut short must not leave the span open */
   const size_t tail = (size_t)n + (pad ? 1 : 0);
   if (cap < 2 * tail + 1) {
@@ -66,7 +68,7 @@ void tkb__md_code(const char *s, char *buf, size_t cap) {
   }
   size_t len = (size_t)snprintf(buf, cap, "%s%s", fence, pad ? " " : "");
   for (const char *p = s; p && *p && len + tail + 1 < cap; p++)
-    buf[len++] = *p == '\n' || *p == '\r' || *p == '\t' ? ' ' : *p;
+    buf[len++] = *p == '\n' || *p == '\r' || *p == '\t' ? ' ' : too_long && *p == '`' ? '\'' : *p;
   snprintf(buf + len, cap - len, "%s%s", pad ? " " : "", fence);
 }
 
