@@ -81,8 +81,8 @@ const tkb__format *tkb__format_for_gbench(const tkb__format *f);
  * (<, >, & as entities), no emphasis, link or code (their characters backslash-escaped),
  * one line. Cut to fit cap. */
 void tkb__md_plain(const char *s, char *buf, size_t cap);
-/* s as a code span whose fence no backtick in s can close, on one line; cut to fit cap,
- * the closing fence kept. */
+/* s as a code span whose fence no backtick in s can close (a run of 15 or more backticks
+ * is written as 's), on one line; cut to fit cap, the closing fence kept. */
 void tkb__md_code(const char *s, char *buf, size_t cap);
 void tkb__md_cell(FILE *f, const char *s);
 /* Text from elsewhere (names, branches, commits, paths) as inert Markdown
