@@ -166,24 +166,25 @@ static void append_numbers(reader *rd, const cJSON *obj, const char *key, double
 /* The calls of the objects used[0..n_used) (one per experiment, or one holding every call)
  * into *s, whose sizes are set. */
 static void gather_calls(reader *rd, const cJSON *const *used, int n_used, tkb__row_samples *s) {
-  int n_cpu = 0, with_cpu = 0;
-  bool throttled = false;
+  /* CPU times: one per call in every object, or none in any ([] when the method measured
+   * none; an experiment without calls has [] either way) */
+  bool with_cpu = false, without_cpu = false, throttled = false;
   for (int k = 0; k < n_used; k++) {
-    int len = cJSON_GetArraySize(get(used[k], "cpu_times_ms"));
-    n_cpu += len;
-    with_cpu += len > 0;
+    const int calls = cJSON_GetArraySize(get(used[k], "evaluation_times_ms"));
+    const int cpu = cJSON_GetArraySize(get(used[k], "cpu_times_ms"));
+    if (cpu != 0 && cpu != calls) bad(rd, "cpu_times_ms", "does not hold one time per evaluation time");
+    with_cpu |= cpu > 0;
+    without_cpu |= cpu == 0 && calls > 0;
     throttled |= get(get(used[k], "statistics"), "throttled_calls") != NULL;
   }
+  if (with_cpu && without_cpu) bad(rd, "cpu_times_ms", "does not hold one time per evaluation time");
+  if (rd->st) return;
   const size_t cap = (size_t)(s->n ? s->n : 1);
   s->ms = malloc(cap * sizeof *s->ms);
-  s->cpu_ms = with_cpu ? malloc(cap * sizeof *s->cpu_ms) : NULL; /* [] when the method measured none */
+  s->cpu_ms = with_cpu ? malloc(cap * sizeof *s->cpu_ms) : NULL;
   s->throttled = throttled ? calloc(cap, sizeof *s->throttled) : NULL;
   if (!s->ms || (with_cpu && !s->cpu_ms) || (throttled && !s->throttled)) {
     rd->st = tkb_set_error(TKB_ERR_OUT_OF_MEMORY, "out of memory reading entry \"%s\"", rd->entry);
-    return;
-  }
-  if (with_cpu && (with_cpu != n_used || n_cpu != s->n)) {
-    bad(rd, "cpu_times_ms", "does not hold one time per evaluation time");
     return;
   }
   int at = 0, at_cpu = 0;
