@@ -47,7 +47,7 @@ test-asan: build-asan bootstrap-test
 # The libFuzzer harnesses (tests/fuzz) in a clang tree of their own: a short run of each
 # (10 s) as a test, side by side (each harness fuzzes on one thread), and `make fuzz` for
 # long runs (FUZZ_SECONDS per harness).
-build-fuzz: bootstrap
+build-fuzz: bootstrap-test
 	cmake -S . -B $(FUZZ_BUILD) -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=Debug -DTKB_FUZZ=ON \
 	  -DTKB_CUDA=OFF -DTKB_CUDA_EMU=OFF >/dev/null
 	cmake --build $(FUZZ_BUILD) --target fuzz_all -j $(JOBS)
@@ -67,9 +67,14 @@ test: test-release test-asan test-fuzz
 # give the median a 95% interval) after one warm-up. `tkbench run` alone uses the ci rule.
 RUN_FLAGS ?= --mode forward,forward_and_vjp --iterations 6 --experiments 1 --warmup once
 
+# Every `make run` is also recorded in the results store, so the second already has a
+# history to look at (`tkbench history list`, `tkbench history show --filter NAME`).
+HISTORY ?= results/history.sqlite
+
 run: build-runtime
 	@mkdir -p results
-	$(BUILD)/tkbench run $(RUN_FLAGS) --out results/latest.json
+	$(BUILD)/tkbench run $(RUN_FLAGS) --out results/latest.json --history $(HISTORY)
+	@echo "history: $(BUILD)/tkbench history list --history $(HISTORY) (or history show --filter NAME)"
 
 # Only what `run` and `install` use: the libraries, tkbench, the backend plugins and the
 # man page (the CMake target `runtime`), not the tests, examples and bench programs.

@@ -6,6 +6,8 @@
  *   - forward GFLOP/s against OpenBLAS sgemm alone on float32 operands of the same
  *     B x Hd x V (the loss is one such product plus O(B V) softmax work); target: the
  *     op reaches >= 70% of sgemm's GFLOP/s.
+ * The forwards are also timed on the next-lower cpu kernel path in the same rounds, and
+ * the program fails (exit 1) when the path measured is slower (bench_isa_guard.h).
  * Everything is timed by tkb_benchmark (wallclock medians). The op and its baseline are
  * measured in alternating rounds so that load from elsewhere hits both alike, each round
  * after a pause that lets the other's idle threads stop spinning.
@@ -15,6 +17,7 @@
  */
 #define BENCH_NAME "bench_lsce"
 #include "bench_util.h"
+#include "bench_isa_guard.h"
 
 /* One timed_round after a timed_pause: the op and sgemm alternate, each with OpenBLAS
  * threads of its own. */
@@ -37,6 +40,7 @@ static void std_op(const tkb_fn *fn, tkb_mode mode, int64_t B, int64_t Hd, int64
 }
 
 static int n_fail;
+static isa_guard guard;
 
 /* The 1-minute load average: other work on the machine makes every ratio noisy. */
 static double load_average(void) {
@@ -58,6 +62,14 @@ static void vs_sgemm(int64_t B, int64_t Hd, int64_t V, tkb_dtype x_dt, const cha
   std_op(&tkb_op_linear_softmax_cross_entropy_loss, TKB_MODE_FORWARD, B, Hd, V, x_dt, red, &f,
          &args);
   timed_open(&op, f, args, rounds * 5);
+  timed low; /* the op on the path below (bench_isa_guard.h), prepared there */
+  if (guard.active) {
+    isa_guard_use(guard.low);
+    std_op(&tkb_op_linear_softmax_cross_entropy_loss, TKB_MODE_FORWARD, B, Hd, V, x_dt, red, &f,
+           &args);
+    timed_open(&low, f, args, rounds * 5);
+    isa_guard_use(guard.high);
+  }
   tkb_value gv[2] = {TKB_ABSTRACT(TKB_SPEC(TKB_FLOAT32, B, Hd)),
                      TKB_ABSTRACT(TKB_SPEC(TKB_FLOAT32, Hd, V))};
   tkb_std_opts o = {.seed = 1};
@@ -66,6 +78,11 @@ static void vs_sgemm(int64_t B, int64_t Hd, int64_t V, tkb_dtype x_dt, const cha
   for (int r = 0; r < rounds; r++) {
     paused_round(&op, 5);
     paused_round(&gemm, 5);
+    if (guard.active) {
+      isa_guard_use(guard.low);
+      paused_round(&low, 5);
+      isa_guard_use(guard.high);
+    }
   }
   const double flops = 2.0 * (double)B * (double)Hd * (double)V;
   const double t_op = timed_median(&op), t_gemm = timed_median(&gemm);
@@ -76,6 +93,13 @@ static void vs_sgemm(int64_t B, int64_t Hd, int64_t V, tkb_dtype x_dt, const cha
          "%6.1f GFLOP/s | ratio %.2f %s\n",
          (long long)B, (long long)Hd, (long long)V, tkb_dtype_name(x_dt), red, t_op, g_op,
          t_gemm, g_gemm, ratio, ratio >= 0.70 ? "PASS (>= 0.70)" : "FAIL (< 0.70)");
+  if (guard.active) {
+    char what[64];
+    snprintf(what, sizeof what, "forward %lldx%lldx%lld", (long long)B, (long long)Hd,
+             (long long)V);
+    isa_guard_report(&guard, what, t_op, timed_median(&low));
+    timed_close(&low);
+  }
   timed_close(&op);
   timed_close(&gemm);
 }
@@ -129,6 +153,7 @@ int main(int argc, char **argv) {
          "medians; load average %.2f\n",
          tkb_get_num_threads(), rounds, load_average());
   print_cpu_path();
+  guard = isa_guard_make();
   if (first_shape == argc) {
     /* the suite's cpu specs (ops/linear_softmax_cross_entropy_loss/specs.c) */
     if (tkb_register_builtin_ops()) die("register");
@@ -159,5 +184,6 @@ int main(int argc, char **argv) {
   printf("%s: %d forward shape(s) below 70%% of sgemm (load average now %.2f; above ~1 the\n"
          "machine is shared and the ratios are noise)\n",
          n_fail ? "FAIL" : "PASS", n_fail, load_average());
-  return 0;
+  isa_guard_summary(&guard);
+  return guard.failures ? 1 : 0;
 }

@@ -94,7 +94,7 @@ static int build_gb(const char *dir, const char *name, const char *src, char *pa
   if (system(cmd) != 0) {
     snprintf(cmd, sizeof cmd, "head -c 300 '%s.log'", path);
     printf("SKIPPED: no Google Benchmark program to compare with: c++ against libbenchmark-dev "
-           "failed (scripts/bootstrap.sh installs libbenchmark-dev):\n");
+           "failed (scripts/bootstrap.sh test installs libbenchmark-dev):\n");
     fflush(stdout);
     if (system(cmd) != 0) printf("(no compiler output)\n");
     return -1;

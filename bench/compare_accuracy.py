@@ -13,13 +13,27 @@ Sections (each prints its figure, its target and the load average around it):
           called slower (target >= 95%).
   small   RUNS runs of the 1x build against the 1.01x one: a change inside the noise band
           must never be called faster or slower (target: 0).
+  history  `compare --history`: a store filled with HISTORY (12) runs of the 1x build
+          (`run --history`, as CI records every merge), then RUNS trials of: run A
+          (recorded too), run B of the same build, and run C of the 1.05x build with the
+          slowdown on spin_50k alone (TKB_SPIN_ONLY=50, the other entries at 1x); `compare
+          A B --history` over the 10 entries: the share called changed (target <= 5%), and
+          `compare A C --history` on spin_50k: called slower (target >= 90%). The same
+          pairs compared without --history beside them, and the bands the entries used.
   gbench  Google Benchmark JSON files made by a program built with Debian's
           libbenchmark-dev (one benchmark 1.05x the work in NEW, the others unchanged),
           compared by Google Benchmark's tools/compare.py (Debian's libbenchmark-tools) and
           by `tkbench compare`, side by side; over RUNS pairs, how often each calls a
           change on the unchanged benchmarks and on the changed one.
+  gbfew   few repetitions, many entries: a Google Benchmark program of 26 entries, 5
+          repetitions a side, A/A and against 1.10x the work on every entry, RUNS pairs
+          each, the repetitions interleaved (one repetition a run, ABBA, as ab alternates
+          experiments) and as two runs one after the other: the share of the A/A
+          comparisons called faster or slower (target <= 5%, interleaved), the share of
+          the 10% ones called slower, which rule decided (the U test cannot reach p < 0.05
+          at 5 against 5 over 26 entries) and the smallest change it could call.
 
-usage: bench/compare_accuracy.py [BUILD_DIR] [--runs N] [--section S ...]
+usage: bench/compare_accuracy.py [BUILD_DIR] [--runs N] [--history N] [--section S ...]
        (default: build, 3 runs, every section; the figures in docs/PERFORMANCE.md use 20)
 The gbench section installs g++, libbenchmark-dev, libbenchmark-tools, python3-numpy and
 python3-scipy with apt-get when they are missing and this runs as root; otherwise it says
@@ -131,6 +145,67 @@ def section_seq(bench, runs):
         print(f"  pair {i + 1:2d}: {c['same']} same, {c['unsure']} unsure, {c['faster']} faster, "
               f"{c['slower']} slower")
     summary("run, run, compare", allv, " (ab's target <= 5%)")
+    print(f"  [{time.time() - t0:.0f} s, load {load()}]")
+
+
+def section_history(bench, runs, history):
+    print(f"## compare --history: a store of {history} runs of the 1x build, then {runs} trials of run A "
+          f"(recorded), run B (1x), run C (spin_50k 1.05x); 10 entries (load {load()})")
+    store = os.path.join(bench.tmp, "history.sqlite")
+    a, b, c = (os.path.join(bench.tmp, f"hist_{k}.json") for k in "abc")
+
+    def record(path, lib, env=None, keep=True):
+        cmd = [bench.tkbench, "run", "--load", bench.spin[lib], "--filter", ENTRIES_AA, "--quiet", "--out", path]
+        if keep:
+            cmd += ["--history", store, "--commit", "%07x" % (0x1000000 + record.n), "--branch", "main"]
+            record.n += 1
+        r = run(cmd, env=dict(os.environ, **(env or {})))
+        if r.returncode:
+            sys.exit(f"compare_accuracy: tkbench run exited {r.returncode}: {r.stderr}")
+    record.n = 0
+
+    def compare(base, new, with_history):
+        out = os.path.join(bench.tmp, "hist_cmp.json")
+        cmd = [bench.tkbench, "compare", base, new, "--format", "json", "--out", out, "--quiet"]
+        if with_history:
+            cmd += ["--history", store]
+        r = run(cmd)
+        if r.returncode not in (0, 1):
+            sys.exit(f"compare_accuracy: tkbench compare exited {r.returncode}: {r.stderr}")
+        with open(out) as f:
+            return {x["name"]: x for x in json.load(f)["benchmarks"]}
+
+    t0 = time.time()
+    for i in range(history):
+        record(os.path.join(bench.tmp, "hist_seed.json"), "100")
+    print(f"  {history} runs recorded [{time.time() - t0:.0f} s, load {load()}]")
+    aa_hist, aa_plain, power_hist, power_plain, bands = [], [], [], [], []
+    for i in range(runs):
+        record(a, "100")
+        record(b, "100", keep=False)
+        record(c, "105", env={"TKB_SPIN_ONLY": "50"}, keep=False)
+        h, p = compare(a, b, True), compare(a, b, False)
+        aa_hist += [x["verdict"] for x in h.values()]
+        aa_plain += [x["verdict"] for x in p.values()]
+        bands += [x["noise_band"] for x in h.values()]
+        hc, pc = compare(a, c, True)[ENTRY_ONE.strip("^$")], compare(a, c, False)[ENTRY_ONE.strip("^$")]
+        power_hist.append(hc["verdict"])
+        power_plain.append(pc["verdict"])
+        ch, cp = count(x["verdict"] for x in h.values()), count(x["verdict"] for x in p.values())
+        print(f"  trial {i + 1:2d}: A/A with history {ch['faster'] + ch['slower']} of 10 called "
+              f"(bands {min(x['noise_band'] for x in h.values()):.1%} to {max(x['noise_band'] for x in h.values()):.1%}), "
+              f"without {cp['faster'] + cp['slower']}; spin_50k +5%: {hc['verdict']} "
+              f"({100 * (hc['ratio'] - 1):+.2f}% [{100 * (hc['ratio_ci_low'] - 1):+.2f}%, "
+              f"{100 * (hc['ratio_ci_high'] - 1):+.2f}%], band {hc['noise_band']:.1%}), without {pc['verdict']}  "
+              f"(load {load()})")
+    summary("A/A, run, run, compare --history", aa_hist, " (target <= 5%)")
+    summary("the same pairs without --history", aa_plain, "")
+    bands.sort()
+    print(f"  bands used: median {bands[len(bands) // 2]:.1%}, from {bands[0]:.1%} to {bands[-1]:.1%}")
+    for label, vs, target in (("with --history", power_hist, ", target >= 90%"), ("without", power_plain, "")):
+        k = count(vs)
+        print(f"  spin_50k +5%, {label}: slower in {k['slower']} of {runs} ({100 * k['slower'] / runs:.0f}%{target}); "
+              f"{k['unsure']} unsure, {k['same']} same, {k['faster']} faster")
     print(f"  [{time.time() - t0:.0f} s, load {load()}]")
 
 
@@ -263,13 +338,127 @@ def section_gbench(bench, runs):
           f"correction)")
 
 
+GB_FEW_SOURCE = r"""
+#include <benchmark/benchmark.h>
+#include <cstdint>
+#include <cstdlib>
+// 26 busy loops; each takes SPIN_FACTOR (the environment) x its work.
+static void BM_few(benchmark::State& s) {
+  const char* f = std::getenv("SPIN_FACTOR");
+  const int64_t steps = (int64_t)((f ? std::atof(f) : 1.0) * 2000.0 * (double)s.range(0));
+  for (auto _ : s) {
+    uint64_t x = 88172645463325252ull;
+    for (int64_t i = 0; i < steps; i++) x = x * 6364136223846793005ull + 1442695040888963407ull;
+    benchmark::DoNotOptimize(x);
+  }
+}
+BENCHMARK(BM_few)->DenseRange(1, 26)->Unit(benchmark::kMicrosecond);
+BENCHMARK_MAIN();
+"""
+
+
+# short, so a pair of 10 runs of 26 entries fits a minute on a crowded 2-core machine
+GB_FEW_MIN_TIME = "--benchmark_min_time=0.01"
+
+
+def gb_rows(exe, factor, out):
+    """One run of the Google Benchmark program (1 repetition): its iteration rows."""
+    r = run([exe, "--benchmark_repetitions=1", GB_FEW_MIN_TIME, f"--benchmark_out={out}"],
+            env=dict(os.environ, SPIN_FACTOR=factor))
+    if r.returncode:
+        sys.exit(f"compare_accuracy: the Google Benchmark program failed: {r.stderr}")
+    with open(out) as f:
+        d = json.load(f)
+    return d, [b for b in d["benchmarks"] if b.get("run_type") == "iteration"]
+
+
+def gb_pair(bench, exe, factor, interleaved):
+    """BASE (1x) and NEW (factor x the work) files of 5 repetitions each. Interleaved: 5
+    runs of one repetition a side in ABBA order, each repetition's rows renumbered, as
+    `ab` alternates experiments (a drift between runs then lands on both sides alike);
+    else two runs of 5 repetitions one after the other."""
+    files = [os.path.join(bench.tmp, f"few_{k}.json") for k in ("base", "new")]
+    if not interleaved:
+        for path, fac in zip(files, ("1.0", factor)):
+            r = run([exe, "--benchmark_repetitions=5", GB_FEW_MIN_TIME, f"--benchmark_out={path}"],
+                    env=dict(os.environ, SPIN_FACTOR=fac))
+            if r.returncode:
+                sys.exit(f"compare_accuracy: the Google Benchmark program failed: {r.stderr}")
+        return files
+    docs, rows = [None, None], [[], []]
+    tmp = os.path.join(bench.tmp, "few_one.json")
+    for rep in range(5):
+        for side in ((0, 1) if rep % 2 == 0 else (1, 0)):
+            d, rs = gb_rows(exe, "1.0" if side == 0 else factor, tmp)
+            for b in rs:
+                b["repetition_index"], b["repetitions"] = rep, 5
+            docs[side] = docs[side] or d
+            rows[side] += rs
+    for side, path in enumerate(files):
+        docs[side]["benchmarks"] = rows[side]
+        with open(path, "w") as f:
+            json.dump(docs[side], f)
+    return files
+
+
+def section_gbfew(bench, runs):
+    print(f"## Few repetitions, many entries: 26 Google Benchmark entries x 5 repetitions, {runs} pairs "
+          f"each: A/A and every entry 1.10x the work, repetitions interleaved (ABBA, as ab does) and run "
+          f"one after the other (load {load()})")
+    missing = [p for p in gb_missing() if p in ("g++", "libbenchmark-dev")]
+    if missing:
+        print(f"  SKIPPED: needs {' '.join(missing)} (apt-get install {' '.join(missing)}, as root)")
+        return
+    src, exe = os.path.join(bench.tmp, "few.cc"), os.path.join(bench.tmp, "few")
+    with open(src, "w") as f:
+        f.write(GB_FEW_SOURCE)
+    r = run(["g++", "-O2", src, "-o", exe, "-lbenchmark", "-lpthread"])
+    if r.returncode:
+        print(f"  SKIPPED: the Google Benchmark program does not build: {r.stderr.strip()}")
+        return
+    t0 = time.time()
+    for label, factor, interleaved in (("A/A interleaved", "1.0", True), ("x1.10 interleaved", "1.10", True),
+                                       ("A/A one run after the other", "1.0", False),
+                                       ("x1.10 one run after the other", "1.10", False)):
+        allv, rules, callable_ = [], {}, []
+        for i in range(runs):
+            files = gb_pair(bench, exe, factor, interleaved)
+            out = os.path.join(bench.tmp, "few_cmp.json")
+            run([bench.tkbench, "compare", *files, "--format", "json", "--out", out, "--quiet"])
+            with open(out) as f:
+                rows = json.load(f)["benchmarks"]
+            vs = [b["verdict"] for b in rows]
+            allv += vs
+            for b in rows:
+                rules[b["rule"]] = rules.get(b["rule"], 0) + 1
+                if b["min_callable_change"] is not None:
+                    callable_.append(b["min_callable_change"])
+            c = count(vs)
+            print(f"  {label} pair {i + 1:2d}: {c['same']} same, {c['unsure']} unsure, {c['faster']} faster, "
+                  f"{c['slower']} slower  (load {load()})")
+        c, n = count(allv), len(allv)
+        callable_.sort()
+        med = callable_[len(callable_) // 2] if callable_ else float("nan")
+        rule_text = ", ".join(f"{k} {v}" for k, v in sorted(rules.items()))
+        if factor == "1.0":
+            print(f"  {label}: {n} comparisons: called {c['faster'] + c['slower']} "
+                  f"({100 * (c['faster'] + c['slower']) / n:.1f}%, target <= 5%); same {c['same']}, unsure "
+                  f"{c['unsure']}; rules: {rule_text}; median smallest callable change {100 * med:+.1f}%")
+        else:
+            print(f"  {label}: {n} comparisons: slower {c['slower']} ({100 * c['slower'] / n:.1f}%); unsure "
+                  f"{c['unsure']}, same {c['same']}, faster {c['faster']}; rules: {rule_text}; median smallest "
+                  f"callable change {100 * med:+.1f}%")
+    print(f"  [{time.time() - t0:.0f} s, load {load()}]")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("build", nargs="?", default="build")
     ap.add_argument("--runs", type=int, default=3)
-    ap.add_argument("--section", action="append", choices=["aa", "seq", "power", "small", "gbench"])
+    ap.add_argument("--history", type=int, default=12, help="runs recorded before the history section's trials")
+    ap.add_argument("--section", action="append", choices=["aa", "seq", "history", "power", "small", "gbench", "gbfew"])
     args = ap.parse_args()
-    sections = args.section or ["aa", "seq", "power", "small", "gbench"]
+    sections = args.section or ["aa", "seq", "history", "power", "small", "gbench", "gbfew"]
     tmp = tempfile.mkdtemp(prefix="tkb_compare_accuracy_")
     try:
         bench = Bench(args.build, tmp)
@@ -279,12 +468,16 @@ def main():
                 section_aa(bench, args.runs)
             elif s == "seq":
                 section_seq(bench, args.runs)
+            elif s == "history":
+                section_history(bench, args.runs, args.history)
             elif s == "power":
                 section_change(bench, args.runs, "105", "slower")
             elif s == "small":
                 section_change(bench, args.runs, "101", "none")
-            else:
+            elif s == "gbench":
                 section_gbench(bench, args.runs)
+            else:
+                section_gbfew(bench, args.runs)
             sys.stdout.flush()
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -44,6 +44,10 @@ int main(void) {
     printf("normalization %-16s median %9.4f ms  (min %.4f, max %.4f, %d times, %s, peak %.1f MB)\n",
            tkb_mode_name((tkb_mode)m), tkb_benchmark_data_median_ms(bd), bd->min_ms, bd->max_ms,
            bd->n_evaluation_times, tkb_benchmark_data_meta(bd, "method"), bd->peak_memory_mb);
+    /* the reasons to doubt these numbers that the run saw (a busy machine, OpenMP threads
+     * on contended cores, two clusters of calls, ...), each with what would help */
+    for (int w = 0; w < bd->n_warnings; w++)
+      printf("  warning (%s): %s\n", bd->warnings[w].kind, bd->warnings[w].text);
     tkb_benchmark_data_free(bd);
     tkb_std_fn_free(f_std);
     tkb_arrays_free(std_args);

@@ -811,12 +811,17 @@ typedef struct tkb_benchmark_data {
   int n_throttled;               /* calls kept although flagged in throttled[] */
   int n_throttle_retries;        /* calls discarded and retried (throttle_retries) */
   /* How far the numbers can be trusted (every stopping rule): */
-  double median_ci_low_ms;       /* the 95% confidence interval of the median (NaN with 5
-                                    evaluation times or fewer in one experiment: too few
-                                    for any interval to cover it 95% of the time) */
+  double median_ci_low_ms;       /* the median's 95% interval: where the median of a
+                                    rerun on the same machine lands (README, "How far a
+                                    number can be trusted": the calls' interval, the
+                                    experiments' spread, the clock's tick and a layout
+                                    floor, whichever is widest; the metadata's
+                                    interval_bound names it). NaN with 5 evaluation times or
+                                    fewer in one experiment: too few for any interval */
   double median_ci_high_ms;
   double ci_level;               /* 0.95 */
-  const char *ci_method;         /* static: "order statistics" (one experiment: the
+  const char *ci_method;         /* static: how the calls' own interval was drawn (the
+                                    samples term): "order statistics" (one experiment: the
                                     binomial ranks around n/2, distribution-free) or
                                     "two-level bootstrap" (experiments drawn with
                                     replacement, then calls within them: the spread between
@@ -829,9 +834,11 @@ typedef struct tkb_benchmark_data {
   char *stopping_rule;           /* the rule as run, every parameter written out:
                                     "fixed", "ci:max_noise=0.01,min_samples=10,..." */
   int batch_size;                /* calls timed together per evaluation time: 1, or for calls
-                                    too short for the host clock (under 100 reads of it) a
-                                    batch, each evaluation time then being the batch's mean
-                                    per call (the distribution is that of batches) */
+                                    under 20 us (or 100 reads of the host clock) under a
+                                    rule that batches, a batch, each evaluation time then
+                                    being the batch's mean per call less the per-call floor
+                                    of the same loop of empty calls (call_floor_ns in the
+                                    metadata); the distribution is that of batches */
   int *experiment_sizes;         /* evaluation times in each experiment (experiments of
                                     them); the fixed rule's are all `iterations` */
   double first_call_ms;          /* wall time of the first call (a warm-up), NaN when the
@@ -1011,6 +1018,21 @@ typedef struct tkb_benchmark_def {
  * registry.
  */
 tkb_status tkb_register_benchmark(const tkb_benchmark_def *def);
+/** A plain function to time: called with the context it was registered with. */
+typedef void (*tkb_plain_fn)(void *ctx);
+
+/**
+ * The shortest registration, for a function that needs no standardization (no arrays to
+ * fill, no static arguments, no backward pass): each timed call is fn(ctx), exactly as
+ * written. The entry is "{name}_forward_c" (op name, impl "c", tags "cpu", forward mode),
+ * and bytes_per_call / flops_per_call (0: unknown) give its throughput columns. fn and
+ * ctx must outlive the registry; name is copied. Errors: as tkb_register_benchmark, and
+ * TKB_ERR_INVALID_ARGUMENT for a NULL fn or a negative (or NaN) count.
+ * For arrays, modes and a vjp, register a tkb_fn with tkb_register_benchmark instead.
+ */
+tkb_status tkb_register_function(const char *name, tkb_plain_fn fn, void *ctx, double bytes_per_call,
+                                 double flops_per_call);
+
 /** Number of registered entries. */
 size_t tkb_registry_count(void);
 /** Entry i (registration order) or NULL; owned by the registry. */
@@ -1106,6 +1128,22 @@ void tkb_add_registrar(tkb_registrar fn);
   }
 
 /**
+ * TKB_FUNCTION(name, fn, ctx, bytes_per_call, flops_per_call) registers a plain function
+ * in one line (tkb_register_function, queued by TKB_REGISTER), for a TKB_MAIN() program:
+ *
+ *   static void saxpy_64k(void *ctx) { ... }
+ *   TKB_FUNCTION(saxpy_64k, saxpy_64k, &data, 12.0 * 65536, 2.0 * 65536)
+ *   TKB_MAIN()
+ *
+ * name is an identifier, and the entry's op and spec name ("saxpy_64k_forward_c").
+ */
+#define TKB_FUNCTION(name, fn, ctx, bytes_per_call, flops_per_call)                     \
+  static tkb_status tkb_function_##name(void) {                                        \
+    return tkb_register_function(#name, fn, ctx, bytes_per_call, flops_per_call);      \
+  }                                                                                      \
+  TKB_REGISTER(tkb_function_##name)
+
+/**
  * Plugins: a shared object passed to `tkbench run --load lib.so` (or tkb_load_plugin)
  * exports `tkb_status tkb_plugin_init(void)`, which registers its entries. It should
  * not link libtkbench: its tkbench symbols resolve against the host program (the
@@ -1131,18 +1169,31 @@ tkb_status tkb_load_plugin(const char *path);
 /* Numerics (Tokamax's numerics module; `tkbench check`)                          */
 /* ------------------------------------------------------------------------------ */
 /*
- * Where tkbench differs from Tokamax's numerics.py:
- *  - argument order: tkb_array_diff_summary(actual, expected, ...) where Tokamax has
- *    array_diff_summary(expected, actual, ...); expected is the reference either way
- *    (the closeness test scales rtol by |expected|);
- *  - the dtypes of the two arrays may differ (both are read as float64); Tokamax
- *    refuses that;
- *  - tkb_diff_summary.percent_close is 0..100; Tokamax's percent_close is the fraction
- *    0..1 (what `tkbench check --format json` writes under that key);
- *  - tkb_array_diff_summary treats two NaNs as close (equal_nan true), for
- *    compatibility; tkb_array_diff_summary_ex takes Tokamax's equal_nan, false by
- *    default as in Tokamax;
- *  - the summaries carry more: counts, l2 norms and the fit of a systematic error.
+ * Two entry points compare an array with the expected one. tkb_array_diff_summary_tokamax
+ * is Tokamax's numerics.array_diff_summary, number for number; tkb_array_diff_summary(_ex)
+ * is tkbench's own, richer summary, which `tkbench check` uses. Side by side:
+ *
+ *                      tkb_array_diff_summary_tokamax    tkb_array_diff_summary(_ex)
+ *   argument order     (expected, actual), Tokamax's      (actual, expected)
+ *   dtypes             must be equal (Tokamax refuses)    may differ (read as float64)
+ *   percent_close      the fraction 0..1 (Tokamax's)      0..100 (what `tkbench check
+ *                                                          --format json` writes is 0..1)
+ *   equal_nan          an argument, false as in Tokamax   true in tkb_array_diff_summary;
+ *                                                          _ex: an option, false
+ *   largest difference np.argmax: the first NaN wins     a NaN or infinity facing
+ *                      (values NaN, max diff NaN); with    anything else counts +Inf; two
+ *                      equal_nan np.nanargmax skips every  NaNs with equal_nan, and equal
+ *                      NaN difference (one NaN side too);  infinities, count 0
+ *                      equal infinities give NaN
+ *   l2 of the diff     numpy's norm over every element:    over the finite pairs only (the
+ *                      NaN when any difference is NaN      others show in the counts)
+ *                      (Tokamax's DiffSummary has none)
+ *   no element         refused (Tokamax's argmax raises)   a summary of zeros, 100% close
+ *   more               the index of the largest diff       counts, relative l2, bias,
+ *                                                          scale, the tolerance ratio
+ *
+ * Both use numpy's isclose with expected as the reference: |actual - expected| <= atol +
+ * rtol |expected| for finite pairs, equality otherwise.
  */
 
 /** Tokamax's (and numpy.isclose's) default tolerances of tkb_array_diff_summary. */
@@ -1217,6 +1268,37 @@ tkb_status tkb_array_diff_summary_ex(const tkb_array *actual, const tkb_array *e
  *  tkbench has always compared; the same errors. */
 tkb_status tkb_array_diff_summary(const tkb_array *actual, const tkb_array *expected,
                                   double rtol, double atol, tkb_diff_summary *out);
+
+/** Tokamax's DiffSummary (numerics.py), field for field, plus the index its values come
+ *  from, the element count and numpy's l2 norm of the difference. */
+typedef struct tkb_tokamax_diff_summary {
+  double max_absolute_diff_values[2]; /* (expected, actual) at max_index, Tokamax's order */
+  double max_absolute_diff;  /* |values[0] - values[1]| (Tokamax's property): NaN when a
+                                value is NaN or both are the same infinity */
+  double percent_close;      /* the FRACTION of elements close, 0..1 (Tokamax's name) */
+  bool allclose;             /* every element close */
+  int64_t max_index;         /* flat index of the values: np.argmax of |expected - actual|
+                                (the first NaN difference when there is one), np.nanargmax
+                                with equal_nan */
+  int64_t numel;             /* elements compared */
+  double l2_diff;            /* numpy's norm(expected - actual) over every element: NaN when
+                                any difference is NaN, +Inf when one is infinite. Not in
+                                Tokamax's DiffSummary; tkb_diff_summary.l2_diff sums the
+                                finite pairs only */
+} tkb_tokamax_diff_summary;
+
+/**
+ * Tokamax's array_diff_summary(expected, actual, rtol, atol, equal_nan), in its argument
+ * order and with its semantics (the table above): host arrays of equal shape and equal
+ * dtype, read as float64. Tokamax's defaults are TKB_DIFF_RTOL_DEFAULT,
+ * TKB_DIFF_ATOL_DEFAULT and equal_nan false. The result does not depend on the thread
+ * count. Errors, where Tokamax raises: TKB_ERR_BAD_SHAPE naming both specs;
+ * TKB_ERR_INVALID_ARGUMENT for different dtypes, no element (argmax of nothing), every
+ * difference NaN with equal_nan (nanargmax of nothing), a NULL argument, a NaN tolerance,
+ * an array without data; TKB_ERR_UNSUPPORTED for arrays not in host memory.
+ */
+tkb_status tkb_array_diff_summary_tokamax(const tkb_array *expected, const tkb_array *actual, double rtol,
+                                          double atol, bool equal_nan, tkb_tokamax_diff_summary *out);
 
 /**
  * What one array holds (Tokamax's NumericSummary, plus std and counts), from its values

@@ -25,20 +25,27 @@ need_pkg libcjson-dev
 need_pkg opencl-headers
 need_pkg ocl-icd-opencl-dev
 need_pkg pocl-opencl-icd
-# Google Benchmark, to compare with: bench/bench_startup.c and tests/cli/gbench_keys.sh
-# build small programs against it.
-need_pkg libbenchmark-dev
+# The results store (--history, `tkbench history`): SQLite's and libpq's headers to build
+# its engines, whose libraries it opens when a store is first used.
+need_pkg libsqlite3-dev
+need_pkg libpq-dev
 
+# What only the tests and the bench programs use, so `make run` does not install it
 if $for_tests; then
   # the HTML report's browser test renders the page in headless Chromium
   command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || missing+=(chromium)
+  # Google Benchmark, to compare with: bench/bench_startup.c and tests/cli/gbench_keys.sh
+  # build small programs against it.
+  need_pkg libbenchmark-dev
+  # The fuzz tree (tests/fuzz, `make test-fuzz`): clang with libFuzzer, and the OpenMP
+  # runtime clang links.
+  need_cmd clang clang
+  need_pkg libomp-dev
+  # the store's PostgreSQL test (tests/cli/history_postgres.sh) starts a server of its own
+  need_pkg postgresql
   # the complexity gate (tests/source/complexity.sh) measures each function with pmccabe
   need_cmd pmccabe pmccabe
 fi
-# The fuzz tree (tests/fuzz, `make test-fuzz`): clang with libFuzzer, and the OpenMP
-# runtime clang links.
-need_cmd clang clang
-need_pkg libomp-dev
 
 if [ ${#missing[@]} -gt 0 ]; then
   echo "bootstrap: installing ${missing[*]}" >&2

@@ -4,7 +4,10 @@
  * offline with scipy 1.17.1's mannwhitneyu, two-sided, use_continuity=True, the method
  * named per case, and stored here as numbers), Holm and Benjamini-Hochberg on crafted
  * sets, the verdict at the noise band's edges, the two-level bootstrap's coverage on
- * synthetic data with a known truth, and whole comparisons of files built in memory.
+ * synthetic data with a known truth, whole comparisons of files built in memory, and the
+ * decision rules (src/report/compare_rule.c): Student's t against scipy's, the interval
+ * rule's error rate on A/A draws, and Google Benchmark's own file of 26 entries x 5
+ * repetitions against copies x1.10, x1.01 and x1.
  */
 #include "check.h"
 #include "report.h"
@@ -348,8 +351,9 @@ static void comparisons(void) {
   tkb__results_file_free(&next);
 }
 
-/* Google Benchmark files: one value per repetition; 3 repetitions cannot be significant
- * (the exact U test's smallest p is 0.1), a single one has no interval. */
+/* Google Benchmark files: one value per repetition, judged by the interval rule (3
+ * repetitions cannot be significant by the U test, whose smallest p is 0.1); a single one
+ * has no interval and no change of any size can be called. */
 static void per_repetition(void) {
   const char *a = "{\"benchmarks\": ["
                   "{\"name\": \"r3\", \"run_type\": \"iteration\", \"repetition_index\": 0, \"real_time\": 10},"
@@ -370,20 +374,222 @@ static void per_repetition(void) {
   CHECK(c.n_rows == 2);
   if (c.n_rows == 2) {
     CHECK(c.rows[0].p_exact && fabs(c.rows[0].p - 0.1) < 1e-12);
-    CHECK(c.rows[0].verdict == TKB__UNSURE && c.rows[0].ci_low > 1.5);
+    CHECK(c.rows[0].ci_low > 1.5 && c.rows[0].rule == TKB__RULE_INTERVAL && c.rows[0].verdict == TKB__SLOWER);
+    /* one entry tested: the interval's coverage is 95%; scipy: Welch's t on the logs */
+    CHECK_NEAR(c.rows[0].decision_level, 0.95, 1e-15);
+    CHECK_NEAR(c.rows[0].decision_low, 1.5843418376836083, 1e-9);
+    CHECK_NEAR(c.rows[0].decision_high, 2.3096693043043492, 1e-9);
+    CHECK_NEAR(c.rows[0].u_floor, 0.1, 1e-12);
     CHECK(isnan(c.rows[1].ci_low) && isnan(c.rows[1].p) && c.rows[1].verdict == TKB__UNSURE);
+    CHECK(c.rows[1].rule == TKB__RULE_NONE && isnan(c.rows[1].min_change));
     CHECK_NEAR(c.rows[1].ratio, 1.2, 1e-12);
   }
   CHECK(c.geomean.n == 1); /* the single-valued entry has no resamples */
   bool single = false, few = false;
   for (size_t i = 0; i < c.n_warnings; i++) {
-    single |= strstr(c.warnings[i], "one value on a side") != NULL;
-    few |= strstr(c.warnings[i], "fewer than 9 repetitions") != NULL;
+    single |= strstr(c.warnings[i], "no change of any size can be called") != NULL;
+    few |= strstr(c.warnings[i], "1 entry is judged on the ratio's 95% interval") != NULL &&
+           strstr(c.warnings[i], "the U test cannot reach p < 0.05 there (its smallest p for 3 against 3 "
+                                 "values is 0.1") != NULL;
   }
-  CHECK(single && few);
+  CHECK_MSG(single && few, "%zu warnings, the last: %s", c.n_warnings,
+            c.n_warnings ? c.warnings[c.n_warnings - 1] : "");
+  CHECK(c.by_rule[TKB__RULE_INTERVAL] == 1 && c.by_rule[TKB__RULE_NONE] == 1);
   tkb__comparison_free(&c);
   tkb__results_file_free(&fa);
   tkb__results_file_free(&fb);
+}
+
+/* Student's t against scipy.stats.t (1.17.1; one ppf from mpmath, see below): ppf and sf,
+ * integer and Welch's fractional degrees of freedom, down to the tails the interval rule
+ * reaches. */
+static void student_t(void) {
+  static const struct {
+    double q, df, ppf, sf17;
+  } cases[] = {{0.975, 8, 2.3060041350333704, 0.06377643485161713},
+               {0.9990384615384615, 8, 4.530509891309926, 0.06377643485161713},
+               {0.9990384615384615, 2.5, 14.042952046080575, 0.10280610857994191},
+               {0.999999, 1, 318309.8861736347, 0.16925302733033265},
+               /* mpmath at 40 digits; scipy's ppf gives 0.255568163369787 here, 1.8e-9 off
+                  (its sf at either t settles which: 0.4 at this one, 0.40000000018 at its) */
+               {0.6, 30.5, 0.25556816383917539, 0.049654322458261554},
+               {0.999999999, 4, 234.02761205259458, 0.08217747063502498}};
+  for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+    const double t = tkb__t_quantile(cases[k].q, cases[k].df);
+    CHECK_MSG(fabs(t - cases[k].ppf) <= 1e-9 * cases[k].ppf, "t.ppf(%.17g, %g): %.17g, scipy %.17g",
+              cases[k].q, cases[k].df, t, cases[k].ppf);
+    CHECK_NEAR(tkb__t_quantile(1 - cases[k].q, cases[k].df), -t, 1e-9 * t);
+    const double sf = tkb__t_upper_tail(1.7, cases[k].df);
+    CHECK_MSG(fabs(sf - cases[k].sf17) <= 1e-12, "t.sf(1.7, %g): %.17g, scipy %.17g", cases[k].df, sf,
+              cases[k].sf17);
+  }
+  CHECK(isnan(tkb__t_quantile(0, 5)) && isnan(tkb__t_quantile(0.5, 0)) && tkb__t_quantile(0.5, 3) == 0);
+  /* the U test's floor: 2 / C(n1 + n2, n1) */
+  CHECK_NEAR(tkb__u_test_floor(5, 5), 2.0 / 252, 1e-15);
+  CHECK_NEAR(tkb__u_test_floor(3, 3), 0.1, 1e-15);
+  CHECK_NEAR(tkb__u_test_floor(1, 1), 1, 1e-15);
+  CHECK(tkb__u_test_floor(300, 300) < 1e-178 && isnan(tkb__u_test_floor(0, 4)));
+}
+
+/* The interval rule's own error rate: A/A pairs of 5 against 5 log-normal values, the
+ * interval at 1 - 0.05 / 26. Its misses (an interval without 1) must be the 0.19% it
+ * promises (Bonferroni over 26 entries: a family-wise 4.9%), and with the 2% band a
+ * false call at a 1% spread must not happen at all; a 10% change at that spread is
+ * called nearly every time (the interval is wide when the spread is overestimated). */
+static void interval_rule_error_rate(void) {
+  const int trials = check_quick() ? 4000 : 20000;
+  const double level = 1 - 0.05 / 26;
+  int missed = 0, called = 0, caught = 0, covered95 = 0;
+  double b[5], n[5], w[5];
+  for (int t = 0; t < trials; t++) {
+    for (int i = 0; i < 5; i++) {
+      b[i] = exp(0.01 * normal());
+      n[i] = exp(0.01 * normal());
+      w[i] = 1.10 * exp(0.01 * normal());
+    }
+    double lo, hi, h;
+    tkb__ratio_t_interval(b, 5, n, 5, level, &lo, &hi, &h);
+    missed += !(lo <= 1 && 1 <= hi);
+    called += tkb__change_of(lo, hi, 0, 0.02, 1) == TKB__SLOWER || tkb__change_of(lo, hi, 0, 0.02, 1) == TKB__FASTER;
+    tkb__ratio_t_interval(b, 5, n, 5, 0.95, &lo, &hi, &h);
+    covered95 += lo <= 1 && 1 <= hi;
+    tkb__ratio_t_interval(b, 5, w, 5, level, &lo, &hi, &h);
+    caught += tkb__change_of(lo, hi, 0, 0.02, 1) == TKB__SLOWER;
+  }
+  const double expect = (1 - level) * trials;
+  /* Poisson's spread around what the level promises: 4 standard deviations either way */
+  CHECK_MSG(missed >= expect - 4 * sqrt(expect) && missed <= expect + 4 * sqrt(expect) + 2,
+            "missed %d of %d, expected about %.1f", missed, trials, expect);
+  CHECK_MSG(fabs((double)covered95 / trials - 0.95) < 0.01, "95%% coverage %.4f", (double)covered95 / trials);
+  CHECK_MSG(called == 0, "%d false calls at a 1%% spread", called);
+  CHECK_MSG(caught >= 0.99 * trials, "a 10%% change caught %d of %d times", caught, trials);
+  printf("interval rule, 5 against 5 values: %d of %d A/A intervals at %.4f%% missed 1 (%.1f expected), "
+         "95%% intervals covered %.4f, 0 false calls, a 10%% change called %d times\n", missed, trials,
+         100 * level, expect, (double)covered95 / trials, caught);
+}
+
+/* Every repetition row's real_time replaced by its cpu_time times factor (the wall clock
+ * of the machine that wrote the fixture is a shared virtual machine's: its CPU times have
+ * the spread of a quiet one). */
+static cJSON *gbench_doc(const char *path, double factor) {
+  FILE *f = fopen(path, "rb");
+  CHECK_MSG(f != NULL, "cannot open %s", path);
+  if (!f) return NULL;
+  static char text[1 << 18];
+  const size_t len = fread(text, 1, sizeof text - 1, f);
+  fclose(f);
+  cJSON *doc = tkb__json_parse_nonfinite(text, len, NULL);
+  cJSON *rows = cJSON_GetObjectItemCaseSensitive(doc, "benchmarks");
+  for (cJSON *row = rows ? rows->child : NULL; row; row = row->next) {
+    const cJSON *cpu = cJSON_GetObjectItemCaseSensitive(row, "cpu_time");
+    cJSON *real = cJSON_GetObjectItemCaseSensitive(row, "real_time");
+    if (cJSON_IsNumber(cpu) && cJSON_IsNumber(real)) cJSON_SetNumberValue(real, cpu->valuedouble * factor);
+  }
+  return doc;
+}
+
+/* Google Benchmark 1.7.1's own file of 26 entries x 5 repetitions (and 5 more entries)
+ * against a copy with every time x1.10: each is judged by the interval rule, which calls
+ * the change wherever its smallest callable change is below 10%; against an exact copy
+ * and a x1.01 copy (inside the band) nothing is called. */
+static void few_repetitions(void) {
+  char path[700];
+  snprintf(path, sizeof path, "%s", __FILE__);
+  char *slash = strrchr(path, '/');
+  snprintf(slash ? slash + 1 : path, sizeof path - (size_t)(slash ? slash + 1 - path : 0),
+           "fixtures/gbench_field_1.7.1.json");
+  const double factors[] = {1.10, 1.0, 1.01};
+  for (size_t k = 0; k < 3; k++) {
+    tkb__results_file base, next;
+    CHECK_OK(tkb__results_file_adopt(gbench_doc(path, 1), "base.json", &base));
+    CHECK_OK(tkb__results_file_adopt(gbench_doc(path, factors[k]), "new.json", &next));
+    tkb__compare_opts o = TKB__COMPARE_OPTS_DEFAULT;
+    tkb__comparison c;
+    CHECK_OK(tkb__compare(&base, &next, &o, &c));
+    CHECK(c.n_rows == 31 && c.by_rule[TKB__RULE_INTERVAL] == 31);
+    CHECK_NEAR(c.interval_level, 1 - 0.05 / 31, 1e-15);
+    size_t slower = 0, work = 0;
+    for (size_t i = 0; i < c.n_rows; i++) {
+      const tkb__compare_row *r = &c.rows[i];
+      if (strncmp(r->name, "field_work/", 11) != 0) continue;
+      work++;
+      slower += r->verdict == TKB__SLOWER;
+      if (k == 0)
+        CHECK_MSG((r->verdict == TKB__SLOWER) == (r->min_change < 0.10) && r->p_adjusted > 0.05,
+                  "%s: %s, smallest callable %.4f, adjusted p %.3g", r->name, tkb__change_name(r->verdict),
+                  r->min_change, r->p_adjusted);
+      else
+        CHECK_MSG(r->verdict == TKB__SAME || r->verdict == TKB__UNSURE, "%s: %s at x%g", r->name,
+                  tkb__change_name(r->verdict), factors[k]);
+    }
+    CHECK(work == 26);
+    if (k == 0) {
+      CHECK_MSG(slower >= 24, "%zu of 26 slower", slower);
+      printf("26 Google Benchmark entries x 5 repetitions, every time x1.10: %zu called slower by the "
+             "interval rule at %.4f%% (the U test's smallest adjusted p: %.3g)\n", slower,
+             100 * c.interval_level, fmin(1, c.rows[0].u_floor * 31));
+    }
+    /* field_fail is not compared; field_scaling's BigO and RMS rows are a fit, compared
+     * by its coefficients (every time and coefficient x factor: cpu_time's fit, which
+     * gbench_doc keeps, scales too only where real_time does, so the real coefficient's
+     * ratio is checked on the unchanged copy) */
+    CHECK(c.n_failed == 1 && strcmp(c.failed[0].base->name, "field_fail") == 0);
+    CHECK(c.n_fits == 1);
+    if (c.n_fits == 1) {
+      const tkb__compare_fit *fit = &c.fits[0];
+      CHECK(strcmp(fit->base->name, "field_scaling") == 0 && fit->same_curve &&
+            strcmp(fit->base_big_o, "N^2") == 0);
+      CHECK_NEAR(fit->base_real_ns, 1.994, 0.001); /* the fixture's real_coefficient, in ns */
+      CHECK_NEAR(fit->real_ratio, 1, 1e-12);
+      CHECK(fit->base_rms > 0 && fit->base_rms < 1);
+    }
+    tkb__comparison_free(&c);
+    tkb__results_file_free(&base);
+    tkb__results_file_free(&next);
+  }
+}
+
+/* The fixture's complexity fit against a copy whose coefficient is x1.2, then against one
+ * whose curve is another: a ratio of the coefficients, then none. */
+static void complexity_fits(void) {
+  char path[700];
+  snprintf(path, sizeof path, "%s", __FILE__);
+  char *slash = strrchr(path, '/');
+  snprintf(slash ? slash + 1 : path, sizeof path - (size_t)(slash ? slash + 1 - path : 0),
+           "fixtures/gbench_field_1.7.1.json");
+  for (int curve = 0; curve < 2; curve++) {
+    cJSON *nd = gbench_doc(path, 1);
+    for (cJSON *row = cJSON_GetObjectItemCaseSensitive(nd, "benchmarks")->child; row; row = row->next) {
+      const cJSON *agg = cJSON_GetObjectItemCaseSensitive(row, "aggregate_name");
+      if (!cJSON_IsString(agg) || strcmp(agg->valuestring, "BigO") != 0) continue;
+      cJSON *real = cJSON_GetObjectItemCaseSensitive(row, "real_coefficient");
+      cJSON_SetNumberValue(real, real->valuedouble * 1.2);
+      if (curve) cJSON_SetValuestring(cJSON_GetObjectItemCaseSensitive(row, "big_o"), "N^3");
+    }
+    tkb__results_file base, next;
+    CHECK_OK(tkb__results_file_adopt(gbench_doc(path, 1), "base.json", &base));
+    CHECK_OK(tkb__results_file_adopt(nd, "new.json", &next));
+    tkb__compare_opts o = TKB__COMPARE_OPTS_DEFAULT;
+    tkb__comparison c;
+    CHECK_OK(tkb__compare(&base, &next, &o, &c));
+    CHECK(c.n_fits == 1);
+    if (c.n_fits == 1) {
+      const tkb__compare_fit *fit = &c.fits[0];
+      char text[600];
+      tkb__fmt_fit(fit, text, sizeof text);
+      if (!curve) {
+        CHECK_NEAR(fit->real_ratio, 1.2, 1e-12);
+        CHECK_NEAR(fit->cpu_ratio, 1, 1e-12);
+        CHECK_MSG(strstr(text, "N^2 on both sides; coefficient 1.994 ns -> 2.392 ns (+20.0%") != NULL, "%s", text);
+      } else {
+        CHECK(!fit->same_curve && isnan(fit->real_ratio) && strcmp(fit->new_big_o, "N^3") == 0);
+        CHECK_MSG(strstr(text, "the fitted curve changed: BASE N^2") != NULL, "%s", text);
+      }
+    }
+    tkb__comparison_free(&c);
+    tkb__results_file_free(&base);
+    tkb__results_file_free(&next);
+  }
 }
 
 int main(void) {
@@ -394,5 +600,9 @@ int main(void) {
   paired();
   comparisons();
   per_repetition();
+  student_t();
+  interval_rule_error_rate();
+  few_repetitions();
+  complexity_fits();
   return CHECK_DONE();
 }

@@ -59,7 +59,8 @@ static uint64_t fnv1a(const void *p, size_t n) {
 
 static void test_choice(void) {
   const char *name = tkb_cpu_isa();
-  CHECK(!strcmp(name, "portable") || !strcmp(name, "avx2") || !strcmp(name, "avx512"));
+  CHECK(!strcmp(name, "portable") || !strcmp(name, "avx2") || !strcmp(name, "avx512") ||
+        !strcmp(name, "neon"));
   CHECK(!strcmp(name, tkb__isa_name(tkb__cpu_isa())));
   CHECK(tkb__isa_supported(TKB__ISA_PORTABLE));
   /* with TKB_CPU_ISA unset the path is the best this CPU runs */

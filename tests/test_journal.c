@@ -137,11 +137,13 @@ static void test_journal(void) {
                          .method = "wallclock", .iterations = 3, .experiments = 2, .stop = "fixed"};
   snprintf(ctx.date, sizeof ctx.date, "2025-01-01T00:00:00+00:00");
   tkb__journal j;
-  CHECK_OK(tkb__journal_create(&j, out, &ctx));
+  CHECK_OK(tkb__journal_create(&j, out, NULL, &ctx, NULL));
   CHECK(lines_in(jpath) == 1);
-  /* a second run cannot take it */
+  /* a second run cannot take it: while the first holds it, it says so (not --resume) */
   tkb__journal j2;
-  CHECK(tkb__journal_create(&j2, out, &ctx) == TKB_ERR_IO && strstr(tkb_last_error(), "--resume"));
+  CHECK(tkb__journal_create(&j2, out, NULL, &ctx, NULL) == TKB_ERR_IO &&
+        strstr(tkb_last_error(), "is in use: another tkbench run is writing") &&
+        !strstr(tkb_last_error(), "--resume"));
   tkb__result r;
   real_result(&r);
   CHECK_OK(tkb__journal_append(&j, &r, 2));
@@ -150,6 +152,8 @@ static void test_journal(void) {
   CHECK_OK(tkb__journal_append(&j, &r, 2));
   tkb__journal_close(&j);
   CHECK(lines_in(jpath) == 3);
+  /* once the run is gone, --resume is what continues it */
+  CHECK(tkb__journal_create(&j2, out, NULL, &ctx, NULL) == TKB_ERR_IO && strstr(tkb_last_error(), "--resume"));
   tkb__journal_contents c;
   CHECK_OK(tkb__journal_load(jpath, &c));
   CHECK(c.n == 2 && !c.cut && cJSON_IsObject(c.context));
@@ -164,17 +168,30 @@ static void test_journal(void) {
   fclose(f);
   CHECK_OK(tkb__journal_load(jpath, &c));
   CHECK(c.n == 2 && c.cut && c.valid_len == (size_t)sb.st_size);
-  CHECK_OK(tkb__journal_reopen(&j, out, c.valid_len));
+  CHECK_OK(tkb__journal_reopen(&j, out, c.valid_len, c.settings_id));
   tkb__journal_contents_free(&c);
   CHECK_OK(tkb__journal_append(&j, &r, 2));
+  r.name = "toy_256_forward_e";
+  CHECK_OK(tkb__journal_append(&j, &r, 2));
   tkb__journal_close(&j);
+  /* an entry's second line is left out, and said */
   CHECK_OK(tkb__journal_load(jpath, &c));
-  CHECK(c.n == 3 && !c.cut);
+  CHECK(c.n == 3 && !c.cut && c.n_skipped == 1 && !strcmp(c.results[2].name, "toy_256_forward_e"));
+  CHECK(c.n_skipped == 1 && strstr(c.skipped[0], "line 4 holds entry toy_256_forward_d again (line 3 has it): left out"));
   tkb__journal_contents_free(&c);
-  /* a damaged line before the last is an error naming it */
-  const char *bad = "{\"tkbench_journal\": 1, \"context\": {}}\n{\"benchmarks\": 7}\n\n";
-  CHECK(tkb__journal_parse(bad, strlen(bad), "j", &c) == TKB_ERR_INVALID_ARGUMENT &&
-        strstr(tkb_last_error(), "journal \"j\", line 2"));
+  /* lines a journal cannot use are left out and named, never fatal past line 1: not JSON,
+   * not an entry's, another journal's first line, a line of a run with other settings */
+  const char *bad = "{\"tkbench_journal\": 1, \"context\": {}, \"settings_id\": \"a\"}\n"
+                    "{\"settings_id\": \"a\", \"benchmarks\": 7}\n\nstale\n"
+                    "{\"tkbench_journal\": 1, \"context\": {}, \"settings_id\": \"b\"}\n"
+                    "{\"settings_id\": \"b\", \"benchmarks\": []}\n";
+  CHECK_OK(tkb__journal_parse(bad, strlen(bad), "j", &c));
+  CHECK(c.n == 0 && c.n_skipped == 4 && !strcmp(c.settings_id, "a"));
+  CHECK(c.n_skipped == 4 && strstr(c.skipped[0], "journal \"j\", line 2 is not an entry's line"));
+  CHECK(c.n_skipped == 4 && strstr(c.skipped[1], "line 4 is not JSON (an entry it held runs again): left out"));
+  CHECK(c.n_skipped == 4 && strstr(c.skipped[2], "line 5 is another journal's first line"));
+  CHECK(c.n_skipped == 4 && strstr(c.skipped[3], "line 6 is from a run with other settings (its settings_id b, the journal's a; its entry runs again)"));
+  tkb__journal_contents_free(&c);
   const char *notj = "{\"benchmarks\": []}\n";
   CHECK(tkb__journal_parse(notj, strlen(notj), "j", &c) == TKB_ERR_INVALID_ARGUMENT &&
         strstr(tkb_last_error(), "not a tkbench journal's first line"));

@@ -4,7 +4,8 @@
  * and its aggregates against hand-computed values, tkb_array_numeric_summary, the
  * per-dtype thresholds, tkb_check_entry on correct and deliberately wrong
  * implementations registered here (a 1% scale that allclose misses, gradients
- * compared for shared cotangents), and `tkbench check`'s exit codes, skips and reports.
+ * compared for shared cotangents), and `tkbench check`'s exit codes, skips and reports;
+ * tkb_array_diff_summary_tokamax against Tokamax's own test case and numerics.py's code.
  */
 #include "tkbench.h"
 /* cli_util.h's helpers are static; this file needs only some of them */
@@ -14,6 +15,7 @@
 #include "../src/cli/cli.h"
 
 #include <cjson/cJSON.h>
+#include <omp.h>
 #include <stdint.h>
 
 #define LEN(a) (sizeof(a) / sizeof((a)[0]))
@@ -797,8 +799,123 @@ static void test_cli_reports(void) {
   tkb_registry_clear();
 }
 
+/* tkb_array_diff_summary_tokamax against Tokamax's own numerics_test.py case
+ * (test_numeric_summary: x = [[1.2, -2.3], [nan, 3.4]], y = [[1.2, -2.3], [nan, -20.0]],
+ * float32, with and without equal_nan) and against numerics.py's code run with numpy
+ * 2.4 on crafted arrays with infinities and NaN on one side (values stored here). */
+static void tokamax_case(const char *what, const tkb_array *e, const tkb_array *a, double rtol, double atol,
+                         bool equal_nan, double want_e, double want_a, double want_diff, double want_fraction,
+                         int64_t want_index) {
+  tkb_tokamax_diff_summary s;
+  CHECK_OK(tkb_array_diff_summary_tokamax(e, a, rtol, atol, equal_nan, &s));
+  const bool values = (isnan(want_e) ? isnan(s.max_absolute_diff_values[0]) : s.max_absolute_diff_values[0] == want_e) &&
+                      (isnan(want_a) ? isnan(s.max_absolute_diff_values[1]) : s.max_absolute_diff_values[1] == want_a);
+  CHECK_MSG(values, "%s: values (%.17g, %.17g), Tokamax (%.17g, %.17g)", what, s.max_absolute_diff_values[0],
+            s.max_absolute_diff_values[1], want_e, want_a);
+  CHECK_MSG(isnan(want_diff) ? isnan(s.max_absolute_diff) : s.max_absolute_diff == want_diff,
+            "%s: max_absolute_diff %.17g, Tokamax %.17g", what, s.max_absolute_diff, want_diff);
+  CHECK_MSG(s.percent_close == want_fraction && s.allclose == (want_fraction == 1), "%s: percent_close %.17g, "
+            "Tokamax %.17g", what, s.percent_close, want_fraction);
+  CHECK_MSG(s.max_index == want_index, "%s: index %lld, Tokamax %lld", what, (long long)s.max_index,
+            (long long)want_index);
+}
+
+static void test_tokamax_parity(void) {
+  const double x[] = {1.2, -2.3, NAN, 3.4}, y[] = {1.2, -2.3, NAN, -20.0};
+  tkb_spec spec = TKB_SPEC(TKB_FLOAT32, 2, 2);
+  tkb_array *ex = NULL, *ac = NULL;
+  CHECK_OK(tkb_array_new(NULL, &spec, &ex));
+  CHECK_OK(tkb_array_new(NULL, &spec, &ac));
+  for (int i = 0; i < 4; i++) {
+    tkb_array_set_f64(ex, i, x[i]);
+    tkb_array_set_f64(ac, i, y[i]);
+  }
+  /* numerics_test.py: (3.4, -20.0) and 23.4 with equal_nan, (nan, nan) and nan without;
+   * allclose false both ways. 3.4 is float32's 3.4000000953674316. */
+  tokamax_case("numerics_test equal_nan", ex, ac, 1e-5, 1e-8, true, 3.4000000953674316, -20.0,
+               23.40000009536743, 0.75, 3);
+  tokamax_case("numerics_test", ex, ac, 1e-5, 1e-8, false, NAN, NAN, NAN, 0.5, 2);
+  tkb_tokamax_diff_summary s;
+  CHECK_OK(tkb_array_diff_summary_tokamax(ex, ac, 1e-5, 1e-8, true, &s));
+  CHECK(isnan(s.l2_diff) && s.numel == 4); /* numpy's norm: the NaN pair makes it NaN */
+  /* tkbench's own summary of the same pair, for the record of how they differ */
+  tkb_diff_summary mine;
+  CHECK_OK(tkb_array_diff_summary(ac, ex, 1e-5, 1e-8, &mine));
+  CHECK(mine.percent_close == 75 && mine.max_abs_diff_index == 3 && isfinite(mine.l2_diff));
+  tkb_array_free(ex);
+  tkb_array_free(ac);
+
+  /* numpy on numerics.py's code: expected [inf, 1, -inf, 2, 5], actual [inf, 1.5, 0, 2, nan] */
+  const double e2[] = {INFINITY, 1, -INFINITY, 2, 5}, a2[] = {INFINITY, 1.5, 0, 2, NAN};
+  ex = arr(TKB_FLOAT64, e2, 5);
+  ac = arr(TKB_FLOAT64, a2, 5);
+  tokamax_case("infinities equal_nan", ex, ac, 1e-5, 1e-8, true, -INFINITY, 0, INFINITY, 0.4, 2);
+  tokamax_case("infinities", ex, ac, 1e-5, 1e-8, false, INFINITY, INFINITY, NAN, 0.4, 0);
+  tkb_array_free(ex);
+  tkb_array_free(ac);
+  /* finite: the tolerance scales with |expected|; the default tolerances and others */
+  const double e3[] = {1.0, 1e-9, 100.0, -3}, a3[] = {1.00001, 0.0, 100.001, -3.00004};
+  ex = arr(TKB_FLOAT64, e3, 4);
+  ac = arr(TKB_FLOAT64, a3, 4);
+  tokamax_case("finite", ex, ac, 1e-5, 1e-8, false, 100.0, 100.001, 0.0010000000000047748, 0.75, 2);
+  tokamax_case("finite rtol 1e-4", ex, ac, 1e-4, 0, false, 100.0, 100.001, 0.0010000000000047748, 0.75, 2);
+  CHECK_OK(tkb_array_diff_summary_tokamax(ex, ac, 1e-5, 1e-8, false, &s));
+  CHECK_NEAR(s.l2_diff, 0.0010008496390620004, 1e-15);
+  tkb_array_free(ac);
+
+  /* where Tokamax raises */
+  ac = arr(TKB_FLOAT32, a3, 4);
+  CHECK_ERR(tkb_array_diff_summary_tokamax(ex, ac, 1e-5, 1e-8, false, &s), TKB_ERR_INVALID_ARGUMENT,
+            "the dtypes must be equal");
+  tkb_array_free(ac);
+  ac = arr(TKB_FLOAT64, a3, 3);
+  CHECK_ERR(tkb_array_diff_summary_tokamax(ex, ac, 1e-5, 1e-8, false, &s), TKB_ERR_BAD_SHAPE,
+            "the shapes must be equal");
+  tkb_array_free(ac);
+  tkb_array_free(ex);
+  const double nans[] = {NAN, NAN};
+  ex = arr(TKB_FLOAT64, nans, 2);
+  CHECK_ERR(tkb_array_diff_summary_tokamax(ex, ex, 1e-5, 1e-8, true, &s), TKB_ERR_INVALID_ARGUMENT,
+            "every difference of the 2 elements is NaN");
+  CHECK_OK(tkb_array_diff_summary_tokamax(ex, ex, 1e-5, 1e-8, false, &s)); /* argmax: the first NaN */
+  CHECK(s.max_index == 0 && isnan(s.max_absolute_diff) && s.percent_close == 0);
+  tkb_array_free(ex);
+  ex = arr(TKB_FLOAT64, nans, 0);
+  CHECK_ERR(tkb_array_diff_summary_tokamax(ex, ex, 1e-5, 1e-8, false, &s), TKB_ERR_INVALID_ARGUMENT,
+            "no element");
+  CHECK_ERR(tkb_array_diff_summary_tokamax(NULL, ex, 1e-5, 1e-8, false, &s), TKB_ERR_INVALID_ARGUMENT,
+            "expected is NULL");
+  tkb_array_free(ex);
+
+  /* many blocks, a NaN in the third: its index wins without equal_nan; the same on any
+   * thread count */
+  const int64_t n = 3 * 65536 + 17;
+  double *big_e = malloc((size_t)n * sizeof *big_e), *big_a = malloc((size_t)n * sizeof *big_a);
+  for (int64_t i = 0; i < n; i++) {
+    big_e[i] = sin((double)i);
+    big_a[i] = big_e[i] + (i == 70000 ? 0.5 : i == 150000 ? 0.25 : 1e-7 * cos((double)i));
+  }
+  big_a[140000] = NAN;
+  ex = arr(TKB_FLOAT64, big_e, n);
+  ac = arr(TKB_FLOAT64, big_a, n);
+  tkb_tokamax_diff_summary one, two;
+  CHECK_OK(tkb_array_diff_summary_tokamax(ex, ac, 1e-5, 1e-8, true, &one));
+  CHECK(one.max_index == 70000 && one.max_absolute_diff_values[1] == big_a[70000]);
+  CHECK_OK(tkb_array_diff_summary_tokamax(ex, ac, 1e-5, 1e-8, false, &two));
+  CHECK(two.max_index == 140000 && isnan(two.max_absolute_diff));
+  omp_set_num_threads(1);
+  CHECK_OK(tkb_array_diff_summary_tokamax(ex, ac, 1e-5, 1e-8, true, &s));
+  omp_set_num_threads(omp_get_num_procs());
+  CHECK(memcmp(&s, &one, sizeof s) == 0);
+  tkb_array_free(ex);
+  tkb_array_free(ac);
+  free(big_e);
+  free(big_a);
+}
+
 int main(void) {
   cli_init();
+  test_tokamax_parity();
   test_basic();
   test_tolerance_edges();
   test_nan_inf();

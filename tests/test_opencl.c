@@ -262,6 +262,10 @@ static void test_methods(void) {
         strcmp(meta(bd, "method_requested"), "xprof") == 0);
   const char *trace = bd ? meta(bd, "trace") : "";
   CHECK_MSG(strncmp(trace, dir, strlen(dir)) == 0, "trace '%s' not in %s", trace, dir);
+  /* no registry entry: named by the function and its mode */
+  char stem[160];
+  snprintf(stem, sizeof stem, "/tkbench-trace-%s_%s-", tkb_std_fn_name(f), tkb_mode_name(tkb_std_fn_mode(f)));
+  CHECK_MSG(strstr(trace, stem) != NULL, "trace '%s' lacks %s", trace, stem);
   FILE *tf = fopen(trace, "r");
   CHECK(tf != NULL);
   if (tf) {

@@ -5,12 +5,32 @@
  */
 #include "check.h"
 #include "internal.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+/* Every fused multiply-add of the float32 normal draw's transforms (philox.h's
+ * TKB_PX_FMAF_DRAW) goes through this checker: it returns the correctly rounded fused
+ * result (libm's fmaf), so this file's philox.h is the contract itself, and counts the
+ * operations where the shortcut that the portable path takes on a CPU without an fma
+ * instruction (the double sum rounded once, philox_fma_emulated.h) would give other
+ * bits. test_draw_fma enumerates every input the draw reaches: a count of 0 there means
+ * the shortcut's chain of operations is the fused one's, bit for bit. */
+#include "philox_fma_emulated.h"
+static long draw_fma_count, draw_fma_differs;
+static float draw_fma_checked(float a, float b, float c) {
+  const float fused = fmaf(a, b, c);
+  const float shortcut = tkb_px_fmaf_one_rounding(a, b, c);
+  draw_fma_count++;
+  if (memcmp(&fused, &shortcut, sizeof fused) != 0) draw_fma_differs++;
+  return fused;
+}
+#define TKB_PX_FMAF_DRAW(a, b, c) draw_fma_checked((a), (b), (c))
 #include "philox.h"
 
 #include <float.h>
-#include <math.h>
 #include <omp.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -97,6 +117,76 @@ static void check_uniform_moments(const char *what, const tkb_array *a, double l
 }
 
 /* ------------------------------------------------------------------------------ */
+/* the fma emulations of a CPU without the instruction (philox_fma_emulated.h)     */
+/* ------------------------------------------------------------------------------ */
+
+static uint64_t xs_state = 0x9e3779b97f4a7c15ull;
+static uint64_t xorshift(void) {
+  xs_state ^= xs_state << 13;
+  xs_state ^= xs_state >> 7;
+  xs_state ^= xs_state << 17;
+  return xs_state;
+}
+
+static float float_of(uint32_t u) {
+  float f;
+  memcpy(&f, &u, 4);
+  return f;
+}
+
+/* The shortcut (one rounding of the double sum) on every input the float32 normal draw
+ * reaches: -2 ln u of all 2^24 radius words, sqrt of each of those, sin and cos of all
+ * 2^24 angles (the low 8 bits of a word take no part). */
+static void test_draw_fma(void) {
+  const uint32_t stride = check_quick() ? 61 : 1;
+  draw_fma_count = draw_fma_differs = 0;
+  for (uint32_t k = 1; k <= (1u << 24); k += stride)
+    (void)tkb_px_sqrtf(tkb_px_neg2logf((float)k, -24));
+  for (uint32_t k = 0; k < (1u << 24); k += stride) (void)tkb_px_sincos_turnf(k << 8);
+  printf("  float32 normal draw: %ld fmas over %s reachable inputs, %ld where one rounding "
+         "of the double sum differs from the fused result\n",
+         draw_fma_count, stride == 1 ? "all" : "1 in 61", draw_fma_differs);
+  CHECK(draw_fma_count > 0);
+  CHECK(draw_fma_differs == 0);
+}
+
+/* Rounding to odd against libm's correctly rounded fmaf: random operands, and sums
+ * built to land the double on a float midpoint (c + a b with a b just off half an ulp
+ * of c), where one rounding of the double sum is wrong. */
+static void test_fma_round_odd(void) {
+  const long n = check_quick() ? 200000 : 4000000;
+  long bad = 0, midpoints = 0;
+  for (long i = 0; i < n; i++) {
+    const uint64_t r = xorshift(), r2 = xorshift();
+    float a, b, c;
+    if (i % 2 == 0) { /* random signs and mantissas, exponents close enough to cancel */
+      a = float_of((uint32_t)(100 + (r & 31)) << 23 | (uint32_t)(r2 & 0x7fffff) |
+                   (uint32_t)(r >> 20 & 1) << 31);
+      b = float_of((uint32_t)(100 + (r >> 5 & 31)) << 23 | (uint32_t)(r2 >> 23 & 0x7fffff) |
+                   (uint32_t)(r >> 21 & 1) << 31);
+      c = float_of((uint32_t)(100 + (r >> 10 & 63)) << 23 | (uint32_t)(r >> 24 & 0x7fffff) |
+                   (uint32_t)(r >> 22 & 1) << 31);
+    } else { /* a b = 2^-24 or 2^-25 times u (1/u rounded): near half an ulp of c */
+      const int k = 1 + (int)((r >> 23) % 23);
+      const float u = 1.0f + (float)(((uint32_t)(r >> 28) & ((1u << k) - 1)) | 1u) *
+                                 ldexpf(1.0f, -k);
+      a = ldexpf(u, -24 - (int)(r >> 60 & 1)) * ((r >> 55 & 1) ? -1.0f : 1.0f);
+      b = 1.0f / u;
+      c = (1.0f + (float)(r & 0x7fffff) * 0x1p-23f) * ((r >> 56 & 1) ? -1.0f : 1.0f);
+    }
+    const float want = fmaf(a, b, c), got = tkb_px_fmaf_round_odd(a, b, c);
+    const float once = tkb_px_fmaf_one_rounding(a, b, c);
+    if (memcmp(&want, &once, 4) != 0) midpoints++;
+    if (memcmp(&want, &got, 4) != 0 && bad++ < 5)
+      printf("  round to odd: fma(%a, %a, %a) = %a, want %a\n", a, b, c, got, want);
+  }
+  printf("  round to odd: %ld operations, %ld wrong (%ld where one rounding is)\n", n, bad,
+         midpoints);
+  CHECK(bad == 0);
+  CHECK(midpoints > 0); /* the built cases do reach the midpoints */
+}
+
+/* ------------------------------------------------------------------------------ */
 /* Philox known answers (Random123's kat_vectors, philox4x32 10 rounds)           */
 /* ------------------------------------------------------------------------------ */
 
@@ -125,14 +215,6 @@ static void test_kat(void) {
 /* ------------------------------------------------------------------------------ */
 /* accuracy of the polynomial math vs libm                                         */
 /* ------------------------------------------------------------------------------ */
-
-static uint64_t xs_state = 0x9e3779b97f4a7c15ull;
-static uint64_t xorshift(void) {
-  xs_state ^= xs_state << 13;
-  xs_state ^= xs_state >> 7;
-  xs_state ^= xs_state << 17;
-  return xs_state;
-}
 
 static double ulps_f(float got, double want) {
   float w = (float)want;
@@ -810,6 +892,8 @@ int main(void) {
   CHECK_CPU_ISA_OR_SKIP();
   struct { const char *name; void (*fn)(void); } tests[] = {
       {"kat", test_kat},
+      {"draw_fma", test_draw_fma},
+      {"fma_round_odd", test_fma_round_odd},
       {"math_f32", test_math_f32},
       {"math_f64", test_math_f64},
       {"int_helpers", test_int_helpers},

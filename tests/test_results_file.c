@@ -2,15 +2,21 @@
  * test_results_file.c - reading results files back (src/results/results_file.c): tkbench
  * JSON (as it is written now, each call in its experiment's row, and as it was written
  * before, every call in every row), Google Benchmark JSON as its 1.7 library writes it
- * (tests/fixtures/ holds a real file of Debian's libbenchmark), a journal with and without
- * a cut-off last line, and the bad files that must be refused with the file and the
- * problem named.
+ * (tests/fixtures/ holds a real file of Debian's libbenchmark, and one with a NaN counter, a
+ * complexity fit and an error per repetition), a journal with and without
+ * a cut-off last line, the bad files that must be refused with the file and the problem
+ * named, and hostile ones (text ending right after NaN, a freed name in a warning,
+ * /dev/zero, a FIFO).
  */
 #include "check.h"
 #include "jsonw.h"
 #include "results.h"
 
 #include <cjson/cJSON.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 static char dir[512];
 
@@ -144,8 +150,16 @@ static void bad_files(void) {
   refused("{\n  \"benchmarks\": [\n    {\"name\": x}\n  ]\n}\n", "not JSON", "line 3, column 14");
   refused("{\"benchmarks\": [{\"name\": \"a\", \"real_time\": 1", "truncated", "line 1");
   refused("{\"benchmarks\": [{\"name\": \"a\n", "truncated", "inside a string");
-  refused("{\"benchmarks\": [{\"name\": \"a\", \"real_time\": NaN}]}", "holds NaN", "line 1, column 44");
-  refused("{\"benchmarks\": [{\"name\": \"a\", \"real_time\": -Infinity}]}", "holds -Infinity", NULL);
+  /* a time that is not finite names its entry; a NaN elsewhere moves no line or column */
+  refused("{\"benchmarks\": [{\"name\": \"a\", \"real_time\": NaN}]}", "benchmarks[0] (\"a\"): real_time is NaN",
+          "needs a finite time");
+  refused("{\"benchmarks\": [{\"name\": \"a\", \"real_time\": -Infinity}]}", "real_time is -Infinity", NULL);
+  refused("{\"benchmarks\": [{\"name\": \"a\", \"real_time\": 1, \"c\": NaN, \"d\": Infinity}, x]}",
+          "not JSON", "line 1, column 73");
+  refused("{\"benchmarks\": [{\"name\": \"a\", \"c\": NaN,\n \"real_time\": 1, \"e\": NaNa}]}",
+          "line 2, column 23", NULL);
+  refused("{\"benchmarks\": [{\"name\": \"a\", \"real_time\": 1, \"tkbench\": {\"evaluation_times_ms\": "
+          "[1, NaN]}}]}", "evaluation_times_ms[1] is NaN or infinite", NULL);
   refused("{\"context\": {}}", "no \"benchmarks\" array", NULL);
   refused("[1, 2]", "no \"benchmarks\" array", NULL);
   refused("{\"benchmarks\": {}}", "no \"benchmarks\" array", NULL);
@@ -179,6 +193,52 @@ static void bad_files(void) {
   CHECK_OK(tkb__results_file_parse(ok, strlen(ok), "ok.json", &rf));
   CHECK(rf.n_entries == 1 && rf.entries[0].status == TKB__RF_ERROR);
   tkb__results_file_free(&rf);
+}
+
+/* What an adversary's file does to the reader: text that ends right after NaN (no NUL
+ * after it to stop a scan: the buffer is exactly the text, so ASan sees a read past it), a
+ * row naming its entry by an aggregate's name twice (the warning once printed the name
+ * after freeing it), and files that are not files: /dev/zero (read until memory ran out)
+ * and a FIFO (waited on for ever without a writer). */
+static void hostile(void) {
+  tkb__results_file rf;
+  static const char *const ends[] = {"{\"benchmarks\": [{\"name\": \"a\", \"real_time\": NaN",
+                                     "{\"benchmarks\": [{\"name\": \"a\", \"real_time\": -Infinity"};
+  for (size_t k = 0; k < 2; k++) {
+    const size_t len = strlen(ends[k]);
+    char *exact = malloc(len);
+    memcpy(exact, ends[k], len);
+    CHECK_ERR(tkb__results_file_parse(exact, len, "end.json", &rf), TKB_ERR_INVALID_ARGUMENT, "holds ");
+    CHECK(strstr(tkb_last_error(), k ? "holds -Infinity at line 1" : "holds NaN at line 1") != NULL);
+    free(exact);
+  }
+  const char *twice = "{\"benchmarks\": [{\"name\": \"BM_x_median\", \"run_type\": \"aggregate\", "
+                      "\"aggregate_name\": \"median\", \"real_time\": 1}, {\"name\": \"BM_x_median\", "
+                      "\"run_type\": \"aggregate\", \"aggregate_name\": \"median\", \"real_time\": 2}]}";
+  CHECK_OK(tkb__results_file_parse(twice, strlen(twice), "twice.json", &rf));
+  CHECK(rf.n_entries == 1 && rf.n_warnings == 1);
+  CHECK(rf.n_warnings == 1 && strstr(rf.warnings[0], "entry \"BM_x\" appears more than once"));
+  tkb__results_file_free(&rf);
+  CHECK_ERR(tkb__results_file_load("/dev/zero", &rf), TKB_ERR_IO, "it is a character device, not a results file");
+  /* a FIFO: read once a writer comes (as `compare <(...)` gives a pipe) */
+  char fifo[600];
+  snprintf(fifo, sizeof fifo, "/tmp/tkb_rf_fifo_%ld", (long)getpid());
+  unlink(fifo);
+  CHECK(mkfifo(fifo, 0600) == 0);
+  const pid_t writer = fork();
+  if (writer == 0) {
+    const int fd = open(fifo, O_WRONLY);
+    const char *doc = "{\"benchmarks\": [{\"name\": \"p\", \"real_time\": 5}]}";
+    if (fd >= 0 && write(fd, doc, strlen(doc)) < 0) _exit(1);
+    _exit(0);
+  }
+  CHECK_OK(tkb__results_file_load(fifo, &rf));
+  CHECK(rf.n_entries == 1);
+  tkb__results_file_free(&rf);
+  waitpid(writer, NULL, 0);
+  /* and refused, after a while, when no process writes to it */
+  CHECK_ERR(tkb__results_file_load(fifo, &rf), TKB_ERR_IO, "it is a FIFO and no process wrote to it");
+  unlink(fifo);
 }
 
 /* A document built in memory (as `ab` builds its sides) is read the same way. */
@@ -283,6 +343,46 @@ static void written_rows(void) {
   }
 }
 
+/* Google Benchmark 1.7.1's own file (tests/cli/gbench/field.cc, run with 5 repetitions):
+ * a user counter of 0/0 written as NaN, a complexity fit's BigO and RMS rows, an error
+ * row per repetition. The NaN is read as NaN, said once, and refuses nothing. */
+static void gbench_field(void) {
+  tkb__results_file rf;
+  CHECK_OK(tkb__results_file_load(fixture("gbench_field_1.7.1.json"), &rf));
+  CHECK(rf.kind == TKB__RF_GBENCH);
+  const tkb__rf_entry *ratio = tkb__results_file_find(&rf, "field_ratio");
+  CHECK(ratio && ratio->status == TKB__RF_OK && ratio->n_samples == 5 && ratio->source == TKB__RF_PER_REPETITION);
+  if (ratio) {
+    const cJSON *hit = cJSON_GetObjectItemCaseSensitive(ratio->rows[0], "hit_rate");
+    CHECK(cJSON_IsNumber(hit) && isnan(hit->valuedouble));
+  }
+  CHECK_MSG(rf.n_warnings == 1 && strstr(rf.warnings[0], "9 numbers are NaN or infinite, e.g. \"hit_rate\" "
+                                                         "of \"field_ratio\""), "%s",
+            rf.n_warnings ? rf.warnings[0] : "no warning");
+  int work = 0;
+  for (size_t k = 0; k < rf.n_entries; k++)
+    work += strncmp(rf.entries[k].name, "field_work/", 11) == 0 && rf.entries[k].n_samples == 5;
+  CHECK(work == 26);
+  const tkb__rf_entry *fit = tkb__results_file_find(&rf, "field_scaling");
+  CHECK(fit && fit->n_rows == 2 && fit->n_samples == 0 && fit->status == TKB__RF_OK);
+  const tkb__rf_entry *fail = tkb__results_file_find(&rf, "field_fail");
+  CHECK(fail && fail->status == TKB__RF_ERROR && fail->n_rows == 5 && fail->message &&
+        strcmp(fail->message, "broken on purpose") == 0);
+  tkb__results_file_free(&rf);
+  /* Python's json module writes the same words */
+  const char *py = "{\"benchmarks\": [{\"name\": \"p\", \"real_time\": 2, \"a\": Infinity, \"b\": -Infinity, "
+                   "\"s\": \"NaN\", \"l\": [NaN, 1]}]}";
+  CHECK_OK(tkb__results_file_parse(py, strlen(py), "py.json", &rf));
+  const cJSON *row = rf.n_entries ? rf.entries[0].rows[0] : NULL;
+  const cJSON *a = cJSON_GetObjectItemCaseSensitive(row, "a"), *b = cJSON_GetObjectItemCaseSensitive(row, "b");
+  const cJSON *str = cJSON_GetObjectItemCaseSensitive(row, "s"), *l = cJSON_GetObjectItemCaseSensitive(row, "l");
+  CHECK(cJSON_IsNumber(a) && a->valuedouble == INFINITY && cJSON_IsNumber(b) && b->valuedouble == -INFINITY);
+  CHECK(cJSON_IsString(str) && strcmp(str->valuestring, "NaN") == 0); /* a string stays a string */
+  CHECK(cJSON_IsNumber(cJSON_GetArrayItem(l, 0)) && isnan(cJSON_GetArrayItem(l, 0)->valuedouble));
+  CHECK(rf.n_warnings == 1 && strstr(rf.warnings[0], "3 numbers are NaN or infinite"));
+  tkb__results_file_free(&rf);
+}
+
 int main(void) {
   snprintf(dir, sizeof dir, "%s", __FILE__);
   char *slash = strrchr(dir, '/');
@@ -292,8 +392,10 @@ int main(void) {
   gbench_repetitions();
   gbench_aggregates_only();
   gbench_mixed();
+  gbench_field();
   journals();
   bad_files();
+  hostile();
   adopted();
   many_entries();
   written_rows();

@@ -68,6 +68,11 @@ static void test_binding_errors(void) {
   tkb_value none_x = TKB_NONE;
   CHECK_ERR(tkb_standardize_function(&toy_fn, &none_x, 1, NULL, 0, NULL, &f, &sa),
             TKB_ERR_WRONG_KIND, "'x'");
+  /* a tag that is none of tkb_value's (garbage memory): named with its value */
+  tkb_value garbage = {.tag = (tkb_value_tag)99};
+  CHECK_ERR(tkb_standardize_function(&toy_fn, &garbage, 1, NULL, 0, NULL, &f, &sa),
+            TKB_ERR_WRONG_KIND, "'x'");
+  CHECK(strstr(tkb_last_error(), "has tag 99, which is no tkb_value tag") != NULL);
   /* alpha is keyword-only: a third positional is one too many */
   tkb_value three[] = {TKB_ABSTRACT(S), TKB_ABSTRACT(S), TKB_FLOAT(2)};
   CHECK_ERR(tkb_standardize_function(&toy_fn, three, 3, NULL, 0, NULL, &f, &sa),

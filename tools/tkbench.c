@@ -11,7 +11,8 @@ int main(int argc, char **argv) {
   if (argc < 2) {
     char *help[] = {argv[0], "--help", NULL};
     tkb_main(2, help);
-    fprintf(stderr, "\ntkbench: no command given; try 'tkbench run' or 'make run'\n");
+    fprintf(stderr, "\ntkbench: no command given; try 'tkbench run' (the default cpu suite) or "
+                    "'tkbench help run'\n");
     return 2;
   }
   return tkb_main(argc, argv);

@@ -40,8 +40,8 @@ __attribute__((target("avx512bf16"))) static inline __m256i norm_bf16_round_bf16
 }
 
 /* The output loops, once per rounding (the AVX512-BF16 one compiled for it):
- *   norm_bf16_out_<R>          NORM_BF16_OUT (cpu_forward.h): the row's output 16
- *                              elements at a time
+ *   norm_bf16_out_<R>          NORM_BF16_OUT (cpu_forward.h): the group's rows'
+ *                              output 16 elements at a time
  *   norm_bf16_lanes_out_<R>    NORM_BF16_LANES_OUT: row j of a lanes block 16 lanes at a
  *                              time; with nt, y by non-temporal stores where it is
  *                              32-byte aligned (the forward's streamed items: y bypasses
@@ -49,17 +49,22 @@ __attribute__((target("avx512bf16"))) static inline __m256i norm_bf16_round_bf16
  *                              output pass, and y's lines are not read before they are
  *                              written) */
 #define NORM_DEFINE_OUT(R, ROUND, ATTR)                                                        \
-  ATTR static int64_t norm_bf16_out_##R(const uint16_t *x, uint16_t *y, int64_t n, float m,    \
-                                        float rs, const float *scale, const float *offset) {   \
-    const __m512 vm = _mm512_set1_ps(m), vr = _mm512_set1_ps(rs);                              \
-    int64_t k = 0;                                                                             \
-    for (; k + 16 <= n; k += 16) {                                                             \
-      __m512 v = _mm512_mul_ps(_mm512_sub_ps(norm_bf16_load(x + k), vm), vr);                  \
-      if (scale) v = _mm512_mul_ps(v, _mm512_loadu_ps(scale + k));                             \
-      if (offset) v = _mm512_add_ps(v, _mm512_loadu_ps(offset + k));                           \
-      _mm256_storeu_si256((__m256i *)(y + k), ROUND(v));                                       \
+  ATTR static int64_t norm_bf16_out_##R(const uint16_t *x, uint16_t *y, int64_t n, int nr,     \
+                                        const float *mean, const float *rstd,                  \
+                                        const float *scale, const float *offset) {             \
+    const int64_t len = n - n % 16;                                                            \
+    for (int r = 0; r < nr; r++) {                                                             \
+      const __m512 vm = _mm512_set1_ps(mean[r]), vr = _mm512_set1_ps(rstd[r]);                 \
+      const uint16_t *xr = x + r * n;                                                          \
+      uint16_t *yr = y + r * n;                                                                \
+      for (int64_t k = 0; k < len; k += 16) {                                                  \
+        __m512 v = _mm512_mul_ps(_mm512_sub_ps(norm_bf16_load(xr + k), vm), vr);               \
+        if (scale) v = _mm512_mul_ps(v, _mm512_loadu_ps(scale + k));                           \
+        if (offset) v = _mm512_add_ps(v, _mm512_loadu_ps(offset + k));                         \
+        _mm256_storeu_si256((__m256i *)(yr + k), ROUND(v));                                    \
+      }                                                                                        \
     }                                                                                          \
-    return k;                                                                                  \
+    return len;                                                                                \
   }                                                                                            \
   ATTR static int64_t norm_bf16_lanes_out_##R(const uint16_t *x, uint16_t *y, int64_t c,       \
                                               const float *mean, const float *rstd,            \
@@ -83,9 +88,9 @@ NORM_DEFINE_OUT(int, norm_bf16_round, )
 NORM_DEFINE_OUT(bf16, norm_bf16_round_bf16, __attribute__((target("avx512bf16"))))
 
 #define TKB_ISA_SUFFIX avx512
-#define NORM_BF16_OUT(x, y, n, m, rs, scale, offset)                            \
-  (tkb__cpu_avx512bf16() ? norm_bf16_out_bf16(x, y, n, m, rs, scale, offset) \
-                         : norm_bf16_out_int(x, y, n, m, rs, scale, offset))
+#define NORM_BF16_OUT(x, y, n, nr, mean, rstd, scale, offset)                            \
+  (tkb__cpu_avx512bf16() ? norm_bf16_out_bf16(x, y, n, nr, mean, rstd, scale, offset) \
+                         : norm_bf16_out_int(x, y, n, nr, mean, rstd, scale, offset))
 #define NORM_BF16_LANES_OUT(x, y, c, mean, rstd, hs, s, ho, o, nt)                      \
   (tkb__cpu_avx512bf16() ? norm_bf16_lanes_out_bf16(x, y, c, mean, rstd, hs, s, ho, o, nt) \
                          : norm_bf16_lanes_out_int(x, y, c, mean, rstd, hs, s, ho, o, nt))

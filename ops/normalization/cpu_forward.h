@@ -29,10 +29,12 @@
  *
  * What a variant file defines before including this (the rest of the arithmetic is the
  * same for every ISA, in the same order, so every variant gives the same bits):
- *   NORM_BF16_OUT(x, y, n, m, rs, scale, offset)
- *       bfloat16 y[k] = round((widen(x[k]) - m) * rs * scale[k] + offset[k]) for a
- *       prefix of the row (scale, offset may be NULL: factor and term left out), with the
- *       operations of the plain loop below; returns its length (0: none done)
+ *   NORM_BF16_OUT(x, y, n, nr, mean, rstd, scale, offset)
+ *       bfloat16 y[r n + k] = round((widen(x[r n + k]) - mean[r]) * rstd[r] * scale[k] +
+ *       offset[k]) for a prefix of each of the nr rows (scale, offset may be NULL: factor
+ *       and term left out), with the operations of the plain loop below; returns the
+ *       prefix's length (0: none done). Once per group of rows, so that a variant's
+ *       choice between its roundings is made once for the group
  *   NORM_BF16_LANES_OUT(x, y, c, mean, rstd, has_scale, s, has_offset, o, nt)
  *       the same for row j of a lanes block: y[r] = round((widen(x[r]) - mean[r]) *
  *       rstd[r] * s + o) for a prefix of r < c; nt: y by non-temporal stores
@@ -47,7 +49,7 @@
 /* Row kernels (axis last)                                                         */
 /* ------------------------------------------------------------------------------ */
 
-#define NORM_OUT_NONE(x, y, n, m, rs, scale, offset) ((int64_t)0)
+#define NORM_OUT_NONE(x, y, n, nr, mean, rstd, scale, offset) ((int64_t)0)
 #define NORM_LANES_OUT_NONE(x, y, c, mean, rstd, hs, s, ho, o, nt) ((int64_t)0)
 
 #define NORM_LD(p, i) ((p)[i])
@@ -87,28 +89,47 @@
           s1[r][q] += d;                                                                       \
           s2[r][q] += d * d;                                                                   \
         }                                                                                      \
-    for (int r = 0; r < nr; r++) {                                                             \
-      for (int64_t t = j, q = 0; t < n; t++, q++) {                                            \
-        T d = LD(x, r * n + t) - shift[r];                                                     \
-        s1[r][q] += d;                                                                         \
-        s2[r][q] += d * d;                                                                     \
+    /* the tail as one more chunk whose missing elements add +0: a partial sum starts at   \
+     * +0 and so is never -0, and adding +0 leaves its bits as they are. With no chunk of   \
+     * variable length, the partial sums stay in registers (a loop over the tail's          \
+     * elements indexed them at run time: memory round trips in every row). */              \
+    if (j < n)                                                                                 \
+      for (int r = 0; r < nr; r++) {                                                           \
+        XT tail[16];                                                                           \
+        memset(tail, 0, sizeof tail);                                                          \
+        memcpy(tail, x + r * n + j, (size_t)(n - j) * sizeof(XT));                             \
+        const int rem = (int)(n - j);                                                          \
+        NORM_SIMD for (int q = 0; q < 16; q++) {                                               \
+          const T e = LD(tail, q) - shift[r];                                                  \
+          const T d = q < rem ? e : (T)0;                                                      \
+          s1[r][q] += d;                                                                       \
+          s2[r][q] += d * d;                                                                   \
+        }                                                                                      \
       }                                                                                        \
+    T sum1[NORM_ROWS], sum2[NORM_ROWS];                                                        \
+    for (int r = 0; r < nr; r++) {                                                             \
       /* the partial sums halved four times (8 + 4 + 2 + 1 adds, as vector adds) */          \
       NORM_SIMD for (int q = 0; q < 8; q++) s1[r][q] += s1[r][q + 8], s2[r][q] += s2[r][q + 8]; \
       NORM_SIMD for (int q = 0; q < 4; q++) s1[r][q] += s1[r][q + 4], s2[r][q] += s2[r][q + 4]; \
       s1[r][0] += s1[r][2], s2[r][0] += s2[r][2], s1[r][1] += s1[r][3], s2[r][1] += s2[r][3];   \
-      s1[r][0] += s1[r][1], s2[r][0] += s2[r][1];                                              \
-      T sum = subtract_mean ? s1[r][0] : (T)0;                                                 \
-      T var = (s2[r][0] - sum * sum / (T)n) / (T)n;                                            \
+      sum1[r] = s1[r][0] + s1[r][1];                                                           \
+      sum2[r] = s2[r][0] + s2[r][1];                                                           \
+    }                                                                                          \
+    /* the rows' statistics side by side: one vector division and square root for the      \
+     * group instead of one scalar chain per row (each lane's operations are the row's) */    \
+    NORM_SIMD for (int r = 0; r < nr; r++) {                                                   \
+      const T sum = subtract_mean ? sum1[r] : (T)0;                                            \
+      const T var = (sum2[r] - sum * sum / (T)n) / (T)n;                                       \
       rstd[r] = (T)1 / SQRT((var > 0 ? var : (T)0) + eps);                                     \
       mean[r] = shift[r] + sum / (T)n;                                                         \
     }                                                                                          \
+    /* a fast path did [0, k0) of every row */                                                 \
+    const int64_t k0 = OUT(x, y, n, nr, mean, rstd, scale, offset);                            \
     /* y[j] = (x[j] - mean) * rstd * scale[j] + offset[j], row by row */                      \
     for (int r = 0; r < nr; r++) {                                                             \
       const XT *xr = x + r * n;                                                                \
       XT *yr = y + r * n;                                                                      \
       const T m = mean[r], rs = rstd[r];                                                       \
-      const int64_t k0 = OUT(xr, yr, n, m, rs, scale, offset); /* a fast path did [0, k0) */ \
       if (scale && offset)                                                                     \
         NORM_SIMD for (int64_t k = k0; k < n; k++)                                             \
           ST(yr, k, (LD(xr, k) - m) * rs * scale[k] + offset[k]);                              \

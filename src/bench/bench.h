@@ -3,11 +3,14 @@
  * only here:
  *
  *   sample    (sampler.c)    one sample: the warm-up policy, the meter around one timed
- *                            call or batch, the clock-state watch and the throttle retry
+ *                            call or batch (meter.c, reading the method of methods.c; the
+ *                            loop of calls and its floor in calls.c), the clock watch and
+ *                            the throttle retry
  *   stop      (stop.c)       a stopping rule, one file each (stop_fixed.c, ...), looked up
  *                            by name: it resets from named parameters, takes each sample
  *                            and says whether to go on, start the next experiment or stop
- *   summarize (summarize.c)  statistics and the BenchmarkData with its metadata
+ *   summarize (summarize.c)  statistics, the reported interval (replication.c: where a
+ *                            rerun's median lands) and the BenchmarkData with its metadata
  *
  * session.c runs them (loop { take a sample; ask the rule }, then summarize) one
  * experiment at a time; benchmark.c compiles and runs a session to its end.
@@ -120,9 +123,11 @@ tkb_status tkb__meter_before(tkb__meter *m);
 /* host_ns: the loop's clock around the call. *ms: the call's time under the method. */
 tkb_status tkb__meter_after(tkb__meter *m, int64_t host_ns, double *ms);
 /* profiler: writes the last timed call's trace into dir (NULL: $TMPDIR, else /tmp) as
- * tkbench-trace-<function>-XXXXXX.json; path receives its name. */
-tkb_status tkb__meter_write_trace(tkb__meter *m, const char *dir, const char *function,
-                                  char *path, size_t cap);
+ * tkbench-trace-<stem>-XXXXXX.json (stem: the entry's name, tkb__std_trace_stem, with
+ * any character other than a letter, digit, '_' or '-' as '_'); path receives its name.
+ * function and entry (NULL when none) go into the trace's otherData. */
+tkb_status tkb__meter_write_trace(tkb__meter *m, const char *dir, const char *stem, const char *function,
+                                  const char *entry, char *path, size_t cap);
 /* What the device timer says about how it timed (cuda_events: "blocking_kernel"): at
  * most cap pairs into kv, valid until close; returns how many (0 without a timer). */
 int tkb__meter_notes(tkb__meter *m, tkb_meta *kv, int cap);
@@ -162,6 +167,31 @@ tkb_status tkb__perf_check(const char *list);
 void tkb__perf_event_names(char *buf, size_t cap);
 
 /* ------------------------------------------------------------------------------ */
+/* The calls inside a timed sample (calls.c)                                       */
+/* ------------------------------------------------------------------------------ */
+
+/* How a sample calls the function: the loop that holds nothing but the calls. */
+typedef struct tkb__calls {
+  struct tkb_std_fn *f;
+  const tkb_fn *hooks;     /* f's own, or hooks that do nothing (the floor) */
+  tkb_plain_fn plain;      /* a plain-function entry's function, called directly; NULL:
+                              the hooks */
+  void *plain_ctx;
+  bool sync_each;          /* synchronize the device after each call (not on the cpu,
+                              whose calls return when done) */
+} tkb__calls;
+
+/* The loop for f as bound now (its mode, its device, a plain function's target). */
+void tkb__calls_init(tkb__calls *c, struct tkb_std_fn *f);
+/* The same loop over functions that do nothing: what a batch costs without the work. */
+void tkb__calls_hollow(tkb__calls *c);
+/* n calls; the first failing call's status ends them. No allocation. */
+tkb_status tkb__calls_run(const tkb__calls *c, int n);
+/* True, with the function and its context, when fn is a plain-function entry's
+ * (tkb_register_function): its forward hook only calls them (src/suite/plain_function.c). */
+bool tkb__plain_target(const tkb_fn *fn, tkb_plain_fn *call, void **ctx);
+
+/* ------------------------------------------------------------------------------ */
 /* One sample (sampler.c)                                                          */
 /* ------------------------------------------------------------------------------ */
 
@@ -185,17 +215,34 @@ typedef struct tkb__sampler {
   int64_t (*cpu_clock)(void);
   int64_t cpu_floor_ns;   /* the CPU time of an empty sample (the reads themselves),
                              subtracted from each; set by tkb__sampler_cpu_floor */
+  tkb__calls calls;       /* the loop of calls a sample times */
+  double call_floor_ns;   /* per call: a batch of calls that do nothing, in the same loop
+                             and clock reads (tkb__sampler_call_floor); subtracted from
+                             each call of a batch (batch > 1); NaN: not measured */
+  double loop_floor_ns;   /* the same less the clock reads: what the loop adds per call
+                             to the CPU time beside cpu_floor_ns */
   tkb__perf *perf;        /* perf events read around each timed sample; NULL: none */
   double min_warmup_ms;   /* untimed calls for this long before the first timed call */
   bool warmed;            /* min_warmup_ms has been spent */
 } tkb__sampler;
 
+/* The least a batched sample lasts. A sample pays, besides its calls, the clock reads and
+ * what a lone call loses against calls back to back (the out-of-order overlap of one
+ * call's end with the next one's start, cut by the clock read's fence): about 50-90 ns
+ * on a 2026 Xeon, +2% of a 4 us call timed alone. A sample of 20 us keeps that under
+ * 0.5% before the floor's subtraction takes the clock reads' part away. */
+#define TKB__BATCH_MIN_MS 0.02
+
 /* Measures m->cpu_floor_ns: the median CPU time between the two CPU reads of a sample
  * that holds only the method's two clock reads. */
 void tkb__sampler_cpu_floor(tkb__sampler *m);
 
-/* Three untimed-as-samples timed calls (each after a warm-up), for the batch size: *ms is
- * the fastest, per call. Leaves m->batch at 1. */
+/* Measures m->call_floor_ns and m->loop_floor_ns for m->batch calls per sample: the
+ * median over samples of hollow calls (tkb__calls_hollow) timed as samples are. */
+void tkb__sampler_call_floor(tkb__sampler *m);
+
+/* Three samples of m->batch calls that are not kept (each after a warm-up), for the
+ * batch size: *ms is the fastest, per call, the floor not subtracted. */
 tkb_status tkb__sampler_calibrate(tkb__sampler *m, double *ms);
 
 /* Starts experiment e: reads the clock state into *state (when reported) and makes the
@@ -228,6 +275,8 @@ typedef struct tkb__samples {
   int experiments_cap;
   tkb_device_state *state;   /* per experiment; NULL where clocks are not reported */
   int batch;                 /* calls per sample (1 unless batched) */
+  double resolution_ms;      /* per call, what the clock tells apart: its tick over the
+                                batch (0: unknown, as for device timers) */
 } tkb__samples;
 
 /* ------------------------------------------------------------------------------ */
@@ -346,12 +395,25 @@ typedef struct tkb__ci {
   const char *method;    /* "order statistics" or "two-level bootstrap" (static) */
   bool too_few;          /* one experiment of fewer samples than a 95% interval needs (5 or
                             fewer): the interval is [min, max] and covers less often */
+  const char *bound;     /* tkb__replication_interval: the term that set the interval
+                            ("samples", "experiments", "clock", "layout floor"); NULL
+                            from tkb__median_ci */
 } tkb__ci;
 
 /* The 95% confidence interval of the median of x, whose experiment e holds
  * x[experiment_end[e-1] .. experiment_end[e]) (ci.c states the method). Allocates a
  * copy of the samples: call it between timed calls, never inside one. */
 tkb_status tkb__median_ci(const double *x, const int *experiment_end, int experiments, tkb__ci *out);
+
+/* The least half-width of a reported interval, as a fraction of the median: what
+ * differs between processes that the experiments of one process cannot see (replication.c;
+ * measured by bench/bench_intervals). */
+#define TKB__LAYOUT_FLOOR 0.005
+
+/* The interval a result reports: where a rerun's median lands (replication.c states the
+ * terms), from the samples so far. Allocates; call it between timed calls.
+ * TKB_ERR_OUT_OF_MEMORY. */
+tkb_status tkb__replication_interval(const tkb__samples *s, tkb__ci *out);
 
 /* Tukey's fences on sorted[0..n): mild outliers beyond 1.5 IQR of the quartiles (and
  * within 3), severe beyond 3 IQR. */
@@ -410,6 +472,9 @@ typedef struct tkb__run_facts {
   double clock_read_ns;      /* one read of the host clock the method uses */
   double cpu_read_ns;        /* one read of the process CPU clock */
   int64_t cpu_floor_ns;      /* the CPU time of an empty sample, subtracted from each */
+  double call_floor_ns;      /* per call, a batch's floor (tkb__sampler_call_floor), the
+                                mean of the experiments' own; NaN: none measured (device
+                                methods, rules that never batch) */
   int retries;
   size_t commands, kept;     /* device commands of the last call, and those the filter kept */
   const tkb_meta *notes;     /* the device timer's */
@@ -432,6 +497,8 @@ typedef struct tkb__evidence {
   tkb__modes modes;
   size_t n;
   int batch;
+  bool parallel;   /* the calls ran on more than one thread: in a tenth of them or more,
+                      the process's CPU time exceeded 1.5x the wall time */
 } tkb__evidence;
 
 /* The warnings (warnings.c): hands each to add(user, kind, text); kind is static (the

@@ -11,6 +11,14 @@
  * of the samples (and 3 of them), so that a few stray calls count as outliers, not as a
  * second mode. A 1:2 alternation, or a few fast calls among slow OpenMP stalls, are two
  * clusters; a wide unimodal spread or a tail is not.
+ *
+ * Many samples on a busy machine fill any gap (a fast call preempted a little lands
+ * between the modes), so a second test looks at the density instead: a histogram of the
+ * log times (bins of Freedman-Diaconis width, 1% to 5%, smoothed by [1 2 1]) with two
+ * peaks at least 15% apart, the valley between them under half the smaller peak and
+ * below it by more than chance (3 standard deviations of a Poisson count), and each side
+ * of the valley holding 5% of the samples. A unimodal spread has one peak; its tail
+ * decreases without a valley that deep.
  */
 #include "bench.h"
 
@@ -41,11 +49,10 @@ static double log_iqr(const double *sorted, size_t i0, size_t i1) {
   return log(quantile(sorted + i0, n, 0.75)) - log(quantile(sorted + i0, n, 0.25));
 }
 
-bool tkb__bimodal(const double *sorted, size_t n, tkb__modes *out) {
-  *out = (tkb__modes){0};
-  if (n < 20 || !(sorted[0] > 0)) return false;
-  size_t min_side = (size_t)ceil(0.05 * (double)n);
-  if (min_side < 3) min_side = 3;
+/* The gap rule: the widest gap between two runs of sorted samples, against their
+ * spread; 0 when none qualifies. */
+static size_t split_at_gap(const double *sorted, size_t n, size_t min_side) {
+  size_t split = 0;
   double best = 0;
   for (size_t i = min_side; i + min_side <= n; i++) {
     const double gap = log(sorted[i]) - log(sorted[i - 1]);
@@ -53,8 +60,64 @@ bool tkb__bimodal(const double *sorted, size_t n, tkb__modes *out) {
     const double spread = (log_iqr(sorted, 0, i) + log_iqr(sorted, i, n)) / 2;
     if (gap <= TKB__BIMODAL_GAP * spread) continue;
     best = gap;
-    out->split = i;
+    split = i;
   }
+  return split;
+}
+
+#define DENSITY_BINS 512
+
+/* The density rule (see the header): the index of the first sample beyond the deepest
+ * qualifying valley, or 0. */
+static size_t split_at_valley(const double *sorted, size_t n, size_t min_side) {
+  const double lo = log(sorted[0]), hi = log(sorted[n - 1]);
+  double width = 2 * log_iqr(sorted, 0, n) / cbrt((double)n);
+  if (width < log(1.01)) width = log(1.01);
+  if (width > log(1.05)) width = log(1.05);
+  size_t bins = (size_t)((hi - lo) / width) + 1;
+  if (bins < 5) return 0;
+  if (bins > DENSITY_BINS) bins = DENSITY_BINS, width = (hi - lo) / (double)(bins - 1);
+  double raw[DENSITY_BINS] = {0}, c[DENSITY_BINS];
+  for (size_t i = 0; i < n; i++) {
+    size_t b = (size_t)((log(sorted[i]) - lo) / width);
+    raw[b < bins ? b : bins - 1] += 1;
+  }
+  for (size_t b = 0; b < bins; b++)
+    c[b] = (2 * raw[b] + (b ? raw[b - 1] : 0) + (b + 1 < bins ? raw[b + 1] : 0)) / 4;
+  size_t peak = 0;
+  for (size_t b = 1; b < bins; b++)
+    if (c[b] > c[peak]) peak = b;
+  const size_t apart = (size_t)ceil(log(1.15) / width);
+  double best_depth = 0;
+  size_t best_valley = 0;
+  for (size_t b = 0; b < bins; b++) {
+    if ((b > peak ? b - peak : peak - b) < apart) continue;
+    /* b must be a local peak of its own */
+    if ((b && c[b - 1] > c[b]) || (b + 1 < bins && c[b + 1] > c[b])) continue;
+    size_t v = b < peak ? b : peak, end = b < peak ? peak : b;
+    size_t valley = v;
+    for (size_t k = v; k <= end; k++)
+      if (c[k] < c[valley]) valley = k;
+    const double smaller = c[b] < c[peak] ? c[b] : c[peak], depth = smaller - c[valley];
+    if (!(c[valley] < 0.5 * smaller) || !(depth > 3 * sqrt(smaller)) || depth <= best_depth) continue;
+    best_depth = depth;
+    best_valley = valley;
+  }
+  if (!best_depth) return 0;
+  /* the split: the first sample beyond the valley bin's middle */
+  const double cut = exp(lo + ((double)best_valley + 0.5) * width);
+  size_t split = 0;
+  while (split < n && sorted[split] < cut) split++;
+  return split >= min_side && split + min_side <= n ? split : 0;
+}
+
+bool tkb__bimodal(const double *sorted, size_t n, tkb__modes *out) {
+  *out = (tkb__modes){0};
+  if (n < 20 || !(sorted[0] > 0)) return false;
+  size_t min_side = (size_t)ceil(0.05 * (double)n);
+  if (min_side < 3) min_side = 3;
+  out->split = split_at_gap(sorted, n, min_side);
+  if (!out->split) out->split = split_at_valley(sorted, n, min_side);
   if (!out->split) return false;
   out->low_ms = quantile(sorted, out->split, 0.5);
   out->high_ms = quantile(sorted + out->split, n - out->split, 0.5);

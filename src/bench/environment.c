@@ -13,6 +13,7 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 static void env_copy(const char *name, char *buf, size_t cap) {
   const char *v = getenv(name);
@@ -126,8 +127,12 @@ int tkb__environment_advice(const tkb__environment *e, FILE *f) {
     advise(f, &n, "stop other work, or wait for it: the load average is high for this machine",
            "other processes take cores and caches from the calls being timed; the ci rule's "
            "intervals widen, and bimodal times follow");
-  if (e->threads > 1 && !e->omp_wait_policy[0])
-    advise(f, &n, "export OMP_WAIT_POLICY=PASSIVE (or run with --threads 1) on a shared machine",
+  /* unset (GNU OpenMP then spins a while) or ACTIVE (it spins for ever): both spin */
+  if (e->threads > 1 && strcasecmp(e->omp_wait_policy, "passive") != 0)
+    advise(f, &n, e->omp_wait_policy[0] ? "export OMP_WAIT_POLICY=PASSIVE instead of the ACTIVE set "
+                                          "now (or run with --threads 1) on a shared machine"
+                                        : "export OMP_WAIT_POLICY=PASSIVE (or run with --threads 1) "
+                                          "on a shared machine",
            "OpenMP threads spin while they wait; one that the scheduler takes away stalls the "
            "whole parallel region for a scheduler tick (milliseconds)");
   if (!e->omp_proc_bind[0] && e->threads > 1)

@@ -139,12 +139,12 @@ int tkb__meter_notes(tkb__meter *m, tkb_meta *kv, int cap) {
   return n < 0 ? 0 : n > cap ? cap : n;
 }
 
-tkb_status tkb__meter_write_trace(tkb__meter *m, const char *dir, const char *function,
-                                  char *path, size_t cap) {
+tkb_status tkb__meter_write_trace(tkb__meter *m, const char *dir, const char *stem, const char *function,
+                                  const char *entry, char *path, size_t cap) {
   if (!dir || !*dir) dir = getenv("TMPDIR");
   if (!dir || !*dir) dir = "/tmp";
-  char fn[64];
-  snprintf(fn, sizeof fn, "%s", function ? function : "call");
+  char fn[200]; /* an entry's name: op, spec, mode and implementation tell the traces apart */
+  snprintf(fn, sizeof fn, "%s", stem ? stem : "call");
   for (char *c = fn; *c; c++)
     if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
           *c == '_' || *c == '-'))
@@ -173,6 +173,7 @@ tkb_status tkb__meter_write_trace(tkb__meter *m, const char *dir, const char *fu
   tkb__trace_info info = {.process = process,
                           .thread = "command queue",
                           .function = function,
+                          .entry = entry,
                           .method = m->method->name,
                           .filter = m->filter.active ? m->filter.pattern : NULL,
                           .device_time_ms = m->last_ms,

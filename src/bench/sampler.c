@@ -1,9 +1,12 @@
 /*
  * sampler.c - one sample: the warm-up policy, the meter around one timed call, the
  * device's clock state after it, and nvbench's throttle retry. The timed region holds
- * one call, its synchronization and two clock reads; everything it needs (the bound
- * arguments, the outputs, the meter's buffers) exists before it starts, and nothing
- * here allocates, logs or locks.
+ * one call (or a batch of them: calls.c's loop), its synchronization and two clock reads;
+ * everything it needs (the bound arguments, the outputs, the meter's buffers) exists
+ * before it starts, and nothing here allocates, logs or locks. A batch's per-call floor,
+ * the same loop over calls that do nothing, is measured at the start of each experiment
+ * (tkb__sampler_call_floor) and subtracted from each call, as the CPU floor is from each
+ * CPU time.
  */
 #include "bench.h"
 #include "std_fn.h"
@@ -54,8 +57,12 @@ tkb_status tkb__sampler_experiment(tkb__sampler *m, tkb_device_state *state) {
 
 /* The timed call (or batch of calls, each waited for): the meter's before and after
  * hooks sit outside the two clock reads, and the CPU clock's reads outside those, so
- * that neither adds to what the method's clock sees. *ms and *cpu_ms are per call. */
-static tkb_status timed_call(tkb__sampler *m, double *ms, double *cpu_ms) {
+ * that neither adds to what the method's clock sees; between the reads, only the loop of
+ * calls (calls.c). *ms and *cpu_ms are per call; a batch's floor (what the same loop of
+ * calls that do nothing takes) is subtracted, a call never below 0. `floor`: use the
+ * floor (false while it is being chosen or measured). */
+static tkb_status timed_calls(tkb__sampler *m, const tkb__calls *calls, bool floor, double *ms,
+                              double *cpu_ms) {
   tkb_status st = tkb__meter_before(&m->meter);
   if (st) return st;
   int64_t (*read_clock)(void) = m->meter.clock;
@@ -64,23 +71,25 @@ static tkb_status timed_call(tkb__sampler *m, double *ms, double *cpu_ms) {
   if (m->perf) tkb__perf_start(m->perf);
   const int64_t c0 = cpu_clock ? cpu_clock() : 0;
   const int64_t t0 = read_clock();
-  for (int k = 0; k < batch && !st; k++) {
-    st = tkb__std_invoke(m->f);
-    if (!st) st = tkb_device_synchronize(m->dev);
-  }
+  st = tkb__calls_run(calls, batch);
   const int64_t t1 = read_clock();
   const int64_t c1 = cpu_clock ? cpu_clock() : 0;
   if (m->perf) tkb__perf_stop(m->perf, batch);
   if (!st) st = tkb__meter_after(&m->meter, t1 - t0, ms);
   if (st) return st;
-  if (batch > 1) *ms /= batch;
+  const bool subtract = floor && batch > 1 && m->call_floor_ns > 0;
+  if (batch > 1) *ms = subtract ? fmax(0, *ms / batch - m->call_floor_ns / 1e6) : *ms / batch;
   if (!cpu_clock) {
     *cpu_ms = *ms; /* the method's clock is the CPU clock */
   } else {
-    const int64_t ns = c1 - c0 - m->cpu_floor_ns;
-    *cpu_ms = ns > 0 ? (double)ns / 1e6 / batch : 0;
+    const double ns = (double)(c1 - c0 - m->cpu_floor_ns) / batch - (subtract ? m->loop_floor_ns : 0);
+    *cpu_ms = ns > 0 ? ns / 1e6 : 0;
   }
   return TKB_OK;
+}
+
+static tkb_status timed_call(tkb__sampler *m, double *ms, double *cpu_ms) {
+  return timed_calls(m, &m->calls, true, ms, cpu_ms);
 }
 
 static int cmp_i64(const void *a, const void *b) {
@@ -104,8 +113,38 @@ void tkb__sampler_cpu_floor(tkb__sampler *m) {
   m->cpu_floor_ns = d[N / 2];
 }
 
+static int cmp_double(const void *a, const void *b) {
+  const double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+void tkb__sampler_call_floor(tkb__sampler *m) {
+  m->call_floor_ns = m->loop_floor_ns = NAN;
+  if (m->meter.method->reading > TKB__READ_CPU) return; /* device time: no host loop in it */
+  /* samples of hollow calls alternate with samples of none (the clock reads alone), so
+   * that both see the same machine; each side's median */
+  enum { N = 31 };
+  double hollow[N], reads[N], cpu;
+  tkb__calls calls = m->calls;
+  tkb__calls_hollow(&calls);
+  tkb__perf *perf = m->perf; /* these are not samples: not counted */
+  m->perf = NULL;
+  const int batch = m->batch;
+  for (int i = 0; i < N; i++) {
+    if (timed_calls(m, &calls, false, &hollow[i], &cpu) != TKB_OK) hollow[i] = NAN;
+    const int64_t t0 = m->meter.clock();
+    const int64_t t1 = m->meter.clock();
+    reads[i] = (double)(t1 - t0) / 1e6;
+  }
+  m->perf = perf;
+  qsort(hollow, N, sizeof *hollow, cmp_double);
+  qsort(reads, N, sizeof *reads, cmp_double);
+  if (!(hollow[N / 2] >= 0)) return; /* a hollow call failed: no floor */
+  m->call_floor_ns = hollow[N / 2] * 1e6;
+  m->loop_floor_ns = fmax(0, (hollow[N / 2] * batch - reads[N / 2]) * 1e6 / batch);
+}
+
 tkb_status tkb__sampler_calibrate(tkb__sampler *m, double *ms) {
-  m->batch = 1;
   tkb__perf *perf = m->perf; /* these calls are not samples: not counted */
   m->perf = NULL;
   double best = INFINITY;

@@ -4,8 +4,9 @@
  * tkb_compiled_run runs a session's experiments back to back; the runner's interleaving
  * runs the experiments of many sessions round-robin, pausing each between its
  * experiments (its device timer closes, since a device times one benchmark at a time).
- * The timed region holds one call and two clock reads: everything it needs (the bound
- * arguments, the outputs, the buffer of times) exists before it starts.
+ * The timed region holds one call (or a batch of them, calls.c) and two clock reads:
+ * everything it needs (the bound arguments, the outputs, the buffer of times) exists
+ * before it starts.
  */
 #include "bench.h"
 #include "std_fn.h"
@@ -29,6 +30,9 @@ struct tkb__session {
   tkb__samples s;
   tkb__run_facts facts;
   int64_t elapsed_ns;        /* wall time of this session's experiments so far */
+  bool floor;                /* each experiment measures its batch's floor first */
+  double floor_sum_ns;       /* over the experiments so far, for the metadata's mean */
+  int floors;
   size_t held;               /* the most bytes held in any experiment */
   tkb__perf perf;            /* perf_counters' events; perf.n == 0: none */
   tkb_meta notes[MAX_NOTES];
@@ -95,20 +99,35 @@ static tkb_status samples_init(tkb__samples *s, size_t bound, int experiments, b
 }
 
 /* Calls per sample: 1, or for a rule that batches, enough calls that a sample spans at
- * least 100 reads of the host clock (Google Benchmark grows its batches the same way),
- * in a power of two. Device methods time each call on the device: never batched. */
+ * least 100 reads of the host clock and TKB__BATCH_MIN_MS, in a power of two, grown from
+ * 1 as Google Benchmark grows its batches (the samples that choose it are not kept).
+ * Device methods time each call on the device: never batched, no floor. *floor: the
+ * batch's floor is to be measured (each experiment measures its own). */
 static tkb_status choose_batch(tkb__sampler *m, const tkb__method *method, const tkb__stop_rule *rule,
-                               double *clock_read_ns) {
+                               double *clock_read_ns, bool *floor) {
   *clock_read_ns = tkb__clock_read_ns(m->meter.clock, 5, 200);
   tkb__sampler_cpu_floor(m);
   m->batch = 1;
-  if (!rule->batches || method->reading > TKB__READ_CPU) return TKB_OK;
-  double call_ms;
-  tkb_status st = tkb__sampler_calibrate(m, &call_ms);
-  if (st) return st;
-  const double floor_ms = 100 * *clock_read_ns / 1e6;
-  while (m->batch < (1 << 20) && call_ms * m->batch < floor_ms) m->batch *= 2;
+  m->call_floor_ns = m->loop_floor_ns = NAN;
+  *floor = rule->batches && method->reading <= TKB__READ_CPU;
+  if (!*floor) return TKB_OK;
+  const double floor_ms = fmax(100 * *clock_read_ns / 1e6, TKB__BATCH_MIN_MS);
+  for (;;) {
+    double call_ms;
+    tkb_status st = tkb__sampler_calibrate(m, &call_ms);
+    if (st) return st;
+    if (call_ms * m->batch >= floor_ms || m->batch >= (1 << 20)) break;
+    m->batch *= 2;
+  }
   return TKB_OK;
+}
+
+/* The tick of the clock a host method reads, in ms; 0 for a device's timer (unknown). */
+static double clock_tick_ms(const tkb__method *method) {
+  const int64_t ns = method->reading == TKB__READ_WALL  ? tkb__clock_resolution_ns()
+                     : method->reading == TKB__READ_CPU ? tkb__cpu_clock_resolution_ns()
+                                                         : 0;
+  return ns > 0 ? (double)ns / 1e6 : 0;
 }
 
 /* Counts NaN/Inf in a floating array (a device one read back first): nonfinite.c. */
@@ -177,11 +196,13 @@ tkb_status tkb__session_open(tkb_compiled *c, const tkb_bench_opts *opts, tkb__s
   stop.rule->reset(ss->rule_state, ss->stop.values, &ss->o);
   tkb_std_fn *f = c->f;
   ss->m = (tkb__sampler){.f = f, .dev = f->device, .warmup_each = !ss->o.warmup_once,
+                         .call_floor_ns = NAN, .loop_floor_ns = NAN,
                          .throttle_retries = ss->o.throttle_retries,
                          .read_state = f->device->backend->device_state, .batch = 1,
                          .first_call_ms = NAN,
                          .cpu_clock = method->reading == TKB__READ_CPU ? NULL : tkb__cpu_now_ns,
                          .min_warmup_ms = ss->o.min_warmup_ms};
+  tkb__calls_init(&ss->m.calls, f);
   /* checked by tkb__bench_check: parsing cannot fail now */
   tkb__perf_parse(ss->o.perf_counters, &ss->perf);
   if (ss->perf.n) ss->m.perf = &ss->perf;
@@ -213,9 +234,12 @@ static tkb_status conclude(tkb__session *ss) {
   facts->first_call_ms = ss->method->reading <= TKB__READ_CPU ? ss->m.first_call_ms : NAN;
   /* profiler: the last timed call's trace (Tokamax's xprof keeps the last one's) */
   tkb_status st = TKB_OK;
-  if (ss->method->trace)
-    st = tkb__meter_write_trace(&ss->m.meter, ss->o.trace_dir, tkb_std_fn_name(ss->c->f), ss->trace,
-                                sizeof ss->trace);
+  if (ss->method->trace) {
+    char stem[200];
+    tkb__std_trace_stem(ss->c->f, stem, sizeof stem);
+    st = tkb__meter_write_trace(&ss->m.meter, ss->o.trace_dir, stem, tkb_std_fn_name(ss->c->f), ss->c->f->entry,
+                                ss->trace, sizeof ss->trace);
+  }
   facts->trace = ss->trace;
   facts->commands = ss->m.meter.n_last;
   facts->kept = ss->m.meter.n_kept_last;
@@ -231,7 +255,7 @@ static tkb_status conclude(tkb__session *ss) {
 }
 
 /* The samples of experiment e until the rule ends it; *v gets the rule's last word. */
-static tkb_status one_experiment(tkb__session *ss, int e, tkb__verdict *v) {
+__attribute__((noinline)) static tkb_status experiment_samples(tkb__session *ss, int e, tkb__verdict *v) {
   tkb__samples *s = &ss->s;
   tkb_status st = reserve_experiment(s, e);
   if (st) return st;
@@ -239,6 +263,14 @@ static tkb_status one_experiment(tkb__session *ss, int e, tkb__verdict *v) {
   tkb_device_state unused;
   st = tkb__sampler_experiment(&ss->m, s->state ? &s->state[e] : &unused);
   if (st) return st;
+  /* the floor of this experiment's batches, measured in it: a machine that changed speed
+   * since the last one changes both, not only the calls (a frequency step of 8% during
+   * one measurement of the floor for the whole run moved an 8 ns call's median by 1%) */
+  if (ss->floor) {
+    tkb__sampler_call_floor(&ss->m);
+    if (isfinite(ss->m.call_floor_ns)) ss->floor_sum_ns += ss->m.call_floor_ns, ss->floors++;
+    ss->facts.call_floor_ns = ss->floors ? ss->floor_sum_ns / ss->floors : NAN;
+  }
   s->experiments = e + 1;
   s->experiment_end[e] = (int)s->n;
   const int64_t t0 = tkb__now_ns();
@@ -255,6 +287,25 @@ static tkb_status one_experiment(tkb__session *ss, int e, tkb__verdict *v) {
   }
   ss->elapsed_ns += tkb__now_ns() - t0;
   return TKB_OK;
+}
+
+/* Experiment e on a stack shifted by a fresh offset (16 B to 4 KiB, in 16-byte steps,
+ * drawn from the clock): where the stack lies against the code and the static data can
+ * move a short call's time between processes (4K aliasing of a store and a later load,
+ * the alignment of locals), so it varies between experiments too, for the interval's
+ * experiments term to see it (replication.c), as a worker of its own per experiment
+ * would (pyperf's reason for many processes), without the process. On the busy loops of
+ * bench/bench_intervals it moved nothing measurable. */
+static tkb_status one_experiment(tkb__session *ss, int e, tkb__verdict *v) {
+  uint64_t z = (uint64_t)tkb__now_ns() + 0x9e3779b97f4a7c15ull * (uint64_t)(e + 1);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  const size_t bytes = 16 * (1 + (size_t)((z ^ (z >> 31)) % 256));
+  volatile unsigned char pad[bytes];
+  pad[0] = 1;
+  const tkb_status st = experiment_samples(ss, e, v);
+  pad[bytes - 1] = pad[0]; /* the frame, and its shift, outlive the call */
+  return st;
 }
 
 tkb_status tkb__session_experiment(tkb__session *ss, bool *done) {
@@ -275,10 +326,12 @@ tkb_status tkb__session_experiment(tkb__session *ss, bool *done) {
   if (!ss->started) {
     ss->started = true;
     tkb__load_now(&ss->facts.load_start);
-    st = choose_batch(&ss->m, ss->method, ss->stop.rule, &ss->facts.clock_read_ns);
+    st = choose_batch(&ss->m, ss->method, ss->stop.rule, &ss->facts.clock_read_ns, &ss->floor);
     ss->facts.cpu_floor_ns = ss->m.cpu_floor_ns;
+    ss->facts.call_floor_ns = NAN;
     ss->facts.cpu_read_ns = tkb__clock_read_ns(tkb__cpu_now_ns, 3, 50);
     ss->s.batch = ss->m.batch;
+    ss->s.resolution_ms = clock_tick_ms(ss->method) / ss->m.batch;
   }
   tkb__verdict v = TKB__STOP;
   if (!st) st = one_experiment(ss, ss->s.experiments, &v);

@@ -7,11 +7,12 @@
  * drift, and Google Benchmark's repetitions); the rule decides how many calls each
  * takes, as Google Benchmark grows its iterations within each repetition.
  *
- * After the last experiment the interval of all of them is taken (the two-level
- * bootstrap when there are several), and the rule has converged when every experiment
- * narrowed in time and that interval too is within +-max_noise: experiments that
- * disagree (the machine changed between them) leave it unconverged, however many calls
- * each took, and the result says so. Unlike a relative-stddev rule (nvbench's stdrel),
+ * After the last experiment the interval the result reports is taken (replication.c:
+ * where a rerun's median lands, from the calls, the spread of the experiments' medians,
+ * the clock's tick and the layout floor), and the rule has converged when every
+ * experiment narrowed in time and that interval too is within +-max_noise: experiments
+ * that disagree (the machine changed between them), or a target below the layout floor,
+ * leave it unconverged, however many calls each took, and the result says so. Unlike a relative-stddev rule (nvbench's stdrel),
  * the interval of the median is robust to the preempted calls that make the standard
  * deviation useless on a shared machine. Calls too short for the host clock are timed
  * in batches (bench.h).
@@ -72,9 +73,10 @@ static bool experiment_narrow(const ci_state *c, const tkb__samples *s, int e) {
   return tkb__median_ci(s->ms + begin, end, 1, &ci) == TKB_OK && within(c, &ci);
 }
 
+/* The interval the result will report (replication.c) is narrow enough. */
 static bool all_narrow(const ci_state *c, const tkb__samples *s) {
   tkb__ci ci;
-  return tkb__median_ci(s->ms, s->experiment_end, s->experiments, &ci) == TKB_OK && within(c, &ci);
+  return tkb__replication_interval(s, &ci) == TKB_OK && within(c, &ci);
 }
 
 static tkb__verdict ci_add(void *state, const tkb__sample *s, const tkb__samples *so_far) {

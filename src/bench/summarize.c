@@ -195,12 +195,24 @@ static void statistics(tkb_benchmark_data *bd, const tkb__samples *s, tkb_stats 
   }
 }
 
+/* Whether the calls ran threads of their own (an OpenMP team): a single thread cannot
+ * spend more CPU time than wall time, so calls that did, by a margin beyond the CPU
+ * clock's resolution, ran several. Judged on each call, since a call whose team stalled
+ * spends little more CPU than wall. */
+static bool ran_parallel(const tkb__samples *s) {
+  size_t parallel = 0;
+  for (size_t i = 0; i < s->n; i++)
+    if (s->ms[i] > 0.02 && s->cpu_ms[i] > 1.5 * s->ms[i]) parallel++;
+  return s->n > 0 && parallel * 10 >= s->n;
+}
+
 /* The interval, the outliers and the modes of the samples, and the warnings they and
  * the machine give. */
 static tkb_status weigh(tkb_benchmark_data *bd, const tkb__samples *s, const tkb_stats *st,
-                        tkb_std_fn *f, const tkb__run_facts *facts, warning_list *warnings) {
+                        tkb_std_fn *f, const tkb__run_facts *facts, warning_list *warnings,
+                        const char **bound) {
   tkb__ci ci;
-  tkb_status status = tkb__median_ci(s->ms, s->experiment_end, s->experiments, &ci);
+  tkb_status status = tkb__replication_interval(s, &ci);
   double *sorted = status ? NULL : malloc(s->n * sizeof *sorted);
   if (status || !sorted)
     return status ? status : tkb_set_error(TKB_ERR_OUT_OF_MEMORY, "out of memory sorting %zu samples", s->n);
@@ -210,12 +222,14 @@ static tkb_status weigh(tkb_benchmark_data *bd, const tkb__samples *s, const tkb
   tkb__evidence ev = {.stats = st, .ci = &ci, .n = s->n, .batch = s->batch,
                       .experiment_median_ms = bd->experiment_median_ms, .experiments = s->experiments};
   ev.bimodal = tkb__bimodal(sorted, s->n, &ev.modes);
+  ev.parallel = ran_parallel(s);
   free(sorted);
   /* with 5 samples or fewer no interval covers the median 95% of the time: none is given */
   bd->median_ci_low_ms = ci.too_few ? NAN : ci.low;
   bd->median_ci_high_ms = ci.too_few ? NAN : ci.high;
   bd->ci_level = ci.level;
   bd->ci_method = ci.method;
+  *bound = ci.too_few ? NULL : ci.bound;
   tkb__warnings(&ev, facts, f, warning_add, warnings);
   return TKB_OK;
 }
@@ -250,7 +264,8 @@ tkb_status tkb__summarize(tkb_std_fn *f, tkb__samples *s, const tkb__run_facts *
     bd->experiment_sizes = sizes;
     tkb_stats stats;
     statistics(bd, s, &stats);
-    st = weigh(bd, s, &stats, f, facts, &warnings);
+    const char *bound = NULL;
+    st = weigh(bd, s, &stats, f, facts, &warnings, &bound);
     for (size_t k = 0; s->throttled && k < s->n; k++) bd->n_throttled += s->throttled[k];
     describe_run(&m, f, facts);
     meta_add(&m, "stopping_rule", "%s", rule);
@@ -259,6 +274,9 @@ tkb_status tkb__summarize(tkb_std_fn *f, tkb__samples *s, const tkb__run_facts *
     meta_add(&m, "cpu_clock", "process");
     meta_add(&m, "cpu_read_ns", "%.1f", facts->cpu_read_ns);
     meta_add(&m, "cpu_floor_ns", "%lld", (long long)facts->cpu_floor_ns);
+    if (isfinite(facts->call_floor_ns)) meta_add(&m, "call_floor_ns", "%.3f", facts->call_floor_ns);
+    if (bound) meta_add(&m, "interval_bound", "%s", bound);
+    meta_add(&m, "layout_floor", "%g", TKB__LAYOUT_FLOOR);
     if (s->state) describe_clocks(&m, s, bd, facts->retries);
   }
   if (bd && !st && !perf_counters(bd, facts->perf)) m.failed = true;

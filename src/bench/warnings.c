@@ -5,15 +5,18 @@
  * like any other, with its warnings beside it.
  *
  *   no interval, or one wider than the rule's target 5 samples or fewer; the rule stopped
- *                                                    at max_time, or experiments disagree
+ *                                                    at max_time, experiments disagree, or
+ *                                                    a floor of the interval is above it
  *   bimodal                                          two clusters of calls (distribution.c)
  *   busier than its cores                            a load average above the online cores
  *                                                    at the start or end
  *   calls too short for the clock                    under 100 clock reads, not batched
- *   batched                                          the times are batches' means
+ *   batched                                          the times are batches' means, less
+ *                                                    the loop's floor
  *   a slow first call                                over 10x the median
  *   more OpenMP threads than free cores              cpu threads > online cores minus the
- *                                                    other processes' runnable threads
+ *                                                    cores other processes kept busy while
+ *                                                    the entry ran, for calls that ran threads
  */
 #include "bench.h"
 #include "std_fn.h"
@@ -56,6 +59,15 @@ static void interval_too_wide(const sink *s, const tkb__evidence *ev, const tkb_
   if (r->converged || !(r->target > 0) || !(ev->ci->median > 0)) return;
   const double lo = 100 * (ev->ci->median - ev->ci->low) / ev->ci->median;
   const double hi = 100 * (ev->ci->high - ev->ci->median) / ev->ci->median;
+  const char *bound = ev->ci->bound ? ev->ci->bound : "";
+  if (!strcmp(bound, "layout floor") || !strcmp(bound, "clock")) {
+    say(s, "interval", "the median's 95%% interval (-%.2g%%, +%.2g%%) is wider than the +-%.2g%% "
+        "target: no interval is narrower than the %s (%s), however many calls are timed",
+        lo, hi, 100 * r->target, bound,
+        !strcmp(bound, "clock") ? "its tick over the calls of a sample"
+                                : "what differs between processes, which a rerun sees and this run cannot");
+    return;
+  }
   if (r->timed_out || ev->experiments < 2) {
     say(s, "interval", "the median's 95%% interval (-%.2g%%, +%.2g%%) is wider than the +-%.2g%% "
         "target: the rule stopped at its time limit (max_time) after %zu samples; a quieter "
@@ -81,7 +93,7 @@ static void bimodal(const sink *s, const tkb__evidence *ev, const tkb_std_fn *f)
   char low[32], high[32];
   fmt_ms(ev->modes.low_ms, low, sizeof low);
   fmt_ms(ev->modes.high_ms, high, sizeof high);
-  const bool omp = strcmp(f->device->backend->kind, "cpu") == 0 && tkb_get_num_threads() > 1;
+  const bool omp = ev->parallel && strcmp(f->device->backend->kind, "cpu") == 0 && tkb_get_num_threads() > 1;
   say(s, "bimodal", "bimodal: %.0f%% of the calls near %s, %.0f%% near %s, so the median depends on the "
       "mix%s", 100 * ev->modes.low_fraction, low, 100 * (1 - ev->modes.low_fraction), high,
       omp ? " (OpenMP threads descheduled while they spin? OMP_WAIT_POLICY=PASSIVE or fewer "
@@ -106,10 +118,14 @@ static void too_short(const sink *s, const tkb__evidence *ev, const tkb__run_fac
       "of each time; --stop ci times batches of such calls", med, r->clock_read_ns);
 }
 
-static void batched(const sink *s, const tkb__evidence *ev) {
+static void batched(const sink *s, const tkb__evidence *ev, const tkb__run_facts *r) {
   if (ev->batch <= 1) return;
-  say(s, "batch", "timed in batches of %d calls (each call is under 100 reads of the clock): each "
-      "evaluation time is a batch's mean per call, so the distribution is that of batches", ev->batch);
+  char floor[96] = "";
+  if (r->call_floor_ns > 0)
+    snprintf(floor, sizeof floor, " less %.3g ns, the same loop's calls of an empty function", r->call_floor_ns);
+  say(s, "batch", "timed in batches of %d calls (each call is shorter than a sample must last, 20 us "
+      "or 100 reads of the clock): each evaluation time is a batch's mean per call%s, so the "
+      "distribution is that of batches", ev->batch, floor);
 }
 
 static void slow_first_call(const sink *s, const tkb__evidence *ev, const tkb__run_facts *r) {
@@ -121,9 +137,15 @@ static void slow_first_call(const sink *s, const tkb__evidence *ev, const tkb__r
       first, r->first_call_ms / ev->stats->median);
 }
 
-static void crowded_threads(const sink *s, const tkb_std_fn *f, const tkb__run_facts *r) {
-  if (strcmp(f->device->backend->kind, "cpu") != 0) return;
-  const int others = r->load_start.others > r->load_end.others ? r->load_start.others : r->load_end.others;
+static void crowded_threads(const sink *s, const tkb__evidence *ev, const tkb_std_fn *f,
+                            const tkb__run_facts *r) {
+  /* an entry that runs on one thread (a plugin's plain loop) has no team to stall */
+  if (strcmp(f->device->backend->kind, "cpu") != 0 || !ev->parallel) return;
+  /* what other processes used while the entry ran; for a short entry, what both looks
+   * (at its start and its end) saw */
+  int others = tkb__load_others_between(&r->load_start, &r->load_end);
+  if (others < 0)
+    others = r->load_start.others < r->load_end.others ? r->load_start.others : r->load_end.others;
   if (others < 0) return;
   const int cores = tkb__num_cpus(), threads = tkb_get_num_threads();
   const int free_cores = cores - others > 0 ? cores - others : 0;
@@ -140,7 +162,7 @@ void tkb__warnings(const tkb__evidence *ev, const tkb__run_facts *facts, tkb_std
   bimodal(&s, ev, f);
   busy_machine(&s, facts);
   too_short(&s, ev, facts);
-  batched(&s, ev);
+  batched(&s, ev, facts);
   slow_first_call(&s, ev, facts);
-  crowded_threads(&s, f, facts);
+  crowded_threads(&s, ev, f, facts);
 }

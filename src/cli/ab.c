@@ -22,6 +22,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -36,6 +37,7 @@ typedef struct ab_args {
   tkb__select_args sel;
   const char *a, *b, *a_cmd, *b_cmd;
   const char *out_a, *out_b;
+  tkb__history_args hist;
   tkb__compare_args cmp;
   /* the measurement flags, taken out of the command line before it is parsed */
   char **pass;
@@ -60,6 +62,11 @@ static const tkb__flag ab_flags[] = {
      .help = "Write side A's results as tkbench JSON ('{prog} compare' reads it)."},
     {.name = "--out-b", .metavar = "FILE", .kind = TKB__FLAG_TEXT, .offset = AT(out_b),
      .help = "Write side B's results as tkbench JSON."},
+    TKB__HISTORY_FLAGS(AT(hist), "Each side is a run of its own (kind ab:A, ab:B); --commit and "
+                                 "--branch describe side B, the new build. Before they are "
+                                 "recorded, the store's earlier runs of this machine give each "
+                                 "entry's noise band, as for '{prog} compare --history'. "),
+    TKB__COMPARE_HISTORY_RUNS_ROW(ab_args, cmp),
     TKB__COMPARE_VERDICT_ROWS(ab_args, cmp),
     TKB__COMPARE_OUTPUT_ROWS(ab_args, cmp),
     {0},
@@ -535,6 +542,36 @@ static bool adopt(side *s, const char *path, tkb__results_file *rf) {
   return false;
 }
 
+/* 0 when program can be run as execvp would find it; else the usage error naming the flag,
+ * the program and why: a program that is not there is the command line's fault (exit 2,
+ * as --a with a missing plugin), not an entry's. */
+static int check_program(const char *flag, const char *program) {
+  char path[4096];
+  const char *found = NULL;
+  if (strchr(program, '/')) {
+    found = program;
+  } else { /* execvp's search */
+    const char *dirs = getenv("PATH");
+    for (const char *p = dirs ? dirs : "/usr/local/bin:/usr/bin:/bin"; p && !found;) {
+      const size_t len = strcspn(p, ":");
+      snprintf(path, sizeof path, "%.*s%s%s", (int)len, p, len ? "/" : "", program);
+      if (access(path, X_OK) == 0) found = path;
+      p = p[len] ? p + len + 1 : NULL;
+    }
+    if (!found)
+      return tkb__usage(CMD, "%s %s: no such program in PATH", flag, program);
+  }
+  struct stat st;
+  if (stat(found, &st) != 0)
+    return tkb__usage(CMD, "%s %s: %s", flag, program, strerror(errno));
+  if (!S_ISREG(st.st_mode))
+    return tkb__usage(CMD, "%s %s: not a program (%s)", flag, program,
+                      S_ISDIR(st.st_mode) ? "a directory" : "not a regular file");
+  if (access(found, X_OK) != 0)
+    return tkb__usage(CMD, "%s %s: not executable (%s)", flag, program, strerror(errno));
+  return 0;
+}
+
 static int check_sides(const ab_args *a) {
   if (!a->a == !a->a_cmd)
     return tkb__usage(CMD, a->a ? "--a and --a-cmd both name side A; give one" :
@@ -542,6 +579,8 @@ static int check_sides(const ab_args *a) {
   if (!a->b == !a->b_cmd)
     return tkb__usage(CMD, a->b ? "--b and --b-cmd both name side B; give one" :
                       "needs side B: --b LIB.so (a plugin) or --b-cmd PROGRAM (built on TKB_MAIN)");
+  if (a->a_cmd && check_program("--a-cmd", a->a_cmd)) return TKB_EXIT_USAGE;
+  if (a->b_cmd && check_program("--b-cmd", a->b_cmd)) return TKB_EXIT_USAGE;
   const char *files[] = {a->out_a, a->out_b};
   const char *flags[] = {"--out-a", "--out-b"};
   for (int i = 0; i < 2; i++)
@@ -550,11 +589,9 @@ static int check_sides(const ab_args *a) {
   return tkb__compare_outputs_check(CMD, &a->cmp);
 }
 
-static int ab(const ab_args *a) {
-  if (check_sides(a)) return TKB_EXIT_USAGE;
-  side A = {.label = 'A', .plugin = a->a, .program = a->a_cmd};
-  side B = {.label = 'B', .plugin = a->b, .program = a->b_cmd};
-  side *sd[2] = {&A, &B};
+/* Starts both sides' workers, checks they share entries, and runs them ABBA; returns 0
+ * or the exit code of what stopped it. Signals are its own while the workers run. */
+static int run_sides(const ab_args *a, side *sd[2], bool *stopped) {
   /* SA_RESTART: a Ctrl-C must not cut a read from a worker short */
   struct sigaction old_int, old_pipe, sa = {.sa_handler = on_sigint, .sa_flags = SA_RESTART},
                                       ign = {.sa_handler = SIG_IGN};
@@ -571,24 +608,72 @@ static int ab(const ab_args *a) {
       rc = strstr(sd[s]->why, "status 2") ? TKB_EXIT_USAGE : TKB_EXIT_FAILED;
     }
   size_t common = 0;
-  for (size_t i = 0; !rc && i < A.n; i++) common += find_name(&B, A.names[i]) >= 0;
+  for (size_t i = 0; !rc && i < sd[0]->n; i++) common += find_name(sd[1], sd[0]->names[i]) >= 0;
   if (!rc && !common)
     rc = tkb__usage(CMD, "no entry is on both sides (A selects %zu, B %zu, none of the same name): "
-                    "nothing to compare", A.n, B.n);
+                    "nothing to compare", sd[0]->n, sd[1]->n);
   for (int s = 0; s < 2 && !rc; s++) {
     sd[s]->doc = cJSON_CreateObject();
     sd[s]->rows = cJSON_AddArrayToObject(sd[s]->doc, "benchmarks");
     if (!sd[s]->rows) rc = TKB_EXIT_FAILED;
   }
   if (!rc && !run_all(a, sd)) rc = TKB_EXIT_FAILED;
-  const bool stopped = interrupted;
-  quit(&A);
-  quit(&B);
+  *stopped = interrupted;
+  quit(sd[0]);
+  quit(sd[1]);
   sigaction(SIGINT, &old_int, NULL);
   sigaction(SIGPIPE, &old_pipe, NULL);
+  return rc;
+}
+
+/* The two sides' files compared (with the bands the store learned before they join it),
+ * each side recorded in the store; returns the exit code so far. */
+static int judge(const ab_args *a, tkb__history_sink *hist, tkb__results_file rf[2], bool have_a,
+                 bool have_b, bool stopped) {
+  int rc = TKB_EXIT_OK;
+  /* the bands from the machine's runs before this one, so learned before its sides join them */
+  tkb__compare_opts o = tkb__compare_opts_from(&a->cmp, a->seed);
+  o.paired = true;
+  tkb__compare_history learned;
+  const int learn_rc = have_b ? tkb__compare_history_learn(CMD, hist->active ? hist->location : NULL,
+                                                           a->cmp.history_runs, NULL, &rf[1], true, &learned, &o)
+                              : (learned = (tkb__compare_history){0}, 0);
+  /* each side as a run; the code named is side B's */
+  if (have_a && tkb__history_end_file(hist, &rf[0], "ab:A", false, stopped, a->cmp.quiet)) rc = TKB_EXIT_FAILED;
+  if (have_b && tkb__history_end_file(hist, &rf[1], "ab:B", true, stopped, a->cmp.quiet)) rc = TKB_EXIT_FAILED;
+  tkb__history_abandon(hist);
+  if (have_a && have_b) {
+    tkb__comparison c = {0};
+    if (learn_rc) {
+      rc = TKB_EXIT_FAILED; /* the store opened when ab started: why it no longer reads is said above */
+    } else if (tkb__compare(&rf[0], &rf[1], &o, &c) != TKB_OK) {
+      fprintf(stderr, "%s %s: %s\n", tkb__prog, CMD, tkb_last_error());
+      rc = TKB_EXIT_FAILED;
+    } else {
+      const int emitted = tkb__compare_emit(CMD, &c, &a->cmp);
+      if (!rc) rc = emitted;
+    }
+    tkb__comparison_free(&c);
+  } else {
+    rc = TKB_EXIT_FAILED;
+  }
+  tkb__compare_history_free(&learned);
+  return rc;
+}
+
+static int ab(const ab_args *a) {
+  if (check_sides(a)) return TKB_EXIT_USAGE;
+  tkb__history_sink hist;
+  if (tkb__history_begin(CMD, &a->hist, &hist)) return TKB_EXIT_USAGE;
+  side A = {.label = 'A', .plugin = a->a, .program = a->a_cmd};
+  side B = {.label = 'B', .plugin = a->b, .program = a->b_cmd};
+  side *sd[2] = {&A, &B};
+  bool stopped = false;
+  int rc = run_sides(a, sd, &stopped);
   if (rc) {
     cJSON_Delete(A.doc);
     cJSON_Delete(B.doc);
+    tkb__history_abandon(&hist);
     return rc;
   }
   const size_t failed = A.failed + B.failed;
@@ -604,21 +689,8 @@ static int ab(const ab_args *a) {
     if (paths[s] && !(wrote[s] = write_side(sides[s], paths[s]))) rc = TKB_EXIT_FAILED;
   tkb__results_file rf[2] = {{0}, {0}};
   const bool have_a = adopt(&A, a->out_a, &rf[0]), have_b = adopt(&B, a->out_b, &rf[1]);
-  if (have_a && have_b) {
-    tkb__compare_opts o = tkb__compare_opts_from(&a->cmp, a->seed);
-    o.paired = true;
-    tkb__comparison c;
-    if (tkb__compare(&rf[0], &rf[1], &o, &c) != TKB_OK) {
-      fprintf(stderr, "%s %s: %s\n", tkb__prog, CMD, tkb_last_error());
-      rc = TKB_EXIT_FAILED;
-    } else {
-      const int emitted = tkb__compare_emit(CMD, &c, &a->cmp);
-      if (!rc) rc = emitted;
-    }
-    tkb__comparison_free(&c);
-  } else {
-    rc = TKB_EXIT_FAILED;
-  }
+  const int judged = judge(a, &hist, rf, have_a, have_b, stopped);
+  if (!rc) rc = judged;
   tkb__results_file_free(&rf[0]);
   tkb__results_file_free(&rf[1]);
   /* said under the console's table only: JSON or Markdown on stdout stays whole */

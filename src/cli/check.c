@@ -35,6 +35,7 @@ typedef struct check_args {
   uint64_t seed;
   const char *rtol, *atol;
   tkb__isolation_args iso;
+  tkb__history_args hist;
   const char *format, *out;
   bool verbose, quiet;
 } check_args;
@@ -64,6 +65,8 @@ static const tkb__flag check_flags[] = {
      .check = check_tolerance, .shown = "per dtype",
      .help = "A fixed absolute tolerance for every output (see --rtol)."},
     TKB__ISOLATION_FLAGS(AT(iso), ""),
+    TKB__HISTORY_FLAGS(AT(hist), "Each entry's status is kept, and the relative l2 error of its worst "
+                                 "output as its value (unit rel_l2). "),
     {.heading = "Output:"},
     {.name = "--format", .metavar = "FMT", .kind = TKB__FLAG_TEXT, .offset = AT(format),
      .shown = STDOUT_FORMAT "; for --out, from the file's extension (.json, .md) and "
@@ -134,6 +137,8 @@ static void check_one(size_t entry, const tkb_check_opts *opts, tkb__check_item 
     it->skipped = it->status == TKB_ERR_UNSUPPORTED;
   }
   if (!it->status) it->status = tkb_check_entry(entry, opts, &it->result);
+  if (!it->status) it->status = tkb__worker_reap_helpers(); /* a helper left running */
+  else tkb__worker_reap_helpers();
   if (!it->status) return;
   const char *msg = tkb_last_error();
   it->message = tkb__strdup(*msg ? msg : tkb_status_name(it->status));
@@ -187,6 +192,16 @@ static bool check_isolated(size_t entry, const tkb_check_opts *opts, double time
   return true;
 }
 
+/* In process (--no-isolate), an entry called exit(): said, and the check ends with 1. */
+static int check_exit(void *user, long entry, const char *phase, int status) {
+  (void)user;
+  char why[800];
+  tkb__exit_message(entry, phase, status, why, sizeof why);
+  fprintf(stderr, "%s %s: FAIL %s: CRASHED: %s\n", tkb__prog, CMD,
+          entry >= 0 ? tkb_registry_full_name((size_t)entry) : "?", why);
+  return TKB_EXIT_FAILED;
+}
+
 /* Checks idx[0..n) into items, streaming console lines; *n_done gets how many were
  * checked (fewer when a signal or a closed stdout stopped the run: *sig says which). */
 static tkb__check_counts check_all(const check_args *a, const tkb__check_ctx *ctx,
@@ -198,13 +213,21 @@ static tkb__check_counts check_all(const check_args *a, const tkb__check_ctx *ct
   tkb__progress progress;
   tkb__progress_begin(&progress, stderr, !a->quiet && isatty(fileno(stderr)) != 0, n);
   tkb__stop_begin();
+  const tkb__exit_guard guard = {.on_exit = check_exit};
+  if (!isolate) tkb__in_process_begin(&guard);
   volatile sig_atomic_t *stop = tkb__stop_flag();
   size_t k = 0;
   for (; k < n && !*stop; k++) {
     tkb__progress_show(&progress, k, tkb_registry_full_name(idx[k]));
     bool checked = true;
-    if (isolate) checked = check_isolated(idx[k], opts, timeout_s, stop, &items[k]);
-    else check_one(idx[k], opts, &items[k]);
+    if (isolate) {
+      checked = check_isolated(idx[k], opts, timeout_s, stop, &items[k]);
+    } else {
+      tkb__in_process_enter(); /* its prints to stderr, its exit() caught */
+      tkb__worker_phase(idx[k], "check", 0);
+      check_one(idx[k], opts, &items[k]);
+      tkb__in_process_leave();
+    }
     tkb__progress_clear(&progress);
     if (!checked) break;
     tkb__check_count(&counts, &items[k]);
@@ -222,6 +245,7 @@ static tkb__check_counts check_all(const check_args *a, const tkb__check_ctx *ct
       break;
     }
   }
+  if (!isolate) tkb__in_process_end();
   *sig = *stop;
   tkb__stop_end();
   *n_done = k;
@@ -251,7 +275,7 @@ static int write_file(const char *path, const tkb__format *fmt, const tkb__check
 }
 
 /* Everything that can be wrong on the command line is found before anything runs. */
-static int check(const check_args *a) {
+static int check(check_args *a) {
   tkb_check_opts opts = {.seed = a->seed, .device = a->sel.device};
   if (a->rtol || a->atol) {
     bool ok;
@@ -263,7 +287,7 @@ static int check(const check_args *a) {
   if (formats(a, &stdout_fmt, &file_fmt)) return TKB_EXIT_USAGE;
   if (tkb__device_name_check(a->sel.device) != TKB_OK)
     return tkb__usage(CMD, "--device: %s", tkb_last_error());
-  if (tkb__load_plugins(CMD, &a->sel.loads)) return TKB_EXIT_USAGE;
+  if (tkb__load_plugins(CMD, &a->sel, tkb__isolation_timeout(&a->iso))) return TKB_EXIT_USAGE;
   size_t *idx = NULL, n = 0;
   /* the references are what the others are checked against */
   tkb__shard_info shard;
@@ -280,6 +304,8 @@ static int check(const check_args *a) {
   tkb__device_facts facts;
   int rc = tkb__isolation(CMD, &a->iso, a->sel.device, n, &isolate, &timeout_s);
   if (!rc) rc = tkb__device_find(CMD, a->sel.device, NULL, false, isolate, timeout_s, &facts);
+  tkb__history_sink hist;
+  if (!rc) rc = tkb__history_begin(CMD, &a->hist, &hist);
   if (rc) {
     free(idx);
     return rc;
@@ -297,6 +323,7 @@ static int check(const check_args *a) {
   tkb__check_item *items = calloc(n ? n : 1, sizeof *items);
   if (!items) {
     free(idx);
+    tkb__history_abandon(&hist);
     fprintf(stderr, "%s %s: out of memory for %zu results\n", tkb__prog, CMD, n);
     return TKB_EXIT_FAILED;
   }
@@ -312,6 +339,7 @@ static int check(const check_args *a) {
     rc = TKB_EXIT_FAILED;
   }
   if (a->out && write_file(a->out, file_fmt, &ctx, items, done, console)) rc = TKB_EXIT_FAILED;
+  if (tkb__history_end_check(&hist, &ctx, items, done, done < n && sig, a->quiet)) rc = TKB_EXIT_FAILED;
   if (done < n && sig && rc != TKB_EXIT_FAILED) rc = 128 + sig;
   for (size_t k = 0; k < done; k++) tkb__check_item_clear(&items[k]);
   free(items);

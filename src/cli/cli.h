@@ -121,6 +121,8 @@ typedef struct tkb__select_args {
   tkb__strlist tags, ops, modes, impls;  /* --tag, --op, --mode, --impl */
   const char *device;                    /* --device NAME */
   tkb__strlist loads;                    /* --load LIB.so */
+  size_t first_loaded, n_loaded;         /* the registry's indices of the loaded plugins'
+                                            entries (tkb__load_plugins sets them) */
   const char *shard;                     /* --shard K/N|auto (NULL: auto) */
   const char *shard_weights;             /* --shard-weights FILE */
 } tkb__select_args;
@@ -192,8 +194,20 @@ void tkb__flags_free(const tkb__command *cmd, void *args, tkb__select_args *sel)
  */
 int tkb__usage(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* Loads every --load plugin; on failure prints the reason and returns TKB_EXIT_USAGE. */
-int tkb__load_plugins(const char *cmd, const tkb__strlist *paths);
+/* Of n known names, the one a mistyped word (up to any '=') most likely meant: within
+ * a third of its length in edits (1 to 3); NULL when none is that close. */
+const char *tkb__nearest(const char *word, const char *const *names, size_t n);
+
+/* Writes text[0..len) to stdout and flushes it (stdout_text.c); TKB_EXIT_OK, or
+ * TKB_EXIT_FAILED after saying "cannot write to stdout: <the write's reason>" (nothing
+ * said for a closed pipe). */
+int tkb__stdout_write(const char *cmd, const char *text, size_t len);
+
+/* Loads every --load plugin (plugins.c), each probed first in a worker process, whose
+ * init may run for at most timeout_s (0: no limit); on failure prints the reason and
+ * returns TKB_EXIT_USAGE (nothing of the plugin is then loaded here). Notes which
+ * registry indices the plugins' entries took (a->first_loaded, n_loaded). */
+int tkb__load_plugins(const char *cmd, tkb__select_args *a, double timeout_s);
 
 /*
  * The entries a command selects: --mode and --op checked (an unknown op is a usage error
@@ -233,28 +247,170 @@ typedef struct tkb__isolation_args {
 #define TKB__ISOLATION_FLAGS(at, what)                                                        \
   {.heading = "Isolation:"},                                                                  \
   {.name = "--isolate", .kind = TKB__FLAG_SWITCH, .offset = (at) + offsetof(tkb__isolation_args, isolate), \
-   .shown = "on when more than one entry is selected",                                        \
+   .shown = "on",                                                                              \
    .help = "Run each entry in a worker process of its own, so that an entry that crashes, "   \
-           "aborts, hangs or runs out of memory fails alone (its error names the signal and "  \
-           "what it was doing) and the run goes on. " what},                                  \
+           "aborts, hangs, exits or runs out of memory fails alone (its error names the "      \
+           "signal and what it was doing) and the run goes on; a process the entry started "  \
+           "and left running fails it and is killed. " what},                                 \
   {.name = "--no-isolate", .kind = TKB__FLAG_SWITCH,                                          \
    .offset = (at) + offsetof(tkb__isolation_args, no_isolate),                                \
-   .help = "Run every entry in this process (for a debugger); an entry that crashes ends "    \
-           "the run, and --timeout cannot stop one."},                                        \
+   .help = "Run every entry in this process (for a debugger). What an entry prints still "   \
+           "goes to stderr, and an entry's exit() fails it and ends the run with the outputs "  \
+           "written (exit status 1); but a crash, a signal or _exit() ends the process at once " \
+           "(the journal keeps the entries before it), --timeout cannot stop an entry, and "    \
+           "processes an entry leaves running are not killed."},                               \
   {.name = "--timeout", .metavar = "SECONDS", .kind = TKB__FLAG_TEXT,                         \
    .offset = (at) + offsetof(tkb__isolation_args, timeout), .value = TKB__TEXT(TKB__DEFAULT_TIMEOUT_S), \
    .check = tkb__check_timeout,                                                               \
-   .help = "An isolated entry still running after this long is killed and fails as timed "    \
-           "out; 0: no limit."}
+   .help = "An isolated entry still running after this long is killed, with every process "   \
+           "it started, and fails as timed out; a --load plugin's init gets as long. 0: no "   \
+           "limit."}
 /* Default --timeout: generous (a primary-size entry on a slow device takes minutes). */
 #define TKB__DEFAULT_TIMEOUT_S 600
 int tkb__check_timeout(const char *cmd, const char *flag, const char *value);
-/* Whether n entries on device run isolated: --isolate, else unless --no-isolate when
- * n > 1; but never when this process has opened a device of that kind already (a program
- * calling tkb_main after using the device), which is said on stderr. *timeout_s gets
+/* --timeout's seconds (checked when read). */
+double tkb__isolation_timeout(const tkb__isolation_args *a);
+/* Whether n entries on device run isolated: unless --no-isolate, whatever n; but never
+ * when this process has opened a device of that kind already (a program calling tkb_main
+ * after using the device), which is said on stderr. *timeout_s gets
  * --timeout's seconds. 0, or TKB_EXIT_USAGE after printing (both flags given). */
 int tkb__isolation(const char *cmd, const tkb__isolation_args *a, const char *device, size_t n,
                    bool *isolate, double *timeout_s);
+
+/* ---- the results store: --history on run, check and ab (history_hooks.c) ---- */
+typedef struct tkb__history_args {
+  const char *history;    /* --history DB (NULL: TKB_HISTORY, else none) */
+  const char *commit, *branch;
+} tkb__history_args;
+/* The rows, for a command whose argument struct holds a tkb__history_args at `at`. */
+#define TKB__HISTORY_FLAGS(at, what)                                                          \
+  {.heading = "History:"},                                                                    \
+  {.name = "--history", .metavar = "DB", .kind = TKB__FLAG_TEXT,                              \
+   .offset = (at) + offsetof(tkb__history_args, history), .shown = "TKB_HISTORY, else none",  \
+   .help = "Also record the results into the store DB when the command ends (one cut short "  \
+           "records what finished): an SQLite file, made when absent, or a postgresql:// URL. " \
+           what "'{prog} history' reads it back."},                                            \
+  {.name = "--commit", .metavar = "ID", .kind = TKB__FLAG_TEXT,                               \
+   .offset = (at) + offsetof(tkb__history_args, commit),                                      \
+   .shown = "git rev-parse HEAD in the current folder, else TKB_COMMIT, else none",            \
+   .help = "With --history: the commit of the code measured (7 to 40 hexadecimal digits)."},  \
+  {.name = "--branch", .metavar = "NAME", .kind = TKB__FLAG_TEXT,                             \
+   .offset = (at) + offsetof(tkb__history_args, branch),                                      \
+   .shown = "the current folder's git branch, else TKB_BRANCH, else none",                     \
+   .help = "With --history: the branch of the code measured."}
+
+/* `history regressions` (history_regressions.c): its own flags, in the history command's
+ * table, and the subcommand itself. */
+typedef struct tkb__regressions_args {
+  tkb__strlist fail_on;     /* "regression[:THRESHOLD]" */
+  int min_segment;          /* --min-segment N */
+  const char *alpha, *min_step;
+  int latest;               /* --latest N: the runs a failing step must be in */
+} tkb__regressions_args;
+#define TKB__HISTORY_REGRESSIONS_FLAGS(at)                                                    \
+  {.heading = "regressions:"},                                                                \
+  {.name = "--fail-on", .metavar = "WHAT", .kind = TKB__FLAG_LIST,                            \
+   .offset = (at) + offsetof(tkb__regressions_args, fail_on), .check = tkb__check_regression_gate, \
+   .shown = "nothing (exit 0 whatever was found)",                                            \
+   .help = "regression[:THRESHOLD]: exit 1 when an entry stepped slower by more than "          \
+           "THRESHOLD (5% or 0.05; default --min-step) in its machine's latest runs (--latest) " \
+           "and the step looks like the code's; a step the machine's other entries or its "     \
+           "measured peaks share never fails."},                                               \
+  {.name = "--latest", .metavar = "N", .kind = TKB__FLAG_COUNT,                               \
+   .offset = (at) + offsetof(tkb__regressions_args, latest), .value = "10",                   \
+   .help = "A step counts for --fail-on when its first run after is among its machine's N "     \
+           "newest selected runs. A step is found once --min-segment runs follow it, so N must "  \
+           "be at least that for any step to count."},                                         \
+  {.name = "--min-segment", .metavar = "N", .kind = TKB__FLAG_COUNT,                          \
+   .offset = (at) + offsetof(tkb__regressions_args, min_segment), .value = "5",               \
+   .check = tkb__check_min_segment,                                                           \
+   .help = "Runs each side of a change point at least (2 to 10000): fewer find a step sooner, " \
+           "at the price of more steps made of a few unlucky runs."},                          \
+  {.name = "--alpha", .metavar = "P", .kind = TKB__FLAG_TEXT,                                 \
+   .offset = (at) + offsetof(tkb__regressions_args, alpha), .value = "0.01",                  \
+   .check = tkb__check_changepoint_alpha,                                                     \
+   .help = "Significance of each split's permutation test (above 0, at most 0.5): on a steady " \
+           "series a step is reported in this share of cases."},                               \
+  {.name = "--min-step", .metavar = "PCT", .kind = TKB__FLAG_TEXT,                            \
+   .offset = (at) + offsetof(tkb__regressions_args, min_step), .value = "1%",                 \
+   .check = tkb__check_fraction,                                                              \
+   .help = "The smallest step reported (1% or 0.01); a significant but smaller one is merged " \
+           "away."}
+int tkb__check_regression_gate(const char *cmd, const char *flag, const char *value);
+int tkb__check_min_segment(const char *cmd, const char *flag, const char *value);
+int tkb__check_changepoint_alpha(const char *cmd, const char *flag, const char *value);
+/* Analyses what q selects (q->machine NULL: every machine) and writes the change points
+ * in format (console, markdown, json; NULL: console, or --out's ending) to stdout or out.
+ * The exit code: 0, 1 when --fail-on's condition is met or out cannot be written, 2 after
+ * printing why (no entry has a point, a bad --format). */
+struct tkb__history;
+struct tkb__history_query;
+int tkb__history_regressions(const char *cmd, struct tkb__history *h, const struct tkb__history_query *q,
+                             const tkb__regressions_args *r, const char *format, const char *out, bool quiet);
+
+/* `report --history DB` (report_history.c): the history page's own flags, in report's
+ * table, and the page. */
+typedef struct tkb__report_history_args {
+  const char *history;      /* --history DB */
+  const char *machine, *branch, *since;
+  int last;
+} tkb__report_history_args;
+#define TKB__REPORT_HISTORY_FLAGS(at)                                                         \
+  {.heading = "A results store's history (instead of RESULTS):"},                              \
+  {.name = "--history", .metavar = "DB", .kind = TKB__FLAG_TEXT,                              \
+   .offset = (at) + offsetof(tkb__report_history_args, history),                              \
+   .help = "Draw the history page of the results store DB (an SQLite file or a postgresql:// "  \
+           "URL, as run --history names it) instead of a result file's report."},             \
+  {.name = "--machine", .metavar = "M", .kind = TKB__FLAG_TEXT,                               \
+   .offset = (at) + offsetof(tkb__report_history_args, machine), .shown = "every machine",    \
+   .help = "With --history: only this machine (a key, a unique start of one, or its host "     \
+           "name)."},                                                                          \
+  {.name = "--branch", .metavar = "NAME", .kind = TKB__FLAG_TEXT,                             \
+   .offset = (at) + offsetof(tkb__report_history_args, branch),                               \
+   .help = "With --history: only runs of the code on this branch."},                          \
+  {.name = "--since", .metavar = "WHEN", .kind = TKB__FLAG_TEXT,                              \
+   .offset = (at) + offsetof(tkb__report_history_args, since), .check = tkb__check_since,     \
+   .help = "With --history: only runs from then on: a date (2025-01-31) or a time ago (12h, "   \
+           "30d, 2w)."},                                                                       \
+  {.name = "--last", .metavar = "N", .kind = TKB__FLAG_COUNT,                                 \
+   .offset = (at) + offsetof(tkb__report_history_args, last),                                 \
+   .help = "With --history: only each machine's last N of those runs."}
+/* --since's check, and the store's query of the flags every history reader shares
+ * (history_query.c): the selection flags' entries, --branch, --since (already checked)
+ * and --last; no machine. */
+int tkb__check_since(const char *cmd, const char *flag, const char *value);
+struct tkb__history_query tkb__history_query_of(const tkb__select_args *sel, const char *branch, const char *since,
+                                                int last);
+/* Writes the history page of a->history (what sel and a select; title NULL: the store)
+ * to out (NULL: stdout). The exit code, after printing why on failure. */
+int tkb__report_history(const char *cmd, const tkb__report_history_args *a, const tkb__select_args *sel,
+                        const char *title, const char *out);
+
+/* A command's recording: the store and the code, checked before it runs; its entries. */
+typedef struct tkb__history_sink {
+  const char *cmd;
+  bool active;            /* a store was named */
+  char *location, *commit, *branch;
+  struct cJSON *doc, *rows; /* run: the finished entries' rows */
+  bool lost;              /* an entry could not be kept (out of memory) */
+} tkb__history_sink;
+/* Opens (creates, migrates) the store that a->history or TKB_HISTORY names, if any, and
+ * finds the commit and branch. 0, or TKB_EXIT_USAGE after printing why (nothing kept). */
+int tkb__history_begin(const char *cmd, const tkb__history_args *a, tkb__history_sink *s);
+/* Drops what the sink holds (a command that ends before running). */
+void tkb__history_abandon(tkb__history_sink *s);
+/* Keeps a finished entry of a run (experiments: a failed entry's repetitions). */
+void tkb__history_add(tkb__history_sink *s, const tkb__result *r, int experiments);
+/* Records the kept entries as a run with the run's context; says so on stderr unless
+ * quiet. TKB_EXIT_OK, or TKB_EXIT_FAILED after saying why. Frees the sink. */
+int tkb__history_end_run(tkb__history_sink *s, const tkb__report_ctx *ctx, const tkb__run_summary *sum, bool quiet);
+/* Records a results file as a run of `kind` (with the sink's commit and branch when
+ * code). Leaves the sink. */
+int tkb__history_end_file(tkb__history_sink *s, const tkb__results_file *rf, const char *kind, bool code,
+                          bool interrupted, bool quiet);
+/* Records a check's items[0..n): status and the worst relative l2 error. Frees the sink. */
+int tkb__history_end_check(tkb__history_sink *s, const tkb__check_ctx *ctx, const tkb__check_item *items,
+                           size_t n, bool interrupted, bool quiet);
 
 /* ---- the device a run reports (device_facts.c) ---- */
 typedef struct tkb__device_facts {
@@ -290,10 +446,19 @@ typedef struct tkb__run_output {
   bool stdout_aggregates_only;      /* Google Benchmark's aggregate-only reports */
   bool file_aggregates_only;
   int experiments;                  /* a failed entry's repetitions in the JSON */
+  const struct cJSON *recorded;     /* {"settings": {...}, "selection": {...}}: what the
+                                       journal records for --resume to compare (run.c) */
   tkb__progress progress;           /* begun by the caller */
+  /* what the run's end needs, kept here so that an in-process entry's exit() can end
+   * the run from its exit handler (run.c) */
+  const tkb__report_ctx *ctx;
+  size_t n_todo;                    /* entries this run was to run (resumed ones aside) */
+  size_t resumed_failed;            /* resumed entries that had failed */
   /* state */
   tkb__reporter stdout_r;
   bool have_stdout, stdout_failed, write_failed, journaling;
+  bool stream_out;                  /* --out is stdout, a device or a FIFO: the journal is a
+                                       temporary of this run's, and there is no --resume */
   tkb__journal journal;
   tkb__journal_contents resumed;    /* the journal's entries, with --resume */
 } tkb__run_output;
@@ -342,6 +507,9 @@ bool tkb__use_color(FILE *f);
 typedef struct tkb__compare_args {
   const char *noise, *alpha, *correction;
   int resamples;
+  const char *history;      /* compare --history DB: each entry's band learned from its
+                               earlier runs (ab's store is its tkb__history_args') */
+  int history_runs;         /* --history-runs N: the newest runs of the machine looked at */
   tkb__strlist fail_on;     /* "slower[:THRESHOLD]", "failed" */
   const char *format, *out;
   bool quiet;
@@ -358,7 +526,8 @@ typedef struct tkb__compare_args {
            "interval lies wholly outside 1 +- PCT; an interval within it is 'same'."},          \
   {.name = "--alpha", .metavar = "P", .kind = TKB__FLAG_TEXT,                                 \
    .offset = offsetof(type, field.alpha), .value = "0.05", .check = tkb__check_fraction,      \
-   .help = "Significance the adjusted p-value must be below for a change to be called."},     \
+   .help = "Significance the adjusted p-value must be below for a change to be called (the "   \
+           "U test's rule); the interval rule's intervals cover 1 - P / entries."},            \
   {.name = "--correction", .metavar = "HOW", .kind = TKB__FLAG_TEXT,                          \
    .offset = offsetof(type, field.correction), .value = "holm",                               \
    .check = tkb__check_correction,                                                            \
@@ -373,6 +542,22 @@ typedef struct tkb__compare_args {
    .help = "Exit 1 when an entry is slower[:THRESHOLD] (its verdict is slower and its change " \
            "exceeds THRESHOLD, 5% or 0.05; default the noise band), or when one failed (ran in " \
            "BASE, failed or was skipped in NEW); repeatable or comma-separated."}
+/* --history for compare (ab's --history, which also records its sides, is
+ * TKB__HISTORY_FLAGS) and --history-runs for both. */
+#define TKB__COMPARE_HISTORY_ROW(type, field)                                                  \
+  {.name = "--history", .metavar = "DB", .kind = TKB__FLAG_TEXT,                              \
+   .offset = offsetof(type, field.history),                                                   \
+   .help = "A results store ('{prog} history'): each entry is judged against the wider of "    \
+           "--noise and its own band, learned from the spread of its medians over the "         \
+           "machine's earlier runs (those after its code's last step), so two runs made one "  \
+           "after the other are compared honestly. The output says which band each entry "     \
+           "used; an entry with fewer than 5 such runs keeps --noise."}
+#define TKB__COMPARE_HISTORY_RUNS_ROW(type, field)                                             \
+  {.name = "--history-runs", .metavar = "N", .kind = TKB__FLAG_COUNT,                         \
+   .offset = offsetof(type, field.history_runs), .value = "20",                               \
+   .check = tkb__check_history_runs,                                                          \
+   .help = "With --history: the machine's newest N runs (at least 5) each entry's band is "     \
+           "learned from."}
 #define TKB__COMPARE_OUTPUT_ROWS(type, field)                                                  \
   {.heading = "Output:"},                                                                      \
   {.name = "--format", .metavar = "FMT", .kind = TKB__FLAG_TEXT,                              \
@@ -392,6 +577,7 @@ int tkb__check_fraction(const char *cmd, const char *flag, const char *value);
 int tkb__check_correction(const char *cmd, const char *flag, const char *value);
 int tkb__check_resamples(const char *cmd, const char *flag, const char *value);
 int tkb__check_fail_on(const char *cmd, const char *flag, const char *value);
+int tkb__check_history_runs(const char *cmd, const char *flag, const char *value);
 /* "2%" or "0.02" as 0.02: false when it is neither, or outside [0, 1). */
 bool tkb__parse_fraction(const char *text, double *out);
 
@@ -400,6 +586,22 @@ tkb__compare_opts tkb__compare_opts_from(const tkb__compare_args *a, uint64_t se
 /* Checks --format and that --out can be written, before anything runs; 0 or
  * TKB_EXIT_USAGE after printing. */
 int tkb__compare_outputs_check(const char *cmd, const tkb__compare_args *a);
+/* --history: the store's bands for the comparison (compare_history.c). */
+struct tkb__results_file;
+typedef struct tkb__compare_history {
+  void *bands;              /* tkb__noise_bands (history_noise.h) */
+  char (*how)[224];         /* per band: how it was learned, for the renderings */
+} tkb__compare_history;
+/* With a store (NULL: nothing is done): opens it read-only, learns the bands of the
+ * machine `machine` names (a key, a key's prefix or a host; NULL: the machine new_ was
+ * measured on, this one when this_machine) over its newest `runs` runs, and points
+ * o->band_of at them. 0, or TKB_EXIT_USAGE after printing why (no store there, an
+ * unknown --machine). A machine the store has no runs of is said on stderr, and every
+ * entry keeps --noise. Free ch either way, after the comparison. */
+int tkb__compare_history_learn(const char *cmd, const char *store, int runs, const char *machine,
+                               const struct tkb__results_file *new_, bool this_machine, tkb__compare_history *ch,
+                               tkb__compare_opts *o);
+void tkb__compare_history_free(tkb__compare_history *ch);
 /* Writes the comparison (stdout, --out) and applies --fail-on, saying why on stderr.
  * Returns TKB_EXIT_OK, or TKB_EXIT_FAILED when the gate fails or --out cannot be written. */
 int tkb__compare_emit(const char *cmd, const tkb__comparison *c, const tkb__compare_args *a);

@@ -19,6 +19,7 @@ typedef struct compare_cli {
   const char *third; /* a file past NEW: a usage error once parsing ends */
   uint64_t seed;
   tkb__compare_args cmp;
+  const char *machine; /* --machine: whose history --history learns from */
 } compare_cli;
 
 static int operand(void *args, const char *arg) {
@@ -32,8 +33,14 @@ static int operand(void *args, const char *arg) {
 
 static const tkb__flag compare_flags[] = {
     TKB__COMPARE_VERDICT_ROWS(compare_cli, cmp),
+    TKB__COMPARE_HISTORY_ROW(compare_cli, cmp),
+    TKB__COMPARE_HISTORY_RUNS_ROW(compare_cli, cmp),
     {.name = "--seed", .metavar = "N", .kind = TKB__FLAG_U64, .offset = AT(seed), .value = "0",
      .help = "Seed of the bootstrap: the same files and seed give the same intervals."},
+    {.name = "--machine", .metavar = "KEY", .kind = TKB__FLAG_TEXT, .offset = AT(machine),
+     .shown = "the machine NEW was measured on, as its context names it",
+     .help = "With --history: the machine whose earlier runs the bands are learned from (a key, "
+             "a unique key prefix or a host name; '{prog} history list' shows them)."},
     TKB__COMPARE_OUTPUT_ROWS(compare_cli, cmp),
     {0},
 };
@@ -70,9 +77,13 @@ static int compare(const compare_cli *a) {
   tkb__compare_opts o = tkb__compare_opts_from(&a->cmp, a->seed);
   o.keep = keep;
   o.user = &filter;
-  tkb__comparison c;
-  tkb_status st = tkb__compare(&rf[0], &rf[1], &o, &c);
-  if (st) {
+  tkb__compare_history learned;
+  rc = tkb__compare_history_learn(CMD, a->cmp.history, a->cmp.history_runs, a->machine, &rf[1], false,
+                                  &learned, &o);
+  tkb__comparison c = {0};
+  tkb_status st = rc ? TKB_OK : tkb__compare(&rf[0], &rf[1], &o, &c);
+  if (rc) {
+  } else if (st) {
     fprintf(stderr, "%s %s: %s\n", tkb__prog, CMD, tkb_last_error());
     rc = TKB_EXIT_FAILED;
   } else if (c.n_rows + c.n_failed == 0) {
@@ -83,6 +94,7 @@ static int compare(const compare_cli *a) {
     rc = tkb__compare_emit(CMD, &c, &a->cmp);
   }
   tkb__comparison_free(&c);
+  tkb__compare_history_free(&learned);
   tkb__results_file_free(&rf[0]);
   tkb__results_file_free(&rf[1]);
   tkb__name_filter_free(&filter);
@@ -109,10 +121,19 @@ const tkb__command tkb__command_compare = {
              "file holds one value per repetition, as Google Benchmark's do), a two-sided "
              "Mann-Whitney U p-value adjusted over all compared entries, and a verdict: slower or "
              "faster when the adjusted p-value is below --alpha and the interval lies wholly "
-             "outside the noise band, same when the interval lies within it, unsure otherwise. "
-             "Then the geometric mean of the changes with its interval, and the entries found in "
-             "one file only. Differences between the files' contexts (device, method, seed, "
-             "version, stopping rule, machine) are warned about.",
+             "outside the noise band, same when the interval lies within it, unsure otherwise "
+             "(rule 'U test'). Where the U test cannot reach --alpha at the values' count after "
+             "the correction (5 against 5 values: its smallest p is 0.0079, 0.21 over 26 entries), "
+             "or a file holds one value per repetition, the ratio's interval at coverage 1 - "
+             "alpha / entries (Welch t on the log times, Bonferroni) decides alone, the same way "
+             "(rule 'CI'). Each row says which rule decided and the smallest change it could call "
+             "at that entry's count and spread; with one value on a side nothing can be. Then the "
+             "geometric mean of the changes with its interval, Google Benchmark's complexity fits "
+             "(BigO and RMS rows: each side's curve and coefficients, and their ratio), and the "
+             "entries found in one file only. Differences between the files' contexts (device, "
+             "method, seed, version, stopping rule, machine) are warned about. A NaN or infinite "
+             "counter (Google Benchmark writes NaN for 0/0) is read as such; a time that is not "
+             "finite refuses the file, naming the entry.",
     .selection = TKB__SELECT_FILTER,
     .flags = compare_flags,
     .epilogue = "Exit status: 0 compared, 1 --fail-on's condition was met (or --out could not be "
@@ -124,6 +145,7 @@ const tkb__command tkb__command_compare = {
                 "  {prog} compare base.json new.json\n"
                 "  {prog} compare base.json new.json --fail-on slower:5%\n"
                 "  {prog} compare base.json new.json --format markdown --out cmp.md\n"
-                "  {prog} compare old.json new.json --filter '^BM_memcpy' --noise 1%",
+                "  {prog} compare old.json new.json --filter '^BM_memcpy' --noise 1%\n"
+                "  {prog} compare previous.json new.json --history runs.db --fail-on slower",
     .operand = operand,
 };

@@ -40,6 +40,11 @@ int tkb__check_resamples(const char *cmd, const char *flag, const char *value) {
   return tkb__usage(cmd, "%s %s is too few; expected at least 100", flag, value);
 }
 
+int tkb__check_history_runs(const char *cmd, const char *flag, const char *value) {
+  if (atoi(value) >= 5) return 0;
+  return tkb__usage(cmd, "%s %s is too few; expected at least 5 runs", flag, value);
+}
+
 /* One --fail-on item: "slower", "slower:THRESHOLD" or "failed". */
 static bool fail_on_item(const char *item, double *threshold, bool *slower, bool *failed) {
   if (!strcmp(item, "failed")) {
@@ -95,22 +100,31 @@ static int gate(const char *cmd, const tkb__comparison *c, const tkb__compare_ar
   double threshold = NAN;
   bool slower = false, failed = false;
   for (size_t i = 0; i < a->fail_on.n; i++) fail_on_item(a->fail_on.items[i], &threshold, &slower, &failed);
-  if (isnan(threshold)) threshold = c->opts.noise;
   int rc = TKB_EXIT_OK;
   if (slower) {
     size_t n = 0;
     for (size_t i = 0; i < c->n_rows; i++) {
       const tkb__compare_row *r = &c->rows[i];
-      if (r->verdict != TKB__SLOWER || !(r->ratio - 1 > threshold)) continue;
+      /* without a threshold of its own, an entry's change must exceed the band it was judged by */
+      if (r->verdict != TKB__SLOWER || !(r->ratio - 1 > (isnan(threshold) ? r->noise : threshold))) continue;
       char change[24];
       tkb__fmt_change(r->ratio, change, sizeof change);
-      fprintf(stderr, "%s %s: %s is slower: %s (95%% CI %+.2f%% to %+.2f%%, adjusted p %.3g)\n",
-              tkb__prog, cmd, r->name, change, (r->ci_low - 1) * 100, (r->ci_high - 1) * 100, r->p_adjusted);
+      if (r->rule == TKB__RULE_INTERVAL)
+        fprintf(stderr, "%s %s: %s is slower: %s (%.4g%% CI %+.2f%% to %+.2f%%: the interval rule)\n",
+                tkb__prog, cmd, r->name, change, 100 * r->decision_level, (r->decision_low - 1) * 100,
+                (r->decision_high - 1) * 100);
+      else
+        fprintf(stderr, "%s %s: %s is slower: %s (95%% CI %+.2f%% to %+.2f%%, adjusted p %.3g)\n",
+                tkb__prog, cmd, r->name, change, (r->ci_low - 1) * 100, (r->ci_high - 1) * 100, r->p_adjusted);
       n++;
     }
     if (n) {
-      fprintf(stderr, "%s %s: --fail-on: %zu entr%s slower by more than %g%%\n", tkb__prog, cmd, n,
-              n == 1 ? "y is" : "ies are", threshold * 100);
+      if (isnan(threshold) && c->opts.band_of)
+        fprintf(stderr, "%s %s: --fail-on: %zu entr%s slower by more than %s noise band\n", tkb__prog, cmd, n,
+                n == 1 ? "y is" : "ies are", n == 1 ? "its" : "their");
+      else
+        fprintf(stderr, "%s %s: --fail-on: %zu entr%s slower by more than %g%%\n", tkb__prog, cmd, n,
+                n == 1 ? "y is" : "ies are", (isnan(threshold) ? c->opts.noise : threshold) * 100);
       rc = TKB_EXIT_FAILED;
     }
   }
@@ -151,10 +165,17 @@ int tkb__compare_emit(const char *cmd, const tkb__comparison *c, const tkb__comp
       rc = TKB_EXIT_FAILED;
     }
   }
-  if (!a->quiet) {
-    out_fmt->write(stdout, c, out_fmt == console && tkb__use_color(stdout));
-    if (a->out && rc == TKB_EXIT_OK && out_fmt == console) printf("wrote %s (%s)\n", a->out, file_fmt->name);
-    fflush(stdout);
+  if (!a->quiet) { /* made whole first, so a failed write says why */
+    tkb__textbuf b;
+    int wrc = TKB_EXIT_FAILED;
+    if (tkb__textbuf_open(&b) == TKB_OK) {
+      out_fmt->write(b.f, c, out_fmt == console && tkb__use_color(stdout));
+      if (a->out && rc == TKB_EXIT_OK && out_fmt == console) fprintf(b.f, "wrote %s (%s)\n", a->out, file_fmt->name);
+      if (tkb__textbuf_close(&b) == TKB_OK) wrc = tkb__stdout_write(cmd, b.text ? b.text : "", b.len);
+      else fprintf(stderr, "%s %s: out of memory writing the comparison\n", tkb__prog, cmd);
+      tkb__textbuf_free(&b);
+    }
+    if (!rc) rc = wrc;
   }
   const int gated = gate(cmd, c, a);
   return rc ? rc : gated;

@@ -197,6 +197,19 @@ static int gb_name(const tkb__flag *row, void *base, void *ctx) {
   return 0;
 }
 
+/* The command's flag names, for "did you mean". */
+typedef struct flag_names {
+  const char *names[160];
+  size_t n;
+} flag_names;
+
+static int flag_name(const tkb__flag *row, void *base, void *ctx) {
+  (void)base;
+  flag_names *f = ctx;
+  if (!row->hidden && f->n < TKB_ARRAY_LEN(f->names)) f->names[f->n++] = row->name;
+  return 0;
+}
+
 /* A word that is no flag of the command. */
 static int unknown(const tkb__command *cmd, const char *arg, void *args, tkb__select_args *sel) {
   gb_names gb = {.len = 0};
@@ -204,7 +217,13 @@ static int unknown(const tkb__command *cmd, const char *arg, void *args, tkb__se
   if (gb.len && strncmp(arg, "--benchmark_", 12) == 0)
     return tkb__usage(cmd->name, "Google Benchmark flag '%s' is not supported; tkbench takes %s",
                       arg, gb.text);
-  if (arg[0] == '-') return tkb__usage(cmd->name, "unknown flag '%s'", arg);
+  if (arg[0] == '-') {
+    flag_names f = {.n = 0};
+    each_row(cmd, args, sel, flag_name, &f);
+    const char *near = tkb__nearest(arg, f.names, f.n);
+    if (near) return tkb__usage(cmd->name, "unknown flag '%s'; did you mean '%s'?", arg, near);
+    return tkb__usage(cmd->name, "unknown flag '%s'", arg);
+  }
   return tkb__usage(cmd->name, "unexpected argument '%s'%s", arg,
                     cmd->positional ? cmd->positional : "");
 }

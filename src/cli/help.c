@@ -162,10 +162,12 @@ static const char *const global_flags[][2] = {
     {"--version", "Show the version and build type"},
 };
 static const char default_run[] =
-    "With no arguments, or with Google Benchmark flags only (--benchmark_filter=...),\n"
-    "{prog} does 'run'.";
+    "With Google Benchmark flags only (--benchmark_filter=...), {prog} does 'run', as a\n"
+    "Google Benchmark program does. A program of your own built on tkb_main (TKB_MAIN)\n"
+    "also runs its entries when given no arguments; tkbench itself prints this overview.";
 static const char exit_status[] =
-    "0 success, 1 an entry failed, 2 usage error, 130 interrupted (Ctrl-C).";
+    "0 success, 1 an entry failed or an output could not be written, 2 usage error\n"
+    "(nothing ran), 129 SIGHUP, 130 interrupted (Ctrl-C), 141 stdout closed, 143 SIGTERM.";
 
 void tkb__help_overview(FILE *f) {
   fprintf(f, "%s %s - %s\n\nUsage: %s <command> [flags]\n\nCommands:\n", tkb__prog,
@@ -318,6 +320,16 @@ void tkb__help_man(FILE *f) {
         "program or libtkbench.so and the installed plugin folder \\fIlibdir\\fR/tkbench.\n"
         ".TP\n.B NO_COLOR\n"
         "When set and not empty, no colour in the console output.\n"
+        ".TP\n.B TKB_CPU_ISA\n"
+        "portable, avx2 or avx512 (x86-64), portable or neon (aarch64): the cpu kernels' instruction set path (default: the best "
+        "the CPU runs). A path the CPU lacks is refused with a warning and the best is kept.\n"
+        ".TP\n.BR OMP_NUM_THREADS \", \" OMP_WAIT_POLICY \", \" OMP_PROC_BIND\n"
+        "The cpu ops' OpenMP team (\\fB\\-\\-threads\\fR overrides the size); recorded in "
+        "each run's context. \\fBinfo \\-\\-check\\fR advises on them.\n"
+        ".TP\n.BR SLURM_ARRAY_TASK_ID \", \" SLURM_PROCID \", \" SLURM_NTASKS\n"
+        "\\fB\\-\\-shard auto\\fR takes its part from them.\n"
+        ".TP\n.B TMPDIR\n"
+        "Where scratch files go (cold-cache buffers' files, the device workers' results).\n"
         ".SH SEE ALSO\n"
         "The C API: the comments of tkbench.h. Google Benchmark's tools/compare.py reads "
         "the JSON output.\n", f);

@@ -71,7 +71,7 @@ static void kernels(void) {
   printf("  %-10s %s%s", "kernels", tkb__isa_name(now), tkb__cpu_avx512bf16() ? " (+AVX512-BF16)" : "");
   if (now != best) printf(" (this CPU runs up to %s; TKB_CPU_ISA=%s)", tkb__isa_name(best), env ? env : "");
   else if (env && *env) printf(" (TKB_CPU_ISA=%s)", env);
-  else printf(" (the best this CPU runs; TKB_CPU_ISA=portable|avx2|avx512 forces another)");
+  else printf(" (the best this CPU runs; TKB_CPU_ISA=portable|avx2|avx512, or portable|neon on aarch64, forces another)");
   printf("\n");
   if (tkb__cpu_isa_warning()[0]) printf("  %-10s warning: %s\n", "", tkb__cpu_isa_warning());
 }
@@ -207,7 +207,7 @@ const tkb__command tkb__command_info = {
     .usage = "[--check] [--peaks]",
     .about = "Shows the version and build type; the devices found, and for each one that is "
              "not, why; the timing methods of each device; the CPU model, the path its cpu "
-             "kernels take (portable, avx2 or avx512: the best the CPU runs, or "
+             "kernels take (portable, avx2 or avx512; on aarch64 portable or neon: the best the CPU runs, or "
              "TKB_CPU_ISA's), cores, caches, "
              "frequency governor and boost state (from sysfs, when readable); the clock's "
              "resolution and the measured cost of one clock read; the OpenMP settings, the "

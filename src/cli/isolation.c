@@ -1,6 +1,8 @@
 /* isolation.c - the flags that say where entries run (--isolate, --no-isolate,
- * --timeout), which run and check share, and the one rule for their default: isolated
- * when there is more than one entry, whose results a crash of another must not cost. */
+ * --timeout), which run and check share, and the one rule for their default: isolated,
+ * whatever the number of entries. One entry alone needs it as much as many: in process,
+ * --timeout could not stop it, its exit() would end tkbench (with the entry's status),
+ * and a crash would take the report with it. A worker costs about a millisecond. */
 #include "cli.h"
 
 #include <errno.h>
@@ -23,11 +25,18 @@ int tkb__check_timeout(const char *cmd, const char *flag, const char *value) {
                     "limit)", flag, value);
 }
 
+double tkb__isolation_timeout(const tkb__isolation_args *a) {
+  double t = TKB__DEFAULT_TIMEOUT_S;
+  if (a->timeout) parse_seconds(a->timeout, &t);
+  return t;
+}
+
 int tkb__isolation(const char *cmd, const tkb__isolation_args *a, const char *device, size_t n,
                    bool *isolate, double *timeout_s) {
   if (a->isolate && a->no_isolate)
     return tkb__usage(cmd, "--isolate and --no-isolate contradict each other; give one");
-  *isolate = a->isolate || (!a->no_isolate && n > 1);
+  (void)n;
+  *isolate = !a->no_isolate;
   parse_seconds(a->timeout, timeout_s); /* checked when read */
   /* A program that opened the device before calling tkb_main (tkbench itself never does)
    * holds a runtime a forked worker cannot use: its entries run here. */

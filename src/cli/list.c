@@ -172,9 +172,9 @@ static void print_table(const size_t *idx, size_t n, bool verbose) {
   else printf("\n%zu of %zu entries\n", n, tkb_registry_count());
 }
 
-static int list(const list_args *a) {
+static int list(list_args *a) {
   size_t *idx = NULL, n = 0;
-  if (tkb__load_plugins(CMD, &a->sel.loads)) return TKB_EXIT_USAGE;
+  if (tkb__load_plugins(CMD, &a->sel, TKB__DEFAULT_TIMEOUT_S)) return TKB_EXIT_USAGE;
   if (tkb__select_entries(&tkb__command_list, &a->sel, NULL, &idx, &n, NULL)) return TKB_EXIT_USAGE;
   print_table(idx, n, a->verbose);
   free(idx);

@@ -59,5 +59,11 @@ int tkb_main(int argc, char **argv) {
                       tkb__prog, IMPLIED_COMMAND, cmd);
   char names[256];
   tkb__command_names(names, sizeof names);
+  size_t n;
+  const tkb__command *const *cmds = tkb__commands(&n);
+  const char *known[32];
+  for (size_t k = 0; k < n && k < TKB_ARRAY_LEN(known); k++) known[k] = cmds[k]->name;
+  const char *near = tkb__nearest(cmd, known, n < TKB_ARRAY_LEN(known) ? n : TKB_ARRAY_LEN(known));
+  if (near) return tkb__usage(NULL, "'%s' is not a command; did you mean '%s'?", cmd, near);
   return tkb__usage(NULL, "'%s' is not a command; the commands are %s", cmd, names);
 }

@@ -3,7 +3,8 @@
  * report of a result file (tkbench's JSON, or any Google Benchmark JSON): the context,
  * a sortable summary, and per entry its distribution, its calls in time order and its
  * throughput against the machine's peak; with --base, a forest plot of the comparison
- * first. The page is one self-contained file that works offline.
+ * first. With --history DB instead of a file, the history page of a results store
+ * (report_history.c). Either page is one self-contained file that works offline.
  */
 #include "cli.h"
 #include "html.h"
@@ -17,6 +18,8 @@
 #define CMD "report"
 
 typedef struct report_args {
+  tkb__select_args sel; /* with --history: the entries */
+  tkb__report_history_args hist;
   const char *file;     /* RESULTS */
   const char *extra;    /* a second plain argument: a usage error once parsing ends */
   const char *noise;    /* the comparison's noise band */
@@ -57,6 +60,7 @@ static const tkb__flag report_flags[] = {
     {.name = "--sgemm-gflops", .metavar = "GFLOP/s", .kind = TKB__FLAG_NUMBER,
      .offset = AT(sgemm_gflops), .help = "The device's sgemm rate, to draw each entry's GFLOP/s against.",
      .shown = "the run's measured peak ('{prog} run --peaks'), if any"},
+    TKB__REPORT_HISTORY_FLAGS(AT(hist)),
     {0},
 };
 
@@ -67,11 +71,15 @@ static const char *base_name(const char *path) {
 
 /* Writes the page to --out (atomically) or stdout; the exit code. */
 static int write_page(const report_args *a, const tkb__results_file *rf, const tkb__html_opts *o) {
-  if (!a->out) {
-    tkb_status st = tkb__html_page(stdout, rf, o);
-    if (!st && fflush(stdout) != 0) st = tkb_set_error(TKB_ERR_IO, "writing the page to stdout failed: %s", strerror(errno));
+  if (!a->out) { /* made whole first: stdout gets the page or nothing */
+    tkb__textbuf b;
+    tkb_status st = tkb__textbuf_open(&b);
+    if (!st) st = tkb__html_page(b.f, rf, o);
+    if (!st) st = tkb__textbuf_close(&b);
+    int rc = st ? TKB_EXIT_FAILED : tkb__stdout_write(CMD, b.text ? b.text : "", b.len);
     if (st) fprintf(stderr, "%s %s: %s\n", tkb__prog, CMD, tkb_last_error());
-    return st ? TKB_EXIT_FAILED : TKB_EXIT_OK;
+    tkb__textbuf_free(&b);
+    return rc;
   }
   tkb__outfile file = {0};
   tkb_status st = tkb__outfile_open(&file, a->out);
@@ -91,8 +99,32 @@ static int load(const char *flag, const char *path, tkb__results_file *rf) {
   return tkb__usage(CMD, "%s%s%s", flag, *flag ? ": " : "", tkb_last_error());
 }
 
+/* The flags of the other page, given to this one. */
+static int misplaced(const report_args *a) {
+  const bool selected = a->sel.filter || a->sel.ops.n || a->sel.modes.n || a->sel.impls.n || a->sel.tags.n;
+  const tkb__report_history_args *h = &a->hist;
+  if (!h->history) {
+    const char *flag = selected ? "the selection flags (--filter, --op, --tag, --impl, --mode)"
+                       : h->machine ? "--machine" : h->branch ? "--branch" : h->since ? "--since"
+                       : h->last ? "--last" : NULL;
+    return flag ? tkb__usage(CMD, "%s choose what a history page shows: they need --history DB", flag) : 0;
+  }
+  const char *other = a->file ? a->file : a->base ? "--base" : a->copy_gbs > 0 ? "--copy-gbs"
+                      : a->sgemm_gflops > 0 ? "--sgemm-gflops" : NULL;
+  if (other)
+    return tkb__usage(CMD, "--history draws a results store's history; %s%s is for a result file's report",
+                      a->file ? "the result file " : "", other);
+  return 0;
+}
+
 static int report(const report_args *a) {
-  if (!a->file) return tkb__usage(CMD, "needs a result file (RESULTS.json)");
+  if (misplaced(a)) return TKB_EXIT_USAGE;
+  if (a->hist.history) {
+    if (!a->out && isatty(fileno(stdout)))
+      return tkb__usage(CMD, "the page is HTML: give a file to write it to (-o history.html), or redirect stdout");
+    return tkb__report_history(CMD, &a->hist, &a->sel, a->title, a->out);
+  }
+  if (!a->file) return tkb__usage(CMD, "needs a result file (RESULTS.json), or --history DB for a store's history");
   if (a->extra) return tkb__usage(CMD, "takes one result file; '%s' is a second (a base goes after --base)", a->extra);
   if (!a->out && isatty(fileno(stdout)))
     return tkb__usage(CMD, "the page is HTML: give a file to write it to (-o report.html), or redirect stdout");
@@ -128,9 +160,9 @@ extern const tkb__command tkb__command_report;
 
 static int report_main(int argc, char **argv) {
   report_args a = {0};
-  int rc = tkb__flags_parse(&tkb__command_report, argc, argv, &a, NULL);
+  int rc = tkb__flags_parse(&tkb__command_report, argc, argv, &a, &a.sel);
   if (rc == TKB__PARSED) rc = report(&a);
-  tkb__flags_free(&tkb__command_report, &a, NULL);
+  tkb__flags_free(&tkb__command_report, &a, &a.sel);
   return rc;
 }
 
@@ -138,7 +170,7 @@ const tkb__command tkb__command_report = {
     .name = CMD,
     .summary = "Write an HTML report of a result file, with plots",
     .handler = report_main,
-    .usage = "RESULTS.json [--base BASE.json] [-o report.html]",
+    .usage = "RESULTS.json [--base BASE.json] [-o report.html] | --history DB [selection] [-o history.html]",
     .about = "Writes one self-contained HTML page (inline SVG and CSS; no network request) of a "
              "result file (tkbench's JSON, a run's journal, or any Google Benchmark program's "
              "--benchmark_out JSON): the run's context and warnings; a summary table (median with its "
@@ -148,13 +180,22 @@ const tkb__command tkb__command_report = {
              "median, so drift shows; throttled calls marked) and its throughput against the "
              "device's copy bandwidth or sgemm rate where one is known. With --base, a forest "
              "plot of the ratios with their intervals and verdicts comes first. "
-             "`{prog} run --out x.html` writes the same page for a run.",
+             "`{prog} run --out x.html` writes the same page for a run. With --history DB instead of "
+             "RESULTS, the history page of a results store: its change points (the regressions, as "
+             "'{prog} history regressions' finds them, with their commit ranges) in a sortable table, "
+             "an index of the entries, and per entry its run medians over time with their 95% "
+             "intervals, one colour per machine, the change points marked between the runs they fall "
+             "between. The selection flags, --machine, --branch, --since and --last choose what it "
+             "shows, as for '{prog} history show'.",
+    .selection = TKB__SELECT_FILTER | TKB__SELECT_TAG | TKB__SELECT_OP | TKB__SELECT_MODE | TKB__SELECT_IMPL,
     .flags = report_flags,
     .operand = operand,
     .epilogue = "Exit status: 0 written, 1 the page could not be written, 2 usage error (a "
-                "file that cannot be read or is not a result file; nothing is written).\n"
+                "file that cannot be read or is not a result file; a store that cannot be opened, an "
+                "unknown machine, nothing selected; nothing is written).\n"
                 "\n"
                 "Examples:\n"
                 "  {prog} run --out today.json && {prog} report today.json -o today.html\n"
-                "  {prog} report new.json --base old.json -o change.html",
+                "  {prog} report new.json --base old.json -o change.html\n"
+                "  {prog} report --history results/history.sqlite --since 90d -o history.html",
 };

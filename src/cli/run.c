@@ -5,8 +5,11 @@
  * when there are several), and hand each finished one to the outputs (run_output.c):
  * stdout's report and --out's journal, from which the file is written at the end.
  */
+#define _DEFAULT_SOURCE /* realpath */
 #include "bench.h"
 #include "cli.h"
+
+#include <cjson/cJSON.h>
 
 #include <stddef.h>
 #include <stdlib.h>
@@ -36,6 +39,7 @@ typedef struct run_args {
   bool quiet;
   bool peaks;         /* measure the device's peaks into the context */
   tkb__isolation_args iso;
+  tkb__history_args hist;
   const char *gb_format, *gb_out_format; /* --benchmark_format, --benchmark_out_format */
   bool list_tests;
   bool serve;         /* `ab`'s worker (ab_worker.c) */
@@ -43,6 +47,9 @@ typedef struct run_args {
   const char *perf_counters;   /* --perf-counters, --benchmark_perf_counters */
   const char *time_unit;       /* --time-unit, --benchmark_time_unit */
   tkb__strlist context;        /* --context, --benchmark_context: "key=value" */
+  tkb__strlist init;           /* --init ARG=DIST */
+  tkb__init_override inits[16];/* parsed from init */
+  size_t n_inits;
   /* Google Benchmark's flags that have no one tkbench flag of their own */
   const char *gb_min_time;     /* a time (--stop's min_time) or Nx (--iterations N) */
   bool gb_display_aggregates_only, gb_report_aggregates_only, gb_counters_tabular, gb_dry_run;
@@ -55,6 +62,33 @@ typedef struct run_args {
 static int check_stop(const char *cmd, const char *flag, const char *value) {
   tkb__stop_choice c;
   if (tkb__stop_parse(value, flag, &c) != TKB_OK) return tkb__usage(cmd, "%s", tkb_last_error());
+  return 0;
+}
+
+static int check_init(const char *cmd, const char *flag, const char *value) {
+  tkb__init_override o;
+  (void)flag;
+  if (tkb__init_override_parse(value, &o) != TKB_OK) return tkb__usage(cmd, "%s", tkb_last_error());
+  return 0;
+}
+
+/* --init's distributions, checked against the selection, and recorded in the context
+ * ("init": "x=zeros; *=normal(0,0.1)"). Returns 0 or TKB_EXIT_USAGE after printing why. */
+static int apply_inits(run_args *a, const size_t *idx, size_t n) {
+  if (!a->init.n) return 0;
+  if (a->init.n > TKB_ARRAY_LEN(a->inits))
+    return tkb__usage(CMD, "--init is given %zu times; at most %zu", a->init.n, TKB_ARRAY_LEN(a->inits));
+  char text[1200] = "init=";
+  size_t len = strlen(text);
+  for (size_t k = 0; k < a->init.n; k++) {
+    tkb__init_override_parse(a->init.items[k], &a->inits[k]); /* checked when read */
+    len += (size_t)snprintf(text + len, len < sizeof text ? sizeof text - len : 0, "%s%s", k ? "; " : "",
+                            a->inits[k].text);
+  }
+  a->n_inits = a->init.n;
+  if (tkb__init_overrides_check(idx, n, a->inits, a->n_inits) != TKB_OK)
+    return tkb__usage(CMD, "%s", tkb_last_error());
+  if (tkb__strlist_add(&a->context, text, false)) return tkb__usage(CMD, "out of memory");
   return 0;
 }
 
@@ -143,8 +177,10 @@ static const tkb__flag run_flags[] = {
              "entry is held in memory at once."},
     {.name = "--threads", .metavar = "N", .kind = TKB__FLAG_COUNT, .offset = AT(threads),
      .check = check_threads,
-     .shown = "the OpenMP default (OMP_NUM_THREADS, else the cores)",
-     .help = "OpenMP threads of the cpu ops and fills."},
+     .shown = "OMP_NUM_THREADS, else the cores free when each entry starts",
+     .help = "OpenMP threads of the cpu ops and fills. Unset, each cpu entry's team is the "
+             "cores other processes leave free as it starts (at least 1), so a busy core "
+             "cannot stall every parallel region; the entry's metadata says how many ran."},
     {.name = "--warmup", .metavar = "WHEN", .kind = TKB__FLAG_TEXT, .offset = AT(warmup),
      .value = "each", .check = check_warmup,
      .help = "each: an untimed call before every timed call (Tokamax's wallclock); once: one "
@@ -157,6 +193,14 @@ static const tkb__flag run_flags[] = {
      .value = "0", .help = "Pause between experiments, in milliseconds."},
     {.name = "--seed", .metavar = "N", .kind = TKB__FLAG_U64, .offset = AT(seed), .value = "0",
      .help = "Seed of the random inputs."},
+    {.name = "--init", .metavar = "ARG=DIST", .kind = TKB__FLAG_PATHS, .offset = AT(init),
+     .check = check_init, .shown = "each dtype's rule (floats N(0,1))",
+     .help = "The distribution of abstract array ARG (a parameter's name, or * for every "
+             "floating-point one an op does not initialize itself): normal(mean,std), "
+             "uniform(lo,hi), constant(v), zeros, ones, subnormal (the dtype's subnormal "
+             "range, both signs) or default. Repeatable; a named ARG wins over *. Recorded "
+             "in the JSON context as init. An ARG no selected entry has, a concrete array or "
+             "a normal integer is refused."},
     {.name = "--cold-cache", .kind = TKB__FLAG_SWITCH, .offset = AT(cold_cache),
      .shown = "off (warm)",
      .help = "Before each timed call (outside the timed interval), write a scratch buffer "
@@ -191,11 +235,15 @@ static const tkb__flag run_flags[] = {
      .help = "Also write the report to FILE. Each finished entry is first appended to the "
              "journal FILE.partial.jsonl (synced to the disk); at the end FILE is written from "
              "it whole, under a temporary name renamed when complete, and the journal is "
-             "removed. A run cut short keeps the journal."},
+             "removed. A run cut short keeps the journal. A symlink's target is written; "
+             "/dev/stdout, /dev/fd/N, a character device or a FIFO is written through (its "
+             "journal is then a temporary, and there is no --resume)."},
     {.name = "--resume", .metavar = "FILE", .kind = TKB__FLAG_TEXT, .offset = AT(resume),
      .help = "Continue the run whose --out was FILE from its journal (after a kill, a crash "
              "or Ctrl-C): its entries are kept, the others run, then FILE is written. The "
-             "options that shape the numbers must be the ones it was started with."},
+             "options that shape the numbers (and OpenMP's variables) and the selection, "
+             "--load included, must be the ones it was started with: what differs is named. "
+             "Lines of the journal it cannot use are named and left out."},
     {.name = "--quiet", .kind = TKB__FLAG_SWITCH, .offset = AT(quiet),
      .help = "No table and no progress line; errors still go to stderr."},
     {.name = "--peaks", .kind = TKB__FLAG_SWITCH, .offset = AT(peaks),
@@ -210,6 +258,7 @@ static const tkb__flag run_flags[] = {
      .check = check_context,
      .help = "Add KEY=VALUE to the report's context (the JSON's \"context\", the table's "
              "header): repeatable, comma-separated."},
+    TKB__HISTORY_FLAGS(AT(hist), ""),
     TKB__ISOLATION_FLAGS(AT(iso), "On a cuda or opencl device one worker runs the entries in "
                                   "turn (a new process would open the device again), and a "
                                   "new one takes over after a failure. With --interleave one "
@@ -222,9 +271,11 @@ static const tkb__flag run_flags[] = {
      .same_as = "--out (" TKB__FILE_FORMAT " unless --benchmark_out_format)"},
     {.name = "--benchmark_out_format", .metavar = "FMT", .kind = TKB__FLAG_TEXT,
      .offset = AT(gb_out_format), .shown = TKB__FILE_FORMAT,
-     .help = "Format of --benchmark_out: {formats}."},
+     .help = "Format of --benchmark_out: {formats}; csv is Google Benchmark's columns "
+             "(name, iterations, real_time, cpu_time, time_unit, ...), --format csv tkbench's."},
     {.name = "--benchmark_format", .metavar = "FMT", .kind = TKB__FLAG_TEXT,
-     .offset = AT(gb_format), .shown = STDOUT_FORMAT, .help = "Format of stdout: {formats}."},
+     .offset = AT(gb_format), .shown = STDOUT_FORMAT,
+     .help = "Format of stdout: {formats}; csv is Google Benchmark's columns, as above."},
     {.name = "--benchmark_repetitions", .metavar = "N", .kind = TKB__FLAG_COUNT,
      .offset = AT(experiments), .same_as = "--experiments"},
     {.name = "--benchmark_list_tests", .kind = TKB__FLAG_SWITCH, .offset = AT(list_tests),
@@ -234,9 +285,11 @@ static const tkb__flag run_flags[] = {
      .help = "Answer ab's requests on stdin instead of running the entries."},
     {.name = "--benchmark_min_time", .metavar = "TIME", .kind = TKB__FLAG_TEXT,
      .offset = AT(gb_min_time), .check = check_gb_min_time,
-     .help = "Seconds (0.5 or 0.5s) become the stopping rule's min_time (--stop "
-             TKB__DEFAULT_STOP ":min_time=0.5s); Nx runs N timed calls per experiment "
-             "(--iterations N)."},
+     .help = "Seconds per experiment (0.5 or 0.5s), as Google Benchmark's per repetition: "
+             "times the experiments, they become the stopping rule's min_time and twice that "
+             "its max_time, so the run takes about what Google Benchmark's would (--stop "
+             TKB__DEFAULT_STOP ":min_time=0.5s,max_time=1s for one experiment); Nx runs N "
+             "timed calls per experiment (--iterations N)."},
     {.name = "--benchmark_min_warmup_time", .metavar = "SECONDS", .kind = TKB__FLAG_SECONDS,
      .offset = AT(min_warmup_ms), .same_as = "--warmup-ms, in seconds"},
     {.name = "--benchmark_enable_random_interleaving", .kind = TKB__FLAG_SWITCH,
@@ -312,15 +365,19 @@ static int apply_gb(run_args *a) {
   if (strstr(rule, "min_time="))
     return tkb__usage(CMD, "--benchmark_min_time and --stop %s both give the minimum time; "
                            "give one", rule);
+  /* Google Benchmark's min_time is per repetition, the rule's over all experiments */
+  const double total = v * (a->experiments > 0 ? a->experiments : 1);
   int len = snprintf(a->stop_text, sizeof a->stop_text, "%s%smin_time=%gs", rule,
-                     strchr(rule, ':') ? "," : ":", v);
-  /* a minimum beyond the rule's default maximum would be cut short by it */
+                     strchr(rule, ':') ? "," : ":", total);
+  /* Google Benchmark spends about min_time and stops, so the rule's maximum becomes twice
+   * it (not the default 10 s, which an interval that will not narrow runs into) unless
+   * --stop gives one */
   tkb__stop_choice c;
   if (len > 0 && (size_t)len < sizeof a->stop_text && !strstr(rule, "max_time=") &&
       tkb__stop_parse(a->stop_text, "--stop", &c) == TKB_OK)
     for (size_t i = 0; i < c.rule->n_params; i++)
-      if (!strcmp(c.rule->params[i].name, "max_time") && c.values[i] < 2 * v)
-        snprintf(a->stop_text + len, sizeof a->stop_text - (size_t)len, ",max_time=%gs", 2 * v);
+      if (!strcmp(c.rule->params[i].name, "max_time"))
+        snprintf(a->stop_text + len, sizeof a->stop_text - (size_t)len, ",max_time=%gs", 2 * total);
   if (tkb__stop_parse(a->stop_text, "--benchmark_min_time", &c) != TKB_OK)
     return tkb__usage(CMD, "%s", tkb_last_error());
   a->stop = a->stop_text;
@@ -357,6 +414,9 @@ static int formats(const run_args *a, const tkb__format **stdout_fmt, const tkb_
     return tkb__usage(CMD, "--benchmark_format: %s", tkb_last_error());
   if (a->gb_out_format && tkb__format_parse(a->gb_out_format, file_fmt) != TKB_OK)
     return tkb__usage(CMD, "--benchmark_out_format: %s", tkb_last_error());
+  /* Google Benchmark's flags ask for its CSV columns; --format csv keeps tkbench's */
+  if (a->gb_format) *stdout_fmt = tkb__format_for_gbench(*stdout_fmt);
+  if (a->gb_out_format) *file_fmt = tkb__format_for_gbench(*file_fmt);
   if (a->format && !a->out && !a->gb_format) *stdout_fmt = fmt;
   if (a->out && !a->gb_out_format) *file_fmt = a->format ? fmt : tkb__format_from_path(a->out);
   return 0;
@@ -370,6 +430,14 @@ static void add_warning(void *user, const char *kind, const char *text) {
   ctx->warnings[ctx->n_warnings].kind = kind;
   snprintf(ctx->warnings[ctx->n_warnings++].text, sizeof ctx->warnings[0].text, "%s", text);
 }
+
+/* With the team chosen per entry from the free cores, a team too large for them now
+ * says nothing about the entries. */
+static void add_warning_but_threads(void *user, const char *kind, const char *text) {
+  if (strcmp(kind, "threads") != 0) add_warning(user, kind, text);
+}
+
+static bool auto_threads(const run_args *a);
 
 static void fill_context(tkb__report_ctx *ctx, const run_args *a, const tkb_bench_opts *bo,
                          const tkb__device_facts *d, const size_t *idx, size_t n,
@@ -398,7 +466,7 @@ static void fill_context(tkb__report_ctx *ctx, const run_args *a, const tkb_benc
   ctx->in_job = tkb__batch_job_read(&ctx->job);
   tkb__iso_date(ctx->date, sizeof ctx->date);
   tkb__host_facts_read(&ctx->host);
-  tkb__environment_warnings(&ctx->host.env, add_warning, ctx);
+  tkb__environment_warnings(&ctx->host.env, auto_threads(a) ? add_warning_but_threads : add_warning, ctx);
   ctx->have_peaks = d->have_peaks;
   ctx->peaks = d->peaks;
   for (size_t k = 0; k < n; k++) {
@@ -407,24 +475,165 @@ static void fill_context(tkb__report_ctx *ctx, const run_args *a, const tkb_benc
   }
 }
 
-static tkb__runner make_runner(const run_args *a, const tkb_bench_opts *bo, tkb__run_output *o,
+/* No team fixed by the user: --threads or OMP_NUM_THREADS. */
+static bool auto_threads(const run_args *a) {
+  const char *env = getenv("OMP_NUM_THREADS");
+  return !a->threads && !(env && *env);
+}
+
+/* Where each entry goes as it finishes: the outputs, and the history's run. */
+typedef struct sinks {
+  tkb__run_output *o;
+  tkb__history_sink *h;
+  int experiments;
+  bool quiet;
+} sinks;
+
+static void on_start(void *user, size_t k, size_t n, const char *name) {
+  tkb__run_output_start(((sinks *)user)->o, k, n, name);
+}
+
+static void on_done(void *user, size_t k, size_t n, const tkb__result *r) {
+  sinks *s = user;
+  tkb__run_output_entry(s->o, k, n, r);
+  tkb__history_add(s->h, r, s->experiments);
+}
+
+/* ---- what the journal records for --resume (run_output.c compares it) ---- */
+
+static void add_text(cJSON *o, const char *key, const char *value) {
+  if (value && *value) cJSON_AddStringToObject(o, key, value);
+  else cJSON_AddNullToObject(o, key);
+}
+
+static void add_number(cJSON *o, const char *key, double value) {
+  char text[64];
+  snprintf(text, sizeof text, "%.17g", value);
+  cJSON_AddStringToObject(o, key, text);
+}
+
+/* Every setting that shapes the numbers, under the option (or variable) that sets it. */
+static cJSON *settings(const run_args *a, const tkb__device_facts *d, const tkb__report_ctx *ctx) {
+  cJSON *o = cJSON_CreateObject();
+  if (!o) return NULL;
+  const tkb__environment *e = &ctx->host.env;
+  add_text(o, "--method", d->method);
+  add_number(o, "--seed", (double)a->seed);
+  add_number(o, "--iterations", ctx->iterations);
+  add_number(o, "--experiments", a->experiments);
+  add_number(o, "--interval-ms", a->interval_ms);
+  add_text(o, "--warmup", a->warmup);
+  add_number(o, "--warmup-ms", a->min_warmup_ms);
+  add_text(o, "--stop", ctx->stop);
+  add_text(o, "--interleave", a->interleave ? "on" : "off");
+  add_text(o, "--cold-cache", a->cold_cache ? "on" : "off");
+  add_text(o, "--perf-counters", a->perf_counters);
+  add_text(o, "--event-filter", a->event_filter);
+  add_text(o, "--no-blocking-kernel", a->no_blocking_kernel ? "on" : "off");
+  add_number(o, "--threads", e->threads); /* what --threads or OpenMP's default gave */
+  /* unset, each cpu entry's team is the cores free as it starts (threads_auto.c) */
+  add_text(o, "--threads (per entry)", auto_threads(a) ? "the cores free as each entry starts" : "fixed");
+  char inits[1200] = "";
+  size_t len = 0;
+  for (size_t k = 0; k < a->init.n && len < sizeof inits; k++)
+    len += (size_t)snprintf(inits + len, sizeof inits - len, "%s%s", k ? "; " : "", a->init.items[k]);
+  add_text(o, "--init", inits);
+  add_text(o, "OMP_NUM_THREADS", e->omp_num_threads);
+  add_text(o, "OMP_WAIT_POLICY", e->omp_wait_policy);
+  add_text(o, "OMP_PROC_BIND", e->omp_proc_bind);
+  add_text(o, "OMP_PLACES", getenv("OMP_PLACES"));
+  add_text(o, "GOMP_SPINCOUNT", getenv("GOMP_SPINCOUNT"));
+  add_text(o, "TKB_CPU_ISA", tkb_cpu_isa()); /* the path it picked: the kernels that ran */
+  /* how many CPUs the run may use (taskset, a cpuset); which ones may change between a
+   * job's steps without changing what a number means */
+  add_number(o, "CPUs allowed (taskset)", e->affinity_count);
+  return o;
+}
+
+/* The selection: its flags as given (the message shows them), the plugins by their real
+ * paths, and the entries it came to, counted and digested (FNV-1a of their names). */
+static cJSON *selection(const run_args *a, const size_t *idx, size_t n) {
+  cJSON *o = cJSON_CreateObject(), *loads = o ? cJSON_AddArrayToObject(o, "loads") : NULL;
+  if (!loads) {
+    cJSON_Delete(o);
+    return NULL;
+  }
+  char flags[2048] = "";
+  size_t len = 0;
+#define FLAG(...) \
+  if (len < sizeof flags) len += (size_t)snprintf(flags + len, sizeof flags - len, __VA_ARGS__)
+  for (size_t i = 0; i < a->sel.loads.n; i++) {
+    char real[4096];
+    const char *p = a->sel.loads.items[i];
+    cJSON_AddItemToArray(loads, cJSON_CreateString(realpath(p, real) ? real : p));
+    FLAG(" --load %s", p);
+  }
+  if (a->sel.filter) FLAG(" --filter '%s'", a->sel.filter);
+  const struct {
+    const char *flag;
+    const tkb__strlist *l;
+  } lists[] = {{"--tag", &a->sel.tags}, {"--op", &a->sel.ops}, {"--mode", &a->sel.modes},
+               {"--impl", &a->sel.impls}};
+  for (size_t l = 0; l < TKB_ARRAY_LEN(lists); l++)
+    for (size_t k = 0; k < lists[l].l->n; k++) FLAG(" %s %s", lists[l].flag, lists[l].l->items[k]);
+  if (a->sel.shard) FLAG(" --shard %s", a->sel.shard);
+  if (a->sel.shard_weights) FLAG(" --shard-weights %s", a->sel.shard_weights);
+#undef FLAG
+  cJSON_AddStringToObject(o, "flags", flags);
+  cJSON_AddNumberToObject(o, "entries", (double)n);
+  uint64_t h = 1469598103934665603ull;
+  for (size_t k = 0; k < n; k++)
+    for (const char *p = tkb_registry_full_name(idx[k]);; p++) {
+      h = (h ^ (unsigned char)*p) * 1099511628211ull;
+      if (!*p) break;
+    }
+  char digest[17];
+  snprintf(digest, sizeof digest, "%016llx", (unsigned long long)h);
+  cJSON_AddStringToObject(o, "names", digest);
+  return o;
+}
+
+/* The end of a run that went to its end, was stopped, or was ended by an entry (its
+ * raise_on_error, or its exit() in process): the summary, the outputs closed, the run
+ * recorded in the history, the status. */
+static int finish(sinks *to, const tkb__run_count *c) {
+  tkb__run_output *o = to->o;
+  tkb__run_summary s = {.n_selected = o->n_todo,
+                        .wall_s = tkb__progress_elapsed(&o->progress),
+                        .interrupted = c->interrupted};
+  tkb__load_now(&s.load_end);
+  if (c->ended_by)
+    fprintf(stderr, "%s %s: the run ended after %s failed (%s): %zu of %zu entries ran\n", tkb__prog,
+            CMD, c->ended_by, c->by_exit ? "it called exit() in this process, --no-isolate"
+                                         : "its entry has raise_on_error",
+            o->resumed.n + c->done, o->resumed.n + o->n_todo);
+  const int status = c->interrupted ? 128 + c->signal
+                     : c->failed || o->resumed_failed ? TKB_EXIT_FAILED : TKB_EXIT_OK;
+  const int rc = tkb__run_output_close(o, o->ctx, &s, c->done, status);
+  const int recorded = tkb__history_end_run(to->h, o->ctx, &s, to->quiet);
+  return rc == TKB_EXIT_OK ? recorded : rc;
+}
+
+/* An entry run in process called exit(): its failure is recorded (on_done), the run
+ * ends as raise_on_error ends it, and the process exits with what this returns. */
+static int end_by_exit(void *user, const tkb__run_count *c) { return finish(user, c); }
+
+static tkb__runner make_runner(const run_args *a, const tkb_bench_opts *bo, sinks *o,
                                bool isolate, double timeout_s) {
   return (tkb__runner){.device = a->sel.device,
                        .seed = a->seed,
+                       .auto_threads = auto_threads(a),
+                       .inits = a->inits,
+                       .n_inits = a->n_inits,
                        .bench = *bo,
                        .interleave = a->interleave,
                        .isolate = isolate,
                        .timeout_s = timeout_s,
                        .stop_on_signal = true,
-                       .on_start = tkb__run_output_start,
-                       .on_done = tkb__run_output_entry,
+                       .on_start = on_start,
+                       .on_done = on_done,
+                       .on_end_by_exit = end_by_exit,
                        .user = o};
-}
-
-/* The exit status of a run that went to its end or was stopped. */
-static int exit_status(const tkb__run_count *c, size_t resumed_failed) {
-  if (c->interrupted) return 128 + c->signal;
-  return c->failed || resumed_failed ? TKB_EXIT_FAILED : TKB_EXIT_OK;
 }
 
 /* Colour on stdout: --benchmark_color, else a terminal without NO_COLOR. */
@@ -438,7 +647,7 @@ static bool use_color(const run_args *a) {
 static int run_selected(const run_args *a, const char *out, const tkb__device_facts *d,
                         const tkb__format *stdout_fmt, const tkb__format *file_fmt,
                         const size_t *idx, size_t n, const tkb__shard_info *shard, bool isolate,
-                        double timeout_s) {
+                        double timeout_s, tkb__history_sink *hist) {
   const tkb_bench_opts bo = bench_opts(a, d->method);
   tkb__report_ctx ctx;
   char stop[256];
@@ -453,30 +662,43 @@ static int run_selected(const run_args *a, const char *out, const tkb__device_fa
                        .stdout_aggregates_only = a->gb_report_aggregates_only ||
                                                  a->gb_display_aggregates_only,
                        .file_aggregates_only = a->gb_report_aggregates_only,
-                       .experiments = bo.experiments};
+                       .experiments = bo.experiments,
+                       .ctx = &ctx};
+  cJSON *recorded = cJSON_CreateObject();
+  if (recorded) {
+    cJSON *st = settings(a, d, &ctx), *sel = selection(a, idx, n);
+    if (st) cJSON_AddItemToObject(recorded, "settings", st);
+    if (sel) cJSON_AddItemToObject(recorded, "selection", sel);
+    if (!st || !sel) {
+      cJSON_Delete(recorded);
+      recorded = NULL;
+    }
+  }
+  if (!recorded) return tkb__usage(CMD, "out of memory");
+  o.recorded = recorded;
   int rc = tkb__run_output_open(&o, &ctx, a->resume != NULL);
-  size_t *todo = rc ? NULL : malloc((n ? n : 1) * sizeof *todo), m = 0, resumed_failed = 0;
+  size_t *todo = rc ? NULL : malloc((n ? n : 1) * sizeof *todo), m = 0;
   if (!rc && !todo) rc = tkb__usage(CMD, "out of memory");
   if (rc) {
     tkb__run_output_abandon(&o);
+    tkb__history_abandon(hist);
+    cJSON_Delete(recorded);
     return rc;
   }
   for (size_t k = 0; k < n; k++)
     if (!tkb__run_output_resumed(&o, tkb_registry_full_name(idx[k]))) todo[m++] = idx[k];
-  for (size_t i = 0; i < o.resumed.n; i++) resumed_failed += o.resumed.results[i].bd == NULL && !o.resumed.results[i].skipped;
+  for (size_t i = 0; i < o.resumed.n; i++) tkb__history_add(hist, &o.resumed.results[i], bo.experiments);
+  for (size_t i = 0; i < o.resumed.n; i++)
+    o.resumed_failed += o.resumed.results[i].bd == NULL && !o.resumed.results[i].skipped;
+  o.n_todo = m;
   tkb__progress_begin(&o.progress, stderr, !a->quiet && isatty(fileno(stderr)), o.resumed.n + m);
-  tkb__runner runner = make_runner(a, &bo, &o, isolate, timeout_s);
+  sinks to = {.o = &o, .h = hist, .experiments = bo.experiments, .quiet = a->quiet};
+  tkb__runner runner = make_runner(a, &bo, &to, isolate, timeout_s);
   tkb__run_count count = tkb__run_entries(&runner, todo, m);
   free(todo);
-  tkb__run_summary s = {.n_selected = m,
-                        .wall_s = tkb__progress_elapsed(&o.progress),
-                        .interrupted = count.interrupted};
-  tkb__load_now(&s.load_end);
-  if (count.ended_by)
-    fprintf(stderr, "%s %s: the run ended after %s failed (its entry has raise_on_error): %zu of "
-                    "%zu entries ran\n", tkb__prog, CMD, count.ended_by, o.resumed.n + count.done,
-            o.resumed.n + m);
-  return tkb__run_output_close(&o, &ctx, &s, count.done, exit_status(&count, resumed_failed));
+  rc = finish(&to, &count);
+  cJSON_Delete(recorded);
+  return rc;
 }
 
 /* `ab`'s worker: the selected entries wait for its requests (ab_worker.c). */
@@ -486,7 +708,8 @@ static int serve_selected(const run_args *a, const tkb__device_facts *d, const s
   tkb__report_ctx ctx;
   char stop[256];
   fill_context(&ctx, a, &bo, d, idx, n, shard, stop, sizeof stop);
-  const tkb__runner runner = {.device = a->sel.device, .seed = a->seed, .bench = bo};
+  const tkb__runner runner = {.device = a->sel.device, .seed = a->seed, .auto_threads = auto_threads(a),
+                              .inits = a->inits, .n_inits = a->n_inits, .bench = bo};
   return tkb__serve(&runner, &ctx, idx, n);
 }
 
@@ -517,7 +740,7 @@ static int run_devices(const run_args *a, const tkb__format *stdout_fmt, const t
 /* Everything after parsing. */
 static int run(run_args *a, int argc, char **argv) {
   if (apply_gb(a)) return TKB_EXIT_USAGE;
-  if (tkb__load_plugins(CMD, &a->sel.loads)) return TKB_EXIT_USAGE;
+  if (tkb__load_plugins(CMD, &a->sel, tkb__isolation_timeout(&a->iso))) return TKB_EXIT_USAGE;
   if (a->threads) tkb_set_num_threads(a->threads);
   const tkb__format *stdout_fmt, *file_fmt;
   const char *out = a->resume ? a->resume : a->out;
@@ -539,6 +762,17 @@ static int run(run_args *a, int argc, char **argv) {
   size_t *idx = NULL, n = 0;
   tkb__shard_info shard;
   if (tkb__select_entries(&tkb__command_run, &a->sel, NULL, &idx, &n, &shard)) return TKB_EXIT_USAGE;
+  if (apply_inits(a, idx, n)) {
+    free(idx);
+    return TKB_EXIT_USAGE;
+  }
+  if (auto_threads(a) && tkb__strlist_add(&a->context, "threads_policy=auto: each cpu entry's OpenMP team "
+                                          "is the cores free as it starts", false)) {
+    free(idx);
+    return tkb__usage(CMD, "out of memory");
+  }
+  with_out = *a; /* with the distributions and the thread policy */
+  with_out.out = out;
   if (!a->quiet) tkb__shard_note(CMD, &shard);
   bool isolate;
   double timeout_s;
@@ -554,8 +788,9 @@ static int run(run_args *a, int argc, char **argv) {
     rc = serve_selected(a, &facts, idx, n, &shard);
   else if (!rc && out && tkb__outfile_check(out) != TKB_OK)
     rc = tkb__usage(CMD, "--out: %s", tkb_last_error());
-  else if (!rc)
-    rc = run_selected(&with_out, out, &facts, stdout_fmt, file_fmt, idx, n, &shard, isolate, timeout_s);
+  tkb__history_sink hist;
+  if (!rc && !a->serve && !(rc = tkb__history_begin(CMD, &a->hist, &hist)))
+    rc = run_selected(&with_out, out, &facts, stdout_fmt, file_fmt, idx, n, &shard, isolate, timeout_s, &hist);
   free(idx);
   return rc;
 }

@@ -2,8 +2,12 @@
  * run_output.c - where `run`'s results go as entries finish: stdout's report (streamed),
  * the progress line, and with --out the journal (one fsync'd line per finished entry)
  * from which the --out file is written at the end, in whatever format it asks for.
- * `--resume FILE` reads the journal back: its context must match the new run's (else
- * the field that differs is named), its entries are shown again and not rerun.
+ * `--resume FILE` reads the journal back: what it recorded must match the new run's (else
+ * what differs is named, as the option that sets it): the tkbench and the device, every
+ * setting that shapes the numbers (run.c lists them) and the selection, plugins
+ * included, so that the final file never puts the new settings' context over rows
+ * measured with the old, nor entries of another selection into the run. Its entries are
+ * shown again and not rerun; the lines it left out are named.
  *
  * A failed write is never silent: the path and strerror are said, and the run exits 1.
  * A closed stdout (`| head`) stops the run like a signal, with the files written.
@@ -18,11 +22,15 @@
 #include <string.h>
 #include <unistd.h>
 
-/* What must match for a journal's entries to stand beside the new run's. */
-static const char *const same_fields[] = {
-    "library",     "json_schema_version", "library_version", "device",
-    "device_description", "method", "seed", "iterations", "experiments", "interval_ms",
-    "warmup", "stopping_rule", "interleave"};
+/* What must match in the context for a journal's entries to stand beside the new run's,
+ * beyond the settings run.c records: the same tkbench, the same device. */
+static const struct {
+  const char *key, *what;
+} same_context[] = {{"library", "the library"},
+                    {"json_schema_version", "the JSON schema version"},
+                    {"library_version", "tkbench"},
+                    {"device", "--device"},
+                    {"device_description", "the device"}};
 
 static void say(const tkb__run_output *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void say(const tkb__run_output *o, const char *fmt, ...) {
@@ -50,27 +58,94 @@ static cJSON *context_json(const tkb__report_ctx *ctx) {
   return c;
 }
 
-/* 0, or the usage error naming the first field whose value differs. */
-static int check_context(const tkb__run_output *o, const cJSON *old, const tkb__report_ctx *ctx) {
+/* A recorded setting as the user sets it: "--threads 4", "OMP_NUM_THREADS=2",
+ * "OMP_NUM_THREADS unset" (a variable is a name without '-' or space). */
+static void setting_text(const char *key, const cJSON *v, char *buf, size_t cap) {
+  char *value = !v || cJSON_IsNull(v) ? NULL : cJSON_IsString(v) ? tkb__strdup(v->valuestring)
+                                                                  : cJSON_PrintUnformatted(v);
+  if (key[0] == '-' || strchr(key, ' ')) snprintf(buf, cap, "%s %s", key, value ? value : "(none)");
+  else if (value) snprintf(buf, cap, "%s=%s", key, value);
+  else snprintf(buf, cap, "%s unset", key);
+  free(value);
+}
+
+/* Appends "text" to a list of differences ("--threads 2, --cold-cache off"). */
+static void list_add(char *list, size_t cap, const char *text) {
+  const size_t len = strlen(list);
+  if (len < cap) snprintf(list + len, cap - len, "%s%s", len ? ", " : "", text);
+}
+
+/* 0, or the usage error naming every setting whose value differs, as the option (or the
+ * variable) that sets it, with the journal's value and this run's. */
+static int check_context(const tkb__run_output *o, const tkb__journal_contents *j,
+                         const tkb__report_ctx *ctx) {
+  const char *journal = o->journal.path ? o->journal.path : o->out;
+  const cJSON *old = cJSON_GetObjectItemCaseSensitive(j->recorded, "settings");
+  const cJSON *new_ = cJSON_GetObjectItemCaseSensitive(o->recorded, "settings");
+  if (!cJSON_IsObject(old))
+    return tkb__usage(o->cmd, "--resume: the journal \"%s\" does not record the settings its "
+                      "entries were measured with, so they cannot be checked against this run's; "
+                      "remove it to start afresh", journal);
   cJSON *now = context_json(ctx);
   if (!now) return tkb__usage(o->cmd, "--resume: out of memory");
-  int rc = 0;
-  for (size_t i = 0; i < TKB_ARRAY_LEN(same_fields) && !rc; i++) {
-    const cJSON *a = cJSON_GetObjectItemCaseSensitive(old, same_fields[i]);
-    const cJSON *b = cJSON_GetObjectItemCaseSensitive(now, same_fields[i]);
+  char was[2048] = "", is[2048] = "", a_text[600], b_text[600];
+  for (size_t i = 0; i < TKB_ARRAY_LEN(same_context); i++) {
+    const cJSON *a = cJSON_GetObjectItemCaseSensitive(j->context, same_context[i].key);
+    const cJSON *b = cJSON_GetObjectItemCaseSensitive(now, same_context[i].key);
     if (a && b && cJSON_Compare(a, b, true)) continue;
-    char *was = a ? cJSON_PrintUnformatted(a) : NULL, *is = b ? cJSON_PrintUnformatted(b) : NULL;
-    rc = tkb__usage(o->cmd,
-                    "--resume: the journal \"%s\" was written with %s %s, this run has %s: its "
-                    "entries would not be comparable with the new ones (run with the options "
-                    "it was started with, or remove the journal)",
-                    o->journal.path ? o->journal.path : o->out, same_fields[i],
-                    was ? was : "(none)", is ? is : "(none)");
-    free(was);
-    free(is);
+    char *x = a ? cJSON_PrintUnformatted(a) : NULL, *y = b ? cJSON_PrintUnformatted(b) : NULL;
+    snprintf(a_text, sizeof a_text, "%s %s", same_context[i].what, x ? x : "(none)");
+    snprintf(b_text, sizeof b_text, "%s %s", same_context[i].what, y ? y : "(none)");
+    list_add(was, sizeof was, a_text);
+    list_add(is, sizeof is, b_text);
+    free(x);
+    free(y);
   }
   cJSON_Delete(now);
-  return rc;
+  /* every setting either run recorded: this run's, then those only the journal has */
+  for (int pass = 0; pass < 2; pass++)
+    for (const cJSON *c = (pass ? old : new_) ? (pass ? old : new_)->child : NULL; c; c = c->next) {
+      const cJSON *a = cJSON_GetObjectItemCaseSensitive(old, c->string);
+      const cJSON *b = cJSON_GetObjectItemCaseSensitive(new_, c->string);
+      if ((a && b && cJSON_Compare(a, b, true)) || (pass && b)) continue; /* same, or said */
+      setting_text(c->string, a, a_text, sizeof a_text);
+      setting_text(c->string, b, b_text, sizeof b_text);
+      list_add(was, sizeof was, a_text);
+      list_add(is, sizeof is, b_text);
+    }
+  if (!*was) return 0;
+  return tkb__usage(o->cmd,
+                    "--resume: the journal \"%s\" was written with %s; this run has %s: its "
+                    "entries would not be comparable with the new ones (run with the options it "
+                    "was started with, or remove the journal)", journal, was, is);
+}
+
+/* 0, or the usage error saying how the journal's selection (plugins included) and this
+ * run's differ: the entries kept from it and those run now must be one selection's. */
+static int check_selection(const tkb__run_output *o, const tkb__journal_contents *j) {
+  const cJSON *old = cJSON_GetObjectItemCaseSensitive(j->recorded, "selection");
+  const cJSON *new_ = cJSON_GetObjectItemCaseSensitive(o->recorded, "selection");
+  if (!new_ || !cJSON_IsObject(old)) return 0; /* a journal that records none: check_context says so */
+  /* the same plugins and the same entries, however the flags spell them */
+  bool same = true;
+  static const char *const keys[] = {"loads", "entries", "names"};
+  for (size_t k = 0; k < TKB_ARRAY_LEN(keys) && same; k++)
+    same = cJSON_Compare(cJSON_GetObjectItemCaseSensitive(old, keys[k]),
+                         cJSON_GetObjectItemCaseSensitive(new_, keys[k]), true);
+  if (same) return 0;
+  const cJSON *of = cJSON_GetObjectItemCaseSensitive(old, "flags");
+  const cJSON *nf = cJSON_GetObjectItemCaseSensitive(new_, "flags");
+  const cJSON *on = cJSON_GetObjectItemCaseSensitive(old, "entries");
+  const cJSON *nn = cJSON_GetObjectItemCaseSensitive(new_, "entries");
+  const char *was = cJSON_IsString(of) && *of->valuestring ? of->valuestring : " the default selection";
+  const char *is = cJSON_IsString(nf) && *nf->valuestring ? nf->valuestring : " the default selection";
+  const int n_old = cJSON_IsNumber(on) ? on->valueint : 0, n_new = cJSON_IsNumber(nn) ? nn->valueint : 0;
+  return tkb__usage(o->cmd,
+                    "--resume: the journal \"%s\" was written by a run that selected %d entr%s "
+                    "with%s; this run selects %d with%s: give the --load and selection flags it "
+                    "was started with, so that the file holds one selection's entries",
+                    o->journal.path ? o->journal.path : o->out, n_old, n_old == 1 ? "y" : "ies",
+                    was, n_new, is);
 }
 
 bool tkb__run_output_resumed(const tkb__run_output *o, const char *name) {
@@ -97,7 +172,26 @@ static void to_stdout(tkb__run_output *o, const tkb__result *r) {
   if (!o->out) tkb__stop_request(SIGPIPE); /* nothing would be kept */
 }
 
+/* A journal for an --out that is a stream (stdout, a device, a FIFO): there is no file
+ * to put it beside, and nothing --resume could continue, so it is a private file of this
+ * run, removed at its end whatever happened. */
+static int temporary_journal(tkb__run_output *o, const tkb__report_ctx *ctx) {
+  const char *dir = getenv("TMPDIR");
+  char path[4096];
+  for (int k = 0;; k++) {
+    snprintf(path, sizeof path, "%s/tkbench-%ld-%d.partial.jsonl", dir && *dir ? dir : "/tmp",
+             (long)getpid(), k);
+    if (access(path, F_OK) == 0 && k < 100) continue; /* a dead run's, of this pid */
+    if (tkb__journal_create(&o->journal, o->out, path, ctx, o->recorded) == TKB_OK) return 0;
+    return tkb__usage(o->cmd, "--out %s: its journal: %s", o->out, tkb_last_error());
+  }
+}
+
 int tkb__run_output_open(tkb__run_output *o, tkb__report_ctx *ctx, bool resume) {
+  o->stream_out = o->out && tkb__outfile_is_stream(o->out);
+  if (o->stream_out && resume)
+    return tkb__usage(o->cmd, "--resume %s: that is not a file (stdout, a device or a FIFO), so no "
+                      "run of it kept a journal to continue", o->out);
   if (o->out && resume) {
     char *path = tkb__journal_path(o->out);
     if (!path) return tkb__usage(o->cmd, "--resume: out of memory");
@@ -112,19 +206,26 @@ int tkb__run_output_open(tkb__run_output *o, tkb__report_ctx *ctx, bool resume) 
     free(path);
   }
   if (resume) {
+    int rc = check_selection(o, &o->resumed);
+    if (!rc) rc = check_context(o, &o->resumed, ctx);
+    if (rc) return rc;
     if (o->resumed.cut)
       say(o, "warning: the journal's last line was cut off (the run was killed while writing it); "
              "that entry runs again");
-    int rc = check_context(o, o->resumed.context, ctx);
-    if (rc) return rc;
+    for (size_t i = 0; i < o->resumed.n_skipped; i++)
+      say(o, "warning: %s", o->resumed.skipped[i]);
     /* the file says when the run began */
     const cJSON *date = cJSON_GetObjectItemCaseSensitive(o->resumed.context, "date");
     if (cJSON_IsString(date)) snprintf(ctx->date, sizeof ctx->date, "%s", date->valuestring);
-    if (tkb__journal_reopen(&o->journal, o->out, o->resumed.valid_len) != TKB_OK)
+    if (tkb__journal_reopen(&o->journal, o->out, o->resumed.valid_len, o->resumed.settings_id) != TKB_OK)
       return tkb__usage(o->cmd, "--resume: %s", tkb_last_error());
     o->journaling = true;
+  } else if (o->stream_out) {
+    int rc = temporary_journal(o, ctx);
+    if (rc) return rc;
+    o->journaling = true;
   } else if (o->out) {
-    if (tkb__journal_create(&o->journal, o->out, ctx) != TKB_OK)
+    if (tkb__journal_create(&o->journal, o->out, NULL, ctx, o->recorded) != TKB_OK)
       return tkb__usage(o->cmd, "--out: %s", tkb_last_error());
     o->journaling = true;
   }
@@ -140,7 +241,7 @@ int tkb__run_output_open(tkb__run_output *o, tkb__report_ctx *ctx, bool resume) 
 }
 
 void tkb__run_output_abandon(tkb__run_output *o) {
-  const bool created = o->journaling && !o->resumed.context;
+  const bool created = o->journaling && (!o->resumed.context || o->stream_out);
   if (created) unlink(o->journal.path); /* it holds nothing but the context */
   if (o->journal.path) tkb__journal_close(&o->journal);
   if (o->have_stdout) tkb__reporter_discard(&o->stdout_r);
@@ -171,14 +272,20 @@ void tkb__run_output_entry(void *user, size_t k, size_t n, const tkb__result *r)
   }
 }
 
-/* The --out file from the journal; false (said) when it could not be written. */
+/* The --out file from the journal; false (said) when it could not be written. What is
+ * said of --resume is only what --resume would do: write the file from the journal when
+ * the journal reads back, and nothing when it does not. */
 static bool write_file(tkb__run_output *o, const tkb__report_ctx *ctx, const tkb__run_summary *s) {
   const char *path = o->journal.path;
   tkb__journal_contents all;
   tkb__outfile file;
   tkb__reporter r;
   tkb_status st = tkb__journal_load(path, &all);
-  if (!st && !(st = tkb__outfile_open(&file, o->out))) {
+  if (st) {
+    say(o, "cannot write %s: %s; the journal is kept as it is", o->out, tkb_last_error());
+    return false;
+  }
+  if (!(st = tkb__outfile_open(&file, o->out))) {
     if (!(st = tkb__reporter_begin(&r, o->file_fmt, file.f, ctx, false))) {
       r.aggregates_only = o->file_aggregates_only;
       for (size_t i = 0; i < all.n; i++) tkb__reporter_entry(&r, &all.results[i]);
@@ -191,8 +298,10 @@ static bool write_file(tkb__run_output *o, const tkb__report_ctx *ctx, const tkb
     else st = tkb__outfile_commit(&file);
   }
   tkb__journal_contents_free(&all);
-  if (st) say(o, "%s (the journal \"%s\" keeps the finished entries: --resume %s writes the file)",
-              tkb_last_error(), path, o->out);
+  if (st && o->stream_out) say(o, "%s", tkb_last_error());
+  else if (st)
+    say(o, "%s (the journal \"%s\" keeps the finished entries: --resume %s writes the file)",
+        tkb_last_error(), path, o->out);
   return st == TKB_OK;
 }
 
@@ -228,9 +337,10 @@ int tkb__run_output_close(tkb__run_output *o, const tkb__report_ctx *ctx, tkb__r
     bool ok = write_file(o, ctx, s);
     if (ok && o->table && !o->stdout_failed) printf("wrote %s (%s)\n", o->out, o->file_fmt->name);
     if (!ok) o->write_failed = true;
-    else if (complete) unlink(path);
-    else say(o, "the journal \"%s\" keeps the finished entries: --resume %s continues the run",
-             path, o->out);
+    if (o->stream_out || (ok && complete)) unlink(path);
+    else if (ok)
+      say(o, "the journal \"%s\" keeps the finished entries: --resume %s continues the run",
+          path, o->out);
     free(path);
     o->journal.path = NULL;
   }

@@ -43,7 +43,8 @@ const tkb__flag tkb__selection_flags[] = {
     {.name = "--load", .metavar = "LIB.so", .kind = TKB__FLAG_PATHS, .offset = AT(loads),
      .selection = TKB__SELECT_LOAD, .shown = "none",
      .help = "Load a plugin that registers entries (it exports tkb_plugin_init); "
-             "repeatable."},
+             "repeatable. With --load and no --filter, --tag, --op or --impl, only the "
+             "plugins' entries are chosen (and the default tag does not apply)."},
     {.name = "--shard", .metavar = "K/N", .kind = TKB__FLAG_TEXT, .offset = AT(shard),
      .selection = TKB__SELECT_SHARD, .check = check_shard,
      .shown = "auto: under Slurm, the array task's or srun task's part; else every entry",
@@ -60,11 +61,10 @@ const tkb__flag tkb__selection_flags[] = {
     {0},
 };
 
-int tkb__load_plugins(const char *cmd, const tkb__strlist *paths) {
-  for (size_t i = 0; i < paths->n; i++)
-    if (tkb_load_plugin(paths->items[i]) != TKB_OK)
-      return tkb__usage(cmd, "--load: %s", tkb_last_error());
-  return 0;
+/* With --load and nothing else that chooses entries, the user means the plugins' own
+ * entries: running the builtin suite beside them would bury what was asked for. */
+static bool only_loaded(const tkb__select_args *a) {
+  return a->n_loaded > 0 && !a->filter && a->tags.n == 0 && a->ops.n == 0 && a->impls.n == 0;
 }
 
 /* " --filter 'x' --tag cpu --op y --mode forward --impl c" for the message. */
@@ -144,8 +144,10 @@ int tkb__select_entries(const tkb__command *cmd, const tkb__select_args *a,
   bool by_device = cmd->selection & TKB__SELECT_DEVICE;
   if (by_device) tkb__device_kind(a->device, kind, sizeof kind);
   const char *default_tag[1] = {TKB__DEFAULT_TAG};
-  const bool use_default = cmd->default_tag && !a->filter && a->tags.n == 0;
+  const bool plugins_only = only_loaded(a);
+  const bool use_default = cmd->default_tag && !a->filter && a->tags.n == 0 && !plugins_only;
   tkb__selection sel = {.filter = a->filter,
+                        .first_index = plugins_only ? a->first_loaded : 0,
                         .tags = use_default ? default_tag : a->tags.items,
                         .n_tags = use_default ? 1 : a->tags.n,
                         .ops = a->ops.items,
@@ -162,6 +164,10 @@ int tkb__select_entries(const tkb__command *cmd, const tkb__select_args *a,
     if (tkb__select(&sel, idx, n) != TKB_OK) return tkb__usage(cmd->name, "%s", tkb_last_error());
   }
   if (!*n) return nothing_matches(cmd, a, &sel);
+  if (plugins_only && a->n_loaded < tkb_registry_count())
+    fprintf(stderr, "%s %s: the %zu entr%s of --load (give --tag, --op, --impl or --filter to "
+            "choose among all %zu registered)\n", tkb__prog, cmd->name, *n, *n == 1 ? "y" : "ies",
+            tkb_registry_count());
   if (!(cmd->selection & TKB__SELECT_SHARD)) return 0;
   int rc = take_shard(cmd, a, *idx, n, shard);
   if (rc) {

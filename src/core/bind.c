@@ -40,6 +40,13 @@ static const char *fn_name(const tkb_fn *f) { return f->name ? f->name : "functi
 static tkb_status accept(const tkb_fn *f, const tkb_param *p, const tkb_value *v,
                          tkb_value *out) {
   *out = *v;
+  /* a tag past the enum: garbage or a struct from another version; say its value */
+  if ((int)v->tag < (int)TKB_VALUE_UNSET || (int)v->tag > (int)TKB_VALUE_STRING)
+    return tkb_set_error(TKB_ERR_WRONG_KIND,
+                         "argument '%s' of %s() has tag %d, which is no tkb_value tag (they are "
+                         "TKB_VALUE_UNSET (0) to TKB_VALUE_STRING (%d)); build it with TKB_INT(), "
+                         "TKB_ABSTRACT() and the like", p->name, fn_name(f), (int)v->tag,
+                         (int)TKB_VALUE_STRING);
   if (v->tag == TKB_VALUE_NONE) {
     if (p->default_value.tag == TKB_VALUE_NONE) return TKB_OK;
     return tkb_set_error(TKB_ERR_WRONG_KIND,

@@ -24,6 +24,12 @@ int64_t tkb__clock_resolution_ns(void) {
   return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
+int64_t tkb__cpu_clock_resolution_ns(void) {
+  struct timespec ts;
+  if (clock_getres(CLOCK_PROCESS_CPUTIME_ID, &ts) != 0) return -1;
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
 double tkb__clock_read_ns(int64_t (*clock)(void), int runs, int reads) {
   double best = INFINITY;
   for (int r = 0; r < runs; r++) {

@@ -9,8 +9,9 @@
  * compiler vectorizes for the file's ISA. Every variant gives the same bits: philox.h's
  * operations are correctly rounded IEEE-754 ones, contraction is off everywhere
  * (-ffp-contract=off) and the only fused operations are philox.h's explicit fma calls,
- * which are the vector FMA where the ISA has one and the correctly rounded libm fmaf
- * where it has not (the portable path on a CPU without FMA).
+ * which are the vector FMA where the ISA has one and inline double arithmetic that
+ * gives the fused bits where it has not (the portable path on x86-64-v2:
+ * philox_fma_emulated.h), which vectorizes as the rest of the stage does.
  *
  * Speed: blocks of NB counters in stages (Philox for the whole block, then -2 ln u,
  * sqrt, then sincos with the products stored in element order), each a loop that
@@ -37,7 +38,8 @@
  *   n16          DRAW_NORMAL16: 8 NB floats (the affine map applied)
  *   n16_rounded  DRAW_NORMAL16 without an affine map, 2-byte dtypes: elements
  *                [off, off + n) of the block's 8 NB as the dtype's bits, looked up in
- *                t (the table rounded to the dtype: random.c)
+ *                t by the whole 16-bit draw (65536 entries, the table rounded to the
+ *                dtype with the draw's sign: random.c)
  *   f64          DRAW_NORMAL64 / DRAW_UNIFORM64: 2 NB doubles
  *   ints         DRAW_RANGE32 (4 NB values) / DRAW_RANGE64 (2 NB values) */
 typedef struct tkb__fill_kernels {
@@ -135,7 +137,9 @@ static void gen_n16(const fill_plan *p, uint64_t c0, float *restrict out) {
 
 /* Scalar lookups: GCC's vectorization of them (emulated gathers, as -mtune=znver4
  * avoids the gather instruction) made it slower: 0.70 against 0.63 ns per element per
- * thread (bench_init --dtype bfloat16). */
+ * thread (bench_init --dtype bfloat16). The table is indexed by the whole draw, sign
+ * included: 4.0 instructions per element instead of 7.0 (callgrind, avx2); the pair of
+ * each word in one 32-bit store was more (5.0). */
 #if defined(__GNUC__) && !defined(__clang__)
 __attribute__((optimize("no-tree-vectorize")))
 #endif
@@ -148,8 +152,8 @@ static void gen_n16_rounded(const fill_plan *p, uint64_t c0, const uint16_t *res
   for (int j = 0; j < NB; j++)
     for (int k = 0; k < 4; k++) {
       const tkb_px_u32 x = w[fill_region[k] + j];
-      dst[8 * j + 2 * k] = (uint16_t)(t[x & 0x7fffu] | (x & 0x8000u));
-      dst[8 * j + 2 * k + 1] = (uint16_t)(t[(x >> 16) & 0x7fffu] | (x >> 16 & 0x8000u));
+      dst[8 * j + 2 * k] = t[x & 0xffffu];
+      dst[8 * j + 2 * k + 1] = t[x >> 16];
     }
   if (dst == v) memcpy(out, v + off, (size_t)n * 2);
 }

@@ -16,6 +16,15 @@ tkb_status tkb__set_error_v(tkb_status status, const char *fmt, va_list ap);
 /* Clears the thread's message (called at the start of public entry points). */
 void tkb__clear_error(void);
 
+/* ---- descriptors only this process may use (private_fds.c) ---- */
+/* fd is the run's own (its journal): a forked worker closes it first thing, so an entry
+ * can neither write to it through a stale descriptor nor hold its lock. */
+void tkb__fd_private(int fd);
+/* fd is closed: forget it. */
+void tkb__fd_private_release(int fd);
+/* In a forked worker: closes every descriptor marked private. */
+void tkb__fd_private_close_all(void);
+
 /* ---- devices and backends (device.c, backend/cpu.c, kernel.c; the table: backend.h) ---- */
 #include "backend.h"
 
@@ -64,6 +73,19 @@ typedef struct tkb__mem_limit {
   char source[1600];
 } tkb__mem_limit;
 void tkb__memory_limit(tkb__mem_limit *m);
+/* A filter on names as --filter gives it (name_filter.c): a POSIX extended regex searched in the name,
+ * a leading '-' keeping the names that do NOT match (Google Benchmark's negative filter);
+ * NULL or "" keeps every name. */
+typedef struct tkb__name_filter {
+  regex_t re;
+  bool active, negate;
+} tkb__name_filter;
+/* TKB_ERR_INVALID_ARGUMENT naming the pattern and regerror's reason when it does not
+ * compile (then nothing needs freeing). */
+tkb_status tkb__name_filter_init(tkb__name_filter *f, const char *pattern);
+bool tkb__name_filter_match(const tkb__name_filter *f, const char *name);
+void tkb__name_filter_free(tkb__name_filter *f);
+
 /* TKB_OK when a user's POSIX extended regex is safe to hand to regcomp (regex_check.c):
  * at most 512 characters, no repetition stacked on a repetition (x++), counts up to 255,
  * nested repetitions copying one part at most 1000 times; else TKB_ERR_INVALID_ARGUMENT
@@ -79,15 +101,23 @@ tkb_status tkb__device_name_check(const char *name);
 
 /* ---- the cpu kernels' instruction-set variants (cpu_isa.c) ---- */
 /* 1 where CMake builds the x86-64 variant files (<family>_avx2.c, <family>_avx512.c),
- * 0 elsewhere (the portable path only). */
+ * 0 elsewhere. */
 #ifndef TKB_CPU_VARIANTS
 #define TKB_CPU_VARIANTS 0
 #endif
-/* The paths, in increasing order of what they need (cpu_isa.c says what). */
+/* 1 where CMake builds the aarch64 variant files (<family>_neon.c), 0 elsewhere. */
+#ifndef TKB_CPU_NEON
+#define TKB_CPU_NEON 0
+#endif
+/* The paths. A build runs those of its architecture, its ladder, each needing more than
+ * the one before it: portable, avx2, avx512 on x86-64; portable, neon on aarch64;
+ * portable elsewhere (cpu_isa.c says what each needs). Within a ladder the values
+ * increase. */
 typedef enum tkb__isa {
   TKB__ISA_PORTABLE = 0,
   TKB__ISA_AVX2,
   TKB__ISA_AVX512,
+  TKB__ISA_NEON,
   TKB__ISA_COUNT
 } tkb__isa;
 /* The path the cpu kernels take: chosen on first use (the best this CPU runs, or
@@ -97,6 +127,9 @@ tkb__isa tkb__cpu_isa(void);
 const char *tkb__isa_name(tkb__isa isa);
 /* Whether this CPU and build can run `isa`. */
 bool tkb__isa_supported(tkb__isa isa);
+/* The path below `isa` on this build's ladder (bench programs compare the two); `isa`
+ * itself for portable. */
+tkb__isa tkb__isa_below(tkb__isa isa);
 /* Whether the avx512 path may round to bfloat16 with AVX512-BF16 (the path is avx512 and
  * the CPU has it): an extension its kernels choose inside, the same bits either way. */
 bool tkb__cpu_avx512bf16(void);
@@ -109,17 +142,20 @@ tkb_status tkb__cpu_isa_set(tkb__isa isa, bool extras);
 const char *tkb__cpu_isa_warning(void);
 
 /* A kernel family's variants: a table of its functions per path, `name`_portable,
- * `name`_avx2 and `name`_avx512, each defined by the family's file of that path.
+ * `name`_avx2 and `name`_avx512 (x86-64) or `name`_neon (aarch64), each defined by the
+ * family's file of that path.
  * TKB_ISA_DECLARE declares them; TKB_ISA_PICK(name, isa) is the table of `isa` (the
  * portable one where the build has no x86 variants). In a variant file, which defines
- * TKB_ISA_SUFFIX (portable, avx2, avx512) before including the family's body,
+ * TKB_ISA_SUFFIX (portable, avx2, avx512, neon) before including the family's body,
  * TKB_ISA_NAME(name) is its own table's name. */
 #define TKB_ISA_DECLARE(type, name) \
-  extern const type name##_portable, name##_avx2, name##_avx512
+  extern const type name##_portable, name##_avx2, name##_avx512, name##_neon
 #if TKB_CPU_VARIANTS
 #define TKB_ISA_PICK(name, isa)                                   \
   ((isa) == TKB__ISA_AVX512 ? &name##_avx512                       \
    : (isa) == TKB__ISA_AVX2 ? &name##_avx2 : &name##_portable)
+#elif TKB_CPU_NEON
+#define TKB_ISA_PICK(name, isa) ((isa) == TKB__ISA_NEON ? &name##_neon : &name##_portable)
 #else
 #define TKB_ISA_PICK(name, isa) ((void)(isa), &name##_portable)
 #endif
@@ -155,6 +191,8 @@ int64_t tkb__now_ns(void);
 int64_t tkb__cpu_now_ns(void);
 /* Resolution of the monotonic raw clock in nanoseconds. */
 int64_t tkb__clock_resolution_ns(void);
+/* Resolution of the process CPU clock in nanoseconds (-1: unknown). */
+int64_t tkb__cpu_clock_resolution_ns(void);
 /* What one read of `clock` costs, in ns: the fastest of `runs` runs of `reads`
  * back-to-back reads (the fastest, since preemption only ever adds). */
 double tkb__clock_read_ns(int64_t (*clock)(void), int runs, int reads);
@@ -170,9 +208,17 @@ int tkb__num_cpus(void);
 typedef struct tkb__load {
   bool valid;    /* /proc/loadavg was readable */
   double avg[3]; /* NaN when unreadable */
-  int others;    /* -1 when unknown */
+  int others;    /* other processes' runnable threads now: the least of a few looks a
+                    millisecond apart, so a kernel thread passing by is not counted;
+                    -1 when unknown */
+  /* for tkb__load_others_between: the machine's busy CPU seconds (/proc/stat, steal
+   * included), this process's CPU seconds and the monotonic clock, now; NaN unknown */
+  double busy_s, own_cpu_s, wall_s;
 } tkb__load;
 void tkb__load_now(tkb__load *out);
+/* The cores other processes kept busy on average between two readings (rounded), or -1
+ * when /proc/stat is unreadable or the readings are under 0.25 s apart (its tick is 10 ms). */
+int tkb__load_others_between(const tkb__load *start, const tkb__load *end);
 
 /* ---- small helpers ---- */
 /* strdup that reports TKB_ERR_OUT_OF_MEMORY through *st (NULL in -> NULL out). */

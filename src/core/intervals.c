@@ -147,8 +147,14 @@ tkb_status tkb__trace_write(const char *path, const tkb_interval *iv, size_t n, 
     if (keep && !keep[i]) fputs(", \"args\": {\"kept_by_filter\": false}", o);
     fputc('}', o);
   }
-  fputs("\n],\n\"displayTimeUnit\": \"ns\",\n\"otherData\": {\"generator\": \"tkbench\", \"function\": ", o);
+  /* No displayTimeUnit: it only says how a viewer should display the times (which are
+   * microseconds whatever it says), and Perfetto's importer of 2020-2021 read "ns" as the
+   * unit of the values, showing every duration 1000x short. The default (ms) is right. */
+  fputs("\n],\n\"otherData\": {\"generator\": \"tkbench\", \"function\": ", o);
   put_json_string(o, info->function);
+  fputs(", \"entry\": ", o);
+  if (info->entry) put_json_string(o, info->entry);
+  else fputs("null", o);
   fputs(", \"method\": ", o);
   put_json_string(o, info->method);
   fputs(", \"event_filter_regex\": ", o);

@@ -58,6 +58,7 @@ typedef struct tkb__trace_info {
   const char *process;   /* e.g. "opencl:0 (PoCL ...)" */
   const char *thread;    /* e.g. "command queue" */
   const char *function;  /* the benchmarked function */
+  const char *entry;     /* the suite entry it ran as, or NULL */
   const char *method;
   const char *filter;    /* event_filter_regex or NULL */
   double device_time_ms; /* what the method reported for this call */
@@ -66,8 +67,9 @@ typedef struct tkb__trace_info {
 
 /*
  * Writes a Chrome trace-event JSON file (JSON Object Format: {"traceEvents": [...],
- * "displayTimeUnit": "ns", "otherData": {...}}) with one complete event ("ph": "X") per
- * interval, timestamps in microseconds from the earliest start, names JSON-escaped;
+ * "otherData": {...}}) with one complete event ("ph": "X") per interval, timestamps and
+ * durations in microseconds (the format's unit) from the earliest start, with the ns
+ * digits as decimals, names JSON-escaped;
  * events the filter dropped (keep[i] false; keep NULL keeps all) carry
  * "args": {"kept_by_filter": false}. TKB_ERR_IO naming the path and errno's reason.
  */

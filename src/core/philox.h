@@ -99,9 +99,19 @@ typedef int64_t tkb_px_i64;
 #define TKB_PX_FMA(a, b, c) fma((a), (b), (c))
 #else
 #define TKB_PX_FN static inline
-#if defined(__GNUC__)
-/* The builtins are single instructions with -mfma (-march=native), libm otherwise. */
+#if defined(__GNUC__) && defined(__FP_FAST_FMAF)
+/* One instruction: aarch64, and x86-64 with -mfma (the avx2 and avx512 variant files). */
 #define TKB_PX_FMAF(a, b, c) __builtin_fmaf((a), (b), (c))
+#define TKB_PX_FMA(a, b, c) __builtin_fma((a), (b), (c))
+#elif defined(__GNUC__)
+/* No instruction (x86-64 below -mfma, the library's baseline): inline double arithmetic
+ * that vectorizes, correctly rounded (philox_fma_emulated.h), not a libm call per
+ * operation. The double fma stays libm's (the float64 draws only). */
+#include "philox_fma_emulated.h"
+#define TKB_PX_FMAF(a, b, c) tkb_px_fmaf_round_odd((a), (b), (c))
+#ifndef TKB_PX_FMAF_DRAW /* test_random defines its own, which checks this one */
+#define TKB_PX_FMAF_DRAW(a, b, c) tkb_px_fmaf_one_rounding((a), (b), (c))
+#endif
 #define TKB_PX_FMA(a, b, c) __builtin_fma((a), (b), (c))
 #else
 #include <math.h>
@@ -122,6 +132,15 @@ TKB_PX_FN tkb_px_u64 tkb_px_as_u64_(double d) { tkb_px_du64 v; v.d = d; return v
 #define TKB_PX_AS_DOUBLE(u) tkb_px_as_double_(u)
 #define TKB_PX_AS_U64(d) tkb_px_as_u64_(d)
 #define TKB_PX_U64C(x) UINT64_C(x)
+#endif
+/* The float fma of the float32 normal draw's transforms (tkb_px_neg2logf, tkb_px_sqrtf,
+ * tkb_px_sincos_turnf): TKB_PX_FMAF, except on a C target without the instruction,
+ * where the product and sum in double with one rounding to float is cheaper and gives
+ * the same bits for every input the draw reaches (philox_fma_emulated.h; test_random
+ * enumerates them all). Other inputs of those functions (tests' accuracy checks) may
+ * differ there from the fused result in the last bit. */
+#ifndef TKB_PX_FMAF_DRAW
+#define TKB_PX_FMAF_DRAW(a, b, c) TKB_PX_FMAF(a, b, c)
 #endif
 
 /* Four 32-bit words: a Philox counter or its output. */
@@ -279,15 +298,15 @@ TKB_PX_FN float tkb_px_neg2logf(float v, tkb_px_i32 e2) {
   float e = (float)((tkb_px_i32)(ix >> 23) - 127 + e2);
   float f = TKB_PX_AS_FLOAT((ix & 0x007fffffu) + 0x3f3504f3u) - 1.0f;
   float p = 0.1580548733472824f;
-  p = TKB_PX_FMAF(p, f, -0.25244638323783875f);
-  p = TKB_PX_FMAF(p, f, 0.25996366143226624f);
-  p = TKB_PX_FMAF(p, f, -0.2842899262905121f);
-  p = TKB_PX_FMAF(p, f, 0.332825630903244f);
-  p = TKB_PX_FMAF(p, f, -0.40002089738845825f);
-  p = TKB_PX_FMAF(p, f, 0.5000061392784119f);
-  p = TKB_PX_FMAF(p, f, -0.6666666269302368f);
-  float t = TKB_PX_FMAF(f, TKB_PX_FMAF(f, p, 1.0f), -2.0f);
-  return TKB_PX_FMAF(f, t, e * -1.3862943649291992f);
+  p = TKB_PX_FMAF_DRAW(p, f, -0.25244638323783875f);
+  p = TKB_PX_FMAF_DRAW(p, f, 0.25996366143226624f);
+  p = TKB_PX_FMAF_DRAW(p, f, -0.2842899262905121f);
+  p = TKB_PX_FMAF_DRAW(p, f, 0.332825630903244f);
+  p = TKB_PX_FMAF_DRAW(p, f, -0.40002089738845825f);
+  p = TKB_PX_FMAF_DRAW(p, f, 0.5000061392784119f);
+  p = TKB_PX_FMAF_DRAW(p, f, -0.6666666269302368f);
+  float t = TKB_PX_FMAF_DRAW(f, TKB_PX_FMAF_DRAW(f, p, 1.0f), -2.0f);
+  return TKB_PX_FMAF_DRAW(f, t, e * -1.3862943649291992f);
 }
 
 /* ln u for a positive normal float u (exact scaling of tkb_px_neg2logf). */
@@ -309,14 +328,14 @@ TKB_PX_FN float tkb_px_sqrtf(float y) {
   float r = TKB_PX_AS_FLOAT(0x5f375a86u - (TKB_PX_AS_U32(y) >> 1));
   float g = y * r;
   float h = TKB_PX_AS_FLOAT(TKB_PX_AS_U32(r) - 0x00800000u);
-  float e = TKB_PX_FMAF(-g, h, 0.5f);
-  g = TKB_PX_FMAF(g, e, g);
-  h = TKB_PX_FMAF(h, e, h);
-  e = TKB_PX_FMAF(-g, h, 0.5f);
-  g = TKB_PX_FMAF(g, e, g);
-  h = TKB_PX_FMAF(h, e, h);
-  float d = TKB_PX_FMAF(-g, g, y);
-  return TKB_PX_FMAF(d, h, g);
+  float e = TKB_PX_FMAF_DRAW(-g, h, 0.5f);
+  g = TKB_PX_FMAF_DRAW(g, e, g);
+  h = TKB_PX_FMAF_DRAW(h, e, h);
+  e = TKB_PX_FMAF_DRAW(-g, h, 0.5f);
+  g = TKB_PX_FMAF_DRAW(g, e, g);
+  h = TKB_PX_FMAF_DRAW(h, e, h);
+  float d = TKB_PX_FMAF_DRAW(-g, g, y);
+  return TKB_PX_FMAF_DRAW(d, h, g);
 }
 
 /*
@@ -337,15 +356,15 @@ TKB_PX_FN tkb_px_f32x2 tkb_px_sincos_turnf(tkb_px_u32 x) {
   float t = TKB_PX_AS_FLOAT(0x3f800000u | ((kk >> 7) & 0x007ffffeu)) - 1.5f;
   float t2 = t * t;
   float sp = -0.004602149128913879f;
-  sp = TKB_PX_FMAF(sp, t2, 0.07968021929264069f);
-  sp = TKB_PX_FMAF(sp, t2, -0.6459634900093079f);
-  sp = TKB_PX_FMAF(sp, t2, 1.5707963705062866f);
+  sp = TKB_PX_FMAF_DRAW(sp, t2, 0.07968021929264069f);
+  sp = TKB_PX_FMAF_DRAW(sp, t2, -0.6459634900093079f);
+  sp = TKB_PX_FMAF_DRAW(sp, t2, 1.5707963705062866f);
   float s = t * sp;
   float cp = 0.0009067399078048766f;
-  cp = TKB_PX_FMAF(cp, t2, -0.02086152881383896f);
-  cp = TKB_PX_FMAF(cp, t2, 0.253669410943985f);
-  cp = TKB_PX_FMAF(cp, t2, -1.2337005138397217f);
-  float c = TKB_PX_FMAF(t2, cp, 1.0f);
+  cp = TKB_PX_FMAF_DRAW(cp, t2, -0.02086152881383896f);
+  cp = TKB_PX_FMAF_DRAW(cp, t2, 0.253669410943985f);
+  cp = TKB_PX_FMAF_DRAW(cp, t2, -1.2337005138397217f);
+  float c = TKB_PX_FMAF_DRAW(t2, cp, 1.0f);
   float sv = (kk & 0x40000000u) ? c : s;
   float cv = (kk & 0x40000000u) ? s : c;
   tkb_px_f32x2 r;

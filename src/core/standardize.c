@@ -546,6 +546,11 @@ tkb_status tkb_std_fn_call(tkb_std_fn *f, const tkb_arrays *args, tkb_arrays **o
 
 tkb_mode tkb_std_fn_mode(const tkb_std_fn *f) { return f->mode; }
 const char *tkb_std_fn_name(const tkb_std_fn *f) { return f->fn->name ? f->fn->name : "function"; }
+
+void tkb__std_trace_stem(const tkb_std_fn *f, char *buf, size_t cap) {
+  if (f->entry) snprintf(buf, cap, "%s", f->entry);
+  else snprintf(buf, cap, "%s_%s", tkb_std_fn_name(f), tkb_mode_name(f->mode));
+}
 tkb_device *tkb_std_fn_device(const tkb_std_fn *f) { return f->device; }
 const char *tkb_std_fn_statics(const tkb_std_fn *f) { return f->statics; }
 

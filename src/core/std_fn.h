@@ -6,6 +6,9 @@
 
 struct tkb_std_fn {
   const tkb_fn *fn;
+  const char *entry;       /* the registry entry's full name when standardized from one
+                              (tkb_registry_standardize; the registry's string), else NULL:
+                              what names its profiler trace */
   tkb_mode mode;
   uint64_t seed;
   bool no_init;
@@ -48,6 +51,10 @@ struct tkb_std_fn {
   tkb_fn as_fn;
   tkb_param *as_params;
 };
+
+/* The stem of a trace file's name: the registry entry's full name, else
+ * "<function>_<mode>", so that every entry and mode gets its own name. */
+void tkb__std_trace_stem(const tkb_std_fn *f, char *buf, size_t cap);
 
 /* Checks args against the std specs (count, spec, data present). */
 tkb_status tkb__std_check_args(const tkb_std_fn *f, const tkb_arrays *args);

@@ -334,10 +334,11 @@ static void markdown_report(FILE *f, const tkb__check_ctx *ctx, const tkb__check
     const tkb__check_item *it = &items[i];
     tkb__check_count(&counts, it);
     char name[600];
-    snprintf(name, sizeof name, "`%s`", tkb_registry_full_name(it->entry));
+    tkb__md_code(tkb_registry_full_name(it->entry), name, sizeof name);
     if (it->skipped || it->status) {
-      char msg[1200];
-      snprintf(msg, sizeof msg, it->skipped ? "SKIP: %s" : "**FAIL**: %s", it->message ? it->message : "");
+      char msg[1200], text[1000];
+      tkb__md_plain(it->message ? it->message : "", text, sizeof text);
+      snprintf(msg, sizeof msg, it->skipped ? "SKIP: %s" : "**FAIL**: %s", text);
       tkb__md_cell(f, name);
       tkb__md_cell(f, "");
       tkb__md_cell(f, msg);

@@ -32,7 +32,8 @@ static void interval(double low, double high, char *buf, size_t cap) {
 }
 
 static void row(FILE *f, int w, const char *name, const char *base, const char *next, double ratio,
-                double low, double high, double p, double adj, tkb__change v, bool color) {
+                double low, double high, double p, double adj, const char *callable, const char *rule,
+                tkb__change v, bool color) {
   char change[24], ci[56], ps[16], as[16];
   tkb__fmt_change(ratio, change, sizeof change);
   interval(low, high, ci, sizeof ci);
@@ -40,8 +41,8 @@ static void row(FILE *f, int w, const char *name, const char *base, const char *
   tkb__fmt_p(adj, as, sizeof as);
   if ((int)strlen(name) > w) fprintf(f, "%s\n%-*s", name, w, "");
   else fprintf(f, "%-*s", w, name);
-  fprintf(f, "  %9s  %9s  %8s  %-20s  %7s  %8s  %s%s%s\n", base, next, change, ci, ps, as,
-          paint(color, verdict_color(v)), tkb__change_name(v), paint(color, RESET));
+  fprintf(f, "  %9s  %9s  %8s  %-20s  %7s  %8s  %8s  %-9s  %s%s%s\n", base, next, change, ci, ps, as,
+          callable, rule, paint(color, verdict_color(v)), tkb__change_name(v), paint(color, RESET));
 }
 
 static void names(FILE *f, const char *title, const tkb__rf_entry *const *e, size_t n) {
@@ -77,9 +78,10 @@ void tkb__compare_console(FILE *f, const tkb__comparison *c, bool color) {
   for (size_t i = 0; i < c->n_rows; i++)
     if ((int)strlen(c->rows[i].name) > w) w = (int)strlen(c->rows[i].name);
   if (w > MAX_NAME_COLUMN) w = MAX_NAME_COLUMN;
-  fprintf(f, "%s%-*s  %9s  %9s  %8s  %-20s  %7s  %8s  %s%s\n", paint(color, BOLD), w, "Benchmark",
-          "Base", "New", "Change", "95% CI", "p", "p (adj)", "Verdict", paint(color, RESET));
-  const int total = w + 2 + 9 + 2 + 9 + 2 + 8 + 2 + 20 + 2 + 7 + 2 + 8 + 2 + 7;
+  fprintf(f, "%s%-*s  %9s  %9s  %8s  %-20s  %7s  %8s  %8s  %-9s  %s%s\n", paint(color, BOLD), w,
+          "Benchmark", "Base", "New", "Change", "95% CI", "p", "p (adj)", "Callable", "Rule", "Verdict",
+          paint(color, RESET));
+  const int total = w + 2 + 9 + 2 + 9 + 2 + 8 + 2 + 20 + 2 + 7 + 2 + 8 + 2 + 8 + 2 + 9 + 2 + 7;
   for (int i = 0; i < total; i++) fputc('-', f);
   fputc('\n', f);
   for (size_t i = 0; i < c->n_rows; i++) {
@@ -87,12 +89,22 @@ void tkb__compare_console(FILE *f, const tkb__comparison *c, bool color) {
     char base[24], next[24];
     tkb__fmt_time(r->base_median_ms, base, sizeof base);
     tkb__fmt_time(r->new_median_ms, next, sizeof next);
-    row(f, w, r->name, base, next, r->ratio, r->ci_low, r->ci_high, r->p, r->p_adjusted, r->verdict, color);
+    char callable[24], rule[24];
+    tkb__fmt_change(1 + r->min_change, callable, sizeof callable);
+    tkb__fmt_rule(r, rule, sizeof rule);
+    row(f, w, r->name, base, next, r->ratio, r->ci_low, r->ci_high, r->p, r->p_adjusted, callable, rule,
+        r->verdict, color);
   }
   if (c->geomean.n)
-    row(f, w, "geomean", "", "", c->geomean.ratio, c->geomean.ci_low, c->geomean.ci_high, NAN, NAN,
-        c->geomean.verdict, color);
-  if (c->n_failed || c->n_removed || c->n_added) fputc('\n', f);
+    row(f, w, "geomean", "", "", c->geomean.ratio, c->geomean.ci_low, c->geomean.ci_high, NAN, NAN, "",
+        "95% CI", c->geomean.verdict, color);
+  tkb__compare_bands_text(f, c, false);
+  if (c->n_failed || c->n_removed || c->n_added || c->n_fits) fputc('\n', f);
+  for (size_t i = 0; i < c->n_fits; i++) {
+    char text[600];
+    tkb__fmt_fit(&c->fits[i], text, sizeof text);
+    fprintf(f, "complexity %s: %s\n", c->fits[i].base->name, text);
+  }
   for (size_t i = 0; i < c->n_failed; i++) {
     const tkb__compare_pair *p = &c->failed[i];
     fprintf(f, "%snot compared%s %s: BASE %s; NEW %s\n", paint(color, RED), paint(color, RESET),
@@ -106,6 +118,7 @@ void tkb__compare_console(FILE *f, const tkb__comparison *c, bool color) {
           c->counts[TKB__FASTER], c->counts[TKB__FASTER] ? paint(color, RESET) : "", c->counts[TKB__SAME],
           c->counts[TKB__UNSURE] ? paint(color, YELLOW) : "", c->counts[TKB__UNSURE],
           c->counts[TKB__UNSURE] ? paint(color, RESET) : "");
+  if (c->n_fits) fprintf(f, "; %zu complexity fit%s", c->n_fits, c->n_fits == 1 ? "" : "s");
   if (c->n_failed) fprintf(f, "; %zu not compared (failed or skipped)", c->n_failed);
   fputc('\n', f);
 }

@@ -5,7 +5,6 @@
 #include <cjson/cJSON.h>
 #include <math.h>
 #include <string.h>
-#include <strings.h>
 
 extern void tkb__compare_console(FILE *f, const tkb__comparison *c, bool color);
 extern void tkb__compare_markdown(FILE *f, const tkb__comparison *c, bool color);
@@ -38,15 +37,8 @@ tkb_status tkb__compare_format_parse(const char *name, const tkb__compare_format
 }
 
 const tkb__compare_format *tkb__compare_format_from_path(const char *path) {
-  const char *slash = strrchr(path, '/');
-  const char *dot = strrchr(slash ? slash : path, '.');
-  for (size_t i = 0; dot && i < TKB_ARRAY_LEN(formats); i++)
-    for (const char *p = formats[i].extensions; *p;) {
-      const size_t len = strcspn(p, " ");
-      if (len == strlen(dot) && strncasecmp(p, dot, len) == 0) return &formats[i];
-      p += len;
-      p += strspn(p, " ");
-    }
+  for (size_t i = 0; i < TKB_ARRAY_LEN(formats); i++)
+    if (tkb__path_ends_in(path, formats[i].extensions)) return &formats[i];
   return &formats[0];
 }
 
@@ -57,6 +49,12 @@ void tkb__fmt_change(double ratio, char *buf, size_t cap) {
   }
   const double pct = (ratio - 1) * 100, a = fabs(pct);
   snprintf(buf, cap, a < 9.995 ? "%+.2f%%" : a < 99.95 ? "%+.1f%%" : "%+.0f%%", pct);
+}
+
+void tkb__fmt_rule(const tkb__compare_row *r, char *buf, size_t cap) {
+  if (r->rule == TKB__RULE_U_TEST) snprintf(buf, cap, "U test");
+  else if (r->rule == TKB__RULE_INTERVAL) snprintf(buf, cap, "CI %.4g%%", 100 * r->decision_level);
+  else snprintf(buf, cap, "-");
 }
 
 void tkb__fmt_p(double p, char *buf, size_t cap) {
@@ -93,9 +91,34 @@ void tkb__describe_comparison(const tkb__comparison *c, char *buf, size_t cap) {
     snprintf(paired, sizeof paired, ", experiments drawn in pairs for %zu entr%s", c->n_paired,
              c->n_paired == 1 ? "y" : "ies");
   snprintf(buf, cap,
-           "noise band +-%g%%; 95%% intervals of new/base from a two-level bootstrap (experiments, "
+           "noise band +-%g%%%s; 95%% intervals of new/base from a two-level bootstrap (experiments, "
            "then calls; %d resamples, seed %llu%s); p: two-sided Mann-Whitney U (%zu exact, %zu normal "
            "approximation), %s over %zu entries, alpha %g",
-           c->opts.noise * 100, c->opts.resamples, (unsigned long long)c->opts.seed, paired, c->n_exact,
+           c->opts.noise * 100, c->opts.band_of ? " or an entry's own where its history shows a wider one" : "",
+           c->opts.resamples, (unsigned long long)c->opts.seed, paired, c->n_exact,
            tested - c->n_exact, corrections[c->opts.correction], tested, c->opts.alpha);
+  const size_t len = strlen(buf);
+  if (len < cap && c->by_rule[TKB__RULE_INTERVAL])
+    snprintf(buf + len, cap - len, "; rules: U test = adjusted p < %g and the 95%% interval outside "
+             "the band (%zu entr%s), CI %.4g%% = the ratio's %.4g%% interval outside the band, Welch t on "
+             "log times, Bonferroni over %zu entries (%zu entr%s); Callable = the smallest change the "
+             "rule could call at the entry's counts and spread", c->opts.alpha, c->by_rule[TKB__RULE_U_TEST],
+             c->by_rule[TKB__RULE_U_TEST] == 1 ? "y" : "ies", 100 * c->interval_level,
+             100 * c->interval_level, tested, c->by_rule[TKB__RULE_INTERVAL],
+             c->by_rule[TKB__RULE_INTERVAL] == 1 ? "y" : "ies");
+}
+
+/* A complexity fit in one sentence (compare_complexity.c fills its numbers). */
+void tkb__fmt_fit(const tkb__compare_fit *f, char *buf, size_t cap) {
+  char real[24], cpu[24];
+  tkb__fmt_change(f->real_ratio, real, sizeof real);
+  tkb__fmt_change(f->cpu_ratio, cpu, sizeof cpu);
+  if (!f->same_curve)
+    snprintf(buf, cap, "the fitted curve changed: BASE %s (coefficient %.4g ns), NEW %s (%.4g ns); "
+             "coefficients of different curves are not compared", f->base_big_o, f->base_real_ns,
+             f->new_big_o, f->new_real_ns);
+  else
+    snprintf(buf, cap, "%s on both sides; coefficient %.4g ns -> %.4g ns (%s; CPU %.4g ns -> %.4g ns, %s); "
+             "RMS %.3g%% -> %.3g%%; one fit a side: no verdict", f->base_big_o, f->base_real_ns, f->new_real_ns,
+             real, f->base_cpu_ns, f->new_cpu_ns, cpu, 100 * f->base_rms, 100 * f->new_rms);
 }

@@ -2,8 +2,9 @@
  * contract's keys (name, base_median_ms, new_median_ms, ratio, ratio_ci_low,
  * ratio_ci_high, p_value, p_adjusted, verdict) and the evidence behind them (how many
  * samples and experiments each side had, where they came from, which U distribution
- * gave the p-value), the geometric mean, what was not compared, the warnings and the
- * settings. Unknown numbers are null. */
+ * gave the p-value, which rule decided, the interval it read and the smallest change it
+ * could call), the geometric mean, Google Benchmark's complexity fits (curves and
+ * coefficients), what was not compared, the warnings and the settings. Unknown numbers are null. */
 #include "jsonw.h"
 #include "report.h"
 
@@ -67,6 +68,11 @@ void tkb__compare_json(FILE *f, const tkb__comparison *c, bool color) {
   jw_int(&w, "resamples", c->opts.resamples);
   jw_uint(&w, "seed", c->opts.seed);
   jw_string(&w, "test", "Mann-Whitney U, two-sided");
+  jw_number(&w, "interval_rule_level", c->interval_level);
+  jw_string(&w, "interval_rule_method", "Welch t on log times, Bonferroni over the compared entries");
+  jw_begin_object(&w, "rules");
+  for (int k = 0; k < TKB__N_RULES; k++) jw_int(&w, tkb__rule_name((tkb__rule)k), (long long)c->by_rule[k]);
+  jw_end_object(&w);
   jw_end_object(&w);
   jw_begin_array(&w, "benchmarks", false);
   for (size_t i = 0; i < c->n_rows; i++) {
@@ -83,6 +89,13 @@ void tkb__compare_json(FILE *f, const tkb__comparison *c, bool color) {
     jw_string(&w, "verdict", tkb__change_name(r->verdict));
     jw_string(&w, "p_method", isnan(r->p) ? NULL : r->p_exact ? "exact" : "normal");
     jw_bool(&w, "paired", r->paired);
+    jw_string(&w, "rule", tkb__rule_name(r->rule));
+    jw_number(&w, "decision_ci_low", r->decision_low);
+    jw_number(&w, "decision_ci_high", r->decision_high);
+    jw_number(&w, "decision_ci_level", r->decision_level);
+    jw_number(&w, "min_callable_change", r->min_change);
+    jw_number(&w, "u_test_p_floor", r->u_floor);
+    tkb__compare_band_json(&w, c, r);
     evidence(&w, "base", r->base);
     evidence(&w, "new", r->new_);
     jw_end_object(&w);
@@ -98,6 +111,7 @@ void tkb__compare_json(FILE *f, const tkb__comparison *c, bool color) {
   jw_begin_object(&w, "counts");
   for (int v = 0; v < TKB__N_CHANGES; v++) jw_int(&w, tkb__change_name((tkb__change)v), (long long)c->counts[v]);
   jw_int(&w, "not_compared", (long long)c->n_failed);
+  jw_int(&w, "complexity", (long long)c->n_fits);
   jw_int(&w, "added", (long long)c->n_added);
   jw_int(&w, "removed", (long long)c->n_removed);
   jw_end_object(&w);
@@ -110,6 +124,25 @@ void tkb__compare_json(FILE *f, const tkb__comparison *c, bool color) {
     jw_string(&w, "base_message", p->base->message);
     jw_string(&w, "new_status", status_name(p->new_->status));
     jw_string(&w, "new_message", p->new_->message);
+    jw_end_object(&w);
+  }
+  jw_end_array(&w);
+  jw_begin_array(&w, "complexity", false);
+  for (size_t i = 0; i < c->n_fits; i++) {
+    const tkb__compare_fit *fit = &c->fits[i];
+    jw_begin_object(&w, NULL);
+    jw_string(&w, "name", fit->base->name);
+    jw_string(&w, "base_big_o", fit->base_big_o);
+    jw_string(&w, "new_big_o", fit->new_big_o);
+    jw_bool(&w, "same_curve", fit->same_curve);
+    jw_number(&w, "base_real_coefficient_ns", fit->base_real_ns);
+    jw_number(&w, "new_real_coefficient_ns", fit->new_real_ns);
+    jw_number(&w, "real_coefficient_ratio", fit->real_ratio);
+    jw_number(&w, "base_cpu_coefficient_ns", fit->base_cpu_ns);
+    jw_number(&w, "new_cpu_coefficient_ns", fit->new_cpu_ns);
+    jw_number(&w, "cpu_coefficient_ratio", fit->cpu_ratio);
+    jw_number(&w, "base_rms", fit->base_rms);
+    jw_number(&w, "new_rms", fit->new_rms);
     jw_end_object(&w);
   }
   jw_end_array(&w);

@@ -1,6 +1,7 @@
 /* csv.c - the console's columns as RFC 4180 CSV, streamed: one row per entry as it
  * finishes, times in ms and rates per second as plain numbers (empty when unknown), the
- * median's 95% interval, whether the stopping rule converged and the entry's warnings
+ * median's 95% interval, the median CPU time per call (every thread's: the console's CPU
+ * column), whether the stopping rule converged and the entry's warnings
  * (joined by "; "), for spreadsheets and scripts. A failed or skipped entry has its
  * reason in the last column ("SKIPPED: ..." for a skip). */
 #include "report.h"
@@ -35,7 +36,7 @@ static void rate(FILE *f, double v) {
 }
 
 static tkb_status begin(tkb__reporter *r) {
-  fputs("name,op,spec,impl,mode,median_ms,median_ci_low_ms,median_ci_high_ms,min_ms,max_ms,"
+  fputs("name,op,spec,impl,mode,median_ms,median_ci_low_ms,median_ci_high_ms,cpu_median_ms,min_ms,max_ms,"
         "stddev_over_median,items_per_second,bytes_per_second,flops_per_second,iterations,"
         "experiments,converged,warnings,error\n", r->f);
   return TKB_OK;
@@ -59,6 +60,7 @@ static void entry(tkb__reporter *rep, const tkb__result *r) {
     number(f, bd->median_evaluation_time_ms);
     number(f, bd->median_ci_low_ms);
     number(f, bd->median_ci_high_ms);
+    number(f, bd->cpu_median_ms);
     number(f, bd->min_ms);
     number(f, bd->max_ms);
     number(f, bd->stddev_over_median);
@@ -76,7 +78,7 @@ static void entry(tkb__reporter *rep, const tkb__result *r) {
     field(f, warnings);
     fputs(",\n", f);
   } else {
-    fputs(",,,,,,,,,,,,,,", f);
+    fputs(",,,,,,,,,,,,,,,", f);
     char msg[1200];
     snprintf(msg, sizeof msg, "%s: %s", r->skipped ? "SKIPPED" : tkb_status_name(r->status),
              r->error ? r->error : "");

@@ -23,4 +23,13 @@ extern const char *const tkb__html_script;
  * JSON) to f. TKB_ERR_OUT_OF_MEMORY; TKB_ERR_IO when f has an error afterwards. */
 tkb_status tkb__html_page(FILE *f, const tkb__results_file *rf, const tkb__html_opts *opts);
 
+/* The history page (html_history.c): a store's change points, its entries and each
+ * entry over time on every machine, from trend (src/results/trend.h) and the
+ * regressions made of it. title: shown in the heading (the store), or NULL.
+ * TKB_ERR_OUT_OF_MEMORY; TKB_ERR_IO when f has an error afterwards. */
+struct tkb__trend;
+struct tkb__regressions;
+tkb_status tkb__html_history_page(FILE *f, const struct tkb__trend *t, const struct tkb__regressions *rs,
+                                  const char *title);
+
 #endif

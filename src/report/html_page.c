@@ -14,6 +14,7 @@
 #include "html.h"
 
 #include <cjson/cJSON.h>
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,6 +49,13 @@ static const cJSON *item(const cJSON *o, const char *key) {
 static double num(const cJSON *o, const char *key) {
   const cJSON *v = item(o, key);
   return cJSON_IsNumber(v) ? v->valuedouble : NAN;
+}
+
+/* A count from the file as an int: 0 when it is missing, not a number, NaN, negative or
+ * past int (converting such a double to int is undefined). */
+static int count_of(const cJSON *o, const char *key) {
+  const double v = num(o, key);
+  return v >= 0 && v <= INT_MAX ? (int)v : 0;
 }
 
 static const char *str(const cJSON *o, const char *key) {
@@ -97,7 +105,7 @@ static figures figures_of(const entry *e) {
     g.ci_low = num(st, "median_ci_low_ms"), g.ci_high = num(st, "median_ci_high_ms");
     g.p25 = num(st, "p25_ms"), g.p75 = num(st, "p75_ms");
     g.spread = num(st, "stddev_over_median");
-    g.outliers_mild = (int)num(st, "outliers_mild"), g.outliers_severe = (int)num(st, "outliers_severe");
+    g.outliers_mild = count_of(st, "outliers_mild"), g.outliers_severe = count_of(st, "outliers_severe");
   } else if (e->n > 0) {
     double *s = malloc(sizeof *s * (size_t)e->n);
     if (s) {

@@ -18,6 +18,60 @@ void tkb__md_cell(FILE *f, const char *s) {
   fputc(' ', f);
 }
 
+void tkb__md_plain(const char *s, char *buf, size_t cap) {
+  size_t len = 0;
+#define PUT(text)                                                  \
+  do {                                                             \
+    const size_t n_ = strlen(text);                                \
+    if (len + n_ + 1 > cap) goto full;                             \
+    memcpy(buf + len, text, n_);                                   \
+    len += n_;                                                     \
+  } while (0)
+  for (; s && *s; s++) {
+    char one[3] = {*s, 0, 0};
+    switch (*s) {
+      case '<': PUT("&lt;"); break;
+      case '>': PUT("&gt;"); break;
+      case '&': PUT("&amp;"); break;
+      case '\\': case '`': case '*': case '_': case '[': case ']': case '!': case '#':
+        one[0] = '\\';
+        one[1] = *s;
+        PUT(one);
+        break;
+      case '\n': case '\r': case '\t': PUT(" "); break;
+      default: PUT(one);
+    }
+  }
+full:
+  if (cap) buf[len < cap ? len : cap - 1] = '\0';
+#undef PUT
+}
+
+void tkb__md_code(const char *s, char *buf, size_t cap) {
+  /* a code span's fence is longer than any run of backticks inside it; a name with a run
+   * past what a fence here may hold has its backticks written as ' instead */
+  int longest = 0, run = 0;
+  for (const char *p = s; p && *p; p++) {
+    run = *p == '`' ? run + 1 : 0;
+    if (run > longest) longest = run;
+  }
+  char fence[16] = "";
+  const bool too_long = longest + 1 >= (int)sizeof fence;
+  const int n = too_long ? 1 : longest + 1;
+  memset(fence, '`', (size_t)n);
+  const bool pad = !too_long && (longest > 0 || (s && (*s == '`' || (*s && s[strlen(s) - 1] == '`'))));
+  /* the closing fence always fits: a name cut short must not leave the span open */
+  const size_t tail = (size_t)n + (pad ? 1 : 0);
+  if (cap < 2 * tail + 1) {
+    if (cap) buf[0] = '\0';
+    return;
+  }
+  size_t len = (size_t)snprintf(buf, cap, "%s%s", fence, pad ? " " : "");
+  for (const char *p = s; p && *p && len + tail + 1 < cap; p++)
+    buf[len++] = *p == '\n' || *p == '\r' || *p == '\t' ? ' ' : too_long && *p == '`' ? '\'' : *p;
+  snprintf(buf + len, cap - len, "%s%s", pad ? " " : "", fence);
+}
+
 const char *tkb__md_trim(char *s) {
   while (*s == ' ') s++;
   size_t n = strlen(s);
@@ -30,22 +84,22 @@ static tkb_status begin(tkb__reporter *r) { return tkb__textbuf_open(r->state); 
 static void entry(tkb__reporter *rep, const tkb__result *r) {
   FILE *f = ((tkb__textbuf *)rep->state)->f;
   char name[600];
-  snprintf(name, sizeof name, "`%s`", r->name);
+  tkb__md_code(r->name, name, sizeof name);
   tkb__md_cell(f, name);
   if (!r->bd) {
-    char msg[1200];
-    if (r->skipped) snprintf(msg, sizeof msg, "SKIPPED %s", r->error ? r->error : "");
-    else
-      snprintf(msg, sizeof msg, "**FAILED** %s: %s", tkb_status_name(r->status),
-               r->error ? r->error : "");
+    char msg[1200], error[1000];
+    tkb__md_plain(r->error ? r->error : "", error, sizeof error);
+    if (r->skipped) snprintf(msg, sizeof msg, "SKIPPED %s", error);
+    else snprintf(msg, sizeof msg, "**FAILED** %s: %s", tkb_status_name(r->status), error);
     tkb__md_cell(f, msg);
-    for (int k = 0; k < 7; k++) tkb__md_cell(f, "");
+    for (int k = 0; k < 8; k++) tkb__md_cell(f, "");
     fputs("|\n", f);
     return;
   }
   tkb__cells c;
   tkb__format_cells(r, &c);
   tkb__md_cell(f, tkb__md_trim(c.median));
+  tkb__md_cell(f, tkb__md_trim(c.cpu));
   tkb__md_cell(f, c.ci);
   tkb__md_cell(f, tkb__md_trim(c.min));
   tkb__md_cell(f, tkb__md_trim(c.max));
@@ -74,8 +128,8 @@ static tkb_status end(tkb__reporter *r, const tkb__run_summary *s) {
           s->interrupted ? " (interrupted: partial results)" : "");
   for (int i = 0; i < ctx->n_warnings; i++) fprintf(f, "> warning: %s\n", ctx->warnings[i].text);
   if (ctx->n_warnings) fputc('\n', f);
-  fputs("| Benchmark | Median | 95% CI | Min | Max | SD/Med | Items/s | GB/s | GFLOP/s |\n", f);
-  fputs("|---|--:|--:|--:|--:|--:|--:|--:|--:|\n", f);
+  fputs("| Benchmark | Median | CPU | 95% CI | Min | Max | SD/Med | Items/s | GB/s | GFLOP/s |\n", f);
+  fputs("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n", f);
   if (rows->len) fwrite(rows->text, 1, rows->len, f);
   return TKB_OK;
 }

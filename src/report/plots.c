@@ -99,8 +99,8 @@ static void violin(FILE *f, const double *sorted, int n, const box *b, const tkb
   if (!(width > 0)) return;
   for (int i = 0; i < n; i++) {
     double t = x->log ? log(sorted[i]) : sorted[i];
-    int k = (int)((t - t0) / width);
-    counts[k < 0 ? 0 : k >= VIOLIN_BINS ? VIOLIN_BINS - 1 : k]++;
+    const double q = (t - t0) / width; /* clamped before the conversion: NaN or far out is UB */
+    counts[!(q >= 0) ? 0 : q >= VIOLIN_BINS ? VIOLIN_BINS - 1 : (int)q]++;
   }
   double q1 = x->log ? log(b->p25) : b->p25, q3 = x->log ? log(b->p75) : b->p75;
   double m = 0, m2 = 0;

@@ -62,15 +62,35 @@ const tkb__format *tkb__formats(size_t *n);
 /* The format named `name` or by its alias. TKB_ERR_NOT_FOUND naming the value and the
  * formats there are. */
 tkb_status tkb__format_parse(const char *name, const tkb__format **out);
+/* Whether path's ending (from the last '.' of its last component) is one of the
+ * space-separated endings (".md .markdown"), case-insensitively: how every table of
+ * formats picks one from a file's name. */
+bool tkb__path_ends_in(const char *path, const char *endings);
 /* The format a file name's ending asks for (case-insensitive); any other name gets
  * TKB__FILE_FORMAT. */
 const tkb__format *tkb__format_from_path(const char *path);
+/* The format Google Benchmark's flags mean by f: for csv, Google Benchmark's CSV columns
+ * (gbench_csv.c); any other, f itself. */
+const tkb__format *tkb__format_for_gbench(const tkb__format *f);
 /* Google Benchmark's format for --benchmark_out, and tkbench's for a file whose name
  * says none. */
 #define TKB__FILE_FORMAT "json"
 /* Markdown's table cell (markdown.c): "| " and s with '|' escaped and line breaks as
  * spaces, then a space. */
+/* Text from a file or a plugin (a name, a message, a host) made inert in Markdown: no HTML
+ * (<, >, & as entities), no emphasis, link or code (their characters backslash-escaped),
+ * one line. Cut to fit cap. */
+void tkb__md_plain(const char *s, char *buf, size_t cap);
+/* s as a code span whose fence no backtick in s can close, on one line; cut to fit cap,
+ * the closing fence kept. */
+void tkb__md_code(const char *s, char *buf, size_t cap);
 void tkb__md_cell(FILE *f, const char *s);
+/* Text from elsewhere (names, branches, commits, paths) as inert Markdown
+ * (markdown_escape.c): HTML's <, >, & and " as entities, Markdown's punctuation
+ * (\ ` * _ [ ] | # ! ~) escaped with a backslash, line breaks and tabs as spaces, other
+ * control bytes dropped; and the same as a table cell ("| " text " "). */
+void tkb__md_text(FILE *f, const char *s);
+void tkb__md_text_cell(FILE *f, const char *s);
 /* s without the leading and trailing spaces of the console's padded formats (in place). */
 const char *tkb__md_trim(char *s);
 
@@ -156,6 +176,7 @@ void tkb__fmt_sig(double v, char *buf, size_t cap);
 /* The console's measured columns of a successful result, formatted. */
 typedef struct tkb__cells {
   char median[24], min[24], max[24]; /* tkb__fmt_time */
+  char cpu[24];                      /* the median CPU time per call (every thread's) */
   char ci[16];                       /* the median's 95% interval: "+-0.42%", "+-12%", "-" */
   char spread[16];                   /* stddev / median: "2.1%", ">999%", "-" */
   char items[24];                    /* items/s, SI prefixed */
@@ -172,16 +193,22 @@ bool tkb__machine_warning(const tkb_warning *w);
 /* ---- output files (outfile.c): complete or absent ---- */
 /* The text is collected in memory while the run goes and lands on disk only at commit,
  * under a temporary name renamed over the target: a killed run leaves no file behind,
- * and the target is never half-written. */
+ * and the target is never half-written. A target that is no regular file is not
+ * replaced: the process's own descriptors (/dev/stdout, /dev/fd/N), character devices
+ * and FIFOs are written through, a symlink's target is written, and block devices and
+ * sockets are refused. */
 typedef struct tkb__outfile {
   FILE *f;                 /* write the report here (text.f) */
   char *path;
   tkb__textbuf text;
 } tkb__outfile;
-/* Checks that `path` can be created: its directory exists and is writable, and it is
- * not a directory. Creates and removes a probe file; leaves nothing behind.
- * TKB_ERR_IO naming the path and the reason. */
+/* Checks that `path` can be written: a file whose directory exists and is writable (a
+ * probe file is created and removed: nothing is left behind), or a stream (a descriptor
+ * open for writing, a writable device or FIFO; a FIFO is not opened). TKB_ERR_IO naming
+ * the path and the reason. */
 tkb_status tkb__outfile_check(const char *path);
+/* True when path is written through rather than replaced (stdout, a device, a FIFO). */
+bool tkb__outfile_is_stream(const char *path);
 /* Starts collecting the text of `path`. TKB_ERR_OUT_OF_MEMORY. */
 tkb_status tkb__outfile_open(tkb__outfile *o, const char *path);
 /* Writes the text to "<dir>/.<name>.tmp.<pid>", syncs it and renames it over path.
@@ -210,7 +237,19 @@ void tkb__compare_format_names(char *buf, size_t cap);
  * holds ("tkbench 0.1.0 results, cpu, wallclock, 2025-01-31T12:00:00+00:00"). */
 void tkb__fmt_change(double ratio, char *buf, size_t cap);
 void tkb__fmt_p(double p, char *buf, size_t cap);
+/* The fit in one sentence ("N^2 on both sides; coefficient 0.99 ns -> 1.09 ns (+10.0%; ...)"). */
+void tkb__fmt_fit(const tkb__compare_fit *f, char *buf, size_t cap);
+/* The rule that decided a row, for a table cell: "U test", "CI 99.81%" (the interval rule at
+ * its coverage) or "-" (none could). */
+void tkb__fmt_rule(const tkb__compare_row *r, char *buf, size_t cap);
 void tkb__describe_results(const tkb__results_file *rf, char *buf, size_t cap);
+/* Which band each entry's verdict used and where it comes from (compare_bands.c), when
+ * opts.band_of gave entries bands of their own; nothing otherwise. Text (the console's
+ * list) or a Markdown table; in JSON, the row's keys noise_band, noise_band_from ("flag"
+ * or "history") and noise_band_how. */
+struct jw;
+void tkb__compare_bands_text(FILE *f, const tkb__comparison *c, bool markdown);
+void tkb__compare_band_json(struct jw *w, const tkb__comparison *c, const tkb__compare_row *r);
 /* The settings behind every number, in one sentence (band, intervals, test, correction). */
 void tkb__describe_comparison(const tkb__comparison *c, char *buf, size_t cap);
 

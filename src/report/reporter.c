@@ -21,6 +21,15 @@ static const tkb__format formats[] = {
     {"html", NULL, ".html .htm", false, &tkb__html_reporter},
 };
 
+/* What Google Benchmark's --benchmark_format and --benchmark_out_format mean by "csv":
+ * its own columns (gbench_csv.c), not tkbench's. Named csv in messages, as asked. */
+extern const tkb__reporter_ops tkb__gbench_csv_reporter;
+static const tkb__format gbench_csv = {"csv", NULL, ".csv", false, &tkb__gbench_csv_reporter};
+
+const tkb__format *tkb__format_for_gbench(const tkb__format *f) {
+  return f && f->ops == &tkb__csv_reporter ? &gbench_csv : f;
+}
+
 const tkb__format *tkb__formats(size_t *n) {
   *n = TKB_ARRAY_LEN(formats);
   return formats;
@@ -60,12 +69,13 @@ tkb_status tkb__format_parse(const char *name, const tkb__format **out) {
                        name ? name : "(null)", names);
 }
 
-/* True when the space-separated list holds ending (case-insensitive). */
-static bool has_ending(const char *list, const char *ending) {
-  size_t n = strlen(ending);
-  for (const char *p = list; *p;) {
-    size_t len = strcspn(p, " ");
-    if (len == n && strncasecmp(p, ending, n) == 0) return true;
+bool tkb__path_ends_in(const char *path, const char *endings) {
+  const char *slash = strrchr(path, '/');
+  const char *dot = strrchr(slash ? slash : path, '.');
+  const size_t n = dot ? strlen(dot) : 0;
+  for (const char *p = endings; dot && *p;) {
+    const size_t len = strcspn(p, " ");
+    if (len == n && strncasecmp(p, dot, n) == 0) return true;
     p += len;
     p += strspn(p, " ");
   }
@@ -73,10 +83,8 @@ static bool has_ending(const char *list, const char *ending) {
 }
 
 const tkb__format *tkb__format_from_path(const char *path) {
-  const char *slash = strrchr(path, '/');
-  const char *dot = strrchr(slash ? slash : path, '.');
-  for (size_t i = 0; dot && i < TKB_ARRAY_LEN(formats); i++)
-    if (has_ending(formats[i].extensions, dot)) return &formats[i];
+  for (size_t i = 0; i < TKB_ARRAY_LEN(formats); i++)
+    if (tkb__path_ends_in(path, formats[i].extensions)) return &formats[i];
   return find(TKB__FILE_FORMAT);
 }
 

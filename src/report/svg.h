@@ -125,4 +125,28 @@ typedef struct tkb__forest_row {
  * centred on 1, with the noise band [1 - noise, 1 + noise] shaded. */
 void tkb__plot_forest(FILE *f, const tkb__forest_row *rows, int n, double noise);
 
+/* ---- the history page's plot (plots_history.c) ---- */
+/* A change point on an entry's line: drawn between two runs (indices on the page's run
+ * axis). */
+typedef struct tkb__history_mark {
+  int run_before, run_after;
+  const char *label;            /* its size ("+5.0%"), written above */
+  const char *tooltip;          /* the commit range and cause, on hover */
+  const char *cls;              /* CSS classes: "slower code", "faster machine" */
+} tkb__history_mark;
+/* One machine's points of an entry. */
+typedef struct tkb__history_line {
+  int colour;                   /* the machine's CSS class m<colour> */
+  const int *run;               /* each point's index on the page's run axis, increasing */
+  const double *median, *lo, *hi; /* ns; lo and hi NaN where the interval is unknown */
+  int n;
+  const tkb__history_mark *marks;
+  int n_marks;
+} tkb__history_line;
+/* An entry over time: every line's medians with their intervals on a shared axis of
+ * n_runs runs (run_time: their times, Unix seconds, for the date labels), and the
+ * change points. */
+void tkb__plot_history(FILE *f, const tkb__history_line *lines, int n_lines, const double *run_time, int n_runs,
+                       const char *title);
+
 #endif

@@ -68,6 +68,7 @@ void tkb__format_cells(const tkb__result *r, tkb__cells *c) {
   tkb__fmt_time(bd->median_evaluation_time_ms, c->median, sizeof c->median);
   tkb__fmt_time(bd->min_ms, c->min, sizeof c->min);
   tkb__fmt_time(bd->max_ms, c->max, sizeof c->max);
+  tkb__fmt_time(bd->cpu_median_ms, c->cpu, sizeof c->cpu);
   const double ci = tkb__ci_halfwidth(bd);
   if (!isfinite(ci)) snprintf(c->ci, sizeof c->ci, "-");
   else if (ci >= 9.995) snprintf(c->ci, sizeof c->ci, ">999%%");

@@ -11,7 +11,14 @@
  * makes optimistic; the interval sees that drift, which is why a change is called only
  * when both agree: significant after the correction AND an interval wholly outside the
  * noise band. An interval within the band says "same" (an equivalence, whatever the
- * p-value); anything else is "unsure".
+ * p-value); anything else is "unsure". Where the U test cannot reach significance at the
+ * values' count, or the values are one per repetition, the ratio's interval at a coverage
+ * corrected for the number of entries decides alone (compare_rule.c).
+ *
+ * The band is opts.noise, or per entry a wider one of its own (opts.band_of: the spread
+ * between the machine's earlier runs of it, learned from the results store by
+ * `compare --history`), so that two runs made one after the other are judged against
+ * what that entry does between runs on that machine, not only within one.
  *
  * The files of one `ab` run (or opts.paired) ran their experiments side by side, pair by
  * pair: their bootstraps then draw the same experiments on both sides, which keeps a
@@ -205,9 +212,46 @@ static void metadata_mismatches(tkb__comparison *c) {
   }
 }
 
+/* Which rows the interval rule judged, why, and the changes it could call there. */
+static void interval_rule_warning(tkb__comparison *c) {
+  size_t n = 0, repetitions = 0, tested = 0;
+  double lo = INFINITY, hi = -INFINITY;
+  const tkb__compare_row *few = NULL; /* a row the U test could not decide */
+  for (size_t i = 0; i < c->n_rows; i++) {
+    const tkb__compare_row *r = &c->rows[i];
+    tested += !isnan(r->p);
+    if (r->rule != TKB__RULE_INTERVAL) continue;
+    n++;
+    if (r->base->source != TKB__RF_PER_CALL || r->new_->source != TKB__RF_PER_CALL) repetitions++;
+    if (!few || r->u_floor > few->u_floor) few = r;
+    if (r->min_change < lo) lo = r->min_change;
+    if (r->min_change > hi) hi = r->min_change;
+  }
+  if (!n) return;
+  const double family = c->opts.correction == TKB__CORRECT_NONE ? 1 : (double)tested;
+  char why[400], range[120];
+  if (few && few->u_floor * family >= c->opts.alpha)
+    snprintf(why, sizeof why, "the U test cannot reach p < %g there (its smallest p for %d against "
+             "%d values is %.2g, %s-adjusted over %zu entries %.3g)", c->opts.alpha, few->base->n_samples,
+             few->new_->n_samples, few->u_floor, c->opts.correction == TKB__CORRECT_BH ? "BH" : "Holm",
+             tested, fmin(1, few->u_floor * family));
+  else
+    snprintf(why, sizeof why, "their values are one per repetition, each a mean of many iterations");
+  if (isinf(lo)) snprintf(range, sizeof range, "none");
+  else if (lo == hi || hi - lo < 0.0005) snprintf(range, sizeof range, "%+.1f%%", 100 * lo);
+  else snprintf(range, sizeof range, "%+.1f%% to %+.1f%%", 100 * lo, 100 * hi);
+  warn(c, "%zu entr%s judged on the ratio's %.4g%% interval (%g%% over %zu entries, Bonferroni; Welch t "
+       "on log times), not on the U test: %s%s; the smallest change callable at their counts and "
+       "spread: %s%s", n, n == 1 ? "y is" : "ies are", 100 * c->interval_level, 100 * (1 - c->opts.alpha),
+       tested, why, repetitions && repetitions < n ? " or their values are one per repetition" : "", range,
+       c->opts.paired ? "" : ". The interval sees the spread within each run, not a machine that changed "
+       "between the two runs (load, clocks), which moves every value of one side: alternate the "
+       "sides' repetitions (tkbench ab does) or widen --noise when they ran one after the other");
+}
+
 /* Why some rows cannot get a verdict, said once. */
 static void sample_warnings(tkb__comparison *c) {
-  size_t single = 0, aggregates = 0, few = 0;
+  size_t single = 0, aggregates = 0;
   const char *example = NULL;
   for (size_t i = 0; i < c->n_rows; i++) {
     const tkb__compare_row *r = &c->rows[i];
@@ -218,24 +262,16 @@ static void sample_warnings(tkb__comparison *c) {
       single++;
       if (!example) example = r->name;
     }
-    for (int k = 0; k < 2; k++)
-      if (s[k]->source == TKB__RF_PER_REPETITION && s[k]->n_samples > 1 && s[k]->n_samples < 9) {
-        few++;
-        break;
-      }
   }
   if (aggregates)
     warn(c, "%zu entr%s only aggregate rows on a side (--benchmark_report_aggregates_only): a "
          "median alone has no interval, so unsure; keep the repetitions' rows", aggregates,
          aggregates == 1 ? "y has" : "ies have");
   if (single)
-    warn(c, "%zu entr%s one value on a side (e.g. %s): no interval and no test, so unsure; run "
-         "more repetitions (--benchmark_repetitions=9 or more)", single, single == 1 ? "y has" : "ies have",
-         example);
-  if (few)
-    warn(c, "%zu entr%s fewer than 9 repetitions on a side and no per-call times: the interval and "
-         "the U test rest on few values, so only large changes can be called", few,
-         few == 1 ? "y has" : "ies have");
+    warn(c, "%zu entr%s one value on a side (e.g. %s): no interval and no test, so no change of "
+         "any size can be called (unsure); run more repetitions (--benchmark_repetitions=5 or more)",
+         single, single == 1 ? "y has" : "ies have", example);
+  interval_rule_warning(c);
   for (size_t i = 0; i < c->n_rows; i++)
     if (isnan(c->rows[i].ratio)) {
       warn(c, "%s has a median of zero or less on a side: no ratio", c->rows[i].name);
@@ -251,6 +287,17 @@ static bool one_ab_run(const tkb__results_file *base, const tkb__results_file *n
   const cJSON *sa = cJSON_GetObjectItemCaseSensitive(a, "side"), *sb = cJSON_GetObjectItemCaseSensitive(b, "side");
   return cJSON_IsString(ra) && cJSON_IsString(rb) && strcmp(ra->valuestring, rb->valuestring) == 0 &&
          cJSON_IsString(sa) && cJSON_IsString(sb) && strcmp(sa->valuestring, sb->valuestring) != 0;
+}
+
+/* The row's noise band: the entry's own where band_of gives a wider one than opts.noise
+ * (a band is what the verdict must clear, so a narrower one learned from a quiet history
+ * never makes a change smaller than --noise count). */
+static void entry_band(const tkb__compare_opts *o, tkb__compare_row *r) {
+  r->noise = o->noise;
+  if (!o->band_of) return;
+  const tkb__entry_band b = o->band_of(o->band_user, r->name);
+  r->noise_why = b.why;
+  if (b.band > r->noise) r->noise = b.band;
 }
 
 static bool kept(const tkb__compare_opts *o, const char *name) { return !o->keep || o->keep(o->user, name); }
@@ -277,6 +324,10 @@ tkb_status tkb__compare(const tkb__results_file *base, const tkb__results_file *
     const tkb__rf_entry *n = tkb__results_file_find(new_, b->name);
     if (!n) {
       st = push((void **)&c->removed, &c->n_removed, sizeof b, &b);
+    } else if (tkb__is_complexity_fit(b) && tkb__is_complexity_fit(n)) {
+      tkb__compare_fit f = {.base = b, .new_ = n};
+      tkb__compare_fit_of(&f);
+      st = push((void **)&c->fits, &c->n_fits, sizeof f, &f);
     } else if (!usable(b) || !usable(n)) {
       tkb__compare_pair p = {b, n};
       st = push((void **)&c->failed, &c->n_failed, sizeof p, &p);
@@ -290,6 +341,7 @@ tkb_status tkb__compare(const tkb__results_file *base, const tkb__results_file *
     if (kept(&c->opts, n->name) && !tkb__results_file_find(base, n->name))
       st = push((void **)&c->added, &c->n_added, sizeof n, &n);
   }
+  for (size_t i = 0; !st && i < c->n_rows; i++) entry_band(&c->opts, &c->rows[i]);
   double *scratch = st ? NULL : malloc((size_t)c->opts.resamples * sizeof *scratch);
   if (!st && !scratch) st = tkb_set_error(TKB_ERR_OUT_OF_MEMORY, "out of memory for the bootstrap");
   for (size_t i = 0; !st && i < c->n_rows; i++) st = compare_row(&c->opts, &c->rows[i], scratch);
@@ -302,10 +354,10 @@ tkb_status tkb__compare(const tkb__results_file *base, const tkb__results_file *
   }
   for (size_t i = 0; !st && i < c->n_rows; i++) p[i] = c->rows[i].p;
   if (!st && c->n_rows) st = tkb__p_adjust(p, c->n_rows, c->opts.correction, adj);
+  for (size_t i = 0; !st && i < c->n_rows; i++) c->rows[i].p_adjusted = adj[i];
+  if (!st) tkb__rule_decide(c);
   for (size_t i = 0; !st && i < c->n_rows; i++) {
-    tkb__compare_row *r = &c->rows[i];
-    r->p_adjusted = adj[i];
-    r->verdict = tkb__change_of(r->ci_low, r->ci_high, r->p_adjusted, c->opts.noise, c->opts.alpha);
+    const tkb__compare_row *r = &c->rows[i];
     c->counts[r->verdict]++;
     c->n_exact += r->p_exact;
     c->n_paired += r->paired;
@@ -326,6 +378,7 @@ void tkb__comparison_free(tkb__comparison *c) {
   for (size_t i = 0; i < c->n_rows; i++) free(c->rows[i].boot);
   free(c->rows);
   free(c->failed);
+  free(c->fits);
   free(c->added);
   free(c->removed);
   for (size_t i = 0; i < c->n_warnings; i++) free(c->warnings[i]);

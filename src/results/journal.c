@@ -6,13 +6,24 @@
  * so after a crash, a SIGKILL or a power cut the journal holds every entry that had
  * finished, and at worst a cut-off last line, which readers skip with a warning. The
  * final file is written from the journal (any format), and `run --resume` continues it.
- * An flock() held while a run appends keeps a second process from interleaving lines.
+ * An flock() held while a run appends keeps a second process from interleaving lines,
+ * and no worker process holds the descriptor (tkb__fd_private).
+ *
+ * Line 1 also records what --resume must match beyond the context: the settings that
+ * shape the numbers and the selection (run.c fills both), and a digest of the two,
+ * "settings_id", that every entry line repeats. A line the reader cannot use is left
+ * out and named, never fatal past line 1: a line that is not JSON (an entry's stray
+ * write before the journal was kept from workers, a disk's garbage), an entry line whose
+ * settings_id is another run's (journals appended to each other), a second entry line of
+ * an entry (the first is kept). So a resumed run keeps each entry exactly once and runs
+ * again those whose lines were lost.
  */
 #include "jsonw.h"
 #include "results.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
+#include <stdarg.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -96,21 +107,61 @@ static tkb_status lock(tkb__journal *j) {
   return io_error(j->path, "cannot lock it", err);
 }
 
-tkb_status tkb__journal_create(tkb__journal *j, const char *out, const tkb__report_ctx *ctx) {
-  *j = (tkb__journal){.fd = -1, .path = tkb__journal_path(out)};
+/* A cJSON value through the writer (the journal's first line holds the caller's). */
+static void write_cjson(jw *w, const char *key, const cJSON *v) {
+  if (cJSON_IsObject(v) || cJSON_IsArray(v)) {
+    if (cJSON_IsObject(v)) jw_begin_object(w, key);
+    else jw_begin_array(w, key, true);
+    for (const cJSON *c = v->child; c; c = c->next) write_cjson(w, cJSON_IsObject(v) ? c->string : NULL, c);
+    if (cJSON_IsObject(v)) jw_end_object(w);
+    else jw_end_array(w);
+  } else if (cJSON_IsString(v)) {
+    jw_string(w, key, v->valuestring);
+  } else if (cJSON_IsNumber(v)) {
+    jw_number(w, key, v->valuedouble);
+  } else if (cJSON_IsBool(v)) {
+    jw_bool(w, key, cJSON_IsTrue(v));
+  } else {
+    jw_null(w, key);
+  }
+}
+
+/* The digest of what a run records beyond its context, as 16 hex digits (FNV-1a). */
+static void settings_id(const cJSON *extra, char id[17]) {
+  char *text = extra ? cJSON_PrintUnformatted(extra) : NULL;
+  uint64_t h = 1469598103934665603ull;
+  for (const char *p = text ? text : ""; *p; p++) h = (h ^ (unsigned char)*p) * 1099511628211ull;
+  free(text);
+  snprintf(id, 17, "%016llx", (unsigned long long)h);
+}
+
+/* Why path cannot be made: it exists. A run still alive holds its lock; else the run
+ * that wrote it was cut short, and --resume continues it. */
+static tkb_status exists(const char *path, const char *out) {
+  const int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  const bool busy = fd >= 0 && flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+  if (fd >= 0) close(fd);
+  if (busy)
+    return tkb_set_error(TKB_ERR_IO, "journal \"%s\" is in use: another tkbench run is writing "
+                         "%s now; wait for it to end, or give this run another --out", path, out);
+  return tkb_set_error(TKB_ERR_IO, "journal \"%s\" exists: a run that did not finish left it; "
+                       "--resume %s continues that run, or remove the journal to start afresh",
+                       path, out);
+}
+
+tkb_status tkb__journal_create(tkb__journal *j, const char *out, const char *path,
+                               const tkb__report_ctx *ctx, const cJSON *extra) {
+  *j = (tkb__journal){.fd = -1, .path = path ? tkb__strdup(path) : tkb__journal_path(out)};
   if (!j->path) return tkb_set_error(TKB_ERR_OUT_OF_MEMORY, "out of memory");
   j->fd = open(j->path, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0666);
+  tkb__fd_private(j->fd); /* no worker holds it */
   if (j->fd < 0) {
     int err = errno;
-    tkb_status st = err == EEXIST
-                        ? tkb_set_error(TKB_ERR_IO,
-                                        "journal \"%s\" exists: a run that did not finish left "
-                                        "it; --resume %s continues that run, or remove the "
-                                        "journal to start afresh", j->path, out)
-                        : io_error(j->path, "cannot create it", err);
+    tkb_status st = err == EEXIST ? exists(j->path, out) : io_error(j->path, "cannot create it", err);
     tkb__journal_close(j);
     return st;
   }
+  settings_id(extra, j->settings_id);
   tkb_status st = lock(j);
   line l;
   if (!st) st = line_begin(&l);
@@ -119,6 +170,8 @@ tkb_status tkb__journal_create(tkb__journal *j, const char *out, const tkb__repo
     jw_begin_object(&l.w, NULL);
     jw_int(&l.w, "tkbench_journal", 1);
     tkb__json_write_context(&l.w, ctx, &s);
+    for (const cJSON *c = extra ? extra->child : NULL; c; c = c->next) write_cjson(&l.w, c->string, c);
+    jw_string(&l.w, "settings_id", j->settings_id);
     jw_end_object(&l.w);
     st = line_end(j, &l);
   }
@@ -131,10 +184,13 @@ tkb_status tkb__journal_create(tkb__journal *j, const char *out, const tkb__repo
   return TKB_OK;
 }
 
-tkb_status tkb__journal_reopen(tkb__journal *j, const char *out, size_t valid_len) {
+tkb_status tkb__journal_reopen(tkb__journal *j, const char *out, size_t valid_len,
+                               const char *settings_id) {
   *j = (tkb__journal){.fd = -1, .path = tkb__journal_path(out)};
   if (!j->path) return tkb_set_error(TKB_ERR_OUT_OF_MEMORY, "out of memory");
+  snprintf(j->settings_id, sizeof j->settings_id, "%s", settings_id ? settings_id : "");
   j->fd = open(j->path, O_WRONLY | O_APPEND | O_CLOEXEC);
+  tkb__fd_private(j->fd);
   tkb_status st = j->fd < 0 ? io_error(j->path, "cannot open it to append", errno) : lock(j);
   /* a cut-off last line goes, so the next line starts on a line of its own */
   if (!st && ftruncate(j->fd, (off_t)valid_len) != 0)
@@ -183,13 +239,27 @@ tkb_status tkb__journal_append(tkb__journal *j, const tkb__result *r, int experi
   tkb_status st = tkb__entry_line(r, experiments, &text, &len, &replaced);
   if (st) return st;
   j->n_replaced += replaced;
-  st = write_line(j, text, len);
+  /* {"settings_id": "...", "benchmarks": ...}: the line says which run's it is */
+  char head[48];
+  const int n = snprintf(head, sizeof head, "{\"settings_id\": \"%s\", ", j->settings_id);
+  char *line = len && text[0] == '{' ? malloc((size_t)n + len) : NULL;
+  if (line) {
+    memcpy(line, head, (size_t)n);
+    memcpy(line + n, text + 1, len - 1);
+    st = write_line(j, line, (size_t)n + len - 1);
+  } else {
+    st = tkb_set_error(TKB_ERR_OUT_OF_MEMORY, "out of memory writing journal \"%s\"", j->path);
+  }
+  free(line);
   free(text);
   return st;
 }
 
 void tkb__journal_close(tkb__journal *j) {
-  if (j->fd >= 0) close(j->fd); /* drops the lock */
+  if (j->fd >= 0) {
+    tkb__fd_private_release(j->fd);
+    close(j->fd); /* drops the lock */
+  }
   free(j->path);
   *j = (tkb__journal){.fd = -1};
 }
@@ -201,40 +271,87 @@ static tkb_status bad_line(const char *path, size_t line_no, const char *what) {
                        what);
 }
 
-static tkb_status add_result(tkb__journal_contents *c, const tkb__result *r) {
+/* A line left out, and why, for the caller to say. */
+static tkb_status note(tkb__journal_contents *c, const char *path, size_t line_no, const char *fmt,
+                       ...) __attribute__((format(printf, 4, 5)));
+static tkb_status note(tkb__journal_contents *c, const char *path, size_t line_no, const char *fmt,
+                       ...) {
+  char what[600], text[900];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(what, sizeof what, fmt, ap);
+  va_end(ap);
+  snprintf(text, sizeof text, "journal \"%s\", line %zu %s: left out", path, line_no, what);
+  char **n = realloc(c->skipped, (c->n_skipped + 1) * sizeof *n);
+  if (!n) return tkb_set_error(TKB_ERR_OUT_OF_MEMORY, "out of memory reading a journal");
+  c->skipped = n;
+  if (!(n[c->n_skipped] = tkb__strdup(text)))
+    return tkb_set_error(TKB_ERR_OUT_OF_MEMORY, "out of memory reading a journal");
+  c->n_skipped++;
+  return TKB_OK;
+}
+
+static tkb_status add_result(tkb__journal_contents *c, const tkb__result *r, size_t line_no) {
   if (c->n == c->cap) {
     size_t cap = c->cap ? 2 * c->cap : 16;
     tkb__result *t = realloc(c->results, cap * sizeof *t);
-    if (!t) return tkb_set_error(TKB_ERR_OUT_OF_MEMORY, "out of memory reading a journal");
-    c->results = t;
+    size_t *l = t ? realloc(c->lines, cap * sizeof *l) : NULL;
+    if (t) c->results = t;
+    if (l) c->lines = l;
+    if (!t || !l) return tkb_set_error(TKB_ERR_OUT_OF_MEMORY, "out of memory reading a journal");
     c->cap = cap;
   }
+  c->lines[c->n] = line_no;
   c->results[c->n++] = *r;
   return TKB_OK;
 }
 
-/* One complete line (text[0..len), no newline), the line_no'th. */
+/* The line that already holds entry name (0: none). */
+static size_t line_of(const tkb__journal_contents *c, const char *name) {
+  for (size_t i = 0; i < c->n; i++)
+    if (strcmp(c->results[i].name, name) == 0) return c->lines[i];
+  return 0;
+}
+
+/* Line 1: the header. Its context and what it records beyond it are kept. */
+static tkb_status read_header(tkb__journal_contents *c, const char *path, cJSON *doc) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(doc, "tkbench_journal");
+  cJSON *ctx = cJSON_DetachItemFromObjectCaseSensitive(doc, "context");
+  if (!cJSON_IsNumber(v) || v->valuedouble != 1 || !cJSON_IsObject(ctx)) {
+    cJSON_Delete(ctx);
+    return bad_line(path, 1, "is not a tkbench journal's first line ({\"tkbench_journal\": 1, "
+                             "\"context\": {...}})");
+  }
+  c->context = ctx;
+  cJSON_DeleteItemFromObjectCaseSensitive(doc, "tkbench_journal");
+  const cJSON *id = cJSON_GetObjectItemCaseSensitive(doc, "settings_id");
+  if (cJSON_IsString(id)) snprintf(c->settings_id, sizeof c->settings_id, "%s", id->valuestring);
+  c->recorded = cJSON_Duplicate(doc, true);
+  return c->recorded ? TKB_OK : tkb_set_error(TKB_ERR_OUT_OF_MEMORY, "out of memory reading a journal");
+}
+
+/* One complete line (text[0..len), no newline), the line_no'th after the first. */
 static tkb_status read_line(tkb__journal_contents *c, const char *path, size_t line_no,
                             const char *text, size_t len) {
   cJSON *doc = cJSON_ParseWithLength(text, len);
-  if (!doc) return bad_line(path, line_no, "is not JSON");
+  if (!doc) return note(c, path, line_no, "is not JSON (an entry it held runs again)");
   tkb_status st = TKB_OK;
-  if (line_no == 1) {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(doc, "tkbench_journal");
-    cJSON *ctx = cJSON_DetachItemFromObjectCaseSensitive(doc, "context");
-    if (!cJSON_IsNumber(v) || v->valuedouble != 1 || !cJSON_IsObject(ctx))
-      st = bad_line(path, 1, "is not a tkbench journal's first line ({\"tkbench_journal\": 1, "
-                             "\"context\": {...}})");
-    if (st) cJSON_Delete(ctx);
-    else c->context = ctx;
+  const cJSON *id = cJSON_GetObjectItemCaseSensitive(doc, "settings_id");
+  if (cJSON_GetObjectItemCaseSensitive(doc, "tkbench_journal")) {
+    st = note(c, path, line_no, "is another journal's first line (a journal appended to this one)");
+  } else if (*c->settings_id && (!cJSON_IsString(id) || strcmp(id->valuestring, c->settings_id) != 0)) {
+    st = note(c, path, line_no, "is from a run with other settings (its settings_id %s, the "
+              "journal's %s; its entry runs again)", cJSON_IsString(id) ? id->valuestring : "missing",
+              c->settings_id);
   } else {
     tkb__result r;
-    st = tkb__result_read(cJSON_GetObjectItemCaseSensitive(doc, "benchmarks"), &r);
-    if (st) {
-      char why[700];
-      snprintf(why, sizeof why, "%s", tkb_last_error());
-      st = bad_line(path, line_no, why);
-    } else if ((st = add_result(c, &r)) != TKB_OK) {
+    if (tkb__result_read(cJSON_GetObjectItemCaseSensitive(doc, "benchmarks"), &r) != TKB_OK) {
+      st = note(c, path, line_no, "is not an entry's line (%s; an entry it held runs again)",
+                tkb_last_error());
+    } else {
+      const size_t first = line_of(c, r.name);
+      if (first) st = note(c, path, line_no, "holds entry %s again (line %zu has it)", r.name, first);
+      else if ((st = add_result(c, &r, line_no)) == TKB_OK) r = (tkb__result){0};
       tkb__result_clear(&r);
     }
   }
@@ -257,7 +374,13 @@ tkb_status tkb__journal_parse(const char *text, size_t len, const char *path,
     }
     size_t n = (size_t)(nl - (text + pos));
     bool blank = n == 0 || (n == 1 && text[pos] == '\r');
-    if (!blank || line_no == 1) st = read_line(c, path, line_no, text + pos, n);
+    if (line_no == 1) {
+      cJSON *doc = cJSON_ParseWithLength(text + pos, n);
+      st = doc ? read_header(c, path, doc) : bad_line(path, 1, "is not JSON");
+      cJSON_Delete(doc);
+    } else if (!blank) {
+      st = read_line(c, path, line_no, text + pos, n);
+    }
     pos += n + 1;
     if (!st) c->valid_len = pos;
   }
@@ -306,6 +429,10 @@ tkb_status tkb__journal_load(const char *path, tkb__journal_contents *c) {
 void tkb__journal_contents_free(tkb__journal_contents *c) {
   for (size_t i = 0; i < c->n; i++) tkb__result_clear(&c->results[i]);
   free(c->results);
+  free(c->lines);
+  for (size_t i = 0; i < c->n_skipped; i++) free(c->skipped[i]);
+  free(c->skipped);
+  cJSON_Delete(c->recorded);
   cJSON_Delete(c->context);
   *c = (tkb__journal_contents){0};
 }

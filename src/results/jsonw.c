@@ -13,7 +13,7 @@ static void indent(jw *w) {
 
 /* The length of the well-formed UTF-8 sequence at p (RFC 3629: no overlong forms, no
  * surrogates, nothing past U+10FFFF), or 0 when p starts none. */
-static int utf8_len(const unsigned char *p) {
+int jw_utf8_len(const unsigned char *p) {
   const unsigned char c = p[0];
   if (c < 0x80) return 1;
   int n;
@@ -50,7 +50,7 @@ static void put_escaped(jw *w, const char *s) {
         if (*p < 0x20) {
           fprintf(f, "\\u%04x", *p);
         } else {
-          const int n = utf8_len(p);
+          const int n = jw_utf8_len(p);
           if (n == 0) {
             fputs("\xEF\xBF\xBD", f); /* U+FFFD as UTF-8, as it reads back */
             w->replaced++;

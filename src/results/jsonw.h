@@ -32,6 +32,9 @@ void jw_int(jw *w, const char *key, long long value);
 void jw_uint(jw *w, const char *key, uint64_t value);
 void jw_bool(jw *w, const char *key, bool value);
 void jw_null(jw *w, const char *key);
+/* The length of the well-formed UTF-8 sequence at p (RFC 3629), or 0 when p starts none
+ * (p must be NUL-terminated: a cut sequence meets the NUL). */
+int jw_utf8_len(const unsigned char *p);
 /* Ends the document with a newline. */
 void jw_finish(jw *w);
 

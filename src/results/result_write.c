@@ -46,13 +46,13 @@ static void write_ids(jw *w, const tkb__result *r, const char *name, const char 
 static const char *const throughput_keys[THROUGHPUTS] = {"items_per_second", "bytes_per_second",
                                                          "flops_per_second"};
 
-static int n_row_counters(const tkb__result *r) {
+int tkb__n_row_counters(const tkb__result *r) {
   return THROUGHPUTS + r->n_counters + (r->bd ? r->bd->n_counters : 0);
 }
 
 /* Counter k of the row (k < n_row_counters) in experiment e: its key and value; false
  * when the row has no such counter (a throughput without counts). */
-static bool row_counter(const tkb__result *r, int k, int e, const char **key, double *value) {
+bool tkb__row_counter(const tkb__result *r, int k, int e, const char **key, double *value) {
   if (k < THROUGHPUTS) {
     double t[THROUGHPUTS];
     tkb__throughput(r, r->bd->experiment_median_ms[e], &t[0], &t[1], &t[2]);
@@ -68,10 +68,10 @@ static bool row_counter(const tkb__result *r, int k, int e, const char **key, do
 }
 
 static void write_counters(jw *w, const tkb__result *r, int e) {
-  for (int k = 0; k < n_row_counters(r); k++) {
+  for (int k = 0; k < tkb__n_row_counters(r); k++) {
     const char *key;
     double v;
-    if (row_counter(r, k, e, &key, &v)) jw_number(w, key, v);
+    if (tkb__row_counter(r, k, e, &key, &v)) jw_number(w, key, v);
   }
 }
 
@@ -103,7 +103,7 @@ static void write_identity(jw *w, const tkb__result *r) {
 
 /* Experiment e's median CPU time per call: data made without CPU times (read back from
  * an older file) repeat the method's time, so compare.py still finds a number. */
-static double cpu_median(const tkb_benchmark_data *bd, int e) {
+double tkb__cpu_median(const tkb_benchmark_data *bd, int e) {
   return bd->experiment_cpu_median_ms ? bd->experiment_cpu_median_ms[e] : bd->experiment_median_ms[e];
 }
 
@@ -195,7 +195,7 @@ static void write_tkbench(jw *w, const tkb__result *r, int experiment) {
   jw_number(w, "cpu_max_ms", bd->cpu_max_ms);
   jw_number(w, "cpu_stddev_ms", bd->cpu_stddev_ms);
   jw_begin_array(w, "experiment_cpu_median_ms", true);
-  for (int e = 0; e < bd->experiments; e++) jw_number(w, NULL, cpu_median(bd, e));
+  for (int e = 0; e < bd->experiments; e++) jw_number(w, NULL, tkb__cpu_median(bd, e));
   jw_end_array(w);
   jw_end_object(w);
   jw_begin_array(w, "warnings", false);
@@ -230,28 +230,31 @@ static void write_tkbench(jw *w, const tkb__result *r, int experiment) {
 }
 
 /* A failed entry as Google Benchmark writes one skipped with an error; a skipped entry as
- * one skipped with a message (its "skipped" and "skip_message"). */
+ * one skipped with a message (its "skipped" and "skip_message"). Google Benchmark writes
+ * such a row for every repetition (and no aggregate over them): so does this. */
 static void write_failed(jw *w, const tkb__row_form *form, const tkb__result *r, int experiments) {
-  jw_begin_object(w, NULL);
-  write_ids(w, r, r->name, "iteration", experiments);
-  jw_int(w, "repetition_index", 0);
-  jw_int(w, "threads", 1);
-  jw_bool(w, r->skipped ? "skipped" : "error_occurred", true);
-  jw_string(w, r->skipped ? "skip_message" : "error_message",
-            r->error ? r->error : tkb_status_name(r->status));
-  /* compare.py reads real_time of every non-aggregate entry: give it zeros, as Google
-   * Benchmark does for a skipped run. */
-  jw_int(w, "iterations", 0);
-  jw_number(w, "real_time", 0);
-  jw_number(w, "cpu_time", 0);
-  jw_string(w, "time_unit", form->unit);
-  jw_string(w, "label", r->op);
-  jw_begin_object(w, "tkbench");
-  write_identity(w, r);
-  jw_string(w, "status", r->skipped ? "SKIPPED" : tkb_status_name(r->status));
-  jw_string(w, r->skipped ? "skip_message" : "error", r->error);
-  jw_end_object(w);
-  jw_end_object(w);
+  for (int e = 0; e < (experiments > 1 ? experiments : 1); e++) {
+    jw_begin_object(w, NULL);
+    write_ids(w, r, r->name, "iteration", experiments);
+    jw_int(w, "repetition_index", e);
+    jw_int(w, "threads", 1);
+    jw_bool(w, r->skipped ? "skipped" : "error_occurred", true);
+    jw_string(w, r->skipped ? "skip_message" : "error_message",
+              r->error ? r->error : tkb_status_name(r->status));
+    /* compare.py reads real_time of every non-aggregate entry: give it zeros, as Google
+     * Benchmark does for a skipped run. */
+    jw_int(w, "iterations", 0);
+    jw_number(w, "real_time", 0);
+    jw_number(w, "cpu_time", 0);
+    jw_string(w, "time_unit", form->unit);
+    jw_string(w, "label", r->op);
+    jw_begin_object(w, "tkbench");
+    write_identity(w, r);
+    jw_string(w, "status", r->skipped ? "SKIPPED" : tkb_status_name(r->status));
+    jw_string(w, r->skipped ? "skip_message" : "error", r->error);
+    jw_end_object(w);
+    jw_end_object(w);
+  }
 }
 
 /* One row per experiment, then (with 2 or more) the aggregates over them; with
@@ -271,7 +274,7 @@ static void write_runs(jw *w, const tkb__row_form *form, const tkb__result *r) {
     /* the timed calls of this experiment (a batch's calls each count) */
     jw_int(w, "iterations", (long long)bd->experiment_sizes[e] * bd->batch_size);
     jw_number(w, "real_time", bd->experiment_median_ms[e] * 1e6 / per);
-    jw_number(w, "cpu_time", cpu_median(bd, e) * 1e6 / per);
+    jw_number(w, "cpu_time", tkb__cpu_median(bd, e) * 1e6 / per);
     jw_string(w, "time_unit", unit);
     write_counters(w, r, e);
     jw_string(w, "label", r->op);
@@ -283,14 +286,14 @@ static void write_runs(jw *w, const tkb__row_form *form, const tkb__result *r) {
   tkb__aggregates c = tkb__aggregate(bd->experiment_cpu_median_ms ? bd->experiment_cpu_median_ms
                                                                    : bd->experiment_median_ms, n);
   /* each counter's values over the experiments, aggregated as Google Benchmark does */
-  const int n_counters = n_row_counters(r);
+  const int n_counters = tkb__n_row_counters(r);
   tkb__aggregates counter[THROUGHPUTS + 2 * TKB_MAX_COUNTERS];
   bool has[THROUGHPUTS + 2 * TKB_MAX_COUNTERS];
   const char *key[THROUGHPUTS + 2 * TKB_MAX_COUNTERS];
   double *v = malloc((size_t)n * sizeof *v);
   for (int k = 0; k < n_counters; k++) {
     has[k] = v != NULL;
-    for (int e = 0; v && e < n; e++) has[k] = row_counter(r, k, e, &key[k], &v[e]) && has[k];
+    for (int e = 0; v && e < n; e++) has[k] = tkb__row_counter(r, k, e, &key[k], &v[e]) && has[k];
     if (has[k]) counter[k] = tkb__aggregate(v, n);
   }
   free(v);

@@ -9,9 +9,11 @@
  * tkbench's object, else one value per repetition, else the median aggregate alone.
  *
  * A file that cannot be trusted is refused with the reason and where: text that is not
- * JSON (line and column), a file cut short, NaN written out (Google Benchmark does so for
- * a counter that divides by zero; JSON has no NaN), and a time that is null (tkbench and
- * Python write NaN that way), since a comparison built on such a number means nothing.
+ * JSON (line and column), a file cut short, and a time that is not a finite number (NaN
+ * or Infinity written out, or null, as tkbench and Python write NaN), naming the entry,
+ * since a comparison built on such a number means nothing. Any other number may be NaN
+ * or infinite (Google Benchmark writes NaN for a counter that divides 0 by 0; JSON has no
+ * NaN, json_nonfinite.c reads it): it is kept as such and said in a warning.
  * A journal's last line may be cut off by a crash mid-write: that line is left out with
  * a warning, never an error.
  */
@@ -19,10 +21,15 @@
 
 #include <cjson/cJSON.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
+#include <poll.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
 
 /* Reading more warnings than this helps nobody: the rest are counted. */
 #define MAX_WARNINGS 64
@@ -101,9 +108,11 @@ static void parse_failure(const char *text, size_t len, const char *at, char *wh
   if (starts_with(q, end, "NaN") || starts_with(q, end, "nan") || starts_with(q, end, "Infinity") ||
       starts_with(q, end, "inf")) {
     line_col(text, offset, &line, &col);
+    size_t word = 0; /* the text may end right after the word: no terminator to look for */
+    while (p + word < end && !strchr(",}] \t\r\n", p[word]) && p[word] && word < 16) word++;
     snprintf(why, cap, "holds %.*s at line %d, column %d, which JSON cannot hold (Google Benchmark "
              "writes it for a counter that divides by zero): a comparison cannot use the file",
-             (int)strcspn(p, ",}] \t\r\n"), p, line, col);
+             (int)word, p, line, col);
   } else if (depth != 0 && offset + 1 >= last) {
     line_col(text, last, &line, &col);
     snprintf(why, cap, "ends early at line %d, column %d: the file is truncated (%s)", line, col,
@@ -199,6 +208,11 @@ static tkb_status time_ms(const tkb__results_file *rf, size_t i, const char *nam
                          "\"%s\": benchmarks[%zu] (\"%s\"): real_time is %s, not a number%s",
                          rf->path, i, name, !v ? "missing" : cJSON_IsNull(v) ? "null" : "not a number",
                          cJSON_IsNull(v) ? " (NaN or infinity written as null)" : "");
+  if (!isfinite(v->valuedouble))
+    return tkb_set_error(TKB_ERR_INVALID_ARGUMENT,
+                         "\"%s\": benchmarks[%zu] (\"%s\"): real_time is %s; a comparison needs a "
+                         "finite time", rf->path, i, name, isnan(v->valuedouble) ? "NaN"
+                         : v->valuedouble > 0 ? "Infinity" : "-Infinity");
   const char *unit = string_of(row, "time_unit");
   static const struct {
     const char *unit;
@@ -277,6 +291,7 @@ static tkb_status add_row(builder *b, size_t i, cJSON *row) {
   gather *g;
   tkb__rf_entry *e = entry_for(b, ename, owned, &g);
   if (!e) return no_memory(rf->path);
+  ename = e->name; /* entry_for freed `owned` when the entry was there already */
 
   const char *agg = aggregate ? string_of(row, "aggregate_name") : NULL;
   bool twice = false;
@@ -327,6 +342,19 @@ static tkb_status add_row(builder *b, size_t i, cJSON *row) {
   return st;
 }
 
+/* Whether the k-th call of the entry's rows (in the order the rows hold them) is written
+ * as null, for the message. */
+static bool time_is_null(const tkb__rf_entry *e, int k) {
+  for (size_t r = 0; r < e->n_rows; r++) {
+    const cJSON *tk = cJSON_GetObjectItemCaseSensitive(e->rows[r], "tkbench");
+    const cJSON *t = cJSON_GetObjectItemCaseSensitive(tk, "evaluation_times_ms");
+    const int n = cJSON_GetArraySize(t);
+    if (k < n) return cJSON_IsNull(cJSON_GetArrayItem(t, k));
+    k -= n;
+  }
+  return false;
+}
+
 /* The per-call times of tkbench's rows into e (result_read.c's parser, which the journal
  * and the workers' rows go through too). */
 static tkb_status per_call(const tkb__results_file *rf, tkb__rf_entry *e) {
@@ -341,10 +369,16 @@ static tkb_status per_call(const tkb__results_file *rf, tkb__rf_entry *e) {
     tkb__row_samples_free(&s);
     return TKB_OK;
   }
+  /* a comparison needs finite times: null (NaN as tkbench and Python write it), NaN or an
+   * infinity written out is refused, naming the entry; the shared parser reads all three
+   * as non-finite numbers, so the rows say which it was */
   for (int k = 0; !st && k < s.n; k++)
-    if (isnan(s.ms[k]))
+    if (!isfinite(s.ms[k])) {
+      const bool null = time_is_null(e, k);
       st = tkb_set_error(TKB_ERR_INVALID_ARGUMENT, "\"%s\": entry \"%s\": tkbench.evaluation_times_ms[%d] is "
-                         "null, not a number (NaN or infinity written as null)", rf->path, e->name, k);
+                         "%s, not a finite number%s", rf->path, e->name, k, null ? "null" : "NaN or infinite",
+                         null ? " (NaN or infinity written as null)" : "");
+    }
   /* a comparison draws from every experiment */
   for (int x = 0; !st && x < s.experiments; x++)
     if (s.experiment_sizes[x] < 1)
@@ -439,6 +473,12 @@ tkb_status tkb__results_file_adopt(cJSON *doc, const char *path, tkb__results_fi
   bool tkbench = library && strcmp(library, "tkbench") == 0;
   for (size_t k = 0; k < rf->n_entries && !tkbench; k++) tkbench = rf->entries[k].tkbench != NULL;
   if (tkbench) rf->kind = TKB__RF_TKBENCH;
+  const char *row, *key;
+  const size_t nonfinite = tkb__json_count_nonfinite(benchmarks, &row, &key);
+  if (nonfinite)
+    warn(rf, "\"%s\": %zu number%s NaN or infinite, e.g. \"%s\" of \"%s\" (Google Benchmark writes "
+         "NaN for a counter that divides 0 by 0): kept as such (compare reads times, not counters)",
+         rf->path, nonfinite, nonfinite == 1 ? " is" : "s are", key, row);
   return TKB_OK;
 }
 
@@ -475,7 +515,7 @@ static tkb_status journal(const char *text, size_t len, const char *path, cJSON 
     bool last = true; /* no line with text follows */
     for (const char *r = next; r < end && last; r++) last = strchr(" \t\r\n", *r) != NULL;
     const char *at = NULL;
-    cJSON *o = cJSON_ParseWithLengthOpts(p, (size_t)(stop - p), &at, false);
+    cJSON *o = tkb__json_parse_nonfinite(p, (size_t)(stop - p), &at);
     if (!o && line > 1 && last) {
       tkb_set_error(TKB_ERR_INVALID_ARGUMENT, "\"%s\" line %d is cut off (the run stopped while "
                     "writing it): its entry is left out", path, line);
@@ -538,7 +578,7 @@ tkb_status tkb__results_file_parse(const char *text, size_t len, const char *pat
     else if (st) return st;
   } else {
     const char *at = NULL;
-    doc = cJSON_ParseWithLengthOpts(text, len, &at, false);
+    doc = tkb__json_parse_nonfinite(text, len, &at);
     if (!doc) {
       char why[400];
       parse_failure(text, len, at, why, sizeof why);
@@ -565,15 +605,67 @@ tkb_status tkb__results_file_parse(const char *text, size_t len, const char *pat
   return TKB_OK;
 }
 
+/* The most a results file may hold: far above any run's (3,000 entries of thousands of
+ * calls are a few hundred MB), and a bound on what an endless stream costs. */
+#define MAX_FILE_BYTES ((size_t)1 << 30)
+/* How long a FIFO without a writer is given for one to come. */
+#define FIFO_WAIT_MS 10000
+
+/*
+ * Reads like read(2) from a descriptor opened non-blocking, so a FIFO is read without
+ * ever hanging on a FIFO nobody writes: no data yet but a writer (EAGAIN: a pipe from
+ * `<(tkbench run ...)` that writes at its end, minutes later) is waited for as long as
+ * it takes; the end of file before any byte on a FIFO (no writer has opened it) is given
+ * FIFO_WAIT_MS for one to come. *no_writer says when that ran out.
+ */
+static ssize_t read_some(int fd, bool fifo, bool first, char *buf, size_t cap, bool *no_writer) {
+  for (int waited = 0;;) {
+    const ssize_t n = read(fd, buf, cap);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && errno == EAGAIN) {
+      struct pollfd p = {.fd = fd, .events = POLLIN};
+      poll(&p, 1, -1);
+      continue;
+    }
+    if (n != 0 || !fifo || !first) return n;
+    if (waited >= FIFO_WAIT_MS) {
+      *no_writer = true;
+      return 0;
+    }
+    nanosleep(&(struct timespec){0, 100000000}, NULL);
+    waited += 100;
+  }
+}
+
 tkb_status tkb__results_file_load(const char *path, tkb__results_file *rf) {
   *rf = (tkb__results_file){0};
-  FILE *f = fopen(path, "rb");
-  if (!f) return tkb_set_error(TKB_ERR_IO, "cannot read \"%s\": %s", path, strerror(errno));
+  /* non-blocking: opening a FIFO for reading would wait for a writer for ever */
+  const int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return tkb_set_error(TKB_ERR_IO, "cannot read \"%s\": %s", path, strerror(errno));
+  struct stat sb;
+  tkb_status st = TKB_OK;
+  if (fstat(fd, &sb) != 0) {
+    st = tkb_set_error(TKB_ERR_IO, "cannot read \"%s\": %s", path, strerror(errno));
+  } else if (S_ISDIR(sb.st_mode)) {
+    st = tkb_set_error(TKB_ERR_IO, "cannot read \"%s\": it is a directory", path);
+  } else if (!S_ISREG(sb.st_mode) && !S_ISFIFO(sb.st_mode)) {
+    /* /dev/zero would be read until memory runs out, a terminal until end of file */
+    st = tkb_set_error(TKB_ERR_IO, "cannot read \"%s\": it is a %s, not a results file (a "
+                       "regular file, a FIFO or a pipe)", path,
+                       S_ISCHR(sb.st_mode) ? "character device" : S_ISBLK(sb.st_mode) ? "block device"
+                       : S_ISSOCK(sb.st_mode) ? "socket" : "special file");
+  }
+  const bool fifo = !st && S_ISFIFO(sb.st_mode);
+  bool no_writer = false;
   char *text = NULL;
   size_t len = 0, cap = 0;
-  tkb_status st = TKB_OK;
-  for (;;) {
+  while (!st) {
     if (len == cap) {
+      if (cap >= MAX_FILE_BYTES) {
+        st = tkb_set_error(TKB_ERR_INVALID_ARGUMENT, "\"%s\" holds more than %zu MiB: no results "
+                           "file is that large", path, MAX_FILE_BYTES >> 20);
+        break;
+      }
       size_t ncap = cap ? 2 * cap : 1 << 16;
       char *t = realloc(text, ncap);
       if (!t) {
@@ -583,14 +675,23 @@ tkb_status tkb__results_file_load(const char *path, tkb__results_file *rf) {
       text = t;
       cap = ncap;
     }
-    size_t got = fread(text + len, 1, cap - len, f);
-    len += got;
-    if (got == 0) {
-      if (ferror(f)) st = tkb_set_error(TKB_ERR_IO, "cannot read \"%s\": %s", path, strerror(errno));
-      break;
+    const ssize_t got = read_some(fd, fifo, len == 0, text + len, cap - len, &no_writer);
+    if (got < 0) st = tkb_set_error(TKB_ERR_IO, "cannot read \"%s\": %s", path, strerror(errno));
+    if (no_writer)
+      st = tkb_set_error(TKB_ERR_IO, "cannot read \"%s\": it is a FIFO and no process wrote to "
+                         "it within %d s", path, FIFO_WAIT_MS / 1000);
+    if (got <= 0) break;
+    /* a stream of something else than JSON is said at its first bytes, not read whole */
+    const bool first = len == 0;
+    len += (size_t)got;
+    if (first) {
+      size_t k = 0;
+      if (len >= 3 && memcmp(text, "\xEF\xBB\xBF", 3) == 0) k = 3;
+      while (k < len && strchr(" \t\r\n", text[k])) k++;
+      if (k < len && text[k] != '{' && text[k] != '[') break; /* the parse says where and why */
     }
   }
-  fclose(f);
+  close(fd);
   if (!st) st = tkb__results_file_parse(text ? text : "", len, path, rf);
   free(text);
   return st;

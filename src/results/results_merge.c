@@ -11,11 +11,17 @@
  * listed under the merged context's "merged", and every row names its shard and host.
  *
  * Rows are copied as they are, but for family_index, renumbered so that the merged file's
- * families are distinct as one run's are.
+ * families are distinct as one run's are, and for what the merged file could not hold
+ * as read: bytes of a string that are not UTF-8 become U+FFFD (said), since JSON text is
+ * UTF-8 and every reader of the merged file would refuse it otherwise; and a number
+ * beyond double's range (1e999 reads as infinity, which JSON writes as null, which
+ * compare and report refuse) is refused, naming where it is.
  */
+#include "jsonw.h"
 #include "results.h"
 
 #include <cjson/cJSON.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -205,11 +211,14 @@ static bool missing_shards(const tkb__results_file *f, size_t n, cJSON *missing,
 }
 
 /* The row's copy, with its shard and host and a family index unique in the merge. */
-static cJSON *row_copy(const tkb__results_file *f, const cJSON *row, int family_base) {
+static cJSON *row_copy(const tkb__results_file *f, const cJSON *row, double family_base) {
   cJSON *r = cJSON_Duplicate(row, true);
   if (!r) return NULL;
   cJSON *fam = cJSON_GetObjectItemCaseSensitive(r, "family_index");
-  if (cJSON_IsNumber(fam)) cJSON_SetNumberValue(fam, fam->valuedouble + family_base);
+  /* in double: a file's indices may be anything up to double's range (a sum that is not
+   * finite keeps the index as it was) */
+  if (cJSON_IsNumber(fam) && isfinite(fam->valuedouble + family_base))
+    cJSON_SetNumberValue(fam, fam->valuedouble + family_base);
   int index, count;
   shard_of(f, &index, &count);
   const cJSON *host = cJSON_GetObjectItemCaseSensitive(f->context, "host_name");
@@ -233,13 +242,14 @@ static cJSON *row_copy(const tkb__results_file *f, const cJSON *row, int family_
   return r;
 }
 
-/* The largest family_index among a file's rows, + 1 (0 when none). */
-static int families(const tkb__results_file *f) {
-  int top = 0;
+/* The largest family_index among a file's rows, + 1 (0 when none), in double: an int
+ * would overflow at a file's INT_MAX. */
+static double families(const tkb__results_file *f) {
+  double top = 0;
   for (size_t e = 0; e < f->n_entries; e++)
     for (size_t k = 0; k < f->entries[e].n_rows; k++) {
       const cJSON *fam = cJSON_GetObjectItemCaseSensitive(f->entries[e].rows[k], "family_index");
-      if (cJSON_IsNumber(fam) && fam->valueint + 1 > top) top = fam->valueint + 1;
+      if (cJSON_IsNumber(fam) && fam->valuedouble + 1 > top) top = fam->valuedouble + 1;
     }
   return top;
 }
@@ -273,6 +283,134 @@ static cJSON *merged_context(const tkb__results_file *f, size_t n, cJSON **missi
   return ctx;
 }
 
+/* s with every byte that starts no UTF-8 sequence replaced by U+FFFD (malloc'd; NULL when
+ * out of memory); *n counts them. */
+static char *utf8_repaired(const char *s, size_t *n) {
+  char *out = malloc(3 * strlen(s) + 1), *o = out;
+  if (!out) return NULL;
+  for (const unsigned char *p = (const unsigned char *)s; *p;) {
+    const int len = jw_utf8_len(p);
+    if (len == 0) {
+      memcpy(o, "\xEF\xBF\xBD", 3);
+      o += 3;
+      p++;
+      ++*n;
+    } else {
+      memcpy(o, p, (size_t)len);
+      o += len;
+      p += len;
+    }
+  }
+  *o = '\0';
+  return out;
+}
+
+static bool valid_utf8(const char *s) {
+  for (const unsigned char *p = (const unsigned char *)s; *p;) {
+    const int len = jw_utf8_len(p);
+    if (!len) return false;
+    p += len;
+  }
+  return true;
+}
+
+/* Every string of v (keys too) made UTF-8; false when out of memory. */
+static bool repair_strings(cJSON *v, size_t *replaced) {
+  for (; v; v = v->next) {
+    if (v->string && !(v->type & cJSON_StringIsConst) && !valid_utf8(v->string)) {
+      char *k = utf8_repaired(v->string, replaced), *copy = k ? cJSON_malloc(strlen(k) + 1) : NULL;
+      if (copy) strcpy(copy, k);
+      free(k);
+      if (!copy) return false;
+      cJSON_free(v->string);
+      v->string = copy;
+    }
+    if (cJSON_IsString(v) && v->valuestring && !valid_utf8(v->valuestring)) {
+      char *t = utf8_repaired(v->valuestring, replaced);
+      const bool ok = t && cJSON_SetValuestring(v, t);
+      free(t);
+      if (!ok) return false;
+    }
+    if (v->child && !repair_strings(v->child, replaced)) return false;
+  }
+  return true;
+}
+
+/* The first number in v that is not finite, its key (or "[i]") into where; false when
+ * there is none. */
+static bool nonfinite(const cJSON *v, char *where, size_t cap) {
+  int i = 0;
+  for (; v; v = v->next, i++) {
+    char here[64];
+    const size_t len = strlen(where);
+    if (v->string) snprintf(here, sizeof here, "%s%.60s", len ? "." : "", v->string);
+    else snprintf(here, sizeof here, "[%d]", i);
+    if (cJSON_IsNumber(v) && !isfinite(v->valuedouble)) {
+      if (len < cap) snprintf(where + len, cap - len, "%s", here);
+      return true;
+    }
+    if (v->child) {
+      if (len < cap) snprintf(where + len, cap - len, "%s", here);
+      if (nonfinite(v->child, where, cap)) return true;
+      where[len] = '\0';
+    }
+  }
+  return false;
+}
+
+/* Two entries whose names differ only in bytes that are not UTF-8 would become one in the
+ * merged file (both bytes become U+FFFD): refused, naming them as they would read. */
+static tkb_status check_repaired_names(const tkb__results_file *f, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    for (size_t e = 0; e < f[i].n_entries; e++) {
+      const char *name = f[i].entries[e].name;
+      if (valid_utf8(name)) continue;
+      size_t ignored = 0;
+      char *fixed = utf8_repaired(name, &ignored);
+      if (!fixed) return no_memory();
+      for (size_t j = 0; j < n; j++)
+        for (size_t k = 0; k < f[j].n_entries; k++) {
+          const char *other = f[j].entries[k].name;
+          if ((j == i && k == e) || strcmp(other, name) == 0) continue;
+          char *other_fixed = valid_utf8(other) ? NULL : utf8_repaired(other, &ignored);
+          const bool same = strcmp(other_fixed ? other_fixed : other, fixed) == 0;
+          free(other_fixed);
+          if (!same) continue;
+          tkb_status st = tkb_set_error(TKB_ERR_INVALID_ARGUMENT,
+                                        "two entries (in \"%s\" and \"%s\") have names that differ only "
+                                        "in bytes that are not UTF-8; both read \"%s\" in the merged "
+                                        "file, which is UTF-8: merging would make them one",
+                                        f[i].path, f[j].path, fixed);
+          free(fixed);
+          return st;
+        }
+      free(fixed);
+    }
+  return TKB_OK;
+}
+
+/* A number the merged file could not hold: refused, naming the file and where it is. */
+static tkb_status check_numbers(const tkb__results_file *f, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    char where[400] = "";
+    if (f[i].context && nonfinite(f[i].context->child, where, sizeof where))
+      return tkb_set_error(TKB_ERR_INVALID_ARGUMENT,
+                           "\"%s\": the context's %s is a number beyond a double's range (it "
+                           "reads as infinity, which JSON cannot hold): the merged file could not "
+                           "keep it", f[i].path, where);
+    for (size_t e = 0; e < f[i].n_entries; e++)
+      for (size_t k = 0; k < f[i].entries[e].n_rows; k++) {
+        where[0] = '\0';
+        if (nonfinite(f[i].entries[e].rows[k]->child, where, sizeof where))
+          return tkb_set_error(TKB_ERR_INVALID_ARGUMENT,
+                               "\"%s\": entry \"%s\": %s is a number beyond a double's range "
+                               "(it reads as infinity, which JSON cannot hold): the merged file "
+                               "could not keep it", f[i].path, f[i].entries[e].name, where);
+      }
+  }
+  return TKB_OK;
+}
+
 tkb_status tkb__results_merge(const tkb__results_file *f, size_t n, tkb__merge_warn_fn warn, void *user,
                               cJSON **out, size_t *n_entries) {
   *out = NULL;
@@ -281,6 +419,8 @@ tkb_status tkb__results_merge(const tkb__results_file *f, size_t n, tkb__merge_w
   tkb_status st = check_kinds(f, n);
   if (!st) st = check_contexts(f, n, warn, user);
   if (!st) st = check_duplicates(f, n);
+  if (!st) st = check_numbers(f, n);
+  if (!st) st = check_repaired_names(f, n);
   if (st) return st;
   for (size_t i = 0; i < n; i++)
     for (size_t w = 0; w < f[i].n_warnings; w++) warn(user, f[i].warnings[w]);
@@ -292,7 +432,7 @@ tkb_status tkb__results_merge(const tkb__results_file *f, size_t n, tkb__merge_w
   if (ok && (ok = cJSON_AddItemToObject(doc, "context", ctx))) ctx = NULL;
   if (ok && (ok = cJSON_AddItemToObject(doc, "benchmarks", rows))) rows = NULL;
   cJSON *into = cJSON_GetObjectItemCaseSensitive(doc, "benchmarks");
-  int family_base = 0;
+  double family_base = 0;
   for (size_t i = 0; ok && i < n; i++) {
     for (size_t e = 0; ok && e < f[i].n_entries; e++)
       for (size_t k = 0; ok && k < f[i].entries[e].n_rows; k++) {
@@ -300,15 +440,23 @@ tkb_status tkb__results_merge(const tkb__results_file *f, size_t n, tkb__merge_w
         ok = r && cJSON_AddItemToArray(into, r);
         if (!ok) cJSON_Delete(r);
       }
-    family_base += families(&f[i]);
+    if (isfinite(family_base + families(&f[i]))) family_base += families(&f[i]);
     *n_entries += f[i].n_entries;
   }
   cJSON_Delete(ctx);
   cJSON_Delete(rows);
+  size_t replaced = 0;
+  if (ok) ok = repair_strings(doc, &replaced);
   if (!ok) {
     cJSON_Delete(doc);
     *n_entries = 0;
     return no_memory();
+  }
+  if (replaced) {
+    char text[200];
+    snprintf(text, sizeof text, "%zu byte%s of names or messages were not UTF-8; the merged file "
+             "holds U+FFFD for them", replaced, replaced == 1 ? "" : "s");
+    warn(user, text);
   }
   *out = doc;
   return TKB_OK;

@@ -51,10 +51,11 @@ static tkb_status prepare(const tkb__runner *runner, slot *sl) {
   const tkb_bench_opts bo = tkb__entry_opts(runner, sl->entry);
   const int64_t t0 = tkb__now_ns();
   tkb__worker_phase(sl->entry, "standardize", 0);
-  tkb_status st = tkb_registry_standardize(sl->entry, runner->device, runner->seed, &sl->f, &sl->args);
+  tkb_status st = tkb__registry_standardize_init(sl->entry, runner->device, runner->seed, runner->inits, runner->n_inits, &sl->f, &sl->args);
   tkb__worker_phase(sl->entry, "prepare", (double)(tkb__now_ns() - t0) / 1e9);
   if (!st) st = tkb_compile_benchmark(sl->f, sl->args, &sl->c);
   if (!st) st = tkb__session_open(sl->c, &bo, &sl->s);
+  if (!st) st = tkb__worker_reap_helpers(); /* the experiment that left one is blamed */
   return st;
 }
 
@@ -67,6 +68,7 @@ static void step(const tkb__runner *runner, slot *sl, size_t n, tkb__run_count *
   tkb__session_pause(sl->s);
   if (!st && done) st = tkb__session_finish(sl->s, &sl->r.bd);
   if (!st && done) st = tkb__result_work(&sl->r, sl->entry);
+  if (!st) st = tkb__worker_reap_helpers();
   sl->busy_ns += tkb__now_ns() - t0;
   if (st) {
     tkb__result_fail(&sl->r, st, false);

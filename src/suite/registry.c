@@ -3,6 +3,7 @@
  * over 3,000), so registering one costs a hash probe and a few copies: no scan of the
  * others, no printf, no malloc of its own. */
 #include "bind.h"
+#include "std_fn.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -333,7 +334,7 @@ void tkb_registry_clear(void) {
   pthread_mutex_unlock(&lock);
 }
 
-static tkb_status entry_args(size_t i, const tkb_value **args, size_t *n_args,
+tkb_status tkb__entry_args(size_t i, const tkb_value **args, size_t *n_args,
                              const tkb_kwarg **kwargs, size_t *n_kwargs) {
   const tkb_benchmark_def *d = tkb_registry_get(i);
   if (!d) return tkb_set_error(TKB_ERR_NOT_FOUND, "no benchmark entry %zu (%zu registered)", i,
@@ -351,11 +352,13 @@ tkb_status tkb_registry_standardize(size_t i, const char *device, uint64_t seed,
   const tkb_value *args;
   const tkb_kwarg *kwargs;
   size_t na, nk;
-  tkb_status st = entry_args(i, &args, &na, &kwargs, &nk);
+  tkb_status st = tkb__entry_args(i, &args, &na, &kwargs, &nk);
   if (st) return st;
   const tkb_benchmark_def *d = tkb_registry_get(i);
   tkb_std_opts o = {.mode = d->mode, .seed = seed, .device = device};
-  return tkb_standardize_function(d->fn, args, na, kwargs, nk, &o, f_std, std_args);
+  st = tkb_standardize_function(d->fn, args, na, kwargs, nk, &o, f_std, std_args);
+  if (!st) (*f_std)->entry = tkb_registry_full_name(i); /* names its profiler trace */
+  return st;
 }
 
 tkb_status tkb_registry_counts(size_t i, tkb_counts *out) {
@@ -363,7 +366,7 @@ tkb_status tkb_registry_counts(size_t i, tkb_counts *out) {
   const tkb_value *args;
   const tkb_kwarg *kwargs;
   size_t na, nk;
-  tkb_status st = entry_args(i, &args, &na, &kwargs, &nk);
+  tkb_status st = tkb__entry_args(i, &args, &na, &kwargs, &nk);
   if (st) return st;
   const tkb_benchmark_def *d = tkb_registry_get(i);
   if (!d->counts) return TKB_OK;
@@ -417,7 +420,7 @@ tkb_status tkb_registry_counters(size_t i, tkb_counter *out, int cap, int *n) {
   const tkb_value *args;
   const tkb_kwarg *kwargs;
   size_t na, nk;
-  tkb_status st = entry_args(i, &args, &na, &kwargs, &nk);
+  tkb_status st = tkb__entry_args(i, &args, &na, &kwargs, &nk);
   if (st) return st;
   const tkb_benchmark_def *d = tkb_registry_get(i);
   if (!d->counters) return TKB_OK;

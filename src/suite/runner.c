@@ -59,8 +59,9 @@ void tkb__run_entry(const tkb__runner *runner, size_t entry, tkb__result *r) {
    * dies was doing: binding and filling the inputs, the op's prepare, or the timed calls
    * of the mode's function */
   const char *method;
+  if (runner->auto_threads && !strcmp(tkb_registry_get(entry)->device_kind, "cpu")) tkb__threads_auto();
   tkb__worker_phase(entry, "standardize", 0);
-  tkb_status st = tkb_registry_standardize(entry, runner->device, runner->seed, &f, &args);
+  tkb_status st = tkb__registry_standardize_init(entry, runner->device, runner->seed, runner->inits, runner->n_inits, &f, &args);
   if (!st) st = tkb_method_resolve(tkb_std_fn_device(f), bo.method, &method);
   tkb__worker_phase(entry, "prepare", (double)(tkb__now_ns() - t0) / 1e9);
   if (!st) st = tkb_compile_benchmark(f, args, &c);
@@ -68,6 +69,9 @@ void tkb__run_entry(const tkb__runner *runner, size_t entry, tkb__result *r) {
   tkb__worker_phase(entry, tkb_mode_name(r->mode), (double)(tkb__now_ns() - t0) / 1e9);
   if (!st) st = tkb_compiled_run(c, &bo, &r->bd);
   if (!st) st = tkb__result_work(r, entry);
+  /* a process the entry started and left running fails it (in a worker) */
+  if (!st) st = tkb__worker_reap_helpers();
+  else tkb__worker_reap_helpers();
   if (st) {
     tkb__result_fail(r, st, setup);
     tkb_benchmark_data_free(r->bd);

@@ -28,6 +28,8 @@ typedef struct tkb__selection {
   const char *except_impl;   /* entries of this impl are left out (NULL: none) */
   unsigned modes;            /* bit (1u << mode) per allowed mode; 0: every mode */
   const char *device_kind;   /* only entries for this kind ("cpu"); NULL: any */
+  size_t first_index;        /* only entries registered at this index or later (0: all):
+                                the ones plugins loaded after the builtin suite */
 } tkb__selection;
 
 /*
@@ -36,19 +38,6 @@ typedef struct tkb__selection {
  * TKB_ERR_INVALID_ARGUMENT naming the regex and regerror's reason when it does not compile.
  */
 tkb_status tkb__select(const tkb__selection *sel, size_t **idx, size_t *n);
-
-/* A filter on names as --filter gives it: a POSIX extended regex searched in the name,
- * a leading '-' keeping the names that do NOT match (Google Benchmark's negative filter);
- * NULL or "" keeps every name. */
-typedef struct tkb__name_filter {
-  regex_t re;
-  bool active, negate;
-} tkb__name_filter;
-/* TKB_ERR_INVALID_ARGUMENT naming the pattern and regerror's reason when it does not
- * compile (then nothing needs freeing). */
-tkb_status tkb__name_filter_init(tkb__name_filter *f, const char *pattern);
-bool tkb__name_filter_match(const tkb__name_filter *f, const char *name);
-void tkb__name_filter_free(tkb__name_filter *f);
 
 /* TKB_OK when every name is the op of a registered entry; else TKB_ERR_NOT_FOUND naming
  * the first that is not and the ops there are. */
@@ -119,11 +108,41 @@ tkb_status tkb__shard_assign(const char *const *names, const int64_t *cost_us, s
  */
 tkb_status tkb__shard_select(size_t *idx, size_t *n, const tkb__shard_weights *w, tkb__shard_info *s);
 
+/* ---- --init ARG=DIST (init_override.c) ---- */
+typedef struct tkb__init_override {
+  char arg[64];              /* a parameter's name, or "*" */
+  tkb_init init;             /* the distribution (subnormal: its range set per dtype) */
+  bool subnormal;
+  char text[160];            /* as given, for messages and the context */
+} tkb__init_override;
+/* Parses "ARG=DIST"; TKB_ERR_INVALID_ARGUMENT naming the text and what is allowed. */
+tkb_status tkb__init_override_parse(const char *text, tkb__init_override *out);
+/* Every named ARG is a parameter of some selected entry, and no override meets what it
+ * cannot fill (a concrete array, a normal integer); TKB_ERR_INVALID_ARGUMENT naming it. */
+tkb_status tkb__init_overrides_check(const size_t *idx, size_t n_entries, const tkb__init_override *ov,
+                                     size_t n);
+/* tkb_registry_standardize with the overrides applied to the entry's abstract arrays
+ * (none: the same call). */
+tkb_status tkb__registry_standardize_init(size_t i, const char *device, uint64_t seed,
+                                          const tkb__init_override *ov, size_t n, tkb_std_fn **f_std,
+                                          tkb_arrays **std_args);
+/* Sets the OpenMP team to the cores free now (at least 1) and returns its size. */
+int tkb__threads_auto(void);
+
+/* An entry's arguments as registered (or from its factory). */
+tkb_status tkb__entry_args(size_t i, const tkb_value **args, size_t *n_args, const tkb_kwarg **kwargs,
+                           size_t *n_kwargs);
+
 /* ---- running (run_entries.c; one entry: runner.c) ---- */
+struct tkb__run_count;
 typedef struct tkb__runner {
   const char *device;        /* NULL: "cpu" */
   uint64_t seed;
   tkb_bench_opts bench;      /* check_outputs is forced on: NaN/Inf outputs fail an entry */
+  bool auto_threads;         /* each entry's OpenMP team is the cores free when it starts
+                                (threads_auto.c); off when the user fixed the team */
+  const tkb__init_override *inits; /* --init, applied to every entry (n_inits of them) */
+  size_t n_inits;
   bool stop_on_signal;       /* SIGINT, SIGTERM and SIGHUP stop the run (signals.c) */
   bool interleave;           /* the entries' experiments round-robin (interleave.c) */
   bool isolate;              /* each entry in a worker process (isolate.c) */
@@ -133,6 +152,10 @@ typedef struct tkb__runner {
    * to on_done lives only through the call. */
   void (*on_start)(void *user, size_t k, size_t n, const char *name);
   void (*on_done)(void *user, size_t k, size_t n, const tkb__result *r);
+  /* In process only: an entry called exit(), whose failed result went to on_done already
+   * (count says so: ended_by names it); finishes the outputs and returns the status the
+   * process then exits with. NULL: the message goes to stderr and the status is 1. */
+  int (*on_end_by_exit)(void *user, const struct tkb__run_count *count);
   void *user;
 } tkb__runner;
 
@@ -146,6 +169,7 @@ typedef struct tkb__run_count {
   int signal;                /* which, when interrupted */
   const char *ended_by;      /* the entry whose failure ended the run (its raise_on_error;
                                 registry-owned), else NULL */
+  bool by_exit;              /* ended_by called exit() in process (--no-isolate) */
 } tkb__run_count;
 
 /* The benchmark options of registry entry `entry`: the run's, with the entry's own
@@ -230,6 +254,10 @@ typedef struct tkb__worker_end {
   long entry;                  /* the registry entry it was running (-1: none yet) */
   char phase[64];              /* what that entry was doing: "standardize", "forward", ... */
   double entry_s;              /* how long that entry had run */
+  bool called_exit;            /* EXITED because the entry called exit(code) */
+  size_t n_leftovers;          /* processes the worker had started that were still alive
+                                  when it ended, killed then: */
+  char leftovers[256];         /* "1234 (sleep), 1240 (sh)" */
 } tkb__worker_end;
 
 /* Runs job in a forked worker until it exits, its entry times out or *stop is set, the
@@ -247,6 +275,48 @@ bool tkb__in_worker(void);
  * "timed out in vjp of NAME: still running after 600 s (--timeout 600), ...". */
 void tkb__worker_describe(const tkb__worker_end *end, const char *name, double timeout_s,
                           char *buf, size_t cap);
+
+/* ---- an entry in the run's own process (in_process.c) ---- */
+typedef struct tkb__exit_guard {
+  /* an entry called exit(status) during `phase` of registry entry `entry` (-1: not known);
+   * returns the status the process exits with */
+  int (*on_exit)(void *user, long entry, const char *phase, int status);
+  void *user;
+} tkb__exit_guard;
+/* Guards the entries run between begin and end (pairs nest; the outermost counts). */
+void tkb__in_process_begin(const tkb__exit_guard *g);
+void tkb__in_process_end(void);
+/* Around an entry's own code: stdout's descriptor becomes stderr's, and exit() is caught. */
+void tkb__in_process_enter(void);
+void tkb__in_process_leave(void);
+/* What the entry in progress is doing (tkb__worker_phase calls it in process). */
+void tkb__in_process_phase(size_t entry, const char *phase);
+/* "called exit(0) in forward of NAME, which ends the process under --no-isolate: ..." */
+void tkb__exit_message(long entry, const char *phase, int status, char *buf, size_t cap);
+
+/* ---- what an entry started (descendants.c) ---- */
+/* In a worker, at its start: orphans of its descendants come to it, not to init. */
+void tkb__worker_subreaper(void);
+/* In a worker: kills every process below it (stopped first, so none forks meanwhile) and
+ * reaps its children; the count of those that were alive, their "pid (name)" into names.
+ * One system call when there are none. */
+size_t tkb__descendants_kill_own(char *names, size_t cap);
+/* In a worker: TKB_OK when the entry left no process behind; else kills them and sets
+ * TKB_ERR_CRASHED naming them. Nothing in process (TKB_OK). */
+tkb_status tkb__worker_reap_helpers(void);
+/* In the run, around a worker's life: makes this process the subreaper of its
+ * descendants; returns whether it was one already (for tkb__subreaper_end). */
+bool tkb__subreaper_begin(void);
+void tkb__subreaper_end(bool was);
+/* Clock ticks since boot, as /proc's start times count them. */
+unsigned long long tkb__boot_ticks(void);
+/* Kills worker's tree (worker > 0: it, its process group and its descendants) and the
+ * children adopted here that started at or after `since` (the orphans of a worker's
+ * processes), each stopped before any is killed; the count of those other than the
+ * worker, their "pid (name)" into names. The adopted ones are reaped; the worker is not. */
+size_t tkb__worker_tree_kill(pid_t worker, unsigned long long since, char *names, size_t cap);
+/* True when this process has a child (alive, or exited and not yet reaped). */
+bool tkb__adopted_any(void);
 
 /* ---- progress line (progress.c) ---- */
 typedef struct tkb__progress {

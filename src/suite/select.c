@@ -47,33 +47,9 @@ static bool one_of(const char *s, const char *const *list, size_t n) {
   return false;
 }
 
-tkb_status tkb__name_filter_init(tkb__name_filter *f, const char *pattern) {
-  *f = (tkb__name_filter){0};
-  if (!pattern || !*pattern) return TKB_OK;
-  const char *p = pattern;
-  if (p[0] == '-') {
-    f->negate = true;
-    p++;
-  }
-  tkb_status st = tkb__regex_compile(&f->re, p, "filter", pattern);
-  if (st) return st;
-  f->active = true;
-  return TKB_OK;
-}
-
-bool tkb__name_filter_match(const tkb__name_filter *f, const char *name) {
-  if (!f->active) return true;
-  return (regexec(&f->re, name, 0, NULL, 0) == 0) != f->negate;
-}
-
-void tkb__name_filter_free(tkb__name_filter *f) {
-  if (f->active) regfree(&f->re);
-  *f = (tkb__name_filter){0};
-}
-
 static bool wanted(const tkb__selection *sel, size_t i, const tkb__name_filter *names) {
   const tkb_benchmark_def *d = tkb_registry_get(i);
-  if (!d) return false;
+  if (!d || i < sel->first_index) return false;
   if (sel->device_kind && strcmp(d->device_kind, sel->device_kind) != 0) return false;
   if (sel->modes && !(sel->modes & (1u << d->mode))) return false;
   for (size_t t = 0; t < sel->n_tags; t++)

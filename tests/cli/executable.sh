@@ -9,6 +9,12 @@ expect 0 "tkbench 0." "$TKBENCH" --version
 expect 0 "read cost" "$TKBENCH" info
 expect 0 "normalization" "$TKBENCH" list --tag cpu
 expect 2 "'frobnicate' is not a command" "$TKBENCH" frobnicate
+# a typo gets the nearest name; a word far from every name gets the list
+expect 2 "'rnu' is not a command; did you mean 'run'?" "$TKBENCH" rnu
+expect 2 "'cmopare' is not a command; did you mean 'compare'?" "$TKBENCH" cmopare
+expect 2 "unknown flag '--iteratons'; did you mean '--iterations'?" "$TKBENCH" run --iteratons 3
+expect 2 "unknown flag '--fliter=x'; did you mean '--filter'?" "$TKBENCH" list --fliter=x
+expect 2 "the commands are list, run" "$TKBENCH" zzzzzzzz
 expect 2 "--iterations 0 is out of range" "$TKBENCH" run --iterations 0 --out "$TMP/x.json"
 expect 2 "no entry matches --filter 'no_such_entry'" "$TKBENCH" run --filter no_such_entry --out "$TMP/x.json"
 expect 2 "its directory does not exist" "$TKBENCH" run --load "$PLUGIN" --filter relu --out "$TMP/no/dir/x.json"

@@ -4,7 +4,11 @@
 # a closed stdout and SIGKILL followed by --resume; a full stdout (/dev/full), a full
 # disk and a read-only folder (a tmpfs in a mount namespace of its own, where one can
 # be made); memory limits (RLIMIT_AS, and a memory cgroup where one can be made);
-# hostile text. Each case is a row of docs/ERRORS.md, with the message it gets (and the
+# hostile text; entries that start helpers and daemons, stray descriptors, exit(0), a
+# plugin's init that exits or hangs, --no-isolate; output paths that are devices, FIFOs,
+# symlinks or stdout; journals with bad lines and --resume with other settings or another
+# selection; hostile results files for compare, merge and report; exit codes and
+# messages. Each case is a row of docs/ERRORS.md, with the message it gets (and the
 # usage errors of tests/cli/golden/errors.txt after them): the test rewrites the file
 # when TKB_UPDATE_GOLDEN=1 and otherwise fails when it differs.
 . "$(dirname "$0")/lib.bash"
@@ -14,6 +18,8 @@ SKIPS=$CAP/skips   # ids of the cases this machine cannot run
 : >"$ROWS"
 : >"$SKIPS"
 RUN=(run --load "$FAULT_PLUGIN" --tag fault --impl c --iterations 3 --experiments 1)
+# the entries that attack isolation itself (tagged "hostile", so RUN never meets them)
+HOSTILE=(run --load "$FAULT_PLUGIN" --impl c --iterations 3 --experiments 1)
 # Under AddressSanitizer a SIGSEGV is ASan's to report (the process then exits 1) and a
 # malloc of 2^50 bytes is its error: here they must be what they are in a release build.
 # A small quarantine keeps the memory cgroup's healthy entries within its limit.
@@ -23,13 +29,17 @@ if ldd "$TKBENCH" 2>/dev/null | grep -q libasan; then
   export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}handle_segv=0:allocator_may_return_null=1:quarantine_size_mb=16"
 fi
 
-# The line of stdout+stderr holding NEEDLE, as the docs show it: folders masked, sizes
-# and seconds of this machine masked.
+# The line of stdout+stderr holding NEEDLE, as the docs show it: folders masked, sizes,
+# seconds, process ids, thread counts, the cpu path and the suite's size of this machine
+# masked.
 shown() {
   grep -ahF -- "$1" "$CAP/err" "$CAP/out" | head -1 |
     LC_ALL=C sed -e 's/\xff/\\xff/g' -e "s#$TMP#DIR#g" -e "s#$(dirname "$FAULT_PLUGIN")/##g" \
         -e 's#/sys/fs/cgroup/[^ )]*/\(memory[.a-z_]*\)#CGROUP/\1#g' \
         -e 's/[0-9][0-9.]* GiB/N GiB/g' -e 's/after [0-9.]* s /after N s /g' \
+        -e 's/[0-9][0-9]* (tkbench)/PID (tkbench)/g' -e 's/--threads [0-9][0-9]*/--threads N/g' \
+        -e 's/TKB_CPU_ISA=avx[0-9]*/TKB_CPU_ISA=(the best path)/g' \
+        -e 's/this run selects [0-9]* with/this run selects N with/' \
         -e 's/|/\\|/g'
 }
 
@@ -70,7 +80,7 @@ row abort "an entry calls abort()" 1 "SIGABRT in forward of fault_abort_forward_
   "$TKBENCH" "${RUN[@]}" --filter 'ok_first|abort'
 row prepare "an entry's prepare hook crashes" 1 "SIGSEGV in prepare of fault_prepare_forward_c" \
   "$TKBENCH" "${RUN[@]}" --filter 'ok_first|prepare'
-row exit "an entry calls exit(3)" 1 "exited with status 3 in forward of fault_exit_forward_c" \
+row exit "an entry calls exit(3)" 1 "called exit(3) in forward of fault_exit_forward_c" \
   "$TKBENCH" "${RUN[@]}" --filter 'ok_first|exit'
 row nomem "an entry's malloc fails" 1 "malloc of 2^50 bytes failed" \
   "$TKBENCH" "${RUN[@]}" --filter 'ok_first|nomem'
@@ -81,7 +91,8 @@ json_check "$TMP/hang.json" "[b['tkbench'].get('status') for b in d['benchmarks'
 # the others
 row interleave "a crash with --interleave" 1 "SIGSEGV in forward of fault_crash_forward_c" \
   "$TKBENCH" "${RUN[@]}" --filter 'ok_first|crash|ok_last' --interleave --experiments 3 --out "$TMP/inter.json"
-json_check "$TMP/inter.json" "sorted({b['run_name'] for b in d['benchmarks']}) == ['fault_crash_forward_c', 'fault_ok_first_forward_c', 'fault_ok_last_forward_c'] and len([b for b in d['benchmarks'] if b['run_type'] == 'iteration']) == 7"
+# (3 experiments each: the failed entry too has a row per repetition, as Google Benchmark writes)
+json_check "$TMP/inter.json" "sorted({b['run_name'] for b in d['benchmarks']}) == ['fault_crash_forward_c', 'fault_ok_first_forward_c', 'fault_ok_last_forward_c'] and len([b for b in d['benchmarks'] if b['run_type'] == 'iteration']) == 9"
 # on a device, one worker runs the entries in turn: after a crash, a new one goes on
 if "$TKBENCH" run --load "$FAULT_PLUGIN" --device opencl:0 --method wallclock --impl ocl --filter ok_first \
      --iterations 1 --experiments 1 --quiet >/dev/null 2>&1; then
@@ -192,7 +203,7 @@ json_check "$TMP/TERM.json" "not d['context']['interrupted'] and [b['name'] for 
 row journal_left "a run where an interrupted run's journal is left" 2 "exists: a run that did not finish left it" \
   "$TKBENCH" "${RUN[@]}" "${SLOW[@]}" --out "$TMP/HUP.json"
 # --resume with other options names the field
-row resume_other "--resume with another --seed" 2 "was written with seed 0, this run has 7" \
+row resume_other "--resume with another --seed" 2 "was written with --seed 0; this run has --seed 7" \
   "$TKBENCH" "${RUN[@]}" "${SLOW[@]}" --seed 7 --resume "$TMP/HUP.json"
 # SIGKILL: no file, the journal, no worker left behind; --resume finishes it
 start_slow kill.json
@@ -283,6 +294,278 @@ SHOW="DIR/tkb\\xffbench ${RUN[*]} --filter ok_first --out DIR/utf8.json" \
   row utf8 "the executable's name is not UTF-8" 0 "were not UTF-8" \
   "$TMP/tkb$(printf '\xff')bench" "${RUN[@]}" --filter ok_first --out "$TMP/utf8.json"
 json_check "$TMP/utf8.json" "d['context']['executable'].endswith('tkb\ufffdbench')"
+
+# ---- what an entry starts: helpers and daemons are the entry's, killed and named ----
+# whole seconds since $1 (date +%s)
+since() { echo $(($(date +%s) - $1)); }
+# no process of this test's own left whose command line holds $1 (a helper is a fork of
+# tkbench, so it carries tkbench's command line)
+none_left() {
+  local left
+  left=$(pgrep -f -- "$1" | grep -vx "$$" | tr '\n' ' ')
+  [ -z "$left" ] && pass || { fail "$2: left running: $left"; kill -KILL $left 2>/dev/null; }
+}
+# the helpers sleep 60 s: a run that waited for one takes that long
+t0=$(date +%s)
+row helper "an entry leaves a helper process running" 1 "left 1 process running after it returned, killed now:" \
+  "$TKBENCH" "${HOSTILE[@]}" --filter '^fault_helper_' --out "$TMP/helper.json"
+[ "$(since "$t0")" -lt 45 ] && pass || fail "helper: the run waited for the helper ($(since "$t0") s)"
+none_left "$TMP/helper.json" helper
+row daemon "an entry starts a daemon (fork, setsid, fork again)" 1 "left 1 process running after it returned, killed now:" \
+  "$TKBENCH" "${HOSTILE[@]}" --filter '^fault_daemon_' --out "$TMP/daemon.json"
+none_left "$TMP/daemon.json" daemon
+t0=$(date +%s)
+row hang_helper "an entry starts a helper, then never returns (--timeout 2)" 1 "1 process it started was killed with it" \
+  "$TKBENCH" "${HOSTILE[@]}" --filter '^fault_hang_helper_' --timeout 2 --out "$TMP/hang_helper.json"
+[ "$(since "$t0")" -lt 45 ] && pass || fail "hang_helper: --timeout 2 took $(since "$t0") s"
+none_left "$TMP/hang_helper.json" hang_helper
+# SIGTERM with no time limit: the run stops at once, helper and all
+"$TKBENCH" "${HOSTILE[@]}" --filter '^fault_hang_helper_' --timeout 0 --out "$TMP/term_helper.json" \
+  >"$CAP/out" 2>"$CAP/err" &
+pid=$!
+sleep 2
+t0=$(date +%s)
+kill -TERM $pid
+for _ in $(seq 450); do kill -0 $pid 2>/dev/null || break; sleep 0.1; done
+if kill -0 $pid 2>/dev/null; then
+  fail "SIGTERM did not stop a run whose entry started a helper"
+  kill -KILL $pid
+fi
+wait $pid
+rc=$?
+[ $rc -eq 143 ] && pass || fail "SIGTERM with a helper: exit $rc, want 143"
+[ "$(since "$t0")" -lt 20 ] && pass || fail "SIGTERM with a helper took $(since "$t0") s"
+none_left "$TMP/term_helper.json" term_helper
+note term_helper "SIGTERM while an entry that started a helper hangs (--timeout 0)" $rc \
+  "the run stops at once; the worker and its helper are killed" \
+  "tkbench ${HOSTILE[*]} --filter '^fault_hang_helper_' --timeout 0 --out DIR/x.json & kill -TERM \$!"
+rm -f "$TMP"/*.partial.jsonl
+
+# ---- one entry, a plugin's init, --no-isolate ----
+row single_hang "one entry alone never returns (--timeout 2)" 1 "timed out in forward of fault_hang_forward_c" \
+  "$TKBENCH" "${RUN[@]}" --filter '^fault_hang_' --timeout 2
+row exit0 "one entry alone calls exit(0)" 1 "called exit(0) in forward of fault_exit0_forward_c" \
+  "$TKBENCH" "${HOSTILE[@]}" --filter '^fault_exit0_'
+row exit0_inproc "--no-isolate: an entry calls exit(0) (--format json)" 1 "which ends the process under --no-isolate" \
+  "$TKBENCH" "${HOSTILE[@]}" --filter '^fault_exit0_' --no-isolate --format json
+json_check "$CAP/out" "[b['tkbench']['status'] for b in d['benchmarks']] == ['CRASHED']"
+"$TKBENCH" "${RUN[@]}" --filter 'ok_first|garbage' --no-isolate --format json >"$TMP/garbage_inproc.json" 2>"$CAP/err"
+rc=$?
+json_check "$TMP/garbage_inproc.json" "len([b for b in d['benchmarks'] if b['run_type'] == 'iteration']) == 2"
+grep -q "garbage from an entry" "$CAP/err" && pass || fail "--no-isolate: the entry's print is not on stderr"
+note garbage_inproc "--no-isolate: an entry prints to stdout (--format json)" $rc \
+  "its text goes to stderr; stdout holds the JSON document" \
+  "$TKBENCH ${RUN[*]} --filter 'ok_first|garbage' --no-isolate --format json"
+SHOW="FAULT_INIT=exit0 tkbench ${RUN[*]} --filter ok_first" \
+  row init_exit "a plugin's tkb_plugin_init calls exit(0)" 2 "its tkb_plugin_init called exit(0)" \
+  env FAULT_INIT=exit0 "$TKBENCH" "${RUN[@]}" --filter ok_first
+SHOW="FAULT_INIT=crash tkbench ${RUN[*]} --filter ok_first" \
+  row init_crash "a plugin's tkb_plugin_init dereferences NULL" 2 "its tkb_plugin_init died of SIGSEGV" \
+  env FAULT_INIT=crash "$TKBENCH" "${RUN[@]}" --filter ok_first
+SHOW="FAULT_INIT=hang tkbench ${RUN[*]} --filter ok_first --timeout 2" \
+  row init_hang "a plugin's tkb_plugin_init never returns (--timeout 2)" 2 "its tkb_plugin_init was still running after" \
+  env FAULT_INIT=hang "$TKBENCH" "${RUN[@]}" --filter ok_first --timeout 2
+FAULT_INIT=print "$TKBENCH" "${RUN[@]}" --filter ok_first --format json >"$TMP/init_print.json" 2>"$CAP/err"
+rc=$?
+json_check "$TMP/init_print.json" "len(d['benchmarks']) == 1"
+note init_print "a plugin's tkb_plugin_init prints to stdout (--format json)" $rc \
+  "its text goes to stderr; stdout holds the JSON document" \
+  "FAULT_INIT=print tkbench ${RUN[*]} --filter ok_first --format json"
+
+# ---- output paths that are not regular files: written through, never replaced ----
+OK=(--filter 'ok_first|ok_last' --quiet)
+if [ "$(id -u)" = 0 ] && mknod "$TMP/null" c 1 3 2>/dev/null; then
+  expect 0 "" "$TKBENCH" "${RUN[@]}" "${OK[@]}" --out "$TMP/null"
+  [ -c "$TMP/null" ] && pass || fail "--out replaced the device: $(ls -l "$TMP/null")"
+  note out_device "--out names a character device (as root; DIR/null is mknod c 1 3, a /dev/null)" 0 \
+    "written through: the device stays a device (report -o, merge -o and compare --out too)" \
+    "tkbench ${RUN[*]} ${OK[*]} --out DIR/null"
+  "$TKBENCH" "${RUN[@]}" "${OK[@]}" --out "$TMP/dev_src.json"
+  expect 0 "" "$TKBENCH" report "$TMP/dev_src.json" -o "$TMP/null"
+  expect 0 "" "$TKBENCH" merge "$TMP/dev_src.json" -o "$TMP/null"
+  expect 0 "" "$TKBENCH" compare "$TMP/dev_src.json" "$TMP/dev_src.json" --out "$TMP/null"
+  [ -c "$TMP/null" ] && pass || fail "report, merge or compare replaced the device: $(ls -l "$TMP/null")"
+else
+  skip_case out_device "making a device node needs root (mknod)"
+fi
+"$TKBENCH" "${RUN[@]}" "${OK[@]}" --out /dev/stdout >"$TMP/stdout.json" 2>"$CAP/err"
+rc=$?
+json_check "$TMP/stdout.json" "len(d['benchmarks']) == 2"
+note out_stdout "--out /dev/stdout (Google Benchmark's --benchmark_out=/dev/stdout)" $rc \
+  "the file goes to stdout, through the descriptor as the shell opened it" \
+  "tkbench ${RUN[*]} ${OK[*]} --out /dev/stdout > x.json"
+mkfifo "$TMP/out.fifo"
+cat "$TMP/out.fifo" >"$TMP/fifo.json" &
+reader=$!
+expect 0 "" "$TKBENCH" "${RUN[@]}" "${OK[@]}" --out "$TMP/out.fifo"
+wait $reader
+[ -p "$TMP/out.fifo" ] && pass || fail "--out replaced the FIFO"
+json_check "$TMP/fifo.json" "len(d['benchmarks']) == 2"
+note out_fifo "--out names a FIFO a reader has open" 0 "written through: the reader gets the file, the FIFO stays" \
+  "cat DIR/out.fifo > x.json & tkbench ${RUN[*]} ${OK[*]} --out DIR/out.fifo"
+row out_fifo_alone "--out names a FIFO no process reads" 1 "it is a FIFO and no process opened it for reading within 10 s" \
+  "$TKBENCH" "${RUN[@]}" "${OK[@]}" --out "$TMP/out.fifo"
+ln -s target.json "$TMP/link.json"
+expect 0 "" "$TKBENCH" "${RUN[@]}" "${OK[@]}" --out "$TMP/link.json"
+[ -L "$TMP/link.json" ] && [ -f "$TMP/target.json" ] && pass || fail "--out replaced the symlink: $(ls -l "$TMP")"
+json_check "$TMP/target.json" "len(d['benchmarks']) == 2"
+note out_symlink "--out names a symlink (DIR/link.json -> target.json)" 0 \
+  "its target is written (atomically: a regular file); the link stays" \
+  "tkbench ${RUN[*]} ${OK[*]} --out DIR/link.json"
+row resume_stream "--resume of a stream" 2 "that is not a file (stdout, a device or a FIFO)" \
+  "$TKBENCH" "${RUN[@]}" "${OK[@]}" --resume /dev/stdout
+
+# ---- the journal: workers do not hold it; --resume keeps each entry once, or refuses ----
+row stale_fd "an entry writes garbage through stale descriptors 3 to 255 (--out)" 0 "wrote $TMP/stale.json" \
+  "$TKBENCH" "${HOSTILE[@]}" --filter '^fault_(ok_first|stale_fd|ok_last)_' --out "$TMP/stale.json"
+json_check "$TMP/stale.json" "sorted(b['name'] for b in d['benchmarks'] if b['run_type'] == 'iteration') == ['fault_ok_first_forward_c', 'fault_ok_last_forward_c', 'fault_stale_fd_forward_c'] and not any(b.get('error_occurred') for b in d['benchmarks'])"
+[ ! -e "$TMP/stale.json.partial.jsonl" ] && pass || fail "stale_fd: the journal was left"
+# a journal with a garbage line, an entry's second line, and another run's lines appended
+start_slow bad.json
+kill -TERM $pid
+wait $pid
+J=$TMP/bad.json.partial.jsonl
+line2=$(sed -n 2p "$J")
+{ echo 'garbage {"not": json'; echo "$line2"
+  sed -n 1p "$J" | sed 's/"settings_id": "[0-9a-f]*"/"settings_id": "00000000000000aa"/'
+  echo "$line2" | sed 's/"settings_id": "[0-9a-f]*"/"settings_id": "00000000000000aa"/; s/ok_first/ok_last/g'
+} >>"$J"
+SHOW="(its journal: a garbage line, an entry's second line, another run's lines) tkbench ${RUN[*]} ${SLOW[*]} --resume DIR/bad.json" \
+  row resume_bad_lines "--resume of a journal with lines it cannot use" 0 "line 3 is not JSON (an entry it held runs again): left out" \
+  "$TKBENCH" "${RUN[@]}" "${SLOW[@]}" --resume "$TMP/bad.json"
+grep -q "line 4 holds entry fault_ok_first_forward_c again (line 2 has it)" "$CAP/err" &&
+  grep -q "line 6 is from a run with other settings" "$CAP/err" && pass || fail "resume_bad_lines: $(cat "$CAP/err")"
+json_check "$TMP/bad.json" "[b['name'] for b in d['benchmarks'] if b['run_type'] == 'iteration'] == ['fault_ok_first_forward_c', 'fault_slow_forward_c', 'fault_ok_last_forward_c']"
+# --resume refuses every setting that shapes the numbers, and another selection
+start_slow other.json
+kill -TERM $pid
+wait $pid
+row resume_threads "--resume with other threads" 2 "was written with --threads" \
+  "$TKBENCH" "${RUN[@]}" "${SLOW[@]}" --threads 1 --resume "$TMP/other.json"
+SHOW="OMP_NUM_THREADS=1 tkbench ${RUN[*]} ${SLOW[*]} --resume DIR/other.json" \
+  row resume_omp "--resume under another OMP_NUM_THREADS" 2 "OMP_NUM_THREADS unset" \
+  env OMP_NUM_THREADS=1 "$TKBENCH" "${RUN[@]}" "${SLOW[@]}" --resume "$TMP/other.json"
+row resume_cold "--resume with --cold-cache" 2 "was written with --cold-cache off; this run has --cold-cache on" \
+  "$TKBENCH" "${RUN[@]}" "${SLOW[@]}" --cold-cache --resume "$TMP/other.json"
+row resume_warmup "--resume with another --warmup-ms" 2 "was written with --warmup-ms 0; this run has --warmup-ms 5" \
+  "$TKBENCH" "${RUN[@]}" "${SLOW[@]}" --warmup-ms 5 --resume "$TMP/other.json"
+if [ "$("$TKBENCH" info 2>/dev/null | grep -c 'avx')" -gt 0 ]; then
+  SHOW="TKB_CPU_ISA=portable tkbench ${RUN[*]} ${SLOW[*]} --resume DIR/other.json" \
+    row resume_isa "--resume on another cpu kernel path" 2 "this run has TKB_CPU_ISA=portable" \
+    env TKB_CPU_ISA=portable "$TKBENCH" "${RUN[@]}" "${SLOW[@]}" --resume "$TMP/other.json"
+else
+  skip_case resume_isa "this CPU runs the portable kernels only"
+fi
+row resume_selection "--resume without the run's --load and selection" 2 "give the --load and selection flags it was started with" \
+  "$TKBENCH" run --resume "$TMP/other.json"
+# the journal damaged under a running run (its first line overwritten): the file cannot be
+# written from it, and the message does not promise that --resume would
+start_slow damaged.json
+printf 'XXXXXXXXXXXXXXXX' | dd of="$TMP/damaged.json.partial.jsonl" conv=notrunc status=none
+wait $pid
+rc=$?
+[ $rc -eq 1 ] && grep -q "the journal is kept as it is" "$CAP/err" && ! grep -q -- "--resume" "$CAP/err" && pass ||
+  fail "damaged journal: exit $rc: $(cat "$CAP/err")"
+note damaged "the journal's first line is overwritten while the run goes" $rc \
+  "$(grep -h "the journal is kept as it is" "$CAP/err" | head -1 | sed "s#$TMP#DIR#g")" \
+  "tkbench ${RUN[*]} ${SLOW[*]} --out DIR/damaged.json & (overwrite DIR/damaged.json.partial.jsonl's first bytes)"
+# a second run on the --out of a live one is told to wait, not to --resume it
+start_slow live.json
+row live_out "a run on the --out of a run still going" 2 "is in use: another tkbench run is writing" \
+  "$TKBENCH" "${RUN[@]}" "${SLOW[@]}" --out "$TMP/live.json"
+kill -TERM $pid
+wait $pid
+rm -f "$TMP"/*.partial.jsonl
+
+# ---- hostile results files for compare, merge and report ----
+"$TKBENCH" "${RUN[@]}" "${OK[@]}" --out "$TMP/good.json"
+row read_zero "compare of /dev/zero" 2 "it is a character device, not a results file" \
+  "$TKBENCH" compare /dev/zero "$TMP/good.json"
+mkfifo "$TMP/in.fifo"
+row read_fifo "compare of a FIFO no process writes to" 2 "it is a FIFO and no process wrote to it within 10 s" \
+  "$TKBENCH" compare "$TMP/in.fifo" "$TMP/good.json"
+# a pipe whose writer is slow (a run piped in writes its JSON at its end) is waited for
+expect 0 "" "$TKBENCH" compare <(sleep 11; cat "$TMP/good.json") "$TMP/good.json"
+printf '{"benchmarks": [{"name": "a", "real_time": NaN' >"$TMP/nan_end.json"
+row read_nan_end "a file that ends right after NaN" 2 "holds NaN at line 1" \
+  "$TKBENCH" compare "$TMP/nan_end.json" "$TMP/good.json"
+printf '{"benchmarks": [%s, %s]}' '{"name": "BM_x_median", "run_type": "aggregate", "aggregate_name": "median", "real_time": 1}' \
+  '{"name": "BM_x_median", "run_type": "aggregate", "aggregate_name": "median", "real_time": 2}' >"$TMP/twice.json"
+row read_twice "a file with an aggregate twice (the reader's warning names the entry)" 0 'entry "BM_x" appears more than once' \
+  "$TKBENCH" compare "$TMP/twice.json" "$TMP/twice.json"
+printf '{"context": {"host_name": "h\xffst"}, "benchmarks": [{"name": "BM_\xc3", "run_type": "iteration", "real_time": 1, "time_unit": "ns"}]}' >"$TMP/latin1.json"
+row merge_utf8 "merge of a file whose strings are not UTF-8" 0 "were not UTF-8; the merged file holds U+FFFD for them" \
+  "$TKBENCH" merge "$TMP/latin1.json" -o "$TMP/merged_utf8.json"
+python3 -c "import json, sys; json.loads(open(sys.argv[1], 'rb').read().decode('utf-8'))" "$TMP/merged_utf8.json" &&
+  pass || fail "merge wrote bytes that are not UTF-8"
+printf '{"benchmarks": [{"name": "BM_big", "run_type": "iteration", "real_time": 1e999, "time_unit": "ns"}]}' >"$TMP/inf.json"
+row merge_inf "merge of a file with a number beyond a double's range (1e999)" 2 "real_time is Infinity; a comparison needs a finite time" \
+  "$TKBENCH" merge "$TMP/inf.json" -o "$TMP/merged_inf.json"
+[ ! -e "$TMP/merged_inf.json" ] && pass || fail "merge_inf: a file was written"
+# outlier counts that are no int (1e300; missing, so NaN): the page counts them as 0
+python3 - "$TMP" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1] + "/good.json"))
+for b in d["benchmarks"]:
+    st = b.get("tkbench", {}).get("statistics")
+    if st:
+        st["outliers_mild"] = 1e300
+        st.pop("outliers_severe", None)
+json.dump(d, open(sys.argv[1] + "/outliers.json", "w"))
+PY
+"$TKBENCH" report "$TMP/outliers.json" -o "$TMP/outliers.html" >"$CAP/out" 2>"$CAP/err"
+rc=$?
+[ $rc -eq 0 ] && grep -q "</html>" "$TMP/outliers.html" && pass || fail "report of outlier counts beyond int: exit $rc: $(cat "$CAP/err")"
+note outliers "report of a file whose outlier counts are 1e300 or missing" $rc \
+  "the page is written; such a count is shown as 0 (converting it to int was undefined)" \
+  "tkbench report DIR/outliers.json -o DIR/outliers.html"
+python3 - "$TMP" <<'PY'
+import json, sys
+tmp = sys.argv[1]
+def doc(host, rows):
+    return {"context": {"host_name": host}, "benchmarks": rows}
+evil = "x`<img src=x onerror=alert(1)>`"
+a = doc("<script>alert(2)</script>", [
+    {"name": evil, "run_type": "iteration", "real_time": 1, "time_unit": "ns"},
+    {"name": "y", "run_type": "iteration", "error_occurred": True,
+     "error_message": "<script>alert(3)</script> [click](javascript:alert(4))"}])
+b = doc("<b onmouseover=alert(5)>", [
+    {"name": evil, "run_type": "iteration", "real_time": 2, "time_unit": "ns"},
+    {"name": "y", "run_type": "iteration", "real_time": 2, "time_unit": "ns"}])
+json.dump(a, open(f"{tmp}/evil_a.json", "w"))
+json.dump(b, open(f"{tmp}/evil_b.json", "w"))
+PY
+row md_html "compare --format markdown of files holding HTML and links" 0 "tkbench compare" \
+  "$TKBENCH" compare "$TMP/evil_a.json" "$TMP/evil_b.json" --format markdown
+# rendered as Python-Markdown renders it, where installed; else the text itself
+if /usr/bin/python3 -c 'import markdown' 2>/dev/null; then
+  /usr/bin/python3 -c 'import markdown, sys; print(markdown.markdown(open(sys.argv[1]).read(), extensions=["tables"]))' \
+    "$CAP/out" >"$TMP/md.html"
+else
+  cp "$CAP/out" "$TMP/md.html"
+  echo "(python3-markdown not installed: the Markdown text is checked instead of its rendering)"
+fi
+# a tag or a link of the files' (their text, escaped, is harmless)
+grep -qiE '<script|<img|<b |href="javascript:' "$TMP/md.html" &&
+  fail "compare's Markdown put a file's HTML or link into the page: $(grep -iE '<script|<img|<b |javascript' "$TMP/md.html" | head -3)" || pass
+
+# ---- exit codes and messages ----
+row ab_missing "ab --a-cmd naming no program" 2 "--a-cmd ./missing: No such file or directory" \
+  "$TKBENCH" ab --a-cmd ./missing --b-cmd ./missing
+for cmd in compare report; do
+  args=(compare "$TMP/good.json" "$TMP/good.json")
+  [ $cmd = report ] && args=(report "$TMP/good.json")
+  SHOW="tkbench ${args[*]} > /dev/full" \
+    row "full_$cmd" "stdout is full ($cmd)" 1 "tkbench $cmd: cannot write to stdout: No space left on device" \
+    bash -c '"$@" >/dev/full' _ "$TKBENCH" "${args[@]}"
+done
+SHOW="OMP_WAIT_POLICY=active OMP_NUM_THREADS=2 tkbench info --check" \
+  row wait_active "info --check with OMP_WAIT_POLICY=active" 0 "export OMP_WAIT_POLICY=PASSIVE instead of the ACTIVE set now" \
+  env OMP_WAIT_POLICY=active OMP_NUM_THREADS=2 "$TKBENCH" info --check
+# the C API's argument check, tested by test_standardize: listed here with the rest
+note value_tag "tkb_standardize_function given a tkb_value whose tag is 99 (C API; test_standardize)" "TKB_ERR_WRONG_KIND" \
+  "argument 'x' of toy() has tag 99, which is no tkb_value tag (they are TKB_VALUE_UNSET (0) to TKB_VALUE_STRING (7)); build it with TKB_INT(), TKB_ABSTRACT() and the like" \
+  "tkb_standardize_function(&toy_fn, &(tkb_value){.tag = 99}, 1, ...)"
 
 # ---- the docs table: these rows, then the usage errors of the golden file ----
 python3 - "$ROWS" "$SKIPS" "$DOC" "$(dirname "$0")/golden/errors.txt" "${TKB_UPDATE_GOLDEN:-0}" >"$CAP/doc" 2>&1 <<'PY'

@@ -29,7 +29,7 @@ expect 0 "" "$P" --benchmark_time_unit=us --benchmark_context=commit=abc123,host
 json_check "$TMP/gb.json" "all(b['time_unit'] == 'us' for b in d['benchmarks'])"
 json_check "$TMP/gb.json" "all(abs(b['real_time'] - b['tkbench']['statistics']['experiment_median_ms'][b['repetition_index']] * 1e3) <= 1e-9 * b['real_time'] for b in d['benchmarks'] if b['run_type'] == 'iteration')"
 json_check "$TMP/gb.json" "d['context']['commit'] == 'abc123' and d['context']['host'] == 'ci' and d['context']['interleave'] is True"
-json_check "$TMP/gb.json" "'min_time=0.02' in d['context']['stopping_rule'] and d['context']['stopping_rule'].startswith('ci:')"
+json_check "$TMP/gb.json" "'min_time=0.04' in d['context']['stopping_rule'] and 'max_time=0.08' in d['context']['stopping_rule'] and d['context']['stopping_rule'].startswith('ci:')"
 json_check "$TMP/gb.json" "isinstance(d['context']['aslr_enabled'], bool)"
 # the entry's counters: calls per second (at that experiment's median) and bytes per vector
 json_check "$TMP/gb.json" "all(abs(b['calls'] - 1e6 / b['real_time']) <= 1e-6 * b['calls'] and b['vector_bytes'] == (16384 if '_4k_' in b['name'] else 262144) for b in d['benchmarks'] if b['run_type'] == 'iteration')"

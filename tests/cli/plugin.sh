@@ -9,6 +9,13 @@ expect 0 "relu_1024x256_forward_and_vjp_c" "$TKBENCH" run --load "$PLUGIN" --fil
   --iterations 2 --experiments 2 --out "$TMP/relu.json"
 json_check "$TMP/relu.json" "sorted({b['run_name'] for b in d['benchmarks']}) == ['relu_1024x256_forward_and_vjp_c', 'relu_1024x256_forward_c', 'relu_256x256_forward_and_vjp_c', 'relu_256x256_forward_c'] and len(d['benchmarks']) == 4 * (2 + 4)"
 json_check "$TMP/relu.json" "all(b['items_per_second'] > 0 for b in d['benchmarks'] if b['run_type'] == 'iteration')"
+# --load alone chooses the plugin's entries, not the builtin suite beside them, and says so
+expect 0 "the 4 entries of --load" "$TKBENCH" run --load "$PLUGIN" --mode forward,forward_and_vjp \
+  --iterations 2 --experiments 1 --out "$TMP/only.json"
+json_check "$TMP/only.json" "sorted({b['run_name'] for b in d['benchmarks']}) == ['relu_1024x256_forward_and_vjp_c', 'relu_1024x256_forward_c', 'relu_256x256_forward_and_vjp_c', 'relu_256x256_forward_c']"
+expect 0 "4 of " "$TKBENCH" list --load "$PLUGIN"
+# any other choice (here --op) chooses among every entry, as without --load
+expect 0 "normalization" "$TKBENCH" list --load "$PLUGIN" --op normalization,relu
 # a plugin named twice is loaded once
 expect 0 "relu_256x256_forward_c" "$TKBENCH" list --load "$PLUGIN" --load "$PLUGIN" --filter '^relu_'
 # a bare file name means the file in the current directory

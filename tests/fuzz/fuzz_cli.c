@@ -2,21 +2,41 @@
  * fuzz_cli.c - the command line in process (tkb_main): the input is the arguments, one
  * a line. Every command may be given, with any flags; a run or check is held to this
  * harness's two small entries (fuzz_1k, a reference and a c implementation) and one
- * timed call in process, so an input costs milliseconds. Arguments that would write
- * files or load code (--out, --resume, --trace-dir, --load, --benchmark_out) are left
- * out: those paths have their own tests.
+ * timed call in process, so an input costs milliseconds: the bounding flags go after the
+ * input's own whenever tkb_main would run entries, by the same rule it uses to pick the
+ * command (no command, a --benchmark_* flag or Google Benchmark's --v mean `run`; the
+ * input `--v` `-6` ran the whole default suite once). Arguments that would write files,
+ * load code or start programs (--out, --resume, --trace-dir, --load, --benchmark_out,
+ * --history and the store-writing `history prune` and `history import`, merge's and
+ * report's -o, ab's sides and outputs) are left out, and so is "--" (after it
+ * the bounding flags would be operands): those paths have their own tests.
  */
 #include "fuzz.h"
 
 #include "cli.h"
 #include "../toy_fn.h"
 
-static const char *const forbidden[] = {"--out", "--resume", "--trace-dir", "--load", NULL};
+static const char *const forbidden[] = {"--out", "--resume", "--trace-dir", "--load", "--history", "prune",
+                                        "import", NULL};
+/* flags that are forbidden as a whole word (or word=value) only: a prefix would catch
+ * others ("--a" is also the start of "--alpha") */
+static const char *const forbidden_words[] = {"-o", "--a", "--b", "--a-cmd", "--b-cmd", "--", NULL};
 
 static bool allowed(const char *arg) {
   for (size_t k = 0; forbidden[k]; k++)
     if (!strncmp(arg, forbidden[k], strlen(forbidden[k]))) return false;
+  for (size_t k = 0; forbidden_words[k]; k++) {
+    const size_t n = strlen(forbidden_words[k]);
+    if (!strncmp(arg, forbidden_words[k], n) && (arg[n] == '\0' || (n > 2 && arg[n] == '=')))
+      return false;
+  }
   return strncmp(arg, "--benchmark_out", 15) != 0 || !strncmp(arg, "--benchmark_out_format", 22);
+}
+
+/* tkb_main's rule for a command line that names no command: then it runs `run`. */
+static bool implied_run(int argc, char **argv) {
+  return argc < 2 || !strncmp(argv[1], "--benchmark_", 12) || !strcmp(argv[1], "--v") ||
+         !strncmp(argv[1], "--v=", 4);
 }
 
 /* After the input's own: the last of each flag wins, so these bound what runs. */
@@ -39,6 +59,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
     if (tkb_register_benchmark(&d) != TKB_OK) abort();
   }
   tkb_set_num_threads(1);
+  unsetenv("TKB_HISTORY"); /* a run would record into the user's store */
   return 0;
 }
 
@@ -53,7 +74,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (!allowed(line)) goto done;
     argv[argc++] = line;
   }
-  const bool run = argc < 2 || !strcmp(argv[1], "run") || !strncmp(argv[1], "--benchmark_", 12);
+  const bool run = implied_run(argc, argv) || !strcmp(argv[1], "run");
   const char *const *tail = run ? run_tail : !strcmp(argv[1], "check") ? check_tail : NULL;
   /* list --verbose standardizes thousands of entries: too slow to repeat per input */
   for (int i = 1; i < argc; i++)

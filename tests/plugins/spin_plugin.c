@@ -9,6 +9,11 @@
  *                that variable names a file: how a test sees which side ran when
  *   SPIN_CRASH   spin_crash_forward_c raises SIGSEGV on its first call
  *
+ * TKB_SPIN_ONLY=K (thousands of steps, as in the names) applies SPIN_FACTOR to
+ * spin_<K>k_forward_c alone and runs the others at 1x: a change one entry takes while the
+ * entries measured beside it in the same run stay put, as a code change does (a
+ * machine's step moves them all).
+ *
  * Entries (tags "spin"), in this order: spin_crash_forward_c (10k steps, unless
  * SPIN_CRASH), then spin_<K>k_forward_c for K in 10, 20, ..., 120 (thousands of steps
  * per call).
@@ -17,6 +22,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,10 +49,40 @@ static void log_call(void) {
   if (log_fd >= 0 && write(log_fd, SPIN_LABEL "\n", sizeof SPIN_LABEL) < 0) log_fd = -1;
 }
 
+/* The factor for an entry of `steps` steps (TKB_SPIN_ONLY, read once). */
+static double factor_for(int64_t steps) {
+  static long only = -2; /* -2: not read yet; -1: every entry */
+  if (only == -2) {
+    const char *k = getenv("TKB_SPIN_ONLY");
+    only = k && *k ? atol(k) * 1000 : -1;
+  }
+  return only < 0 || only == steps ? SPIN_FACTOR : 1.0;
+}
+
+/* The arguments, looked up by name once per entry: a lookup per call (two name
+ * comparisons over the parameters, about 190 instructions) would be timed with the work. */
+typedef struct spin_state {
+  int64_t steps;
+  bool crash;
+} spin_state;
+
+static tkb_status spin_prepare(const tkb_args *a, void **state) {
+  spin_state *s = malloc(sizeof *s);
+  if (!s) return tkb_set_error(TKB_ERR_OUT_OF_MEMORY, "spin: out of memory for its state");
+  const int64_t base = tkb_args_int(a, "steps");
+  s->steps = (int64_t)(factor_for(base) * (double)base);
+  s->crash = SPIN_CRASH && tkb_args_int(a, "crash");
+  *state = s;
+  return TKB_OK;
+}
+
+static void spin_release(void *state) { free(state); }
+
 static tkb_status spin_forward(const tkb_args *a, void *state, tkb_array *const *outputs) {
-  (void)state;
-  const int64_t steps = (int64_t)(SPIN_FACTOR * (double)tkb_args_int(a, "steps"));
-  if (SPIN_CRASH && tkb_args_int(a, "crash")) raise(SIGSEGV);
+  (void)a;
+  const spin_state *s = state;
+  const int64_t steps = s->steps;
+  if (s->crash) raise(SIGSEGV);
   uint64_t x = 88172645463325252ull;
   for (int64_t i = 0; i < steps; i++) x = x * 6364136223846793005ull + 1442695040888963407ull;
   ((float *)outputs[0]->data)[0] = (float)(x >> 40);
@@ -66,7 +102,7 @@ static const tkb_param spin_params[] = {{.name = "steps", .kind = TKB_KIND_INT},
                                         {.name = "crash", .kind = TKB_KIND_INT}};
 
 static const tkb_fn spin = {.name = "spin", .params = spin_params, .n_params = 2, .infer = spin_infer,
-                            .forward = spin_forward};
+                            .prepare = spin_prepare, .release = spin_release, .forward = spin_forward};
 
 static char names[13][32];
 static tkb_value args[13][2];
