@@ -23,8 +23,11 @@ build: bootstrap
 	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release >/dev/null
 	cmake --build $(BUILD) -j $(JOBS)
 
+# The sanitizer tree takes the Release tree's CUDA plugin when there is one instead of
+# running nvcc again (CMakeLists.txt, TKB_CUDA_PLUGIN, says why that loses nothing).
 build-asan: bootstrap
-	cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DTKB_SANITIZE=ON >/dev/null
+	plugin=$(abspath $(BUILD))/libtkbench-cuda.so; [ -f "$$plugin" ] || plugin=; \
+	cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DTKB_SANITIZE=ON -DTKB_CUDA_PLUGIN="$$plugin" >/dev/null
 	cmake --build $(ASAN_BUILD) -j $(JOBS)
 
 # CTest lists the skipped tests but not why: a test that skips (exit 77, e.g. no OpenCL
@@ -42,7 +45,8 @@ test-asan: build-asan bootstrap-test
 	  -j $(JOBS); rc=$$?; $(SKIP_REASONS); exit $$rc; }
 
 # The libFuzzer harnesses (tests/fuzz) in a clang tree of their own: a short run of each
-# (10 s) as a test, and `make fuzz` for long runs (FUZZ_SECONDS per harness).
+# (10 s) as a test, side by side (each harness fuzzes on one thread), and `make fuzz` for
+# long runs (FUZZ_SECONDS per harness).
 build-fuzz: bootstrap-test
 	cmake -S . -B $(FUZZ_BUILD) -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=Debug -DTKB_FUZZ=ON \
 	  -DTKB_CUDA=OFF -DTKB_CUDA_EMU=OFF >/dev/null
@@ -50,7 +54,7 @@ build-fuzz: bootstrap-test
 
 test-fuzz:
 	@if command -v clang >/dev/null 2>&1; then $(MAKE) --no-print-directory build-fuzz && \
-	  cd $(FUZZ_BUILD) && ctest -R '^fuzz_' --output-on-failure; \
+	  cd $(FUZZ_BUILD) && ctest -R '^fuzz_' --output-on-failure -j $(JOBS); \
 	else echo "test-fuzz: SKIPPED: no clang (scripts/bootstrap.sh installs it as root)"; fi
 
 fuzz: build-fuzz

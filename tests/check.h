@@ -7,6 +7,7 @@
 #define TKB_CHECK_H
 
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -80,6 +81,15 @@ static int check_passed_, check_failed_;
 static inline int check_quick(void) {
   const char *q = getenv("TKB_TEST_QUICK");
   return q && *q && strcmp(q, "0") != 0;
+}
+
+/* Whether this run takes case i of a long list: TKB_TEST_PART=k/n gives it every n-th case
+ * from the k-th (CTest runs the n parts side by side); unset, every case. */
+static inline bool check_part_takes(size_t i) {
+  const char *p = getenv("TKB_TEST_PART");
+  unsigned k, n;
+  if (!p || sscanf(p, "%u/%u", &k, &n) != 2 || n == 0) return true;
+  return i % n == k;
 }
 
 #endif

@@ -14,6 +14,8 @@
  *     seed so that its prepare hook runs under it (TKB_TEST_QUICK leaves out
  *     forward_and_vjp, which is forward and vjp once more).
  * Paths with extensions (avx512 with AVX512-BF16) run with and without them.
+ * TKB_TEST_PART=k/n (check.h) splits the suite's entries, and the fill, convert and
+ * bfloat16 cases, into parts that CTest runs side by side.
  */
 #include "tkbench.h"
 #include "check.h"
@@ -291,12 +293,13 @@ static double max_abs(const tkb_array *a) {
 
 static void test_entries(path *paths, int np) {
   CHECK_OK(tkb_register_builtin_ops());
-  int entries = 0, outputs = 0, identical = 0;
+  int entries = 0, outputs = 0, identical = 0, seen = 0;
   for (size_t i = 0; i < tkb_registry_count(); i++) {
     const tkb_benchmark_def *d = tkb_registry_get(i);
     if (!tkb_registry_has_tag(i, "cpu") || strcmp(d->impl_name, "cpu") != 0) continue;
     /* the sanitizer run: forward_and_vjp is forward and vjp once more */
     if (check_quick() && d->mode == TKB_MODE_FORWARD_AND_VJP) continue;
+    if (!check_part_takes((size_t)seen++)) continue; /* another part's */
     use(paths[0]);
     tkb_arrays *want = run_entry(i);
     if (!want) continue;
@@ -336,9 +339,10 @@ int main(void) {
   const int np = paths_here(paths);
   const tkb__isa start = tkb__cpu_isa();
   test_choice();
-  test_fill(paths, np);
-  test_convert(paths, np);
-  test_bf16_specials(paths, np);
+  /* each in one part (every one when the test is not split) */
+  if (check_part_takes(0)) test_fill(paths, np);
+  if (check_part_takes(1)) test_convert(paths, np);
+  if (check_part_takes(2)) test_bf16_specials(paths, np);
   test_entries(paths, np);
   CHECK_OK(tkb__cpu_isa_set(start, true));
   return CHECK_DONE();

@@ -1,7 +1,8 @@
 # cpu_isa.sh - the cpu kernels' paths through the command line: `info` names the path
 # (TKB_CPU_ISA forces one the CPU runs; an unknown value is a warning and the best path
 # runs), a run records it (JSON context and metadata: cpu_isa), and `check` passes every
-# cpu-tagged entry of the suite on every path this machine runs.
+# cpu-tagged entry of the suite on every path this machine runs. TKB_TEST_PART=k/n
+# (lib.bash's part_takes) gives a run every n-th path, and part 0 the rest.
 . "$(dirname "$0")/lib.bash"
 
 # the paths this CPU runs: info says "this CPU runs up to X" when a lower one is forced
@@ -15,13 +16,21 @@ case "$best" in
 esac
 grep -q "the best this CPU runs" "$CAP/info" && pass || fail "info without TKB_CPU_ISA: $(grep kernels "$CAP/info")"
 
+i=0
 for p in $paths; do
+  part_takes $((i++)) || continue
   expect 0 "kernels    $p" env TKB_CPU_ISA=$p "$TKBENCH" info
   # the suite's cpu entries against their references on this path
   expect 0 " 0 failed" env TKB_CPU_ISA=$p "$TKBENCH" check
   grep -q "^FAIL" "$CAP/out" && fail "check on $p: $(grep '^FAIL' "$CAP/out" | head -5)"
   [ -s "$CAP/err" ] && grep -q warning "$CAP/err" && fail "check on $p warned: $(cat "$CAP/err")"
 done
+
+# the rest is part 0's
+if ! part_takes 0; then
+  finish
+  exit
+fi
 
 # a run records the path
 env TKB_CPU_ISA=portable "$TKBENCH" run --filter '^cpu_96x96x64_forward_cpu$' --iterations 2 \

@@ -14,6 +14,15 @@ FAILED=0 PASSED=0
 fail() { echo "FAIL: $*" >&2; FAILED=$((FAILED + 1)); }
 pass() { PASSED=$((PASSED + 1)); }
 
+# part_takes I: whether this run takes case I of a long list: TKB_TEST_PART=k/n (as
+# tests/check.h's check_part_takes) gives it every n-th case from the k-th; unset, every one.
+part_takes() {
+  local part=${TKB_TEST_PART:-} k n
+  [ -z "$part" ] && return 0
+  k=${part%/*} n=${part#*/}
+  [ $(($1 % n)) -eq "$k" ]
+}
+
 # expect RC NEEDLE CMD...: runs CMD, checks its exit status and that stdout+stderr hold NEEDLE.
 expect() {
   local want=$1 needle=$2
