@@ -31,9 +31,12 @@ struct tkb__session {
   int64_t elapsed_ns;        /* wall time of this session's experiments so far */
   size_t held;               /* the most bytes held in any experiment */
   tkb__perf perf;            /* perf_counters' events; perf.n == 0: none */
+  tkb__counter counter;      /* the instructions method's counts */
+  bool counting;             /* the method counts instead of timing */
   tkb_meta notes[MAX_NOTES];
   char note_text[MAX_NOTES][2][400];
   char trace[1100];
+  char count_source[600];    /* the counter's description, kept past its close */
 };
 
 /* Room for one more sample. The buffers are sized from the rule's bound before the
@@ -99,9 +102,13 @@ static tkb_status samples_init(tkb__samples *s, size_t bound, int experiments, b
  * in a power of two. Device methods time each call on the device: never batched. */
 static tkb_status choose_batch(tkb__measure *m, const tkb__method *method, const tkb__stop_rule *rule,
                                double *clock_read_ns) {
+  m->batch = 1;
+  if (method->reading == TKB__READ_COUNT) { /* no clock is read: the floor is a count */
+    *clock_read_ns = 0;
+    return tkb__measure_count_floor(m);
+  }
   *clock_read_ns = tkb__clock_read_ns(m->meter.clock, 5, 200);
   tkb__measure_cpu_floor(m);
-  m->batch = 1;
   if (!rule->batches || method->reading > TKB__READ_CPU) return TKB_OK;
   double call_ms;
   tkb_status st = tkb__measure_calibrate(m, &call_ms);
@@ -153,6 +160,7 @@ void tkb__session_free(tkb__session *ss) {
   if (!ss) return;
   if (ss->meter_open) tkb__meter_close(&ss->m.meter);
   tkb__perf_close(&ss->perf);
+  tkb__counter_close(&ss->counter);
   samples_free(&ss->s);
   free(ss->rule_state);
   free(ss);
@@ -180,11 +188,15 @@ tkb_status tkb__session_open(tkb_compiled *c, const tkb_bench_opts *opts, tkb__s
                          .throttle_retries = ss->o.throttle_retries,
                          .read_state = f->device->backend->device_state, .batch = 1,
                          .first_call_ms = NAN,
-                         .cpu_clock = method->reading == TKB__READ_CPU ? NULL : tkb__cpu_now_ns,
+                         .cpu_clock = method->reading == TKB__READ_CPU ||
+                                              method->reading == TKB__READ_COUNT
+                                          ? NULL
+                                          : tkb__cpu_now_ns,
                          .min_warmup_ms = ss->o.min_warmup_ms};
   /* checked by tkb__bench_check: parsing cannot fail now */
   tkb__perf_parse(ss->o.perf_counters, &ss->perf);
   if (ss->perf.n) ss->m.perf = &ss->perf;
+  ss->counting = method->reading == TKB__READ_COUNT;
   ss->facts = (tkb__run_facts){.method = method, .o = &ss->o, .stop = &ss->stop, .trace = "",
                                .lower_time_ms = c->lower_time_ms, .compile_time_ms = c->compile_time_ms};
   st = samples_init(&ss->s, stop.rule->max_samples(ss->rule_state), ss->o.experiments,
@@ -203,6 +215,8 @@ void tkb__session_pause(tkb__session *ss) {
   copy_notes(ss);
   tkb__meter_close(&ss->m.meter);
   tkb__perf_close(&ss->perf); /* the totals stay */
+  tkb__counter_close(&ss->counter); /* its floor and totals too */
+  ss->m.counter = NULL;
   ss->meter_open = false;
 }
 
@@ -225,6 +239,11 @@ static tkb_status conclude(tkb__session *ss) {
   facts->timed_out = ss->stop.rule->timed_out && ss->stop.rule->timed_out(ss->rule_state);
   facts->peak_memory_mb = (double)ss->held / 1e6;
   facts->perf = ss->perf.n ? &ss->perf : NULL;
+  if (ss->counting) {
+    facts->counter = &ss->counter;
+    snprintf(ss->count_source, sizeof ss->count_source, "%s", ss->counter.src->describe(&ss->counter));
+    facts->count_source = ss->count_source;
+  }
   tkb__session_pause(ss);
   ss->done = true;
   return st;
@@ -261,12 +280,21 @@ tkb_status tkb__session_experiment(tkb__session *ss, bool *done) {
   tkb_std_fn *f = ss->c->f;
   tkb_status st = TKB_OK;
   if (!ss->meter_open) {
-    st = tkb__meter_open(&ss->m.meter, f->device, ss->method, &ss->o);
+    /* counting: the counter empties the caches it counts (cold_cache), not the meter */
+    tkb_bench_opts mo = ss->o;
+    if (ss->counting) mo.cold_cache = false;
+    st = tkb__meter_open(&ss->m.meter, f->device, ss->method, &mo);
     if (st) return st;
     if ((st = tkb__perf_open(&ss->perf)) != TKB_OK) {
       tkb__meter_close(&ss->m.meter);
       return st;
     }
+    if (ss->counting && (st = tkb__counter_open(&ss->counter, ss->o.cold_cache, TKB__NAME_FIELDS)) != TKB_OK) {
+      tkb__perf_close(&ss->perf);
+      tkb__meter_close(&ss->m.meter);
+      return st;
+    }
+    if (ss->counting) ss->m.counter = &ss->counter;
     ss->meter_open = true;
   }
   tkb__std_bind_call(f, ss->c->args);
