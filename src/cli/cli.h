@@ -17,6 +17,7 @@
 
 #include "runner.h"
 
+#include <limits.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -398,6 +399,43 @@ int tkb__compare_outputs_check(const char *cmd, const tkb__compare_args *a);
 /* Writes the comparison (stdout, --out) and applies --fail-on, saying why on stderr.
  * Returns TKB_EXIT_OK, or TKB_EXIT_FAILED when the gate fails or --out cannot be written. */
 int tkb__compare_emit(const char *cmd, const tkb__comparison *c, const tkb__compare_args *a);
+
+/* ---- counting instructions (count_exec.c) ---- */
+/* What a run of --method instructions needs: which source counts, and for Callgrind the
+ * valgrind that re-executes the workers and a folder for its files. */
+typedef struct tkb__count_plan {
+  bool counting;            /* the run's method is instructions */
+  const char *source;       /* "callgrind" or "perf_event" (static) */
+  bool reexec;              /* each worker is this program again, under Callgrind */
+  char valgrind[PATH_MAX];  /* the valgrind that runs them */
+  char dir[PATH_MAX];       /* Callgrind's dumps and Valgrind's logs ("" until prepared) */
+  int argc;                 /* the run command's own arguments, given to each worker */
+  char **argv;
+} tkb__count_plan;
+/* True for the method that counts instructions ("instructions"). */
+bool tkb__counting_method(const char *method);
+/* The plan for --count-source `source` (NULL: auto): under Callgrind already, that; else
+ * perf_event when the CPU's counter answers (auto, perf_event), else Callgrind through
+ * valgrind on PATH (or TKB_VALGRIND). 0, or TKB_EXIT_USAGE after saying what is missing
+ * and how to install it. */
+int tkb__count_plan_make(const char *cmd, const char *source, tkb__count_plan *p);
+/* Before the run: keeps argc/argv (the command's, argv[0] its name) and makes the folder
+ * when re-executing. 0 or TKB_EXIT_FAILED after saying why. */
+int tkb__count_prepare(const char *cmd, tkb__count_plan *p, int argc, char **argv);
+/* After the run: shows what Valgrind's logs hold beyond its notes on the caches, and
+ * removes the folder. */
+void tkb__count_finish(const char *cmd, tkb__count_plan *p);
+/* The runner's exec_worker (user: the plan): this program's `run` with the plan's
+ * arguments and --count-worker, under Callgrind. Returns only on failure. */
+tkb_status tkb__count_exec(void *user, const size_t *positions, const size_t *entries, size_t n);
+/* argv (NULL-ended) behind the valgrind command line that counts under Callgrind, for a
+ * process of ab's; the environment is set for it too. NULL when out of memory; free with
+ * tkb__count_wrap_free. */
+char **tkb__count_wrap(const tkb__count_plan *p, char *const *argv);
+void tkb__count_wrap_free(char **v);
+/* `run --count-worker FD:POSITION=ENTRY,...`, the re-executed worker: runs those entries
+ * with runner, each result sent over the inherited descriptor FD. Returns the exit code. */
+int tkb__count_worker(const char *spec, const tkb__runner *runner);
 
 /* ---- `ab`'s workers (ab_worker.c) ---- */
 /*

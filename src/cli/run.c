@@ -39,6 +39,8 @@ typedef struct run_args {
   const char *gb_format, *gb_out_format; /* --benchmark_format, --benchmark_out_format */
   bool list_tests;
   bool serve;         /* `ab`'s worker (ab_worker.c) */
+  const char *count_source;    /* --count-source: what counts for --method instructions */
+  const char *count_worker;    /* --count-worker: a worker re-executed under Callgrind */
   double min_warmup_ms;        /* --warmup-ms, --benchmark_min_warmup_time */
   const char *perf_counters;   /* --perf-counters, --benchmark_perf_counters */
   const char *time_unit;       /* --time-unit, --benchmark_time_unit */
@@ -175,6 +177,16 @@ static const tkb__flag run_flags[] = {
               "the metadata's \"blocking_kernel\" says how that went",
      .help = "cuda_events only: start the events as soon as they are queued, so each call's "
              "time includes the host's gaps between its launches."},
+    {.name = "--count-source", .metavar = "SOURCE", .kind = TKB__FLAG_TEXT,
+     .offset = AT(count_source), .shown = "auto",
+     .help = "--method instructions only: what counts each call's instructions. callgrind: "
+             "Valgrind's Callgrind (valgrind must be installed), which runs each entry's worker "
+             "20-100x slower but counts exactly, the same on every run and machine, and counts "
+             "its simulated caches' misses too; perf_event: the CPU's own counter (a PMU, which "
+             "most virtual machines and CI runners lack), at full speed, instructions only; "
+             "auto: perf_event where the PMU answers, else callgrind. The counts are per call, "
+             "summed over the threads; --method instructions counts with one OpenMP thread "
+             "unless --threads says otherwise."},
     {.name = "--perf-counters", .metavar = "EVENTS", .kind = TKB__FLAG_TEXT,
      .offset = AT(perf_counters), .shown = "none",
      .help = "Also count these perf events over the timed calls, comma-separated: {perf_events}. "
@@ -232,6 +244,10 @@ static const tkb__flag run_flags[] = {
              "the device."},
     {.name = "--serve", .kind = TKB__FLAG_SWITCH, .offset = AT(serve), .hidden = true,
      .help = "Answer ab's requests on stdin instead of running the entries."},
+    {.name = "--count-worker", .metavar = "FD:POSITION=ENTRY,...", .kind = TKB__FLAG_TEXT,
+     .offset = AT(count_worker), .hidden = true,
+     .help = "Be the worker of a counting run, re-executed under Callgrind: run these entries "
+             "and send their results over descriptor FD (count_exec.c)."},
     {.name = "--benchmark_min_time", .metavar = "TIME", .kind = TKB__FLAG_TEXT,
      .offset = AT(gb_min_time), .check = check_gb_min_time,
      .help = "Seconds (0.5 or 0.5s) become the stopping rule's min_time (--stop "
@@ -404,7 +420,7 @@ static void fill_context(tkb__report_ctx *ctx, const run_args *a, const tkb__dev
 }
 
 static tkb__runner make_runner(const run_args *a, const char *method, tkb__run_output *o,
-                               bool isolate, double timeout_s) {
+                               bool isolate, double timeout_s, tkb__count_plan *plan) {
   tkb_bench_opts b = bench_opts(a);
   b.method = method;
   return (tkb__runner){.device = a->sel.device,
@@ -416,7 +432,9 @@ static tkb__runner make_runner(const run_args *a, const char *method, tkb__run_o
                        .stop_on_signal = true,
                        .on_start = tkb__run_output_start,
                        .on_done = tkb__run_output_entry,
-                       .user = o};
+                       .user = o,
+                       .exec_worker = plan->reexec ? tkb__count_exec : NULL,
+                       .exec_user = plan};
 }
 
 /* The exit status of a run that went to its end or was stopped. */
@@ -436,10 +454,14 @@ static bool use_color(const run_args *a) {
 static int run_selected(const run_args *a, const char *out, const tkb__device_facts *d,
                         const tkb__format *stdout_fmt, const tkb__format *file_fmt,
                         const size_t *idx, size_t n, const tkb__shard_info *shard, bool isolate,
-                        double timeout_s) {
+                        double timeout_s, tkb__count_plan *plan) {
   tkb__report_ctx ctx;
   char stop[256];
   fill_context(&ctx, a, d, idx, n, shard, stop, sizeof stop);
+  if (plan->counting) { /* the machine's load and clocks move times, not counts */
+    ctx.count_source = plan->source;
+    ctx.n_warnings = 0;
+  }
   const bool to_stdout = !(a->quiet && stdout_fmt->live_view);
   tkb__run_output o = {.cmd = CMD,
                        .out = out,
@@ -462,7 +484,7 @@ static int run_selected(const run_args *a, const char *out, const tkb__device_fa
     if (!tkb__run_output_resumed(&o, tkb_registry_full_name(idx[k]))) todo[m++] = idx[k];
   for (size_t i = 0; i < o.resumed.n; i++) resumed_failed += o.resumed.results[i].bd == NULL && !o.resumed.results[i].skipped;
   tkb__progress_begin(&o.progress, stderr, !a->quiet && isatty(fileno(stderr)), o.resumed.n + m);
-  tkb__runner runner = make_runner(a, d->method, &o, isolate, timeout_s);
+  tkb__runner runner = make_runner(a, d->method, &o, isolate, timeout_s, plan);
   tkb__run_count count = tkb__run_entries(&runner, todo, m);
   free(todo);
   tkb__run_summary s = {.n_selected = m,
@@ -512,11 +534,47 @@ static int run_devices(const run_args *a, const tkb__format *stdout_fmt, const t
   return tkb__run_devices(CMD, a->sel.device, a->sel.shard, stdout_fmt->name, a->out, a->quiet, argc, argv);
 }
 
+/* The flags --method instructions cannot honour, and those only it takes: 0, or
+ * TKB_EXIT_USAGE after naming the flag. (--cold-cache, --perf-counters and the device
+ * are checked with the method, by tkb__bench_check and the counter's source.) */
+static int check_counting(const run_args *a, const tkb__count_plan *plan) {
+  if (!plan->counting) {
+    if (a->count_source)
+      return tkb__usage(CMD, "--count-source %s applies only to --method instructions; this run "
+                        "uses --method %s", a->count_source, a->method);
+    return 0;
+  }
+  if (a->interleave)
+    return tkb__usage(CMD, "--interleave cannot be honoured with --method instructions: it spreads "
+                      "a drift of the machine over every entry, and a count does not drift (each "
+                      "entry is counted in a worker of its own); drop --interleave");
+  if (a->time_unit)
+    return tkb__usage(CMD, "--time-unit %s cannot be honoured with --method instructions: its values "
+                      "are instructions per call, not times; drop --time-unit", a->time_unit);
+  if (a->cold_cache && strcmp(plan->source, "perf_event") == 0)
+    return tkb__usage(CMD, "--cold-cache cannot be honoured with --method instructions counted by "
+                      "perf_event (the CPU's counter): it counts instructions alone, which a cold "
+                      "cache does not change; --count-source callgrind empties the simulated caches "
+                      "it counts the misses of");
+  return 0;
+}
+
 /* Everything after parsing. */
 static int run(run_args *a, int argc, char **argv) {
   if (apply_gb(a)) return TKB_EXIT_USAGE;
   if (tkb__load_plugins(CMD, &a->sel.loads)) return TKB_EXIT_USAGE;
+  /* counts are of the work alone with one OpenMP thread: more add what the threads run
+   * while they wait for each other, which varies (README: Exact counts for CI) */
+  if (tkb__counting_method(a->method) && !a->threads) a->threads = 1;
   if (a->threads) tkb_set_num_threads(a->threads);
+  if (a->count_worker) { /* this program again, under Callgrind: the entries it is given */
+    const tkb__runner runner = {.device = a->sel.device, .seed = a->seed, .bench = bench_opts(a)};
+    return tkb__count_worker(a->count_worker, &runner);
+  }
+  tkb__count_plan plan = {0};
+  if (tkb__counting_method(a->method) && !a->list_tests && tkb__count_plan_make(CMD, a->count_source, &plan))
+    return TKB_EXIT_USAGE;
+  if (check_counting(a, &plan)) return TKB_EXIT_USAGE;
   const tkb__format *stdout_fmt, *file_fmt;
   const char *out = a->resume ? a->resume : a->out;
   if (a->resume && a->out && strcmp(a->resume, a->out) != 0)
@@ -544,6 +602,14 @@ static int run(run_args *a, int argc, char **argv) {
   /* ab's worker serves its entries in this process */
   int rc = a->serve ? 0 : tkb__isolation(CMD, &a->iso, a->sel.device, n, &isolate, &timeout_s);
   if (a->serve) isolate = false, timeout_s = 0;
+  if (!rc && plan.reexec && !a->serve) { /* Callgrind counts a worker it started: always one */
+    if (a->iso.no_isolate)
+      rc = tkb__usage(CMD, "--no-isolate cannot be honoured with --method instructions here: each entry "
+                      "is counted in a worker process that Valgrind starts (this machine's CPU counter "
+                      "does not answer); to count in one process, run it under Valgrind yourself: "
+                      "valgrind --tool=callgrind --collect-atstart=no %s run ...", tkb__prog);
+    isolate = true;
+  }
   if (!rc) {
     const tkb_bench_opts o = bench_opts(a);
     rc = tkb__device_find(CMD, a->sel.device, &o, a->peaks, isolate, timeout_s, &facts);
@@ -552,8 +618,11 @@ static int run(run_args *a, int argc, char **argv) {
     rc = serve_selected(a, &facts, idx, n, &shard);
   else if (!rc && out && tkb__outfile_check(out) != TKB_OK)
     rc = tkb__usage(CMD, "--out: %s", tkb_last_error());
-  else if (!rc)
-    rc = run_selected(&with_out, out, &facts, stdout_fmt, file_fmt, idx, n, &shard, isolate, timeout_s);
+  else if (!rc && (rc = tkb__count_prepare(CMD, &plan, argc, argv)) == 0) {
+    rc = run_selected(&with_out, out, &facts, stdout_fmt, file_fmt, idx, n, &shard, isolate, timeout_s,
+                      &plan);
+    tkb__count_finish(CMD, &plan);
+  }
   free(idx);
   return rc;
 }

@@ -16,6 +16,9 @@
  * entry or per number could make two runs of the same entry incomparable.
  * Counters (an entry's own, the perf events) are keys of their own in each row, as Google
  * Benchmark writes its user counters.
+ * A count (the instructions method) is no time: its rows say "time_unit": "instructions"
+ * and their real_time and cpu_time are instructions per call, the aggregates' unit
+ * likewise, and the tkbench object's "value_unit" says that its "_ms" numbers are counts.
  * The context comes first and says whether the run was interrupted, so the entries are
  * written into memory as they finish and the document is put together at the end.
  */
@@ -103,7 +106,7 @@ static const char *const context_keys[] = {
     "json_schema_version", "library", "device", "device_description", "cpu_model", "method",
     "seed", "iterations", "experiments", "interval_ms", "warmup", "stopping_rule", "interleave",
     "interrupted", "peaks", "shard", "slurm", "device_uuid", "environment", "load_avg_start",
-    "load_avg_end", "load_exceeded_cores", "warnings", "merged", "missing_shards"};
+    "load_avg_end", "load_exceeded_cores", "warnings", "merged", "missing_shards", "count_source"};
 
 bool tkb__context_key_taken(const char *key, size_t len) {
   for (size_t k = 0; k < TKB_ARRAY_LEN(context_keys); k++)
@@ -151,6 +154,8 @@ void tkb__json_write_context(jw *w, const tkb__report_ctx *ctx, const tkb__run_s
   jw_string(w, "cpu_model", host->cpu_model);
   jw_string(w, "cpu_isa", tkb_cpu_isa());
   jw_string(w, "method", ctx->method);
+  /* the instructions method: what counted (callgrind, perf_event) */
+  if (ctx->count_source) jw_string(w, "count_source", ctx->count_source);
   jw_uint(w, "seed", ctx->seed);
   jw_int(w, "iterations", ctx->iterations);
   jw_int(w, "experiments", ctx->experiments);
@@ -295,6 +300,8 @@ static void write_tkbench(jw *w, const tkb__result *r, int experiment) {
   for (int i = 0; bd->cpu_times_ms && i < bd->n_evaluation_times; i++) jw_number(w, NULL, bd->cpu_times_ms[i]);
   jw_end_array(w);
   jw_number(w, "median_evaluation_time_ms", bd->median_evaluation_time_ms);
+  /* the instructions method: every "_ms" number of this object is a count in this unit */
+  if (tkb__counted(bd)) jw_string(w, "value_unit", bd->value_unit);
   jw_number(w, "peak_memory_mb", bd->peak_memory_mb);
   jw_begin_object(w, "metadata");
   /* the entry's own first, Tokamax's `metadata | benchmark_data.metadata`: the run's win */
@@ -409,8 +416,10 @@ static void write_failed(jw *w, const row_form *form, const tkb__result *r, int 
 static void write_runs(jw *w, const row_form *form, const tkb__result *r) {
   const tkb_benchmark_data *bd = r->bd;
   const int n = bd->experiments;
-  const double per = form->per;
-  const char *unit = form->unit;
+  /* a count is written as counted, in a unit of its own: never a time */
+  const bool counted = tkb__counted(bd);
+  const double per = counted ? 1e6 : form->per;
+  const char *unit = counted ? bd->value_unit : form->unit;
   const bool only = form->aggregates_only && n >= 2;
   for (int e = 0; e < n && !only; e++) {
     jw_begin_object(w, NULL);
@@ -458,7 +467,7 @@ static void write_runs(jw *w, const row_form *form, const tkb__result *r) {
     write_ids(w, r, name, "aggregate", n);
     jw_int(w, "threads", 1);
     jw_string(w, "aggregate_name", aggs[k].name);
-    jw_string(w, "aggregate_unit", aggs[k].time ? "time" : "percentage");
+    jw_string(w, "aggregate_unit", !aggs[k].time ? "percentage" : counted ? unit : "time");
     jw_int(w, "iterations", n);
     jw_number(w, "real_time", v);
     jw_number(w, "cpu_time", cpu);

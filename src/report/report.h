@@ -145,6 +145,8 @@ typedef struct tkb__report_ctx {
   const char *device_description;
   const char *device_uuid; /* tkb_device_uuid ("" or NULL: none) */
   const char *method;      /* resolved method name ("wallclock") */
+  const char *count_source;/* the instructions method: "callgrind" or "perf_event"; NULL
+                              for a timing method */
   uint64_t seed;
   int iterations, experiments;
   double interval_ms;
@@ -369,6 +371,13 @@ tkb_status tkb__check_report_write(const tkb__format *fmt, FILE *f, const tkb__c
                                    const tkb__check_item *items, size_t n);
 
 /* ---- units (units.c) ---- */
+/* True for data whose values are counts (the instructions method), not times. */
+bool tkb__counted(const tkb_benchmark_data *bd);
+/* A count for a table: the exact integer when it fits 9 columns, else 4 significant
+ * digits with an SI prefix ("1.235 G"); right-aligned in 9 columns; NaN gives "-". */
+void tkb__fmt_count(double v, char *buf, size_t cap);
+/* An entry's value for a table: tkb__fmt_time, or tkb__fmt_count for a count. */
+void tkb__fmt_value(const tkb_benchmark_data *bd, double v, char *buf, size_t cap);
 /* Nanoseconds in one "ns", "us", "ms" or "s"; 0 for anything else. */
 double tkb__unit_ns(const char *unit);
 /* ms in the given unit, 4 significant digits, right-aligned in 9 columns ("12.34 us"). */

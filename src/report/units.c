@@ -63,10 +63,38 @@ void tkb__fmt_si(double v, char *buf, size_t cap) {
   else snprintf(buf, cap, "%s %c", num, prefixes[p]);
 }
 
+bool tkb__counted(const tkb_benchmark_data *bd) {
+  return bd && bd->value_unit && strcmp(bd->value_unit, "instructions") == 0;
+}
+
+void tkb__fmt_count(double v, char *buf, size_t cap) {
+  if (!isfinite(v)) {
+    snprintf(buf, cap, "%9s", "-");
+    return;
+  }
+  if (fabs(v) < 1e9 && v == floor(v)) {
+    snprintf(buf, cap, "%9.0f", v);
+    return;
+  }
+  if (fabs(v) < 1e6) { /* a median of two counts: a half */
+    snprintf(buf, cap, "%9.1f", v);
+    return;
+  }
+  char num[32];
+  tkb__fmt_si(v, num, sizeof num);
+  snprintf(buf, cap, "%9s", num);
+}
+
+void tkb__fmt_value(const tkb_benchmark_data *bd, double v, char *buf, size_t cap) {
+  if (tkb__counted(bd)) tkb__fmt_count(v, buf, cap);
+  else tkb__fmt_time(v, buf, cap);
+}
+
 void tkb__throughput(const tkb__result *r, double ms, double *items_s, double *bytes_s,
                      double *flops_s) {
   double s = ms / 1e3;
-  bool ok = r->bd && isfinite(s) && s > 0;
+  /* a count has no time to divide by */
+  bool ok = r->bd && !tkb__counted(r->bd) && isfinite(s) && s > 0;
   *items_s = ok && r->counts.items > 0 ? r->counts.items / s : 0;
   *bytes_s = ok && r->counts.bytes > 0 ? r->counts.bytes / s : 0;
   *flops_s = ok && r->counts.flops > 0 ? r->counts.flops / s : 0;
@@ -74,9 +102,9 @@ void tkb__throughput(const tkb__result *r, double ms, double *items_s, double *b
 
 void tkb__format_cells(const tkb__result *r, tkb__cells *c) {
   const tkb_benchmark_data *bd = r->bd;
-  tkb__fmt_time(bd->median_evaluation_time_ms, c->median, sizeof c->median);
-  tkb__fmt_time(bd->min_ms, c->min, sizeof c->min);
-  tkb__fmt_time(bd->max_ms, c->max, sizeof c->max);
+  tkb__fmt_value(bd, bd->median_evaluation_time_ms, c->median, sizeof c->median);
+  tkb__fmt_value(bd, bd->min_ms, c->min, sizeof c->min);
+  tkb__fmt_value(bd, bd->max_ms, c->max, sizeof c->max);
   const double ci = tkb__ci_halfwidth(bd);
   if (!isfinite(ci)) snprintf(c->ci, sizeof c->ci, "-");
   else if (ci >= 9.995) snprintf(c->ci, sizeof c->ci, ">999%%");
@@ -142,7 +170,7 @@ double tkb__counter_value(const tkb__result *r, const tkb_counter *c, int e) {
     span = calls;
   }
   if (c->flags & TKB_COUNTER_AVG_ITERATIONS) v /= calls;
-  if (c->flags & TKB_COUNTER_RATE) v /= span * ms / 1e3;
+  if (c->flags & TKB_COUNTER_RATE) v = tkb__counted(bd) ? NAN : v / (span * ms / 1e3); /* no time */
   if (c->flags & TKB_COUNTER_AVG_THREADS) v /= threads_of(bd);
   if (c->flags & TKB_COUNTER_INVERT) v = 1 / v;
   return v;

@@ -33,6 +33,10 @@ static int worker_fd = -1; /* the pipe to the parent, in a worker; -1 in the par
 
 bool tkb__in_worker(void) { return worker_fd >= 0; }
 
+int tkb__worker_fd(void) { return worker_fd; }
+
+void tkb__worker_adopt(int fd) { worker_fd = fd; }
+
 static bool write_all(const char *p, size_t len) {
   while (len) {
     ssize_t n = write(worker_fd, p, len);
