@@ -349,9 +349,12 @@ typedef struct tkb__compare_args {
 #define TKB__COMPARE_VERDICT_ROWS(type, field)                                                 \
   {.heading = "Verdict:"},                                                                     \
   {.name = "--noise", .metavar = "PCT", .kind = TKB__FLAG_TEXT,                               \
-   .offset = offsetof(type, field.noise), .value = "2%", .check = tkb__check_fraction,        \
+   .offset = offsetof(type, field.noise), .check = tkb__check_fraction,                       \
+   .shown = "2% for times, 0.5% for instruction counts",                                      \
    .help = "Half-width of the noise band (2% or 0.02): a change is called only when its "      \
-           "interval lies wholly outside 1 +- PCT; an interval within it is 'same'."},          \
+           "interval lies wholly outside 1 +- PCT; an interval within it is 'same'. Counts "    \
+           "(--method instructions) that every call gave alike are compared exactly: their "    \
+           "ratio is the interval."},                                                          \
   {.name = "--alpha", .metavar = "P", .kind = TKB__FLAG_TEXT,                                 \
    .offset = offsetof(type, field.alpha), .value = "0.05", .check = tkb__check_fraction,      \
    .help = "Significance the adjusted p-value must be below for a change to be called."},     \

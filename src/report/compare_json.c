@@ -58,6 +58,8 @@ void tkb__compare_json(FILE *f, const tkb__comparison *c, bool color) {
   side(&w, "base", c->base);
   side(&w, "new", c->new_);
   jw_begin_object(&w, "settings");
+  /* what the medians are: "ms", or "instructions" per call (--method instructions) */
+  jw_string(&w, "value_unit", c->counted ? "instructions" : "ms");
   jw_number(&w, "noise", c->opts.noise);
   jw_number(&w, "alpha", c->opts.alpha);
   jw_string(&w, "correction", corrections[c->opts.correction]);
@@ -81,8 +83,10 @@ void tkb__compare_json(FILE *f, const tkb__comparison *c, bool color) {
     jw_number(&w, "p_value", r->p);
     jw_number(&w, "p_adjusted", r->p_adjusted);
     jw_string(&w, "verdict", tkb__change_name(r->verdict));
-    jw_string(&w, "p_method", isnan(r->p) ? NULL : r->p_exact ? "exact" : "normal");
+    jw_string(&w, "p_method", isnan(r->p) ? NULL : r->exact ? "counts" : r->p_exact ? "exact" : "normal");
     jw_bool(&w, "paired", r->paired);
+    /* counts alike on every call: the ratio is exact, its interval itself */
+    jw_bool(&w, "exact", r->exact);
     evidence(&w, "base", r->base);
     evidence(&w, "new", r->new_);
     jw_end_object(&w);

@@ -462,7 +462,8 @@ void tkb__outfile_abort(tkb__outfile *o);
  * line 1 {"tkbench_journal": 1, "context": {...}}, then one {"benchmarks": [...]} per
  * finished entry, holding its rows exactly as the final file would). The document stays
  * parsed (cJSON), so a reader may copy rows verbatim; the rows are grouped by entry, and
- * each entry's times come out in milliseconds, grouped by experiment.
+ * each entry's times come out in milliseconds, grouped by experiment (an entry of the
+ * instructions method: its counts, as they are, and `counted` says so).
  */
 struct cJSON;
 
@@ -500,6 +501,10 @@ typedef struct tkb__rf_entry {
   int *experiment_end;         /* owned; experiment e is samples_ms[end[e-1] .. end[e]) */
   int n_samples, n_experiments;
   const struct cJSON *tkbench; /* the first row's "tkbench" object, or NULL */
+  bool counted;                /* its samples are instruction counts per call (time_unit
+                                  "instructions": the instructions method), kept as they
+                                  are; else times in ms */
+  int n_values;                /* rows (or the tkbench object) that gave it values */
 } tkb__rf_entry;
 
 typedef struct tkb__results_file {
@@ -514,6 +519,7 @@ typedef struct tkb__results_file {
   char **warnings;             /* owned: what the reader stepped over (a journal's cut-off
                                   last line, rows given twice) */
   size_t n_warnings;
+  size_t n_counted, n_timed;   /* entries whose values are counts, and times */
 } tkb__results_file;
 
 /*
@@ -576,6 +582,9 @@ tkb__change tkb__change_of(double low, double high, double p, double noise, doub
 
 typedef struct tkb__compare_opts {
   double noise;               /* half-width of the noise band, a fraction (0.02) */
+  double count_noise;         /* the same for instruction counts (0.005), which move only
+                                 with the work: used in place of noise when the files hold
+                                 counts */
   double alpha;               /* significance of the adjusted p-value (0.05) */
   tkb__correction correction; /* over the compared entries */
   int resamples;              /* of the bootstrap, >= 100 */
@@ -589,20 +598,22 @@ typedef struct tkb__compare_opts {
 } tkb__compare_opts;
 #define TKB__COMPARE_LEVEL 0.95 /* of every interval */
 #define TKB__COMPARE_OPTS_DEFAULT                                                       \
-  ((tkb__compare_opts){.noise = 0.02, .alpha = 0.05, .correction = TKB__CORRECT_HOLM, \
-                       .resamples = 2000})
+  ((tkb__compare_opts){.noise = 0.02, .count_noise = 0.005, .alpha = 0.05,            \
+                       .correction = TKB__CORRECT_HOLM, .resamples = 2000})
 
 /* One entry both files ran. */
 typedef struct tkb__compare_row {
   const char *name;
   const tkb__rf_entry *base, *new_;
-  double base_median_ms, new_median_ms;
+  double base_median_ms, new_median_ms; /* instructions per call when the files hold counts */
   double ratio;                 /* new / base of the medians; NaN when a median is not > 0 */
   double ci_low, ci_high;       /* its interval; NaN when a side has a single value */
   double p, p_adjusted;         /* NaN when not tested (a side with a single value) */
   bool p_exact;                 /* the U test's exact distribution, else its normal
                                    approximation */
   bool paired;                  /* its interval resampled the experiments in pairs */
+  bool exact;                   /* counts that every call gave alike on both sides: the
+                                   ratio is exact (ci_low = ci_high = ratio, p 0 or 1) */
   tkb__change verdict;
   double *boot;                 /* owned: the resampled ratios (opts.resamples), index by
                                    index across rows (the geometric mean's bootstrap);
@@ -632,7 +643,10 @@ typedef struct tkb__comparison {
     size_t n;                      /* rows in it */
   } geomean;
   size_t counts[TKB__N_CHANGES];  /* rows by verdict */
-  size_t n_exact;                  /* rows whose p-value is exact */
+  bool counted;                    /* the files hold instruction counts: opts.noise is
+                                      their count_noise, and the medians are counts */
+  size_t n_exact_counts;           /* rows of counts compared exactly */
+  size_t n_exact;                  /* rows whose U test's p-value is exact */
   size_t n_paired;                 /* rows whose interval is paired */
   char **warnings;                 /* owned: the contexts' mismatches, loaded or
                                       interrupted runs, entries that cannot get a verdict */
@@ -667,6 +681,9 @@ void tkb__fmt_p(double p, char *buf, size_t cap);
 void tkb__describe_results(const tkb__results_file *rf, char *buf, size_t cap);
 /* The settings behind every number, in one sentence (band, intervals, test, correction). */
 void tkb__describe_comparison(const tkb__comparison *c, char *buf, size_t cap);
+/* A compared median for a table: a time, or an instruction count when the files hold
+ * counts. */
+void tkb__fmt_compared(const tkb__comparison *c, double v, char *buf, size_t cap);
 /* ---- merging result files (results_merge.c) ---- */
 /* Told each thing worth a warning, as a sentence. */
 typedef void (*tkb__merge_warn_fn)(void *user, const char *text);
