@@ -30,7 +30,8 @@
 /* run's measurement flags, passed to both sides as given. */
 static const char *const passed[] = {"--method",   "--stop",       "--iterations", "--experiments",
                                      "--threads",  "--warmup",     "--interval-ms", "--seed",
-                                     "--cold-cache", "--event-filter", "--no-blocking-kernel"};
+                                     "--cold-cache", "--event-filter", "--no-blocking-kernel",
+                                     "--count-source"};
 
 typedef struct ab_args {
   tkb__select_args sel;
@@ -41,6 +42,8 @@ typedef struct ab_args {
   char **pass;
   int n_pass;
   uint64_t seed;
+  const char *method, *count_source; /* --method's and --count-source's values (NULL: none) */
+  tkb__count_plan count;             /* --method instructions: how the sides count */
 } ab_args;
 
 #define AT(field) offsetof(ab_args, field)
@@ -106,6 +109,8 @@ static int take_passed(ab_args *a, int *argc, char **argv) {
       if (i + 1 == *argc) return tkb__usage(CMD, "%s needs a value", row->name);
       value = a->pass[a->n_pass++] = argv[++i];
     }
+    if (strcmp(row->name, "--method") == 0) a->method = value;
+    if (strcmp(row->name, "--count-source") == 0) a->count_source = value;
     if (strcmp(row->name, "--seed") == 0) {
       char *end;
       errno = 0;
@@ -115,7 +120,8 @@ static int take_passed(ab_args *a, int *argc, char **argv) {
                           "18446744073709551615", value);
     }
   }
-  if (!experiments) {
+  /* counts do not drift: pairs of experiments add nothing, so run's single one stands */
+  if (!experiments && !tkb__counting_method(a->method)) {
     a->pass[a->n_pass++] = "--experiments";
     a->pass[a->n_pass++] = AB_EXPERIMENTS;
   }
@@ -241,7 +247,11 @@ static bool spawn(const ab_args *a, side *s) {
     dup2(to[0], STDIN_FILENO);
     dup2(from[1], STDOUT_FILENO);
     close(to[0]), close(to[1]), close(from[0]), close(from[1]);
-    if (s->program) {
+    if (a->count.reexec) { /* counted under Callgrind: valgrind runs the worker */
+      if (!s->program) argv[0] = (char *)tkb__self_exe();
+      char **wrapped = tkb__count_wrap(&a->count, argv);
+      if (wrapped) execv(wrapped[0], wrapped);
+    } else if (s->program) {
       execvp(s->program, argv);
     } else {
       execv("/proc/self/exe", argv);
@@ -550,8 +560,23 @@ static int check_sides(const ab_args *a) {
   return tkb__compare_outputs_check(CMD, &a->cmp);
 }
 
-static int ab(const ab_args *a) {
+static int ab_sides(const ab_args *a);
+
+static int ab(ab_args *a) {
   if (check_sides(a)) return TKB_EXIT_USAGE;
+  if (tkb__counting_method(a->method)) {
+    if (tkb__count_plan_make(CMD, a->count_source, &a->count)) return TKB_EXIT_USAGE;
+    if (tkb__count_prepare(CMD, &a->count, 0, NULL)) return TKB_EXIT_FAILED;
+  } else if (a->count_source) {
+    return tkb__usage(CMD, "--count-source %s applies only to --method instructions", a->count_source);
+  }
+  const int rc = ab_sides(a);
+  tkb__count_finish(CMD, &a->count);
+  return rc;
+}
+
+/* Both sides' workers, the entries, the comparison: the exit code. */
+static int ab_sides(const ab_args *a) {
   side A = {.label = 'A', .plugin = a->a, .program = a->a_cmd};
   side B = {.label = 'B', .plugin = a->b, .program = a->b_cmd};
   side *sd[2] = {&A, &B};
@@ -608,7 +633,10 @@ static int ab(const ab_args *a) {
     tkb__compare_opts o = tkb__compare_opts_from(&a->cmp, a->seed);
     o.paired = true;
     tkb__comparison c;
-    if (tkb__compare(&rf[0], &rf[1], &o, &c) != TKB_OK) {
+    const tkb_status st = tkb__compare(&rf[0], &rf[1], &o, &c);
+    if (st == TKB_ERR_INVALID_ARGUMENT) { /* a side counted and a side timed */
+      rc = tkb__usage(CMD, "%s", tkb_last_error());
+    } else if (st) {
       fprintf(stderr, "%s %s: %s\n", tkb__prog, CMD, tkb_last_error());
       rc = TKB_EXIT_FAILED;
     } else {
@@ -659,7 +687,10 @@ const tkb__command tkb__command_ab = {
              "--stop, --iterations, --experiments (default here " AB_EXPERIMENTS ": each round "
              "is a pair, and the interval rests on the pairs), --threads, --warmup, "
              "--interval-ms, --seed (also the order's and the bootstrap's), --cold-cache, "
-             "--event-filter, --no-blocking-kernel ('{prog} help run' describes them).",
+             "--event-filter, --no-blocking-kernel, --count-source ('{prog} help run' describes "
+             "them). With --method instructions each side counts (under Valgrind's Callgrind "
+             "where the CPU's counter does not answer) in one experiment unless --experiments "
+             "says otherwise, and the counts compare exactly.",
     .selection = TKB__SELECT_FILTER | TKB__SELECT_TAG | TKB__SELECT_OP | TKB__SELECT_MODE |
                  TKB__SELECT_IMPL | TKB__SELECT_DEVICE,
     .default_tag = true,

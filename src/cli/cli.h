@@ -39,6 +39,9 @@
 /* `run`'s stopping rule: the interval of the median, not a fixed count, so each number
  * comes with how far it can be trusted (the library's own default stays Tokamax's fixed). */
 #define TKB__DEFAULT_STOP "ci"
+/* `run --method instructions`: a count needs no interval, only a few calls that show
+ * it does not vary: the fixed rule, this many, in one experiment. */
+#define TKB__COUNT_ITERATIONS 3
 
 /* The tag `run` and `check` select when neither --filter nor --tag is given: the suite's
  * small specs, sized for a CPU. It is meant for every device whose compute units are

@@ -132,10 +132,11 @@ static const tkb__flag run_flags[] = {
      .help = "How many timed calls an entry takes: RULE or RULE:param=value,... (a value may "
              "end in %, s or ms). {stop_rules}."},
     {.name = "--iterations", .metavar = "N", .kind = TKB__FLAG_COUNT, .offset = AT(iterations),
-     .shown = TKB__TEXT(TKB__DEFAULT_ITERATIONS),
+     .shown = TKB__TEXT(TKB__DEFAULT_ITERATIONS) "; " TKB__TEXT(TKB__COUNT_ITERATIONS)
+              " with --method instructions, whose default rule is fixed",
      .help = "Timed calls per experiment under --stop fixed (given alone, it selects fixed)."},
     {.name = "--experiments", .metavar = "N", .kind = TKB__FLAG_COUNT, .offset = AT(experiments),
-     .value = TKB__TEXT(TKB__DEFAULT_EXPERIMENTS),
+     .shown = TKB__TEXT(TKB__DEFAULT_EXPERIMENTS) "; 1 with --method instructions",
      .help = "Experiments per entry: groups of calls spaced in time (Google Benchmark's "
              "repetitions)."},
     {.name = "--interleave", .kind = TKB__FLAG_SWITCH, .offset = AT(interleave),
@@ -563,16 +564,20 @@ static int check_counting(const run_args *a, const tkb__count_plan *plan) {
 static int run(run_args *a, int argc, char **argv) {
   if (apply_gb(a)) return TKB_EXIT_USAGE;
   if (tkb__load_plugins(CMD, &a->sel.loads)) return TKB_EXIT_USAGE;
+  const bool counting = tkb__counting_method(a->method);
   /* counts are of the work alone with one OpenMP thread: more add what the threads run
-   * while they wait for each other, which varies (README: Exact counts for CI) */
-  if (tkb__counting_method(a->method) && !a->threads) a->threads = 1;
+   * while they wait for each other, which varies (README: Exact counts for CI); and a
+   * count needs no interval, only a few calls to show it does not vary */
+  if (counting && !a->threads) a->threads = 1;
+  if (counting && !a->stop && !a->iterations) a->iterations = TKB__COUNT_ITERATIONS;
+  if (!a->experiments) a->experiments = counting ? 1 : TKB__DEFAULT_EXPERIMENTS;
   if (a->threads) tkb_set_num_threads(a->threads);
   if (a->count_worker) { /* this program again, under Callgrind: the entries it is given */
     const tkb__runner runner = {.device = a->sel.device, .seed = a->seed, .bench = bench_opts(a)};
     return tkb__count_worker(a->count_worker, &runner);
   }
   tkb__count_plan plan = {0};
-  if (tkb__counting_method(a->method) && !a->list_tests && tkb__count_plan_make(CMD, a->count_source, &plan))
+  if (counting && !a->list_tests && tkb__count_plan_make(CMD, a->count_source, &plan))
     return TKB_EXIT_USAGE;
   if (check_counting(a, &plan)) return TKB_EXIT_USAGE;
   const tkb__format *stdout_fmt, *file_fmt;
