@@ -103,7 +103,11 @@ static tkb_status compare_row(const tkb__compare_opts *o, tkb__compare_row *r, d
   r->ratio = r->base_median_ms > 0 && r->new_median_ms > 0 ? r->new_median_ms / r->base_median_ms : NAN;
   r->ci_low = r->ci_high = r->p = r->p_adjusted = NAN;
   r->verdict = TKB__UNSURE;
-  if (constant_count(b) && constant_count(n) && !isnan(r->ratio)) return exact_row(o, r);
+  if (constant_count(b) && constant_count(n)) {
+    /* nothing counted on both sides (an empty function) is no change either */
+    if (r->base_median_ms == 0 && r->new_median_ms == 0) r->ratio = 1;
+    if (!isnan(r->ratio)) return exact_row(o, r);
+  }
   if (b->n_samples < 2 || n->n_samples < 2 || isnan(r->ratio)) return TKB_OK;
   tkb__mwu u;
   tkb_status st = tkb__mann_whitney(n->samples_ms, (size_t)n->n_samples, b->samples_ms,

@@ -109,7 +109,8 @@ void tkb__describe_comparison(const tkb__comparison *c, char *buf, size_t cap) {
     return;
   }
   /* counts: most compare exactly; those that varied between calls as times do */
-  const size_t varied = c->n_rows - c->n_exact_counts;
+  size_t varied = 0;
+  for (size_t i = 0; i < c->n_rows; i++) varied += !c->rows[i].exact && !isnan(c->rows[i].ratio);
   snprintf(buf, cap,
            "instructions per call; noise band +-%g%% (counts); %zu entr%s counted alike on every "
            "call, compared exactly (the ratio is its own interval; p 0 for a change, 1 for none)%s%s",
