@@ -126,7 +126,8 @@ static const tkb__flag run_flags[] = {
     {.name = "--method", .metavar = "NAME", .kind = TKB__FLAG_TEXT, .offset = AT(method),
      .value = "auto",
      .help = "Timing method: auto (the device's default) or one of {methods} ('{prog} info' "
-             "lists each device's)."},
+             "lists each device's). instructions (cpu) counts each call's instructions instead "
+             "of timing it: the same count on a busy machine, for CI gates (see --count-source)."},
     {.name = "--stop", .metavar = "RULE", .kind = TKB__FLAG_TEXT, .offset = AT(stop),
      .check = check_stop, .shown = TKB__DEFAULT_STOP ", or fixed when --iterations is given",
      .help = "How many timed calls an entry takes: RULE or RULE:param=value,... (a value may "
