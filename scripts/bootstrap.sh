@@ -28,6 +28,10 @@ need_pkg pocl-opencl-icd
 # Google Benchmark, to compare with: bench/bench_startup.c and tests/cli/gbench_keys.sh
 # build small programs against it.
 need_pkg libbenchmark-dev
+# Valgrind: `run --method instructions` counts under its Callgrind where the CPU's counter
+# does not answer (most VMs), and the build takes Callgrind's client requests from the
+# package's own header (valgrind/callgrind.h; Debian has no separate -dev package).
+need_pkg valgrind
 
 if $for_tests; then
   # the HTML report's browser test renders the page in headless Chromium

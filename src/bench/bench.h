@@ -266,6 +266,11 @@ void tkb__measure_cpu_floor(tkb__measure *m);
 /* The instructions method: counts an empty call (the same path with the function's
  * body replaced by one that returns at once) into m->counter's floor. */
 tkb_status tkb__measure_count_floor(tkb__measure *m);
+/* The instructions method: calls of the function, counted but not kept, until one counts
+ * as the one before it (at most 6): what the first calls do once (lazy binding, a pool's
+ * first allocation, malloc's thresholds adapting to the sizes asked) is then done before
+ * the first sample. Returns the calls made. */
+int tkb__measure_count_settle(tkb__measure *m);
 
 /* Three untimed-as-samples timed calls (each after a warm-up), for the batch size: *ms is
  * the fastest, per call. Leaves m->batch at 1. */
@@ -483,6 +488,7 @@ typedef struct tkb__run_facts {
   tkb__load load_start, load_end;
   const tkb__perf *perf;     /* the perf events' totals, or NULL */
   const tkb__counter *counter; /* the instructions method's counts, or NULL */
+  int settle_calls;          /* the calls counted until the count settled */
   const char *count_source;  /* what counted them (the source's description), or NULL */
 } tkb__run_facts;
 

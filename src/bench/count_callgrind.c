@@ -13,7 +13,7 @@
  * valgrind's --callgrind-out-file names (%p for the pid), which tkbench's own re-executed
  * workers pass in TKB_CALLGRIND_OUT (src/cli/count_exec.c); Callgrind's default,
  * callgrind.out.%p in the current folder, otherwise. Each dump is tagged, checked and
- * removed once read. The requests are Valgrind's header's (valgrind/callgrind.h): a few
+ * removed once read (kept with TKB_CALLGRIND_KEEP, for callgrind_annotate). The requests are Valgrind's header's (valgrind/callgrind.h): a few
  * no-op instructions outside Valgrind, so the library carries them at no cost.
  *
  * A collection left on at start (valgrind run without --collect-atstart=no) is found by a
@@ -41,6 +41,10 @@ typedef struct cg_state {
   unsigned char stamp;
   char about[512];           /* describe()'s sentence */
 } cg_state;
+
+/* TKB_CALLGRIND_KEEP set: the dumps stay, one per counted call, for callgrind_annotate
+ * to say where a call's instructions went (or why two calls differ). */
+static bool keep_dumps;
 
 /* Callgrind numbers the dumps of a process from 1 (a forked child starts again). */
 static int dumps_made;
@@ -165,7 +169,7 @@ static tkb_status dump(cg_state *s, tkb__events *out, bool *cache) {
                          "runs under Valgrind, but not its callgrind tool, or Callgrind writes "
                          "elsewhere (valgrind's --callgrind-out-file must be the file "
                          "TKB_CALLGRIND_OUT names, %%p for the pid)", path, strerror(errno));
-  unlink(path);
+  if (!keep_dumps) unlink(path);
   char trigger[128];
   snprintf(trigger, sizeof trigger, "Client Request: %s\n", tag);
   if (!strstr(s->text, trigger))
@@ -200,6 +204,7 @@ static tkb_status cg_open(tkb__counter *c) {
   if (!s) return tkb_set_error(TKB_ERR_OUT_OF_MEMORY, "out of memory for the Callgrind counter");
   c->state = s;
   tkb_status st = output_base(s->base, sizeof s->base);
+  keep_dumps = getenv("TKB_CALLGRIND_KEEP") && *getenv("TKB_CALLGRIND_KEEP");
   /* the probe: nothing is collected between the zeroing and the dump unless collection
    * was left on */
 #if TKB_HAVE_CALLGRIND_H

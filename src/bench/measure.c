@@ -115,6 +115,18 @@ tkb_status tkb__measure_count_floor(tkb__measure *m) {
   return TKB_OK;
 }
 
+int tkb__measure_count_settle(tkb__measure *m) {
+  enum { MAX_CALLS = 6 };
+  double last = -1;
+  for (int i = 1; i <= MAX_CALLS; i++) {
+    tkb__events e;
+    if (counted_call(m, m->f, true, &e) != TKB_OK) return i; /* the timed calls will say it */
+    if (e.v[TKB__EV_IR] == last) return i;
+    last = e.v[TKB__EV_IR];
+  }
+  return MAX_CALLS;
+}
+
 /* The timed call (or batch of calls, each waited for): the meter's before and after
  * hooks sit outside the two clock reads, and the CPU clock's reads outside those, so
  * that neither adds to what the method's clock sees. *ms and *cpu_ms are per call. */

@@ -304,6 +304,7 @@ tkb_status tkb__session_experiment(tkb__session *ss, bool *done) {
     ss->started = true;
     tkb__load_now(&ss->facts.load_start);
     st = choose_batch(&ss->m, ss->method, ss->stop.rule, &ss->facts.clock_read_ns);
+    if (!st && ss->counting) ss->facts.settle_calls = tkb__measure_count_settle(&ss->m);
     ss->facts.cpu_floor_ns = ss->m.cpu_floor_ns;
     ss->facts.cpu_read_ns = tkb__clock_read_ns(tkb__cpu_now_ns, 3, 50);
     ss->s.batch = ss->m.batch;

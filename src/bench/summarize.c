@@ -259,6 +259,7 @@ static void describe_counts(meta_builder *m, const tkb__run_facts *facts) {
   meta_add(m, "count_source", "%s", c->src->name);
   meta_add(m, "count_source_detail", "%s", facts->count_source ? facts->count_source : "");
   meta_add(m, "count_floor_instructions", "%.0f", c->floor.v[TKB__EV_IR]);
+  meta_add(m, "count_settle_calls", "%d", facts->settle_calls);
   meta_add(m, "count_spread_instructions", "%.0f",
            c->calls > 0 ? c->max.v[TKB__EV_IR] - c->min.v[TKB__EV_IR] : 0);
   if (c->cache_events) meta_add(m, "estimated_cycles", "%s", tkb__estimated_cycles_formula);

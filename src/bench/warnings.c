@@ -148,10 +148,12 @@ static void count_spread(const sink *s, const tkb__evidence *ev, const tkb__run_
       "of the median), though each ran the same code on the same inputs: %s", lo, hi, hi - lo,
       med > 0 ? 100 * (hi - lo) / med : 0,
       strcmp(c->src->name, "callgrind") == 0
-          ? "something besides the inputs steers it (OpenMP threads waiting for each other, the "
-            "time, addresses or random numbers it reads)"
+          ? "something besides the inputs steers it: memory it allocates in the call (the "
+            "allocator's lists differ from call to call; OpenBLAS allocates in each product), "
+            "threads waiting for each other, the time or random numbers it reads. A run repeats "
+            "the same calls, so its counts repeat from run to run; compare resamples them"
           : "the CPU's counter adds a few instructions now and then (interrupts), and the code "
-            "may read something besides its inputs (OpenMP threads waiting, the time)");
+            "may do what Callgrind would find too (allocation, threads waiting, the time)");
 }
 
 static void counted_threads(const sink *s, const tkb_std_fn *f) {

@@ -41,6 +41,7 @@ typedef struct run_args {
   bool serve;         /* `ab`'s worker (ab_worker.c) */
   const char *count_source;    /* --count-source: what counts for --method instructions */
   const char *count_worker;    /* --count-worker: a worker re-executed under Callgrind */
+  bool set_openblas_threads;   /* OPENBLAS_NUM_THREADS was set for counting (unset after) */
   double min_warmup_ms;        /* --warmup-ms, --benchmark_min_warmup_time */
   const char *perf_counters;   /* --perf-counters, --benchmark_perf_counters */
   const char *time_unit;       /* --time-unit, --benchmark_time_unit */
@@ -570,6 +571,13 @@ static int run(run_args *a, int argc, char **argv) {
    * while they wait for each other, which varies (README: Exact counts for CI); and a
    * count needs no interval, only a few calls to show it does not vary */
   if (counting && !a->threads) a->threads = 1;
+  /* OpenBLAS (which some ops call) keeps a pool of threads of its own that spin while
+   * they wait: with one OpenMP thread, one OpenBLAS thread (it reads this as it loads, in
+   * the workers) */
+  if (counting && a->threads == 1 && !getenv("OPENBLAS_NUM_THREADS")) {
+    setenv("OPENBLAS_NUM_THREADS", "1", 1);
+    a->set_openblas_threads = true;
+  }
   if (counting && !a->stop && !a->iterations) a->iterations = TKB__COUNT_ITERATIONS;
   if (!a->experiments) a->experiments = counting ? 1 : TKB__DEFAULT_EXPERIMENTS;
   if (a->threads) tkb_set_num_threads(a->threads);
@@ -637,6 +645,7 @@ static int run_main(int argc, char **argv) {
   run_args a = {0};
   int rc = tkb__flags_parse(&tkb__command_run, argc, argv, &a, &a.sel);
   if (rc == TKB__PARSED) rc = run(&a, argc, argv);
+  if (a.set_openblas_threads) unsetenv("OPENBLAS_NUM_THREADS"); /* a TKB_MAIN program's own */
   if (a.threads) tkb_set_num_threads(0); /* a TKB_MAIN program goes on with its own */
   tkb__flags_free(&tkb__command_run, &a, &a.sel);
   return rc;
