@@ -425,6 +425,8 @@ bool tkb__counting_method(const char *method);
  * valgrind on PATH (or TKB_VALGRIND). 0, or TKB_EXIT_USAGE after saying what is missing
  * and how to install it. */
 int tkb__count_plan_make(const char *cmd, const char *source, tkb__count_plan *p);
+/* What --method instructions would count with here, as a sentence (`info`). */
+void tkb__count_describe(char *buf, size_t cap);
 /* Before the run: keeps argc/argv (the command's, argv[0] its name) and makes the folder
  * when re-executing. 0 or TKB_EXIT_FAILED after saying why. */
 int tkb__count_prepare(const char *cmd, tkb__count_plan *p, int argc, char **argv);

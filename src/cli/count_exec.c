@@ -93,6 +93,25 @@ int tkb__count_plan_make(const char *cmd, const char *source, tkb__count_plan *p
   return 0;
 }
 
+void tkb__count_describe(char *buf, size_t cap) {
+  char valgrind[PATH_MAX];
+  if (under_valgrind()) {
+    snprintf(buf, cap, "callgrind: this process runs under Valgrind");
+  } else if (tkb__perf_check("INSTRUCTIONS") == TKB_OK) {
+    snprintf(buf, cap, "perf_event: the CPU's instruction counter answers (--count-source callgrind "
+             "counts under Valgrind instead%s)", on_path("valgrind", valgrind, sizeof valgrind) ? "" : ", once installed");
+  } else {
+    char why[300];
+    snprintf(why, sizeof why, "%s", tkb_last_error());
+    if (on_path("valgrind", valgrind, sizeof valgrind))
+      snprintf(buf, cap, "callgrind: %s runs each entry's worker (the CPU's counter does not answer: %s)",
+               valgrind, why);
+    else
+      snprintf(buf, cap, "none: valgrind is not installed (Debian: apt-get install valgrind), and the "
+               "CPU's counter does not answer: %s", why);
+  }
+}
+
 int tkb__count_prepare(const char *cmd, tkb__count_plan *p, int argc, char **argv) {
   p->argc = argc;
   p->argv = argv;
@@ -186,7 +205,14 @@ tkb_status tkb__count_exec(void *user, const size_t *positions, const size_t *en
   size_t len = (size_t)snprintf(spec, spec_cap, "%d:", tkb__worker_fd());
   for (size_t i = 0; i < n; i++)
     len += (size_t)snprintf(spec + len, spec_cap - len, "%s%zu=%zu", i ? "," : "", positions[i], entries[i]);
-  v[k++] = (char *)tkb__self_exe();
+  /* a program rebuilt while it runs is "... (deleted)": its parent's link still opens it */
+  char parent_exe[64];
+  const char *exe = tkb__self_exe();
+  if (strstr(exe, " (deleted)")) {
+    snprintf(parent_exe, sizeof parent_exe, "/proc/%ld/exe", (long)getppid());
+    exe = parent_exe;
+  }
+  v[k++] = (char *)exe;
   v[k++] = "run";
   for (int i = 1; i < p->argc; i++) v[k++] = p->argv[i];
   v[k++] = "--count-worker";
