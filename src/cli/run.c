@@ -151,7 +151,7 @@ static const tkb__flag run_flags[] = {
      .shown = "the OpenMP default (OMP_NUM_THREADS, else the cores)",
      .help = "OpenMP threads of the cpu ops and fills."},
     {.name = "--warmup", .metavar = "WHEN", .kind = TKB__FLAG_TEXT, .offset = AT(warmup),
-     .value = "each", .check = check_warmup,
+     .check = check_warmup, .shown = "each; once with --method instructions",
      .help = "each: an untimed call before every timed call (Tokamax's wallclock); once: one "
              "per experiment."},
     {.name = "--warmup-ms", .metavar = "MS", .kind = TKB__FLAG_MS, .offset = AT(min_warmup_ms),
@@ -580,6 +580,9 @@ static int run(run_args *a, int argc, char **argv) {
   }
   if (counting && !a->stop && !a->iterations) a->iterations = TKB__COUNT_ITERATIONS;
   if (!a->experiments) a->experiments = counting ? 1 : TKB__DEFAULT_EXPERIMENTS;
+  /* a warm-up changes no count once the counts have settled (count.c): under Valgrind
+   * each would cost as much as a counted call */
+  if (!a->warmup) a->warmup = counting ? "once" : "each";
   if (a->threads) tkb_set_num_threads(a->threads);
   if (a->count_worker) { /* this program again, under Callgrind: the entries it is given */
     const tkb__runner runner = {.device = a->sel.device, .seed = a->seed, .bench = bench_opts(a)};
