@@ -538,10 +538,11 @@ static int run_devices(const run_args *a, const tkb__format *stdout_fmt, const t
 }
 
 /* The flags --method instructions cannot honour, and those only it takes: 0, or
- * TKB_EXIT_USAGE after naming the flag. (--cold-cache, --perf-counters and the device
- * are checked with the method, by tkb__bench_check and the counter's source.) */
-static int check_counting(const run_args *a, const tkb__count_plan *plan) {
-  if (!plan->counting) {
+ * TKB_EXIT_USAGE after naming the flag. (--cold-cache depends on the source, checked once
+ * the plan is made; --perf-counters and the device are checked with the method, by
+ * tkb__bench_check.) */
+static int check_counting(const run_args *a, bool counting) {
+  if (!counting) {
     if (a->count_source)
       return tkb__usage(CMD, "--count-source %s applies only to --method instructions; this run "
                         "uses --method %s", a->count_source, a->method);
@@ -554,7 +555,12 @@ static int check_counting(const run_args *a, const tkb__count_plan *plan) {
   if (a->time_unit)
     return tkb__usage(CMD, "--time-unit %s cannot be honoured with --method instructions: its values "
                       "are instructions per call, not times; drop --time-unit", a->time_unit);
-  if (a->cold_cache && strcmp(plan->source, "perf_event") == 0)
+  return 0;
+}
+
+/* --cold-cache with the source the plan chose. */
+static int check_count_source(const run_args *a, const tkb__count_plan *plan) {
+  if (plan->counting && a->cold_cache && strcmp(plan->source, "perf_event") == 0)
     return tkb__usage(CMD, "--cold-cache cannot be honoured with --method instructions counted by "
                       "perf_event (the CPU's counter): it counts instructions alone, which a cold "
                       "cache does not change; --count-source callgrind empties the simulated caches "
@@ -588,10 +594,11 @@ static int run(run_args *a, int argc, char **argv) {
     const tkb__runner runner = {.device = a->sel.device, .seed = a->seed, .bench = bench_opts(a)};
     return tkb__count_worker(a->count_worker, &runner);
   }
+  if (check_counting(a, counting)) return TKB_EXIT_USAGE;
   tkb__count_plan plan = {0};
   if (counting && !a->list_tests && tkb__count_plan_make(CMD, a->count_source, &plan))
     return TKB_EXIT_USAGE;
-  if (check_counting(a, &plan)) return TKB_EXIT_USAGE;
+  if (check_count_source(a, &plan)) return TKB_EXIT_USAGE;
   const tkb__format *stdout_fmt, *file_fmt;
   const char *out = a->resume ? a->resume : a->out;
   if (a->resume && a->out && strcmp(a->resume, a->out) != 0)
