@@ -267,7 +267,7 @@ void tkb__measure_cpu_floor(tkb__measure *m);
  * body replaced by one that returns at once) into m->counter's floor. */
 tkb_status tkb__measure_count_floor(tkb__measure *m);
 /* The instructions method: calls of the function, counted but not kept, until one counts
- * as the one before it (at most 4): what the first calls do once (lazy binding, a pool's
+ * as the one before it (at most 3): what the first calls do once (lazy binding, a pool's
  * first allocation, malloc's thresholds adapting to the sizes asked) is then done before
  * the first sample. Returns the calls made. */
 int tkb__measure_count_settle(tkb__measure *m);

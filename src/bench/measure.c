@@ -116,7 +116,7 @@ tkb_status tkb__measure_count_floor(tkb__measure *m) {
 }
 
 int tkb__measure_count_settle(tkb__measure *m) {
-  enum { MAX_CALLS = 4 };
+  enum { MAX_CALLS = 3 };
   double last = -1;
   for (int i = 1; i <= MAX_CALLS; i++) {
     tkb__events e;
