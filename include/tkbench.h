@@ -676,8 +676,8 @@ typedef struct tkb_bench_opts {
                                 cpu also "instructions": each call's instructions are
                                 counted instead of timed (value_unit "instructions"),
                                 under Valgrind's Callgrind when the process runs under
-                                `valgrind --tool=callgrind --collect-atstart=no` (with
-                                its simulated caches' misses as counters), else with the
+                                `valgrind --tool=callgrind` (with its simulated caches'
+                                misses as counters; every thread of the call counted), else with the
                                 CPU's counter where a PMU answers; TKB_ERR_UNSUPPORTED
                                 saying how to get one when neither is there */
   const char *event_filter_regex; /* profiler methods: device events kept (NULL: all) */

@@ -5,7 +5,7 @@
  * times refused), and then, where Valgrind is installed (not in the sanitizers' tree:
  * Valgrind cannot run AddressSanitizer's shadow memory), this test again under Callgrind:
  * an empty function counts 0, a loop's count grows exactly with its length, every call
- * counts alike, a collection left on at start is found and switched off, and a counted
+ * counts alike, a collection left off at start is found and switched on, and a counted
  * result goes through the JSON and back as a count.
  */
 #include "check.h"
@@ -23,6 +23,21 @@ static tkb_status empty_forward(const tkb_args *a, void *state, tkb_array *const
 
 static const tkb_fn empty_fn = {.name = "empty", .params = toy_params, .n_params = 5,
                                 .infer = toy_infer, .forward = empty_forward};
+
+/* The toy's forward on OpenMP threads: counted, every thread's instructions count. */
+static tkb_status omp_forward(const tkb_args *a, void *state, tkb_array *const *out) {
+  (void)state;
+  const tkb_array *x = tkb_args_array(a, "x");
+  const float *xp = x->data;
+  float *o = out[0]->data;
+  const int64_t n = x->numel;
+#pragma omp parallel for schedule(static)
+  for (int64_t i = 0; i < n; i++) o[i] = 2 * xp[i] + 1;
+  return TKB_OK;
+}
+
+static const tkb_fn omp_fn = {.name = "omp", .params = toy_params, .n_params = 5,
+                              .infer = toy_infer, .forward = omp_forward};
 
 /* The instructions per call of fn on n floats (NaN when it could not count). */
 static tkb_benchmark_data *count(const tkb_fn *fn, int64_t n, const tkb_bench_opts *o) {
@@ -155,6 +170,9 @@ static void test_compare_counts(void) {
 
 /* ---- under Callgrind (this program again, started by run_under_callgrind) ---- */
 
+/* Under a valgrind started with --collect-atstart=no: the calling thread alone counts. */
+static bool counted_thread_only;
+
 static void test_counted(void) {
   const tkb_bench_opts o = {.iterations = 3, .method = "instructions"};
   tkb_benchmark_data *e = count(&empty_fn, 64, &o);
@@ -172,6 +190,8 @@ static void test_counted(void) {
   CHECK(a->cpu_median_ms == a->median_evaluation_time_ms);
   CHECK(strcmp(tkb_benchmark_data_meta(a, "method"), "instructions") == 0);
   CHECK(strcmp(tkb_benchmark_data_meta(a, "count_source"), "callgrind") == 0);
+  CHECK(!strstr(tkb_benchmark_data_meta(a, "count_source_detail"), "only the calling thread") ==
+        !counted_thread_only);
   CHECK(strcmp(tkb_benchmark_data_meta(a, "count_spread_instructions"), "0") == 0);
   CHECK(tkb_benchmark_data_meta(a, "estimated_cycles") && !tkb_benchmark_data_meta(a, "clock_read_ns"));
   CHECK(a->n_counters == 4 && strcmp(a->counters[0].name, "instructions") == 0 &&
@@ -201,6 +221,20 @@ static void test_counted(void) {
   if (k) CHECK_MSG(k->counters[1].value > a->counters[1].value, "l1_misses cold %g, warm %g",
                    k->counters[1].value, a->counters[1].value);
   tkb_benchmark_data_free(k);
+
+  /* every thread of the call is counted: two threads do the work of one, plus a little
+   * (Callgrind's collection switch would have counted the calling thread's half alone) */
+  tkb_benchmark_data *one = count(&omp_fn, 20000, &o);
+  tkb_set_num_threads(2);
+  tkb_benchmark_data *two = count(&omp_fn, 20000, &o);
+  tkb_set_num_threads(1);
+  CHECK(one && two);
+  if (one && two && !counted_thread_only)
+    CHECK_MSG(two->median_evaluation_time_ms > 0.95 * one->median_evaluation_time_ms,
+              "2 threads counted %g, 1 thread %g", two->median_evaluation_time_ms,
+              one->median_evaluation_time_ms);
+  tkb_benchmark_data_free(one);
+  tkb_benchmark_data_free(two);
 out:
   tkb_benchmark_data_free(e);
   tkb_benchmark_data_free(a);
@@ -223,7 +257,7 @@ static int run_under_callgrind(const char *self, const char *collect) {
     setenv("TKB_CALLGRIND_OUT", out, 1);
     execlp("valgrind", "valgrind", "--tool=callgrind", "-q", opt_collect, "--cache-sim=yes",
            "--I1=32768,8,64", "--D1=32768,8,64", "--LL=8388608,16,64", opt_out, opt_log, self,
-           "--counted", (char *)NULL);
+           "--counted", collect, (char *)NULL);
     _exit(127);
   }
   int status = 0;
@@ -244,6 +278,7 @@ static bool valgrind_here(void) {
 
 int main(int argc, char **argv) {
   if (argc > 1 && strcmp(argv[1], "--counted") == 0) {
+    counted_thread_only = argc > 2 && strcmp(argv[2], "no") == 0;
     tkb_set_num_threads(1); /* as run counts: more threads would add their waiting (warned) */
     test_counted();
     return CHECK_DONE();
@@ -252,9 +287,9 @@ int main(int argc, char **argv) {
   test_formula_and_format();
   test_compare_counts();
   if (valgrind_here()) {
-    CHECK_MSG(run_under_callgrind(argv[0], "no") == 0, "the counted checks failed (above)");
-    /* valgrind started without --collect-atstart=no: found and switched off */
-    CHECK_MSG(run_under_callgrind(argv[0], "yes") == 0, "the counted checks failed with collection on at start");
+    CHECK_MSG(run_under_callgrind(argv[0], "yes") == 0, "the counted checks failed (above)");
+    /* valgrind started with --collect-atstart=no: found and switched on (this thread) */
+    CHECK_MSG(run_under_callgrind(argv[0], "no") == 0, "the counted checks failed with collection off at start");
   } else {
     printf("note: valgrind is not here (or this is the sanitizers' build): the counted checks were not run\n");
   }

@@ -46,7 +46,7 @@ const tkb__count_source *tkb__count_source_here(const char **why) {
   if (tkb__count_callgrind.available()) return &tkb__count_callgrind;
   if (tkb__count_perf.available()) return &tkb__count_perf;
   *why = "the instructions method counts under Valgrind's Callgrind (run the program as "
-         "valgrind --tool=callgrind --collect-atstart=no PROGRAM; Debian: apt-get install "
+         "valgrind --tool=callgrind PROGRAM; Debian: apt-get install "
          "valgrind; `tkbench run --method instructions` does this itself) or with the CPU's "
          "instruction counter, which this machine does not give (no PMU: a virtual machine "
          "without a virtual PMU, or kernel.perf_event_paranoid above 2)";

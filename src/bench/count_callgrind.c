@@ -1,23 +1,26 @@
 /*
  * count_callgrind.c - counting under Valgrind's Callgrind (count.c says when): the
- * process runs under `valgrind --tool=callgrind --collect-atstart=no`, so Callgrind
- * simulates every instruction but adds up none until told to. Around the call:
+ * process runs under `valgrind --tool=callgrind`, which simulates and adds up every
+ * instruction of every thread. Around the call:
  *
- *   start: zero the costs, switch collection on       (CALLGRIND_ZERO_STATS, _TOGGLE_COLLECT)
- *   stop:  switch collection off                      (CALLGRIND_TOGGLE_COLLECT)
+ *   start: zero the costs of every thread             (CALLGRIND_ZERO_STATS)
  *   read:  dump the costs to a file, read its summary (CALLGRIND_DUMP_STATS_AT)
  *
- * so the standardization, the warm-up calls and the harness are simulated (the caches
- * stay as they would be) but not counted. Callgrind offers no request that returns a
- * count, hence the dump: it writes "<out>.<N>" for its N-th dump, <out> being the file
+ * so what ran before (the standardization, the warm-up calls, the harness) is simulated
+ * (the caches stay as they would be) but zeroed away, and what the call's threads ran is
+ * in the dump. Callgrind's other switch, collection (CALLGRIND_TOGGLE_COLLECT,
+ * --collect-atstart=no), would leave the harness out more cheaply, but it is a switch
+ * of the thread that flips it: an OpenMP or OpenBLAS thread of the call would go
+ * uncounted. Callgrind offers no request that returns a count, hence the dump: it writes "<out>.<N>" for its N-th dump, <out> being the file
  * valgrind's --callgrind-out-file names (%p for the pid), which tkbench's own re-executed
  * workers pass in TKB_CALLGRIND_OUT (src/cli/count_exec.c); Callgrind's default,
  * callgrind.out.%p in the current folder, otherwise. Each dump is tagged, checked and
  * removed once read (kept with TKB_CALLGRIND_KEEP, for callgrind_annotate). The requests are Valgrind's header's (valgrind/callgrind.h): a few
  * no-op instructions outside Valgrind, so the library carries them at no cost.
  *
- * A collection left on at start (valgrind run without --collect-atstart=no) is found by a
- * first dump and switched off, so the toggles pair the right way round.
+ * A collection left off at start (valgrind run with --collect-atstart=no) is found by a
+ * first dump and switched on, for this thread: only its instructions are counted then,
+ * which the description says.
  */
 #include "bench.h"
 
@@ -34,12 +37,14 @@
 
 typedef struct cg_state {
   char base[PATH_MAX];       /* the output file, %p expanded: dump N is "<base>.<N>" */
+  char tag[64];              /* the next dump's, made before the count starts: formatting a
+                                number of more digits would count more instructions */
   char *text;                /* the last dump read */
   size_t cap;
   unsigned char *flush_buf;  /* cold_cache: twice the simulated last-level cache */
   size_t flush_bytes;
   unsigned char stamp;
-  char about[512];           /* describe()'s sentence */
+  char about[700];           /* describe()'s sentence */
 } cg_state;
 
 /* TKB_CALLGRIND_KEEP set: the dumps stay, one per counted call, for callgrind_annotate
@@ -49,6 +54,8 @@ static bool keep_dumps;
 /* Callgrind numbers the dumps of a process from 1 (a forked child starts again). */
 static int dumps_made;
 static pid_t dumps_pid;
+/* Collection was found off at start and switched on for the thread that found it. */
+static bool thread_only;
 
 static bool cg_available(void) {
 #if TKB_HAVE_CALLGRIND_H
@@ -150,17 +157,23 @@ static bool parse_dump(const char *text, tkb__events *out, bool *cache) {
   return (found & (1 << TKB__EV_IR)) != 0;
 }
 
-/* Dumps the costs so far and reads them back into *out (the file is removed). */
-static tkb_status dump(cg_state *s, tkb__events *out, bool *cache) {
+/* The next dump's tag into s->tag. */
+static void next_tag(cg_state *s) {
   if (dumps_pid != getpid()) { /* a fork's child numbers its own dumps */
     dumps_pid = getpid();
     dumps_made = 0;
   }
-  char tag[64], path[PATH_MAX + 32];
-  snprintf(tag, sizeof tag, "tkbench-%ld-%d", (long)getpid(), dumps_made + 1);
+  snprintf(s->tag, sizeof s->tag, "tkbench-%ld-%d", (long)getpid(), dumps_made + 1);
+}
+
+/* Dumps the costs so far under s->tag (next_tag made it) and reads them back into *out
+ * (the file is removed). Nothing before the request varies from dump to dump. */
+static tkb_status dump(cg_state *s, tkb__events *out, bool *cache) {
 #if TKB_HAVE_CALLGRIND_H
-  CALLGRIND_DUMP_STATS_AT(tag);
+  CALLGRIND_DUMP_STATS_AT(s->tag);
 #endif
+  const char *tag = s->tag;
+  char path[PATH_MAX + 32];
   dumps_made++;
   snprintf(path, sizeof path, "%s.%d", s->base, dumps_made);
   if (!slurp(s, path))
@@ -196,7 +209,7 @@ static void cache_line(const char *text, const char *key, char *buf, size_t cap)
   snprintf(buf, cap, "%.*s", v ? (int)strcspn(v, "\n") : 1, v ? v : "?");
 }
 
-/* A few instructions to count, so a collection left on shows in the probe. */
+/* A few instructions to count, so a collection left off shows in the probe. */
 static volatile unsigned probe_sink;
 
 static tkb_status cg_open(tkb__counter *c) {
@@ -205,11 +218,12 @@ static tkb_status cg_open(tkb__counter *c) {
   c->state = s;
   tkb_status st = output_base(s->base, sizeof s->base);
   keep_dumps = getenv("TKB_CALLGRIND_KEEP") && *getenv("TKB_CALLGRIND_KEEP");
-  /* the probe: nothing is collected between the zeroing and the dump unless collection
-   * was left on */
+  /* the probe: the loop between the zeroing and the dump counts unless collection is off
+   * (--collect-atstart=no) */
 #if TKB_HAVE_CALLGRIND_H
   if (!st) CALLGRIND_ZERO_STATS;
 #endif
+  if (!st) next_tag(s);
   for (unsigned i = 0; !st && i < 64; i++) probe_sink += i;
   tkb__events e;
   bool cache = false;
@@ -219,9 +233,12 @@ static tkb_status cg_open(tkb__counter *c) {
     c->state = NULL;
     return st;
   }
+  if (e.v[TKB__EV_IR] == 0) { /* collection off: on, for this thread (it stays on) */
+    thread_only = true;
 #if TKB_HAVE_CALLGRIND_H
-  if (e.v[TKB__EV_IR] > 0) CALLGRIND_TOGGLE_COLLECT;
+    CALLGRIND_TOGGLE_COLLECT;
 #endif
+  }
   const char *creator = line_after(s->text, "creator:");
   char version[64], i1[96], d1[96], ll[96];
   snprintf(version, sizeof version, "%.*s", creator ? (int)strcspn(creator, "\n") : 1,
@@ -229,11 +246,15 @@ static tkb_status cg_open(tkb__counter *c) {
   cache_line(s->text, "desc: I1 cache:", i1, sizeof i1);
   cache_line(s->text, "desc: D1 cache:", d1, sizeof d1);
   cache_line(s->text, "desc: LL cache:", ll, sizeof ll);
+  const char *only = thread_only ? "; collection was off at start (--collect-atstart=no), so only "
+                                   "the calling thread is counted, not the threads the call starts"
+                                 : "";
   if (cache)
-    snprintf(s->about, sizeof s->about, "%s; simulated caches I1%s, D1%s, LL%s", version + (*version == ' '),
-             i1, d1, ll);
+    snprintf(s->about, sizeof s->about, "%s; simulated caches I1%s, D1%s, LL%s%s", version + (*version == ' '),
+             i1, d1, ll, only);
   else
-    snprintf(s->about, sizeof s->about, "%s; no cache simulation (--cache-sim=no)", version + (*version == ' '));
+    snprintf(s->about, sizeof s->about, "%s; no cache simulation (--cache-sim=no)%s", version + (*version == ' '),
+             only);
   c->cache_events = cache;
   const char *llv = line_after(s->text, "desc: LL cache:");
   s->flush_bytes = 2 * (size_t)(llv ? strtoull(llv, NULL, 10) : 0);
@@ -242,21 +263,15 @@ static tkb_status cg_open(tkb__counter *c) {
 }
 
 /* The requests are macros of inline assembly: these stay small and constant, and the
- * floor holds them. */
+ * floor holds them (and what runs from the call's return to the dump). */
 static void cg_start(tkb__counter *c) {
-  (void)c;
+  next_tag(c->state);
 #if TKB_HAVE_CALLGRIND_H
   CALLGRIND_ZERO_STATS;
-  CALLGRIND_TOGGLE_COLLECT;
 #endif
 }
 
-static void cg_stop(tkb__counter *c) {
-  (void)c;
-#if TKB_HAVE_CALLGRIND_H
-  CALLGRIND_TOGGLE_COLLECT;
-#endif
-}
+static void cg_stop(tkb__counter *c) { (void)c; }
 
 static tkb_status cg_read(tkb__counter *c, tkb__events *out) { return dump(c->state, out, NULL); }
 

@@ -8,7 +8,7 @@
  * this program executed again under it: the isolated run forks a worker per entry as
  * always (src/suite/isolate.c), and that worker, instead of running its entry, executes
  *
- *   valgrind --tool=callgrind --collect-atstart=no --cache-sim=yes --I1=... --D1=... --LL=...
+ *   valgrind --tool=callgrind -q --cache-sim=yes --I1=... --D1=... --LL=... --dump-line=no
  *            --callgrind-out-file=DIR/callgrind.%p --log-file=DIR/valgrind.%p.log
  *            THIS-PROGRAM run ARGS... --count-worker FD:POSITION=ENTRY,...
  *
@@ -166,7 +166,6 @@ static char **valgrind_argv(const tkb__count_plan *p, size_t extra, size_t *k, c
   v[n++] = (char *)p->valgrind;
   v[n++] = "--tool=callgrind";
   v[n++] = "-q"; /* its log then holds only what is wrong */
-  v[n++] = "--collect-atstart=no";
   v[n++] = "--cache-sim=yes";
   v[n++] = CACHE_I1;
   v[n++] = CACHE_D1;

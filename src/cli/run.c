@@ -631,7 +631,7 @@ static int run(run_args *a, int argc, char **argv) {
       rc = tkb__usage(CMD, "--no-isolate cannot be honoured with --method instructions here: each entry "
                       "is counted in a worker process that Valgrind starts (this machine's CPU counter "
                       "does not answer); to count in one process, run it under Valgrind yourself: "
-                      "valgrind --tool=callgrind --collect-atstart=no %s run ...", tkb__prog);
+                      "valgrind --tool=callgrind %s run ...", tkb__prog);
     isolate = true;
   }
   if (!rc) {
