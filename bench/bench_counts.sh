@@ -1,34 +1,41 @@
 #!/usr/bin/env bash
-# bench_counts.sh [BUILD_DIR] [--section S] [--runs N] [-- SELECTION...] - what
+# bench_counts.sh [BUILD_DIR] [--section S] [--runs N] [--cost-shard K/N] [-- SELECTION...] - what
 # `run --method instructions` promises, measured (docs/PERFORMANCE.md records it):
 #
 #   stable   the same build counted 3 times, the third with both cores kept busy by two
-#            busy loops: per entry, the spread of its count over the 3 runs and over the
-#            calls of each run (the promise: 0). SELECTION (default: the builtin ops' cpu
-#            implementations, forward, the default tag's sizes) picks the entries.
+#            busy loops: per entry, the spread of its median count over the 3 runs (the
+#            promise: 0) and of its calls within a run. SELECTION (default: six of the
+#            builtin ops' cpu forwards, normalization's OpenMP loops and ragged_dot's
+#            OpenBLAS products, the default tag's sizes) picks the entries.
 #   compare  N (default 20) pairs of runs of the spin plugin (tests/plugins/spin_plugin.c)
 #            against themselves, and N against the build with 1% more work: how often
 #            `compare` calls every entry same, and the 1% build slower with a ratio of
 #            1.010 +- 0.001 (baseline: the work planted, 1.01x).
 #   empty    an empty function's count (the promise: 0, the floor subtracted).
-#   threads  the counts of an OpenMP op with 1 and 2 threads, twice each: what the
-#            threads' waiting adds, and whether it repeats.
+#   threads  the counts of an OpenMP op (normalization's two smallest cpu forwards) with 1
+#            and 2 threads, twice each: what the threads' waiting adds, and whether it
+#            repeats.
 #   cost     what counting costs: the default suite (160 entries) counted, and timed with
 #            the same calls (wallclock, fixed 3 calls, 1 experiment, 1 thread), the whole
 #            run's CPU time and wall time each (slow: hours on a small busy machine). The
 #            ratio of CPU times is Valgrind's slowdown of the suite, harness included;
 #            CPU time, unlike wall time, does not grow with other work on the machine.
+#            --cost-shard K/N measures part K of N of the suite instead (`run --shard`,
+#            parts of about equal estimated cost).
 #
 # Default: every section but cost. Prints one table per section.
 set -uo pipefail
 build=build
 sections=(stable compare empty threads)
 runs=20
-selection=(--tag cpu --impl cpu --mode forward)
+cost_shard=()
+selection=(--tag cpu --impl cpu --mode forward
+           --filter '^cpu_(96x96x64|96x96x128|32x96x96_axis0|mixtral_8x7b|maxtext_deepseek-v3-2048x448_16x448x64|memory_bound)_forward_cpu$')
 while [ $# -gt 0 ]; do
   case $1 in
     --section) sections=("$2"); shift 2 ;;
     --runs) runs=$2; shift 2 ;;
+    --cost-shard) cost_shard=(--shard "$2"); shift 2 ;;
     --) shift; selection=("$@"); break ;;
     *) build=$1; shift ;;
   esac
@@ -138,7 +145,7 @@ threads() {
   echo "## threads: an OpenMP op counted with 1 and 2 threads, twice each"
   for t in 1 2; do
     for k in 1 2; do
-      "$T" run --tag cpu --op normalization --impl cpu --mode forward "${COUNT[@]}" --threads "$t" --quiet \
+      "$T" run --filter '^cpu_96x96x(64|128)_forward_cpu$' "${COUNT[@]}" --threads "$t" --quiet \
         --out "$tmp/t${t}_$k.json"
     done
   done
@@ -159,12 +166,13 @@ PY
 
 cost() {
   echo
-  echo "## cost: the default suite counted, and timed with the same calls (load $(load))"
+  echo "## cost: the default suite${cost_shard:+ (part ${cost_shard[1]})} counted, and timed with the same calls (load $(load))"
   local fmt="%e %U %S"
-  /usr/bin/time -f "$fmt" -o "$tmp/timed.t" "$T" run --stop fixed --iterations 3 --experiments 1 --threads 1 \
-    --quiet --out "$tmp/timed.json"
+  /usr/bin/time -f "$fmt" -o "$tmp/timed.t" "$T" run "${cost_shard[@]}" --stop fixed --iterations 3 \
+    --experiments 1 --threads 1 --quiet --out "$tmp/timed.json"
   echo "timed: done, load $(load)"
-  /usr/bin/time -f "$fmt" -o "$tmp/counted.t" "$T" run "${COUNT[@]}" --quiet --out "$tmp/counted.json"
+  /usr/bin/time -f "$fmt" -o "$tmp/counted.t" "$T" run "${cost_shard[@]}" "${COUNT[@]}" --timeout 0 --quiet \
+    --out "$tmp/counted.json"
   echo "counted: done, load $(load)"
   python3 - "$tmp" <<'PY'
 import json, sys
