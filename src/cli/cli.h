@@ -415,6 +415,9 @@ typedef struct tkb__count_plan {
   bool reexec;              /* each worker is this program again, under Callgrind */
   char valgrind[PATH_MAX];  /* the valgrind that runs them */
   char dir[PATH_MAX];       /* Callgrind's dumps and Valgrind's logs ("" until prepared) */
+  char out_file[PATH_MAX + 32];    /* dir/callgrind.%p: TKB_CALLGRIND_OUT */
+  char out_option[PATH_MAX + 64];  /* --callgrind-out-file=... */
+  char log_option[PATH_MAX + 64];  /* --log-file=dir/valgrind.%p.log */
   int argc;                 /* the run command's own arguments, given to each worker */
   char **argv;
 } tkb__count_plan;
@@ -437,10 +440,9 @@ void tkb__count_finish(const char *cmd, tkb__count_plan *p);
  * arguments and --count-worker, under Callgrind. Returns only on failure. */
 tkb_status tkb__count_exec(void *user, const size_t *positions, const size_t *entries, size_t n);
 /* argv (NULL-ended) behind the valgrind command line that counts under Callgrind, for a
- * process of ab's; the environment is set for it too. NULL when out of memory; free with
- * tkb__count_wrap_free. */
+ * process of ab's; the environment is set for it too. A calloc'd array (NULL when out of
+ * memory) of argv's strings and the plan's. */
 char **tkb__count_wrap(const tkb__count_plan *p, char *const *argv);
-void tkb__count_wrap_free(char **v);
 /* `run --count-worker FD:POSITION=ENTRY,...`, the re-executed worker: runs those entries
  * with runner, each result sent over the inherited descriptor FD. Returns the exit code. */
 int tkb__count_worker(const char *spec, const tkb__runner *runner);

@@ -124,6 +124,9 @@ int tkb__count_prepare(const char *cmd, tkb__count_plan *p, int argc, char **arg
     p->dir[0] = '\0';
     return TKB_EXIT_FAILED;
   }
+  snprintf(p->out_file, sizeof p->out_file, "%s/callgrind.%%p", p->dir);
+  snprintf(p->out_option, sizeof p->out_option, "--callgrind-out-file=%s", p->out_file);
+  snprintf(p->log_option, sizeof p->log_option, "--log-file=%s/valgrind.%%p.log", p->dir);
   return 0;
 }
 
@@ -154,14 +157,12 @@ void tkb__count_finish(const char *cmd, tkb__count_plan *p) {
   p->dir[0] = '\0';
 }
 
-/* argv[0..) after the valgrind command line that counts under Callgrind into p->dir:
- * a NULL-ended array whose first free slot is *k (caller fills the rest). */
-static char **valgrind_argv(const tkb__count_plan *p, size_t extra, size_t *k, char *out_file,
-                            size_t out_cap, char *log_file, size_t log_cap) {
+/* The valgrind command line that counts under Callgrind into p->dir, with room for
+ * `extra` more arguments and the NULL: a calloc'd array (the strings are the plan's and
+ * static), whose first free slot is *k. */
+static char **valgrind_argv(const tkb__count_plan *p, size_t extra, size_t *k) {
   char **v = calloc(16 + extra, sizeof *v);
   if (!v) return NULL;
-  snprintf(out_file, out_cap, "--callgrind-out-file=%s/callgrind.%%p", p->dir);
-  snprintf(log_file, log_cap, "--log-file=%s/valgrind.%%p.log", p->dir);
   size_t n = 0;
   v[n++] = (char *)p->valgrind;
   v[n++] = "--tool=callgrind";
@@ -171,8 +172,8 @@ static char **valgrind_argv(const tkb__count_plan *p, size_t extra, size_t *k, c
   v[n++] = CACHE_D1;
   v[n++] = CACHE_LL;
   v[n++] = "--dump-line=no"; /* the dumps are read for their summary only */
-  v[n++] = out_file;
-  v[n++] = log_file;
+  v[n++] = (char *)p->out_option;
+  v[n++] = (char *)p->log_option;
   *k = n;
   return v;
 }
@@ -181,9 +182,7 @@ static char **valgrind_argv(const tkb__count_plan *p, size_t extra, size_t *k, c
  * that sleep rather than spin while they wait (a spinning thread's count depends on how
  * long it waits; it changes nothing with one thread). */
 static void counted_env(const tkb__count_plan *p) {
-  char out[PATH_MAX + 32];
-  snprintf(out, sizeof out, "%s/callgrind.%%p", p->dir);
-  setenv("TKB_CALLGRIND_OUT", out, 1);
+  setenv("TKB_CALLGRIND_OUT", p->out_file, 1);
   setenv("OMP_WAIT_POLICY", "passive", 0);
 }
 
@@ -192,11 +191,8 @@ tkb_status tkb__count_exec(void *user, const size_t *positions, const size_t *en
   /* "FD:POSITION=ENTRY,..." */
   const size_t spec_cap = 32 + n * 44;
   char *spec = malloc(spec_cap);
-  char out_file[PATH_MAX + 64], log_file[PATH_MAX + 64];
   size_t k = 0;
-  char **v = spec ? valgrind_argv(p, (size_t)p->argc + 4, &k, out_file, sizeof out_file, log_file,
-                                  sizeof log_file)
-                  : NULL;
+  char **v = spec ? valgrind_argv(p, (size_t)p->argc + 4, &k) : NULL;
   if (!v) {
     free(spec);
     return tkb_set_error(TKB_ERR_OUT_OF_MEMORY, "out of memory starting a worker under Valgrind");
@@ -228,32 +224,13 @@ tkb_status tkb__count_exec(void *user, const size_t *positions, const size_t *en
 char **tkb__count_wrap(const tkb__count_plan *p, char *const *argv) {
   size_t n = 0;
   while (argv[n]) n++;
-  char out_file[PATH_MAX + 64], log_file[PATH_MAX + 64];
   size_t k = 0;
-  char **v = valgrind_argv(p, n + 1, &k, out_file, sizeof out_file, log_file, sizeof log_file);
+  char **v = valgrind_argv(p, n + 1, &k);
   if (!v) return NULL;
-  /* the two option texts live in this call's frame: copies the caller frees with v */
-  char *own_out = tkb__strdup(out_file), *own_log = tkb__strdup(log_file);
-  if (!own_out || !own_log) {
-    free(own_out);
-    free(own_log);
-    free(v);
-    return NULL;
-  }
-  for (size_t i = 0; i < k; i++) {
-    if (v[i] == out_file) v[i] = own_out;
-    if (v[i] == log_file) v[i] = own_log;
-  }
   for (size_t i = 0; i < n; i++) v[k++] = argv[i];
   v[k] = NULL;
   counted_env(p);
   return v;
-}
-
-void tkb__count_wrap_free(char **v) {
-  for (size_t i = 0; v && v[i]; i++)
-    if (!strncmp(v[i], "--callgrind-out-file=", 21) || !strncmp(v[i], "--log-file=", 11)) free(v[i]);
-  free(v);
 }
 
 int tkb__count_worker(const char *spec, const tkb__runner *runner) {
