@@ -5,9 +5,9 @@
  * file picks the source and turns its readings into per-call counts; each source is a
  * file of its own:
  *
- *   callgrind   (count_callgrind.c)  the process runs under Valgrind's Callgrind, which
- *                                    counts only between the client requests around the
- *                                    call; exact and the same on every run; 20-100x slower
+ *   callgrind   (count_callgrind.c)  the process runs under Valgrind's Callgrind, whose
+ *                                    costs are zeroed before the call and dumped after;
+ *                                    exact and the same on every run; 20-100x slower
  *   perf_event  (count_perf.c)       the CPU's own instruction counter (a PMU), user space,
  *                                    every thread; full speed, but machines without a
  *                                    PMU (most VMs and CI runners) have none, and a few
@@ -17,8 +17,8 @@
  * `tkbench run` re-executes an entry's worker under Callgrind when it has to
  * (src/cli/count_exec.c); a program calling the library counts with whatever it runs on.
  *
- * What lies between the source's start and stop besides the call (the dispatch to the
- * function, the client requests or counter reads themselves) is the floor: the same path
+ * What is counted besides the call (the dispatch to the function, the client requests or
+ * counter reads themselves, the way to the dump) is the floor: the same path
  * is counted with the function's body replaced by an empty one, and that count is
  * subtracted from every call's, as the wall clock's reads are from a time. An empty
  * function therefore counts 0.
@@ -27,8 +27,8 @@
 
 #include <string.h>
 
-/* Gungraun's (iai-callgrind's) estimate, which CodSpeed's follows: a first-level hit
- * costs 1 cycle, a last-level hit 5, memory 35. */
+/* Gungraun's (iai-callgrind's) estimate: a first-level hit costs 1 cycle, a last-level
+ * hit 5, memory 35. */
 const char tkb__estimated_cycles_formula[] =
     "L1 hits + 5 x LL hits + 35 x RAM accesses, where L1 hits = Ir + Dr + Dw - (I1mr + D1mr + "
     "D1mw), LL hits = (I1mr + D1mr + D1mw) - (ILmr + DLmr + DLmw), RAM accesses = ILmr + DLmr + "
