@@ -62,10 +62,10 @@ spread() {
 import json, sys
 runs = [json.load(open(p)) for p in sys.argv[1:]]
 names = [b["run_name"] for b in runs[0]["benchmarks"] if b.get("run_type") == "iteration"]
-worst = 0
 print(f"| entry | count | spread over {len(runs)} runs | spread within a run |")
 print("|---|--:|--:|--:|")
-same = 0
+across_same = within_same = 0
+worst_across = worst_within = 0
 for n in dict.fromkeys(names):
     rows = [[b for b in r["benchmarks"] if b["run_name"] == n and not b.get("error_occurred")] for r in runs]
     if not all(rows):
@@ -75,10 +75,13 @@ for n in dict.fromkeys(names):
     medians = [r[0]["real_time"] for r in rows]
     across = max(medians) - min(medians)
     within = max(max(c) - min(c) for c in calls)
-    worst = max(worst, across, within)
-    same += across == 0 and within == 0
+    worst_across, worst_within = max(worst_across, across), max(worst_within, within)
+    across_same += across == 0
+    within_same += within == 0
     print(f"| {n} | {medians[0]:.0f} | {across:.0f} | {within:.0f} |")
-print(f"\n{same} of {len(dict.fromkeys(names))} entries counted alike in every call of every run; the largest spread: {worst:.0f} instructions")
+n = len(dict.fromkeys(names))
+print(f"\nthe same count in every run: {across_same} of {n} entries (the largest spread over the runs: {worst_across:.0f}); "
+      f"every call of a run alike: {within_same} of {n} (the largest spread within a run: {worst_within:.0f})")
 PY
 }
 
