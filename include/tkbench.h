@@ -678,7 +678,15 @@ typedef struct tkb_bench_opts {
                                 "opencl_events" (default), "profiler",
                                 "hermetic_profiler", "wallclock". Aliases: "xprof"
                                 (profiler), "hermetic_xprof" (hermetic_profiler);
-                                tkb_device_methods lists a device's */
+                                tkb_device_methods lists a device's.
+                                cpu also "instructions": each call's instructions are
+                                counted instead of timed (value_unit "instructions"),
+                                under Valgrind's Callgrind when the process runs under
+                                `valgrind --tool=callgrind` (with its simulated caches'
+                                misses as counters; every thread of the call counted),
+                                else with the CPU's counter where a PMU answers;
+                                TKB_ERR_UNSUPPORTED saying how to get one when neither
+                                is there */
   const char *event_filter_regex; /* profiler methods: device events kept (NULL: all) */
   bool warmup_once;          /* one warm-up call per experiment instead of one before
                                 each timed call (Tokamax's wallclock does the latter) */
@@ -769,7 +777,9 @@ typedef struct tkb_counter {
 /** One reason to doubt a result: what was seen, and what would help. */
 typedef struct tkb_warning {
   const char *kind; /* static: "interval" (none for 5 samples or fewer, or wider than the
-                       stopping rule's target when it gave up), "bimodal" (two clusters of calls), "load" (a load average
+                       stopping rule's target when it gave up), "bimodal" (two clusters of calls),
+                       "count_spread" (the instructions method: calls counted differently),
+                       "load" (a load average
                        above the online cores), "short_call" (calls under 100 clock reads,
                        not batched), "batch" (timed in batches: the distribution is
                        that of batches), "first_call" (the first call over 10x the median),
@@ -857,6 +867,11 @@ typedef struct tkb_benchmark_data {
    * count); names as given. NULL when none were asked for. */
   tkb_counter *counters;
   int n_counters;
+  /* What evaluation_times_ms and every statistic made from it hold: NULL for times in
+   * milliseconds, as the names say; "instructions" for the instructions method, whose
+   * values are instructions per call (a count, whatever the "_ms" of the names; the CPU
+   * times repeat them). Static storage. */
+  const char *value_unit;
 } tkb_benchmark_data;
 
 /**

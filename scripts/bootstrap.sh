@@ -29,6 +29,10 @@ need_pkg pocl-opencl-icd
 # its engines, whose libraries it opens when a store is first used.
 need_pkg libsqlite3-dev
 need_pkg libpq-dev
+# Valgrind: `run --method instructions` counts under its Callgrind where the CPU's counter
+# does not answer (most VMs), and the build takes Callgrind's client requests from the
+# package's own header (valgrind/callgrind.h; Debian has no separate -dev package).
+need_pkg valgrind
 
 # What only the tests and the bench programs use, so `make run` does not install it
 if $for_tests; then

@@ -375,6 +375,9 @@ static void test_bad_input(void) {
       {"check", "--tag", "nosuch"},
       {"list", "--mode", "vjp", "--impl", "c"},
       {"run", "--out", "/nonexistent_tkb_dir/out.json", "--filter", "toy_1k_forward_c"},
+      {"run", "--method", "instructions", "--interleave"},
+      {"run", "--method", "instructions", "--time-unit", "us"},
+      {"run", "--count-source", "callgrind"},
   };
   size_t cap = 16384, len = 0;
   char *all = malloc(cap);

@@ -40,6 +40,7 @@ struct tkb__stop_choice;
 typedef enum tkb__reading {
   TKB__READ_WALL = 0,    /* host monotonic clock around a blocking call */
   TKB__READ_CPU,         /* process CPU time of the call */
+  TKB__READ_COUNT,       /* instructions counted over the call (count.c): not a time */
   TKB__READ_DEVICE_SUM,  /* sum of the lengths of the call's device intervals */
   TKB__READ_DEVICE_UNION /* union of the call's intervals kept by event_filter_regex,
                             checked against the host time (Tokamax's xprof) */
@@ -192,6 +193,82 @@ tkb_status tkb__calls_run(const tkb__calls *c, int n);
 bool tkb__plain_target(const tkb_fn *fn, tkb_plain_fn *call, void **ctx);
 
 /* ------------------------------------------------------------------------------ */
+/* Counting (count.c; a source per file: count_callgrind.c, count_perf.c)         */
+/* ------------------------------------------------------------------------------ */
+
+/* What a counted call reports: Callgrind's events (instructions executed, data reads and
+ * writes, and its simulated caches' misses: first level for instructions and data, last
+ * level likewise); perf_event gives the instructions alone. */
+typedef enum tkb__event {
+  TKB__EV_IR, TKB__EV_DR, TKB__EV_DW,         /* instructions, data reads, data writes */
+  TKB__EV_I1MR, TKB__EV_D1MR, TKB__EV_D1MW,   /* first-level misses */
+  TKB__EV_ILMR, TKB__EV_DLMR, TKB__EV_DLMW,   /* last-level misses */
+  TKB__N_EVENTS
+} tkb__event;
+
+typedef struct tkb__events {
+  double v[TKB__N_EVENTS];
+} tkb__events;
+
+struct tkb__counter;
+
+/* Where counts come from: one file each. */
+typedef struct tkb__count_source {
+  const char *name;          /* "callgrind", "perf_event": the metadata's count_source */
+  /* Whether this process can count with it now (under Callgrind; a PMU that answers). */
+  bool (*available)(void);
+  /* Prepares c->state and sets c->cache_events. TKB_ERR_UNSUPPORTED saying why it
+   * cannot count here. */
+  tkb_status (*open)(struct tkb__counter *c);
+  /* Right before and right after the call: nothing else is counted between them but
+   * what the floor (an empty call) holds too. */
+  void (*start)(struct tkb__counter *c);
+  void (*stop)(struct tkb__counter *c);
+  /* The events between the last start and stop. */
+  tkb_status (*read)(struct tkb__counter *c, tkb__events *out);
+  /* cold_cache: empties the caches this source counts misses of (called only when
+   * c->cache_events; without them cold_cache is refused: it would change no count). */
+  tkb_status (*flush)(struct tkb__counter *c);
+  /* A sentence for the metadata on what it counted with ("callgrind 3.19.0, simulated
+   * I1 32768 B ..."), valid until close. */
+  const char *(*describe)(struct tkb__counter *c);
+  void (*close)(struct tkb__counter *c);
+} tkb__count_source;
+
+extern const tkb__count_source tkb__count_callgrind, tkb__count_perf;
+
+typedef struct tkb__counter {
+  const tkb__count_source *src;
+  void *state;               /* the source's */
+  bool cache_events;         /* the cache events are counted (else only TKB__EV_IR) */
+  bool cold_cache;           /* the counted caches are emptied before each counted call */
+  tkb__events floor;         /* an empty call's events, subtracted from each call's */
+  bool have_floor;
+  tkb__events total;         /* over the counted calls, less the floor */
+  tkb__events min, max;      /* per call, less the floor */
+  double calls;
+} tkb__counter;
+
+/* The source this process counts with: Callgrind when running under it, else
+ * perf_event when a PMU answers; NULL when neither (*why says what would help). */
+const tkb__count_source *tkb__count_source_here(const char **why);
+/* Opens the source this process counts with into c (zeroed before its first open; a
+ * later open, after a close, keeps the floor and totals). TKB_ERR_UNSUPPORTED naming what is
+ * missing and how to get it (Valgrind's callgrind, a PMU). cold_cache: refused
+ * (TKB_ERR_UNSUPPORTED, naming the option as naming says) when no cache event is
+ * counted. */
+tkb_status tkb__counter_open(tkb__counter *c, bool cold_cache, tkb__naming naming);
+/* Frees the source's state; the floor and the totals stay. */
+void tkb__counter_close(tkb__counter *c);
+/* A counted call's events into *out, the floor subtracted (each at least 0), and into
+ * the totals unless it is the floor's own measurement (floor: true). */
+tkb_status tkb__counter_take(tkb__counter *c, bool floor, tkb__events *out);
+/* Callgrind's estimate of the cycles of events e (count.c states the formula). */
+double tkb__estimated_cycles(const tkb__events *e);
+/* The formula, for the metadata. */
+extern const char tkb__estimated_cycles_formula[];
+
+/* ------------------------------------------------------------------------------ */
 /* One sample (sampler.c)                                                          */
 /* ------------------------------------------------------------------------------ */
 
@@ -222,6 +299,7 @@ typedef struct tkb__sampler {
   double loop_floor_ns;   /* the same less the clock reads: what the loop adds per call
                              to the CPU time beside cpu_floor_ns */
   tkb__perf *perf;        /* perf events read around each timed sample; NULL: none */
+  tkb__counter *counter;  /* the instructions method: counts instead of times; NULL: a time */
   double min_warmup_ms;   /* untimed calls for this long before the first timed call */
   bool warmed;            /* min_warmup_ms has been spent */
 } tkb__sampler;
@@ -240,6 +318,15 @@ void tkb__sampler_cpu_floor(tkb__sampler *m);
 /* Measures m->call_floor_ns and m->loop_floor_ns for m->batch calls per sample: the
  * median over samples of hollow calls (tkb__calls_hollow) timed as samples are. */
 void tkb__sampler_call_floor(tkb__sampler *m);
+
+/* The instructions method: counts an empty call (the same path with the function's
+ * body replaced by one that returns at once) into m->counter's floor. */
+tkb_status tkb__sampler_count_floor(tkb__sampler *m);
+/* The instructions method: calls of the function, counted but not kept, until one counts
+ * as the one before it (at most 3): what the first calls do once (lazy binding, a pool's
+ * first allocation, malloc's thresholds adapting to the sizes asked) is then done before
+ * the first sample. Returns the calls made. */
+int tkb__sampler_count_settle(tkb__sampler *m);
 
 /* Three samples of m->batch calls that are not kept (each after a warm-up), for the
  * batch size: *ms is the fastest, per call, the floor not subtracted. */
@@ -277,6 +364,8 @@ typedef struct tkb__samples {
   int batch;                 /* calls per sample (1 unless batched) */
   double resolution_ms;      /* per call, what the clock tells apart: its tick over the
                                 batch (0: unknown, as for device timers) */
+  bool counted;              /* counts, not times (the instructions method): exact, so
+                                no layout floor widens their interval */
 } tkb__samples;
 
 /* ------------------------------------------------------------------------------ */
@@ -485,6 +574,9 @@ typedef struct tkb__run_facts {
   double first_call_ms;      /* NaN when not timed */
   tkb__load load_start, load_end;
   const tkb__perf *perf;     /* the perf events' totals, or NULL */
+  const tkb__counter *counter; /* the instructions method's counts, or NULL */
+  int settle_calls;          /* the calls counted until the count settled */
+  const char *count_source;  /* what counted them (the source's description), or NULL */
 } tkb__run_facts;
 
 /* What the samples say about their own trust (summarize.c computes it). */

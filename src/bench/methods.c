@@ -8,7 +8,8 @@
  * Adding a method is one row here (and, when it reads a kind of device timer no backend
  * has yet, that timer's file in the backend). The rows are in order of preference: a
  * device's default method is the first row it has (cupti on CUDA, opencl_events on
- * OpenCL, wallclock on the cpu, as Tokamax picks).
+ * OpenCL, wallclock on the cpu, as Tokamax picks). instructions counts rather than times
+ * (count.c): its values are instructions per call.
  */
 #include "bench.h"
 
@@ -35,6 +36,8 @@ static const tkb__method methods[] = {
      .reading = TKB__READ_DEVICE_UNION, .options = TKB__OPT_EVENT_FILTER},
     {.name = "wallclock", .devices = "*", .reading = TKB__READ_WALL},
     {.name = "cpu_time", .devices = "cpu", .reading = TKB__READ_CPU},
+    /* counts, not a time (count.c): never a device's default */
+    {.name = "instructions", .devices = "cpu", .reading = TKB__READ_COUNT},
 };
 #define N_METHODS TKB_ARRAY_LEN(methods)
 
@@ -323,6 +326,12 @@ tkb_status tkb__bench_check(const tkb_device *dev, const tkb_bench_opts *opts, t
   tkb__stop_choice stop;
   st = tkb__stop_parse(o.stop, flags ? "--stop" : "stop", &stop);
   if (st) return st;
+  if (m->reading == TKB__READ_COUNT && o.perf_counters && *o.perf_counters)
+    return tkb_set_error(TKB_ERR_UNSUPPORTED,
+                         "%s \"%s\" cannot be counted beside %sinstructions, which counts "
+                         "the instructions itself (under Callgrind no PMU is visible)",
+                         flags ? "--perf-counters" : "perf_counters", o.perf_counters,
+                         flags ? "--method " : "method ");
   if (o.perf_counters && *o.perf_counters && (st = tkb__perf_check(o.perf_counters)) != TKB_OK)
     return prefixed(st, naming, "--perf-counters");
   if (method) *method = m;

@@ -28,7 +28,8 @@
  *                slower than one entry's run. On a steady machine, busy loops of 1-40 us
  *                reran within 0.02% and a 400 us loop within 0.8-1.1% (its median among
  *                its preempted calls at load 15); 0.5% lies between
- *                (bench/bench_intervals, docs/PERFORMANCE.md)
+ *                (bench/bench_intervals, docs/PERFORMANCE.md). Counts (the instructions
+ *                method) do not move with the layout's timing: no floor for them
  *
  * It still narrows as more is measured (more calls shrink the first, more experiments
  * the second) down to the floors, and it is never of zero width. Which term set it is
@@ -54,11 +55,6 @@ static double student_t975(int df) {
   return z + (z * z * z + z) / (4 * d) + (5 * pow(z, 5) + 16 * z * z * z + 3 * z) / (96 * d * d);
 }
 
-static int cmp_double(const void *a, const void *b) {
-  const double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
 /* The standard deviation of the experiments' medians (sorting each experiment's copy);
  * NaN when out of memory. */
 static double experiment_spread(const tkb__samples *s) {
@@ -75,7 +71,7 @@ static double experiment_spread(const tkb__samples *s) {
     const int begin = e ? s->experiment_end[e - 1] : 0, n = s->experiment_end[e] - begin;
     if (n == 0) continue;
     memcpy(tmp, s->ms + begin, (size_t)n * sizeof *tmp);
-    qsort(tmp, (size_t)n, sizeof *tmp, cmp_double);
+    qsort(tmp, (size_t)n, sizeof *tmp, tkb__cmp_double);
     const double med = n % 2 ? tmp[n / 2] : (tmp[n / 2 - 1] + tmp[n / 2]) / 2;
     sum += med;
     sum2 += med * med;
@@ -94,7 +90,7 @@ tkb_status tkb__replication_interval(const tkb__samples *s, tkb__ci *out) {
   const double m = out->median;
   double lo = sqrt(2.0) * (m - out->low), hi = sqrt(2.0) * (out->high - m);
   const char *lo_by = "samples", *hi_by = "samples";
-  double terms[3] = {0, s->resolution_ms, TKB__LAYOUT_FLOOR * m};
+  double terms[3] = {0, s->resolution_ms, s->counted ? 0 : TKB__LAYOUT_FLOOR * m};
   static const char *const names[3] = {"experiments", "clock", "layout floor"};
   int counted = 0;
   for (int e = 0; e < s->experiments; e++)

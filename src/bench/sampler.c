@@ -55,6 +55,76 @@ tkb_status tkb__sampler_experiment(tkb__sampler *m, tkb_device_state *state) {
   return m->warmup_each ? TKB_OK : warm_up(m);
 }
 
+/* The instructions method's sample: f's call, waited for, between the counter's start
+ * and stop, and no clock read; its count (the floor less) is the sample, and the CPU
+ * time beside it is that count too, as cpu_time's is its time. The floor is counted
+ * through this same code (floor: true), so what it subtracts is exactly what surrounds
+ * the call, and this code is warm in the simulated caches by the first counted call. */
+static tkb_status counted_call(tkb__sampler *m, tkb_std_fn *f, bool floor, tkb__events *e) {
+  tkb__counter *c = m->counter;
+  tkb_status st = c->cold_cache && !floor ? c->src->flush(c) : TKB_OK;
+  if (st) return st;
+  c->src->start(c);
+  st = tkb__std_invoke(f);
+  if (!st) st = tkb_device_synchronize(m->dev);
+  c->src->stop(c);
+  return st ? st : tkb__counter_take(c, floor, e);
+}
+
+/* The floor's stand-in for the function: returns at once, as an empty function does. */
+static tkb_status empty_forward(const tkb_args *a, void *state, tkb_array *const *outputs) {
+  (void)a, (void)state, (void)outputs;
+  return TKB_OK;
+}
+static tkb_status empty_forward_res(const tkb_args *a, void *state, tkb_array *const *outputs,
+                                    tkb_array *const *residuals) {
+  (void)a, (void)state, (void)outputs, (void)residuals;
+  return TKB_OK;
+}
+static tkb_status empty_vjp(const tkb_args *a, void *state, const tkb_array *const *residuals,
+                            const tkb_array *const *cotangents, tkb_array *const *grads) {
+  (void)a, (void)state, (void)residuals, (void)cotangents, (void)grads;
+  return TKB_OK;
+}
+
+tkb_status tkb__sampler_count_floor(tkb__sampler *m) {
+  tkb__counter *c = m->counter;
+  /* the same std_fn, whose hooks are empty: the dispatch, the synchronization and the
+   * counter's own start and stop are what is left */
+  tkb_fn empty = *m->f->fn;
+  empty.forward = empty_forward;
+  empty.forward_res = empty_forward_res;
+  empty.vjp = empty_vjp;
+  tkb_std_fn shadow = *m->f;
+  shadow.fn = &empty;
+  enum { N = 5 }; /* the median: Callgrind's counts are all one; the first may miss */
+  double v[TKB__N_EVENTS][N];
+  for (int i = 0; i < N; i++) {
+    tkb__events e;
+    tkb_status st = counted_call(m, &shadow, true, &e);
+    if (st) return st;
+    for (int k = 0; k < TKB__N_EVENTS; k++) v[k][i] = e.v[k];
+  }
+  for (int k = 0; k < TKB__N_EVENTS; k++) {
+    qsort(v[k], N, sizeof v[k][0], tkb__cmp_double);
+    c->floor.v[k] = v[k][N / 2];
+  }
+  c->have_floor = true;
+  return TKB_OK;
+}
+
+int tkb__sampler_count_settle(tkb__sampler *m) {
+  enum { MAX_CALLS = 3 };
+  double last = -1;
+  for (int i = 1; i <= MAX_CALLS; i++) {
+    tkb__events e;
+    if (counted_call(m, m->f, true, &e) != TKB_OK) return i; /* the timed calls will say it */
+    if (e.v[TKB__EV_IR] == last) return i;
+    last = e.v[TKB__EV_IR];
+  }
+  return MAX_CALLS;
+}
+
 /* The timed call (or batch of calls, each waited for): the meter's before and after
  * hooks sit outside the two clock reads, and the CPU clock's reads outside those, so
  * that neither adds to what the method's clock sees; between the reads, only the loop of
@@ -88,7 +158,15 @@ static tkb_status timed_calls(tkb__sampler *m, const tkb__calls *calls, bool flo
   return TKB_OK;
 }
 
+/* The sample's call: counted (the instructions method: one call, no clock read, its count
+ * in both *ms and *cpu_ms) or timed. */
 static tkb_status timed_call(tkb__sampler *m, double *ms, double *cpu_ms) {
+  if (m->counter) {
+    tkb__events e;
+    tkb_status st = counted_call(m, m->f, false, &e);
+    *ms = *cpu_ms = e.v[TKB__EV_IR];
+    return st;
+  }
   return timed_calls(m, &m->calls, true, ms, cpu_ms);
 }
 
@@ -113,11 +191,6 @@ void tkb__sampler_cpu_floor(tkb__sampler *m) {
   m->cpu_floor_ns = d[N / 2];
 }
 
-static int cmp_double(const void *a, const void *b) {
-  const double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
 void tkb__sampler_call_floor(tkb__sampler *m) {
   m->call_floor_ns = m->loop_floor_ns = NAN;
   if (m->meter.method->reading > TKB__READ_CPU) return; /* device time: no host loop in it */
@@ -137,8 +210,8 @@ void tkb__sampler_call_floor(tkb__sampler *m) {
     reads[i] = (double)(t1 - t0) / 1e6;
   }
   m->perf = perf;
-  qsort(hollow, N, sizeof *hollow, cmp_double);
-  qsort(reads, N, sizeof *reads, cmp_double);
+  qsort(hollow, N, sizeof *hollow, tkb__cmp_double);
+  qsort(reads, N, sizeof *reads, tkb__cmp_double);
   if (!(hollow[N / 2] >= 0)) return; /* a hollow call failed: no floor */
   m->call_floor_ns = hollow[N / 2] * 1e6;
   m->loop_floor_ns = fmax(0, (hollow[N / 2] * batch - reads[N / 2]) * 1e6 / batch);

@@ -35,9 +35,12 @@ struct tkb__session {
   int floors;
   size_t held;               /* the most bytes held in any experiment */
   tkb__perf perf;            /* perf_counters' events; perf.n == 0: none */
+  tkb__counter counter;      /* the instructions method's counts */
+  bool counting;             /* the method counts instead of timing */
   tkb_meta notes[MAX_NOTES];
   char note_text[MAX_NOTES][2][400];
   char trace[1100];
+  char count_source[600];    /* the counter's description, kept past its close */
 };
 
 /* Room for one more sample. The buffers are sized from the rule's bound before the
@@ -105,10 +108,15 @@ static tkb_status samples_init(tkb__samples *s, size_t bound, int experiments, b
  * batch's floor is to be measured (each experiment measures its own). */
 static tkb_status choose_batch(tkb__sampler *m, const tkb__method *method, const tkb__stop_rule *rule,
                                double *clock_read_ns, bool *floor) {
-  *clock_read_ns = tkb__clock_read_ns(m->meter.clock, 5, 200);
-  tkb__sampler_cpu_floor(m);
   m->batch = 1;
   m->call_floor_ns = m->loop_floor_ns = NAN;
+  *floor = false;
+  if (method->reading == TKB__READ_COUNT) { /* no clock is read: the floor is a count */
+    *clock_read_ns = 0;
+    return tkb__sampler_count_floor(m);
+  }
+  *clock_read_ns = tkb__clock_read_ns(m->meter.clock, 5, 200);
+  tkb__sampler_cpu_floor(m);
   *floor = rule->batches && method->reading <= TKB__READ_CPU;
   if (!*floor) return TKB_OK;
   const double floor_ms = fmax(100 * *clock_read_ns / 1e6, TKB__BATCH_MIN_MS);
@@ -172,6 +180,7 @@ void tkb__session_free(tkb__session *ss) {
   if (!ss) return;
   if (ss->meter_open) tkb__meter_close(&ss->m.meter);
   tkb__perf_close(&ss->perf);
+  tkb__counter_close(&ss->counter);
   samples_free(&ss->s);
   free(ss->rule_state);
   free(ss);
@@ -200,12 +209,16 @@ tkb_status tkb__session_open(tkb_compiled *c, const tkb_bench_opts *opts, tkb__s
                          .throttle_retries = ss->o.throttle_retries,
                          .read_state = f->device->backend->device_state, .batch = 1,
                          .first_call_ms = NAN,
-                         .cpu_clock = method->reading == TKB__READ_CPU ? NULL : tkb__cpu_now_ns,
+                         .cpu_clock = method->reading == TKB__READ_CPU ||
+                                              method->reading == TKB__READ_COUNT
+                                          ? NULL
+                                          : tkb__cpu_now_ns,
                          .min_warmup_ms = ss->o.min_warmup_ms};
   tkb__calls_init(&ss->m.calls, f);
   /* checked by tkb__bench_check: parsing cannot fail now */
   tkb__perf_parse(ss->o.perf_counters, &ss->perf);
   if (ss->perf.n) ss->m.perf = &ss->perf;
+  ss->counting = method->reading == TKB__READ_COUNT;
   ss->facts = (tkb__run_facts){.method = method, .o = &ss->o, .stop = &ss->stop, .trace = "",
                                .lower_time_ms = c->lower_time_ms, .compile_time_ms = c->compile_time_ms};
   st = samples_init(&ss->s, stop.rule->max_samples(ss->rule_state), ss->o.experiments,
@@ -224,6 +237,8 @@ void tkb__session_pause(tkb__session *ss) {
   copy_notes(ss);
   tkb__meter_close(&ss->m.meter);
   tkb__perf_close(&ss->perf); /* the totals stay */
+  tkb__counter_close(&ss->counter); /* its floor and totals too */
+  ss->m.counter = NULL;
   ss->meter_open = false;
 }
 
@@ -249,6 +264,11 @@ static tkb_status conclude(tkb__session *ss) {
   facts->timed_out = ss->stop.rule->timed_out && ss->stop.rule->timed_out(ss->rule_state);
   facts->peak_memory_mb = (double)ss->held / 1e6;
   facts->perf = ss->perf.n ? &ss->perf : NULL;
+  if (ss->counting) {
+    facts->counter = &ss->counter;
+    snprintf(ss->count_source, sizeof ss->count_source, "%s", ss->counter.src->describe(&ss->counter));
+    facts->count_source = ss->count_source;
+  }
   tkb__session_pause(ss);
   ss->done = true;
   return st;
@@ -312,12 +332,21 @@ tkb_status tkb__session_experiment(tkb__session *ss, bool *done) {
   tkb_std_fn *f = ss->c->f;
   tkb_status st = TKB_OK;
   if (!ss->meter_open) {
-    st = tkb__meter_open(&ss->m.meter, f->device, ss->method, &ss->o);
+    /* counting: the counter empties the caches it counts (cold_cache), not the meter */
+    tkb_bench_opts mo = ss->o;
+    if (ss->counting) mo.cold_cache = false;
+    st = tkb__meter_open(&ss->m.meter, f->device, ss->method, &mo);
     if (st) return st;
     if ((st = tkb__perf_open(&ss->perf)) != TKB_OK) {
       tkb__meter_close(&ss->m.meter);
       return st;
     }
+    if (ss->counting && (st = tkb__counter_open(&ss->counter, ss->o.cold_cache, TKB__NAME_FIELDS)) != TKB_OK) {
+      tkb__perf_close(&ss->perf);
+      tkb__meter_close(&ss->m.meter);
+      return st;
+    }
+    if (ss->counting) ss->m.counter = &ss->counter;
     ss->meter_open = true;
   }
   tkb__std_bind_call(f, ss->c->args);
@@ -327,11 +356,13 @@ tkb_status tkb__session_experiment(tkb__session *ss, bool *done) {
     ss->started = true;
     tkb__load_now(&ss->facts.load_start);
     st = choose_batch(&ss->m, ss->method, ss->stop.rule, &ss->facts.clock_read_ns, &ss->floor);
+    if (!st && ss->counting) ss->facts.settle_calls = tkb__sampler_count_settle(&ss->m);
     ss->facts.cpu_floor_ns = ss->m.cpu_floor_ns;
     ss->facts.call_floor_ns = NAN;
     ss->facts.cpu_read_ns = tkb__clock_read_ns(tkb__cpu_now_ns, 3, 50);
     ss->s.batch = ss->m.batch;
     ss->s.resolution_ms = clock_tick_ms(ss->method) / ss->m.batch;
+    ss->s.counted = ss->counting;
   }
   tkb__verdict v = TKB__STOP;
   if (!st) st = one_experiment(ss, ss->s.experiments, &v);

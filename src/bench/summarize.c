@@ -234,6 +234,46 @@ static tkb_status weigh(tkb_benchmark_data *bd, const tkb__samples *s, const tkb
   return TKB_OK;
 }
 
+/* The instructions method's events per call (their mean over the calls: every call's,
+ * when the code is deterministic) into bd->counters, after the perf events; false when
+ * out of memory. */
+static bool count_counters(tkb_benchmark_data *bd, const tkb__counter *c) {
+  if (!c || !(c->calls > 0)) return true;
+  tkb__events mean;
+  for (int k = 0; k < TKB__N_EVENTS; k++) mean.v[k] = c->total.v[k] / c->calls;
+  const struct {
+    const char *name;
+    double value;
+  } rows[] = {
+      {"instructions", mean.v[TKB__EV_IR]},
+      {"l1_misses", mean.v[TKB__EV_I1MR] + mean.v[TKB__EV_D1MR] + mean.v[TKB__EV_D1MW]},
+      {"ll_misses", mean.v[TKB__EV_ILMR] + mean.v[TKB__EV_DLMR] + mean.v[TKB__EV_DLMW]},
+      {"estimated_cycles", tkb__estimated_cycles(&mean)},
+  };
+  const int n = c->cache_events ? 4 : 1;
+  tkb_counter *grown = realloc(bd->counters, (size_t)(bd->n_counters + n) * sizeof *grown);
+  if (!grown) return false;
+  bd->counters = grown;
+  for (int k = 0; k < n; k++) {
+    char *name = tkb__strdup(rows[k].name);
+    if (!name) return false;
+    bd->counters[bd->n_counters++] = (tkb_counter){.name = name, .value = rows[k].value};
+  }
+  return true;
+}
+
+/* How the counts were made, for the metadata. */
+static void describe_counts(meta_builder *m, const tkb__run_facts *facts) {
+  const tkb__counter *c = facts->counter;
+  meta_add(m, "count_source", "%s", c->src->name);
+  meta_add(m, "count_source_detail", "%s", facts->count_source ? facts->count_source : "");
+  meta_add(m, "count_floor_instructions", "%.0f", c->floor.v[TKB__EV_IR]);
+  meta_add(m, "count_settle_calls", "%d", facts->settle_calls);
+  meta_add(m, "count_spread_instructions", "%.0f",
+           c->calls > 0 ? c->max.v[TKB__EV_IR] - c->min.v[TKB__EV_IR] : 0);
+  if (c->cache_events) meta_add(m, "estimated_cycles", "%s", tkb__estimated_cycles_formula);
+}
+
 /* The perf events per call into bd->counters; false when out of memory. */
 static bool perf_counters(tkb_benchmark_data *bd, const tkb__perf *p) {
   if (!p || !p->n) return true;
@@ -270,16 +310,21 @@ tkb_status tkb__summarize(tkb_std_fn *f, tkb__samples *s, const tkb__run_facts *
     describe_run(&m, f, facts);
     meta_add(&m, "stopping_rule", "%s", rule);
     meta_add(&m, "batch_size", "%d", s->batch);
-    meta_add(&m, "clock_read_ns", "%.1f", facts->clock_read_ns);
-    meta_add(&m, "cpu_clock", "process");
-    meta_add(&m, "cpu_read_ns", "%.1f", facts->cpu_read_ns);
-    meta_add(&m, "cpu_floor_ns", "%lld", (long long)facts->cpu_floor_ns);
-    if (isfinite(facts->call_floor_ns)) meta_add(&m, "call_floor_ns", "%.3f", facts->call_floor_ns);
-    if (bound) meta_add(&m, "interval_bound", "%s", bound);
-    meta_add(&m, "layout_floor", "%g", TKB__LAYOUT_FLOOR);
+    if (facts->counter) { /* counted: no clock was read */
+      describe_counts(&m, facts);
+    } else {
+      meta_add(&m, "clock_read_ns", "%.1f", facts->clock_read_ns);
+      meta_add(&m, "cpu_clock", "process");
+      meta_add(&m, "cpu_read_ns", "%.1f", facts->cpu_read_ns);
+      meta_add(&m, "cpu_floor_ns", "%lld", (long long)facts->cpu_floor_ns);
+      if (isfinite(facts->call_floor_ns)) meta_add(&m, "call_floor_ns", "%.3f", facts->call_floor_ns);
+      if (bound) meta_add(&m, "interval_bound", "%s", bound);
+      meta_add(&m, "layout_floor", "%g", TKB__LAYOUT_FLOOR);
+    }
     if (s->state) describe_clocks(&m, s, bd, facts->retries);
   }
-  if (bd && !st && !perf_counters(bd, facts->perf)) m.failed = true;
+  if (bd && !st && (!perf_counters(bd, facts->perf) || !count_counters(bd, facts->counter)))
+    m.failed = true;
   if (!bd || !medians || !cpu_medians || !sizes || !rule || m.failed || warnings.failed || st) {
     if (bd) {
       for (int i = 0; i < bd->n_counters; i++) free((char *)bd->counters[i].name);
@@ -296,6 +341,7 @@ tkb_status tkb__summarize(tkb_std_fn *f, tkb__samples *s, const tkb__run_facts *
     return st ? st : tkb_set_error(TKB_ERR_OUT_OF_MEMORY, "out of memory writing the benchmark data");
   }
   bd->converged = facts->converged;
+  bd->value_unit = facts->counter ? "instructions" : NULL;
   bd->stopping_rule = rule;
   bd->batch_size = s->batch;
   bd->first_call_ms = facts->first_call_ms;

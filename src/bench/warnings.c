@@ -17,6 +17,10 @@
  *   more OpenMP threads than free cores              cpu threads > online cores minus the
  *                                                    cores other processes kept busy while
  *                                                    the entry ran, for calls that ran threads
+ *
+ * A count (the instructions method) has its own two: calls counted differently (it
+ * should never happen for deterministic code), and counting with more than one OpenMP
+ * thread (their waiting is counted too).
  */
 #include "bench.h"
 #include "std_fn.h"
@@ -155,9 +159,41 @@ static void crowded_threads(const sink *s, const tkb__evidence *ev, const tkb_st
       threads, others, cores, free_cores > 0 ? free_cores : 1);
 }
 
+/* The instructions method: calls that counted differently, though the same code ran on
+ * the same inputs. Nothing else about the machine matters to a count. */
+static void count_spread(const sink *s, const tkb__evidence *ev, const tkb__run_facts *r) {
+  const tkb__counter *c = r->counter;
+  const double lo = c->min.v[TKB__EV_IR], hi = c->max.v[TKB__EV_IR];
+  if (!(c->calls > 0) || hi == lo) return;
+  const double med = ev->stats->median;
+  say(s, "count_spread", "the calls counted from %.0f to %.0f instructions (a spread of %.0f, %.3g%% "
+      "of the median), though each ran the same code on the same inputs: %s", lo, hi, hi - lo,
+      med > 0 ? 100 * (hi - lo) / med : 0,
+      strcmp(c->src->name, "callgrind") == 0
+          ? "something besides the inputs steers it: memory it allocates in the call (the "
+            "allocator's lists differ from call to call; OpenBLAS allocates in each product), "
+            "threads waiting for each other, the time or random numbers it reads. A run repeats "
+            "the same calls, so its counts repeat from run to run; compare resamples them"
+          : "the CPU's counter adds a few instructions now and then (interrupts), and the code "
+            "may do what Callgrind would find too (allocation, threads waiting, the time)");
+}
+
+static void counted_threads(const sink *s, const tkb_std_fn *f) {
+  const int threads = tkb_get_num_threads();
+  if (strcmp(f->device->backend->kind, "cpu") != 0 || threads <= 1) return;
+  say(s, "threads", "counted with %d OpenMP threads: each count adds up every thread's instructions, "
+      "those they run while waiting for each other at the parallel regions' ends included, "
+      "which depend on the scheduling; --threads 1 counts the work alone", threads);
+}
+
 void tkb__warnings(const tkb__evidence *ev, const tkb__run_facts *facts, tkb_std_fn *f,
                    void (*add)(void *user, const char *kind, const char *text), void *user) {
   const sink s = {add, user};
+  if (facts->counter) { /* a count: the machine's load, clocks and timers do not touch it */
+    count_spread(&s, ev, facts);
+    counted_threads(&s, f);
+    return;
+  }
   interval_too_wide(&s, ev, facts);
   bimodal(&s, ev, f);
   busy_machine(&s, facts);

@@ -31,7 +31,8 @@
 /* run's measurement flags, passed to both sides as given. */
 static const char *const passed[] = {"--method",   "--stop",       "--iterations", "--experiments",
                                      "--threads",  "--warmup",     "--interval-ms", "--seed",
-                                     "--cold-cache", "--event-filter", "--no-blocking-kernel"};
+                                     "--cold-cache", "--event-filter", "--no-blocking-kernel",
+                                     "--count-source"};
 
 typedef struct ab_args {
   tkb__select_args sel;
@@ -43,6 +44,8 @@ typedef struct ab_args {
   char **pass;
   int n_pass;
   uint64_t seed;
+  const char *method, *count_source; /* --method's and --count-source's values (NULL: none) */
+  tkb__count_plan count;             /* --method instructions: how the sides count */
 } ab_args;
 
 #define AT(field) offsetof(ab_args, field)
@@ -113,6 +116,8 @@ static int take_passed(ab_args *a, int *argc, char **argv) {
       if (i + 1 == *argc) return tkb__usage(CMD, "%s needs a value", row->name);
       value = a->pass[a->n_pass++] = argv[++i];
     }
+    if (strcmp(row->name, "--method") == 0) a->method = value;
+    if (strcmp(row->name, "--count-source") == 0) a->count_source = value;
     if (strcmp(row->name, "--seed") == 0) {
       char *end;
       errno = 0;
@@ -122,7 +127,8 @@ static int take_passed(ab_args *a, int *argc, char **argv) {
                           "18446744073709551615", value);
     }
   }
-  if (!experiments) {
+  /* counts do not drift: pairs of experiments add nothing, so run's single one stands */
+  if (!experiments && !tkb__counting_method(a->method)) {
     a->pass[a->n_pass++] = "--experiments";
     a->pass[a->n_pass++] = AB_EXPERIMENTS;
   }
@@ -248,7 +254,11 @@ static bool spawn(const ab_args *a, side *s) {
     dup2(to[0], STDIN_FILENO);
     dup2(from[1], STDOUT_FILENO);
     close(to[0]), close(to[1]), close(from[0]), close(from[1]);
-    if (s->program) {
+    if (a->count.reexec) { /* counted under Callgrind: valgrind runs the worker */
+      if (!s->program) argv[0] = (char *)tkb__self_exe();
+      char **wrapped = tkb__count_wrap(&a->count, argv);
+      if (wrapped) execv(wrapped[0], wrapped);
+    } else if (s->program) {
       execvp(s->program, argv);
     } else {
       execv("/proc/self/exe", argv);
@@ -644,9 +654,12 @@ static int judge(const ab_args *a, tkb__history_sink *hist, tkb__results_file rf
   tkb__history_abandon(hist);
   if (have_a && have_b) {
     tkb__comparison c = {0};
+    tkb_status st = TKB_OK;
     if (learn_rc) {
       rc = TKB_EXIT_FAILED; /* the store opened when ab started: why it no longer reads is said above */
-    } else if (tkb__compare(&rf[0], &rf[1], &o, &c) != TKB_OK) {
+    } else if ((st = tkb__compare(&rf[0], &rf[1], &o, &c)) == TKB_ERR_INVALID_ARGUMENT) {
+      rc = tkb__usage(CMD, "%s", tkb_last_error()); /* a side counted and a side timed */
+    } else if (st) {
       fprintf(stderr, "%s %s: %s\n", tkb__prog, CMD, tkb_last_error());
       rc = TKB_EXIT_FAILED;
     } else {
@@ -661,8 +674,8 @@ static int judge(const ab_args *a, tkb__history_sink *hist, tkb__results_file rf
   return rc;
 }
 
-static int ab(const ab_args *a) {
-  if (check_sides(a)) return TKB_EXIT_USAGE;
+/* Both sides' workers, the entries, the comparison, the store: the exit code. */
+static int ab_sides(const ab_args *a) {
   tkb__history_sink hist;
   if (tkb__history_begin(CMD, &a->hist, &hist)) return TKB_EXIT_USAGE;
   side A = {.label = 'A', .plugin = a->a, .program = a->a_cmd};
@@ -705,6 +718,19 @@ static int ab(const ab_args *a) {
   return rc;
 }
 
+static int ab(ab_args *a) {
+  if (check_sides(a)) return TKB_EXIT_USAGE;
+  if (tkb__counting_method(a->method)) {
+    if (tkb__count_plan_make(CMD, a->count_source, &a->count)) return TKB_EXIT_USAGE;
+    if (tkb__count_prepare(CMD, &a->count, 0, NULL)) return TKB_EXIT_FAILED;
+  } else if (a->count_source) {
+    return tkb__usage(CMD, "--count-source %s applies only to --method instructions", a->count_source);
+  }
+  const int rc = ab_sides(a);
+  tkb__count_finish(CMD, &a->count);
+  return rc;
+}
+
 static int ab_main(int argc, char **argv) {
   ab_args a = {0};
   int rc = take_passed(&a, &argc, argv);
@@ -731,7 +757,10 @@ const tkb__command tkb__command_ab = {
              "--stop, --iterations, --experiments (default here " AB_EXPERIMENTS ": each round "
              "is a pair, and the interval rests on the pairs), --threads, --warmup, "
              "--interval-ms, --seed (also the order's and the bootstrap's), --cold-cache, "
-             "--event-filter, --no-blocking-kernel ('{prog} help run' describes them).",
+             "--event-filter, --no-blocking-kernel, --count-source ('{prog} help run' describes "
+             "them). With --method instructions each side counts (under Valgrind's Callgrind "
+             "where the CPU's counter does not answer) in one experiment unless --experiments "
+             "says otherwise, and the counts compare exactly.",
     .selection = TKB__SELECT_FILTER | TKB__SELECT_TAG | TKB__SELECT_OP | TKB__SELECT_MODE |
                  TKB__SELECT_IMPL | TKB__SELECT_DEVICE,
     .default_tag = true,

@@ -18,6 +18,7 @@
 #include "report.h"
 #include "runner.h"
 
+#include <limits.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -39,6 +40,9 @@
 /* `run`'s stopping rule: the interval of the median, not a fixed count, so each number
  * comes with how far it can be trusted (the library's own default stays Tokamax's fixed). */
 #define TKB__DEFAULT_STOP "ci"
+/* `run --method instructions`: a count needs no interval, only a few calls that show
+ * it does not vary: the fixed rule, this many, in one experiment. */
+#define TKB__COUNT_ITERATIONS 3
 
 /* The tag `run` and `check` select when neither --filter nor --tag is given: the suite's
  * small specs, sized for a CPU. It is meant for every device whose compute units are
@@ -521,9 +525,12 @@ typedef struct tkb__compare_args {
 #define TKB__COMPARE_VERDICT_ROWS(type, field)                                                 \
   {.heading = "Verdict:"},                                                                     \
   {.name = "--noise", .metavar = "PCT", .kind = TKB__FLAG_TEXT,                               \
-   .offset = offsetof(type, field.noise), .value = "2%", .check = tkb__check_fraction,        \
+   .offset = offsetof(type, field.noise), .check = tkb__check_fraction,                       \
+   .shown = "2% for times, 0.5% for instruction counts",                                      \
    .help = "Half-width of the noise band (2% or 0.02): a change is called only when its "      \
-           "interval lies wholly outside 1 +- PCT; an interval within it is 'same'."},          \
+           "interval lies wholly outside 1 +- PCT; an interval within it is 'same'. Counts "    \
+           "(--method instructions) that every call gave alike are compared exactly: their "    \
+           "ratio is the interval."},                                                          \
   {.name = "--alpha", .metavar = "P", .kind = TKB__FLAG_TEXT,                                 \
    .offset = offsetof(type, field.alpha), .value = "0.05", .check = tkb__check_fraction,      \
    .help = "Significance the adjusted p-value must be below for a change to be called (the "   \
@@ -605,6 +612,47 @@ void tkb__compare_history_free(tkb__compare_history *ch);
 /* Writes the comparison (stdout, --out) and applies --fail-on, saying why on stderr.
  * Returns TKB_EXIT_OK, or TKB_EXIT_FAILED when the gate fails or --out cannot be written. */
 int tkb__compare_emit(const char *cmd, const tkb__comparison *c, const tkb__compare_args *a);
+
+/* ---- counting instructions (count_exec.c) ---- */
+/* What a run of --method instructions needs: which source counts, and for Callgrind the
+ * valgrind that re-executes the workers and a folder for its files. */
+typedef struct tkb__count_plan {
+  bool counting;            /* the run's method is instructions */
+  const char *source;       /* "callgrind" or "perf_event" (static) */
+  bool reexec;              /* each worker is this program again, under Callgrind */
+  char valgrind[PATH_MAX];  /* the valgrind that runs them */
+  char dir[PATH_MAX];       /* Callgrind's dumps and Valgrind's logs ("" until prepared) */
+  char out_file[PATH_MAX + 32];    /* dir/callgrind.%p: TKB_CALLGRIND_OUT */
+  char out_option[PATH_MAX + 64];  /* --callgrind-out-file=... */
+  char log_option[PATH_MAX + 64];  /* --log-file=dir/valgrind.%p.log */
+  int argc;                 /* the run command's own arguments, given to each worker */
+  char **argv;
+} tkb__count_plan;
+/* True for the method that counts instructions ("instructions"). */
+bool tkb__counting_method(const char *method);
+/* The plan for --count-source `source` (NULL: auto): under Callgrind already, that; else
+ * perf_event when the CPU's counter answers (auto, perf_event), else Callgrind through
+ * valgrind on PATH (or TKB_VALGRIND). 0, or TKB_EXIT_USAGE after saying what is missing
+ * and how to install it. */
+int tkb__count_plan_make(const char *cmd, const char *source, tkb__count_plan *p);
+/* What --method instructions would count with here, as a sentence (`info`). */
+void tkb__count_describe(char *buf, size_t cap);
+/* Before the run: keeps argc/argv (the command's, argv[0] its name) and makes the folder
+ * when re-executing. 0 or TKB_EXIT_FAILED after saying why. */
+int tkb__count_prepare(const char *cmd, tkb__count_plan *p, int argc, char **argv);
+/* After the run: shows what Valgrind's logs hold beyond its notes on the caches, and
+ * removes the folder. */
+void tkb__count_finish(const char *cmd, tkb__count_plan *p);
+/* The runner's exec_worker (user: the plan): this program's `run` with the plan's
+ * arguments and --count-worker, under Callgrind. Returns only on failure. */
+tkb_status tkb__count_exec(void *user, const size_t *positions, const size_t *entries, size_t n);
+/* argv (NULL-ended) behind the valgrind command line that counts under Callgrind, for a
+ * process of ab's; the environment is set for it too. A calloc'd array (NULL when out of
+ * memory) of argv's strings and the plan's. */
+char **tkb__count_wrap(const tkb__count_plan *p, char *const *argv);
+/* `run --count-worker FD:POSITION=ENTRY,...`, the re-executed worker: runs those entries
+ * with runner, each result sent over the inherited descriptor FD. Returns the exit code. */
+int tkb__count_worker(const char *spec, const tkb__runner *runner);
 
 /* ---- `ab`'s workers (ab_worker.c) ---- */
 /*

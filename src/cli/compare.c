@@ -83,6 +83,9 @@ static int compare(const compare_cli *a) {
   tkb__comparison c = {0};
   tkb_status st = rc ? TKB_OK : tkb__compare(&rf[0], &rf[1], &o, &c);
   if (rc) {
+    /* the store's problem is said above */
+  } else if (st == TKB_ERR_INVALID_ARGUMENT) { /* files that cannot be compared (counts and times) */
+    rc = tkb__usage(CMD, "%s", tkb_last_error());
   } else if (st) {
     fprintf(stderr, "%s %s: %s\n", tkb__prog, CMD, tkb_last_error());
     rc = TKB_EXIT_FAILED;
@@ -138,8 +141,8 @@ const tkb__command tkb__command_compare = {
     .flags = compare_flags,
     .epilogue = "Exit status: 0 compared, 1 --fail-on's condition was met (or --out could not be "
                 "written), 2 usage error: a file unreadable or not a results file (the message "
-                "names it, with the line and column where it stops being JSON), or no entry in "
-                "both files.\n"
+                "names it, with the line and column where it stops being JSON), no entry in "
+                "both files, or a file of instruction counts against one of times.\n"
                 "\n"
                 "Examples:\n"
                 "  {prog} compare base.json new.json\n"

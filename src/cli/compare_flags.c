@@ -78,7 +78,8 @@ int tkb__check_fail_on(const char *cmd, const char *flag, const char *value) {
 
 tkb__compare_opts tkb__compare_opts_from(const tkb__compare_args *a, uint64_t seed) {
   tkb__compare_opts o = TKB__COMPARE_OPTS_DEFAULT;
-  tkb__parse_fraction(a->noise, &o.noise); /* each checked as it was read */
+  /* each checked as it was read; a band given is the band of counts too */
+  if (a->noise && tkb__parse_fraction(a->noise, &o.noise)) o.count_noise = o.noise;
   tkb__parse_fraction(a->alpha, &o.alpha);
   o.correction = !strcmp(a->correction, "bh") ? TKB__CORRECT_BH
                  : !strcmp(a->correction, "none") ? TKB__CORRECT_NONE : TKB__CORRECT_HOLM;

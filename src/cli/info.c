@@ -122,6 +122,13 @@ static void clocks(void) {
          "20000 reads)\n", "read cost", wall, cpu_t);
 }
 
+/* What the instructions method counts with here. */
+static void counting(void) {
+  char what[900];
+  tkb__count_describe(what, sizeof what);
+  printf("\nCounting (--method instructions)\n  %-10s %s\n", "source", what);
+}
+
 static const char *or_unset(const char *v) { return *v ? v : "unset"; }
 
 static void environment(const tkb__environment *e) {
@@ -188,6 +195,7 @@ static int info_main(int argc, char **argv) {
   devices();
   cpu();
   clocks();
+  counting();
   tkb__environment env;
   tkb__environment_read(&env);
   environment(&env);

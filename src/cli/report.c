@@ -49,8 +49,8 @@ static const tkb__flag report_flags[] = {
      .help = "A result file to compare RESULTS with, as '{prog} compare BASE RESULTS' does: "
              "adds a forest plot of the ratios RESULTS/BASE with their 95% intervals and "
              "verdicts, sorted by effect, and the comparison's table."},
-    {.name = "--noise", .metavar = "PCT", .kind = TKB__FLAG_TEXT, .offset = AT(noise), .value = "2%",
-     .check = tkb__check_fraction,
+    {.name = "--noise", .metavar = "PCT", .kind = TKB__FLAG_TEXT, .offset = AT(noise),
+     .check = tkb__check_fraction, .shown = "2% for times, 0.5% for instruction counts",
      .help = "With --base: half-width of the noise band (2% or 0.02), as for '{prog} compare'."},
     {.name = "--title", .metavar = "TEXT", .kind = TKB__FLAG_TEXT, .offset = AT(title),
      .help = "The page's title.", .shown = "the results file's name"},
@@ -141,8 +141,12 @@ static int report(const report_args *a) {
   int rc = TKB_EXIT_OK;
   if (a->base) {
     tkb__compare_opts co = TKB__COMPARE_OPTS_DEFAULT;
-    tkb__parse_fraction(a->noise, &co.noise); /* checked when read */
-    if (tkb__compare(&base, &rf, &co, &c) != TKB_OK) {
+    /* checked when read; a band given is the band of counts too */
+    if (a->noise && tkb__parse_fraction(a->noise, &co.noise)) co.count_noise = co.noise;
+    const tkb_status st = tkb__compare(&base, &rf, &co, &c);
+    if (st == TKB_ERR_INVALID_ARGUMENT) { /* counts against times */
+      rc = tkb__usage(CMD, "--base: %s", tkb_last_error());
+    } else if (st) {
       fprintf(stderr, "%s %s: %s\n", tkb__prog, CMD, tkb_last_error());
       rc = TKB_EXIT_FAILED;
     }

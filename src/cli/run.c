@@ -43,6 +43,9 @@ typedef struct run_args {
   const char *gb_format, *gb_out_format; /* --benchmark_format, --benchmark_out_format */
   bool list_tests;
   bool serve;         /* `ab`'s worker (ab_worker.c) */
+  const char *count_source;    /* --count-source: what counts for --method instructions */
+  const char *count_worker;    /* --count-worker: a worker re-executed under Callgrind */
+  bool set_openblas_threads;   /* OPENBLAS_NUM_THREADS was set for counting (unset after) */
   double min_warmup_ms;        /* --warmup-ms, --benchmark_min_warmup_time */
   const char *perf_counters;   /* --perf-counters, --benchmark_perf_counters */
   const char *time_unit;       /* --time-unit, --benchmark_time_unit */
@@ -158,16 +161,18 @@ static const tkb__flag run_flags[] = {
     {.name = "--method", .metavar = "NAME", .kind = TKB__FLAG_TEXT, .offset = AT(method),
      .value = "auto",
      .help = "Timing method: auto (the device's default) or one of {methods} ('{prog} info' "
-             "lists each device's)."},
+             "lists each device's). instructions (cpu) counts each call's instructions instead "
+             "of timing it: the same count on a busy machine, for CI gates (see --count-source)."},
     {.name = "--stop", .metavar = "RULE", .kind = TKB__FLAG_TEXT, .offset = AT(stop),
      .check = check_stop, .shown = TKB__DEFAULT_STOP ", or fixed when --iterations is given",
      .help = "How many timed calls an entry takes: RULE or RULE:param=value,... (a value may "
              "end in %, s or ms). {stop_rules}."},
     {.name = "--iterations", .metavar = "N", .kind = TKB__FLAG_COUNT, .offset = AT(iterations),
-     .shown = TKB__TEXT(TKB__DEFAULT_ITERATIONS),
+     .shown = TKB__TEXT(TKB__DEFAULT_ITERATIONS) "; " TKB__TEXT(TKB__COUNT_ITERATIONS)
+              " with --method instructions, whose default rule is fixed",
      .help = "Timed calls per experiment under --stop fixed (given alone, it selects fixed)."},
     {.name = "--experiments", .metavar = "N", .kind = TKB__FLAG_COUNT, .offset = AT(experiments),
-     .value = TKB__TEXT(TKB__DEFAULT_EXPERIMENTS),
+     .shown = TKB__TEXT(TKB__DEFAULT_EXPERIMENTS) "; 1 with --method instructions",
      .help = "Experiments per entry: groups of calls spaced in time (Google Benchmark's "
              "repetitions)."},
     {.name = "--interleave", .kind = TKB__FLAG_SWITCH, .offset = AT(interleave),
@@ -182,7 +187,7 @@ static const tkb__flag run_flags[] = {
              "cores other processes leave free as it starts (at least 1), so a busy core "
              "cannot stall every parallel region; the entry's metadata says how many ran."},
     {.name = "--warmup", .metavar = "WHEN", .kind = TKB__FLAG_TEXT, .offset = AT(warmup),
-     .value = "each", .check = check_warmup,
+     .check = check_warmup, .shown = "each; once with --method instructions",
      .help = "each: an untimed call before every timed call (Tokamax's wallclock); once: one "
              "per experiment."},
     {.name = "--warmup-ms", .metavar = "MS", .kind = TKB__FLAG_MS, .offset = AT(min_warmup_ms),
@@ -219,6 +224,16 @@ static const tkb__flag run_flags[] = {
               "the metadata's \"blocking_kernel\" says how that went",
      .help = "cuda_events only: start the events as soon as they are queued, so each call's "
              "time includes the host's gaps between its launches."},
+    {.name = "--count-source", .metavar = "SOURCE", .kind = TKB__FLAG_TEXT,
+     .offset = AT(count_source), .shown = "auto",
+     .help = "--method instructions only: what counts each call's instructions. callgrind: "
+             "Valgrind's Callgrind (valgrind must be installed), which runs each entry's worker "
+             "20-100x slower but counts exactly, the same on every run and machine, and counts "
+             "its simulated caches' misses too; perf_event: the CPU's own counter (a PMU, which "
+             "most virtual machines and CI runners lack), at full speed, instructions only; "
+             "auto: perf_event where the PMU answers, else callgrind. The counts are per call, "
+             "summed over the threads; --method instructions counts with one OpenMP thread "
+             "unless --threads says otherwise."},
     {.name = "--perf-counters", .metavar = "EVENTS", .kind = TKB__FLAG_TEXT,
      .offset = AT(perf_counters), .shown = "none",
      .help = "Also count these perf events over the timed calls, comma-separated: {perf_events}. "
@@ -283,6 +298,10 @@ static const tkb__flag run_flags[] = {
              "the device."},
     {.name = "--serve", .kind = TKB__FLAG_SWITCH, .offset = AT(serve), .hidden = true,
      .help = "Answer ab's requests on stdin instead of running the entries."},
+    {.name = "--count-worker", .metavar = "FD:POSITION=ENTRY,...", .kind = TKB__FLAG_TEXT,
+     .offset = AT(count_worker), .hidden = true,
+     .help = "Be the worker of a counting run, re-executed under Callgrind: run these entries "
+             "and send their results over descriptor FD (count_exec.c)."},
     {.name = "--benchmark_min_time", .metavar = "TIME", .kind = TKB__FLAG_TEXT,
      .offset = AT(gb_min_time), .check = check_gb_min_time,
      .help = "Seconds per experiment (0.5 or 0.5s), as Google Benchmark's per repetition: "
@@ -619,7 +638,7 @@ static int finish(sinks *to, const tkb__run_count *c) {
 static int end_by_exit(void *user, const tkb__run_count *c) { return finish(user, c); }
 
 static tkb__runner make_runner(const run_args *a, const tkb_bench_opts *bo, sinks *o,
-                               bool isolate, double timeout_s) {
+                               bool isolate, double timeout_s, tkb__count_plan *plan) {
   return (tkb__runner){.device = a->sel.device,
                        .seed = a->seed,
                        .auto_threads = auto_threads(a),
@@ -633,7 +652,9 @@ static tkb__runner make_runner(const run_args *a, const tkb_bench_opts *bo, sink
                        .on_start = on_start,
                        .on_done = on_done,
                        .on_end_by_exit = end_by_exit,
-                       .user = o};
+                       .user = o,
+                       .exec_worker = plan->reexec ? tkb__count_exec : NULL,
+                       .exec_user = plan};
 }
 
 /* Colour on stdout: --benchmark_color, else a terminal without NO_COLOR. */
@@ -647,11 +668,15 @@ static bool use_color(const run_args *a) {
 static int run_selected(const run_args *a, const char *out, const tkb__device_facts *d,
                         const tkb__format *stdout_fmt, const tkb__format *file_fmt,
                         const size_t *idx, size_t n, const tkb__shard_info *shard, bool isolate,
-                        double timeout_s, tkb__history_sink *hist) {
+                        double timeout_s, tkb__history_sink *hist, tkb__count_plan *plan) {
   const tkb_bench_opts bo = bench_opts(a, d->method);
   tkb__report_ctx ctx;
   char stop[256];
   fill_context(&ctx, a, &bo, d, idx, n, shard, stop, sizeof stop);
+  if (plan->counting) { /* the machine's load and clocks move times, not counts */
+    ctx.count_source = plan->source;
+    ctx.n_warnings = 0;
+  }
   const bool to_stdout = !(a->quiet && stdout_fmt->live_view);
   tkb__run_output o = {.cmd = CMD,
                        .out = out,
@@ -693,7 +718,7 @@ static int run_selected(const run_args *a, const char *out, const tkb__device_fa
   o.n_todo = m;
   tkb__progress_begin(&o.progress, stderr, !a->quiet && isatty(fileno(stderr)), o.resumed.n + m);
   sinks to = {.o = &o, .h = hist, .experiments = bo.experiments, .quiet = a->quiet};
-  tkb__runner runner = make_runner(a, &bo, &to, isolate, timeout_s);
+  tkb__runner runner = make_runner(a, &bo, &to, isolate, timeout_s, plan);
   tkb__run_count count = tkb__run_entries(&runner, todo, m);
   free(todo);
   rc = finish(&to, &count);
@@ -737,11 +762,74 @@ static int run_devices(const run_args *a, const tkb__format *stdout_fmt, const t
   return tkb__run_devices(CMD, a->sel.device, a->sel.shard, stdout_fmt->name, a->out, a->quiet, argc, argv);
 }
 
+/* The flags --method instructions cannot honour, and those only it takes: 0, or
+ * TKB_EXIT_USAGE after naming the flag. (--cold-cache depends on the source, checked once
+ * the plan is made; --perf-counters and the device are checked with the method, by
+ * tkb__bench_check.) */
+static int check_counting(const run_args *a, bool counting) {
+  if (!counting) {
+    if (a->count_source)
+      return tkb__usage(CMD, "--count-source %s applies only to --method instructions; this run "
+                        "uses --method %s", a->count_source, a->method);
+    return 0;
+  }
+  if (a->interleave)
+    return tkb__usage(CMD, "--interleave cannot be honoured with --method instructions: it spreads "
+                      "a drift of the machine over every entry, and a count does not drift (each "
+                      "entry is counted in a worker of its own); drop --interleave");
+  if (a->time_unit)
+    return tkb__usage(CMD, "--time-unit %s cannot be honoured with --method instructions: its values "
+                      "are instructions per call, not times; drop --time-unit", a->time_unit);
+  return 0;
+}
+
+/* --cold-cache with the source the plan chose. */
+static int check_count_source(const run_args *a, const tkb__count_plan *plan) {
+  if (plan->counting && a->cold_cache && strcmp(plan->source, "perf_event") == 0)
+    return tkb__usage(CMD, "--cold-cache cannot be honoured with --method instructions counted by "
+                      "perf_event (the CPU's counter): it counts instructions alone, which a cold "
+                      "cache does not change; --count-source callgrind empties the simulated caches "
+                      "it counts the misses of");
+  return 0;
+}
+
+/* The defaults that depend on the method: a count is of the work alone with one OpenMP
+ * thread, a few calls in one experiment, one warm-up. */
+static void method_defaults(run_args *a, bool counting) {
+  /* counts are of the work alone with one OpenMP thread: more add what the threads run
+   * while they wait for each other, which varies (README: Exact counts for CI); and a
+   * count needs no interval, only a few calls to show it does not vary */
+  if (counting && !a->threads) a->threads = 1;
+  /* OpenBLAS (which some ops call) keeps a pool of threads of its own that spin while
+   * they wait: with one OpenMP thread, one OpenBLAS thread (it reads this as it loads, in
+   * the workers) */
+  if (counting && a->threads == 1 && !getenv("OPENBLAS_NUM_THREADS")) {
+    setenv("OPENBLAS_NUM_THREADS", "1", 1);
+    a->set_openblas_threads = true;
+  }
+  if (counting && !a->stop && !a->iterations) a->iterations = TKB__COUNT_ITERATIONS;
+  if (!a->experiments) a->experiments = counting ? 1 : TKB__DEFAULT_EXPERIMENTS;
+  /* a warm-up changes no count once the counts have settled (count.c): under Valgrind
+   * each would cost as much as a counted call */
+  if (!a->warmup) a->warmup = counting ? "once" : "each";
+}
+
 /* Everything after parsing. */
 static int run(run_args *a, int argc, char **argv) {
   if (apply_gb(a)) return TKB_EXIT_USAGE;
   if (tkb__load_plugins(CMD, &a->sel, tkb__isolation_timeout(&a->iso))) return TKB_EXIT_USAGE;
+  const bool counting = tkb__counting_method(a->method);
+  method_defaults(a, counting);
   if (a->threads) tkb_set_num_threads(a->threads);
+  if (a->count_worker) { /* this program again, under Callgrind: the entries it is given */
+    const tkb__runner runner = {.device = a->sel.device, .seed = a->seed, .bench = bench_opts(a, NULL)};
+    return tkb__count_worker(a->count_worker, &runner);
+  }
+  if (check_counting(a, counting)) return TKB_EXIT_USAGE;
+  tkb__count_plan plan = {0};
+  if (counting && !a->list_tests && tkb__count_plan_make(CMD, a->count_source, &plan))
+    return TKB_EXIT_USAGE;
+  if (check_count_source(a, &plan)) return TKB_EXIT_USAGE;
   const tkb__format *stdout_fmt, *file_fmt;
   const char *out = a->resume ? a->resume : a->out;
   if (a->resume && a->out && strcmp(a->resume, a->out) != 0)
@@ -780,6 +868,14 @@ static int run(run_args *a, int argc, char **argv) {
   /* ab's worker serves its entries in this process */
   int rc = a->serve ? 0 : tkb__isolation(CMD, &a->iso, a->sel.device, n, &isolate, &timeout_s);
   if (a->serve) isolate = false, timeout_s = 0;
+  if (!rc && plan.reexec && !a->serve) { /* Callgrind counts a worker it started: always one */
+    if (a->iso.no_isolate)
+      rc = tkb__usage(CMD, "--no-isolate cannot be honoured with --method instructions here: each entry "
+                      "is counted in a worker process that Valgrind starts (this machine's CPU counter "
+                      "does not answer); to count in one process, run it under Valgrind yourself: "
+                      "valgrind --tool=callgrind %s run ...", tkb__prog);
+    isolate = true;
+  }
   if (!rc) {
     const tkb_bench_opts o = bench_opts(a, NULL);
     rc = tkb__device_find(CMD, a->sel.device, &o, a->peaks, isolate, timeout_s, &facts);
@@ -789,8 +885,15 @@ static int run(run_args *a, int argc, char **argv) {
   else if (!rc && out && tkb__outfile_check(out) != TKB_OK)
     rc = tkb__usage(CMD, "--out: %s", tkb_last_error());
   tkb__history_sink hist;
-  if (!rc && !a->serve && !(rc = tkb__history_begin(CMD, &a->hist, &hist)))
-    rc = run_selected(&with_out, out, &facts, stdout_fmt, file_fmt, idx, n, &shard, isolate, timeout_s, &hist);
+  if (!rc && !a->serve && !(rc = tkb__history_begin(CMD, &a->hist, &hist))) {
+    if ((rc = tkb__count_prepare(CMD, &plan, argc, argv)) == 0) {
+      rc = run_selected(&with_out, out, &facts, stdout_fmt, file_fmt, idx, n, &shard, isolate, timeout_s,
+                        &hist, &plan);
+      tkb__count_finish(CMD, &plan);
+    } else {
+      tkb__history_abandon(&hist);
+    }
+  }
   free(idx);
   return rc;
 }
@@ -799,6 +902,7 @@ static int run_main(int argc, char **argv) {
   run_args a = {0};
   int rc = tkb__flags_parse(&tkb__command_run, argc, argv, &a, &a.sel);
   if (rc == TKB__PARSED) rc = run(&a, argc, argv);
+  if (a.set_openblas_threads) unsetenv("OPENBLAS_NUM_THREADS"); /* a TKB_MAIN program's own */
   if (a.threads) tkb_set_num_threads(0); /* a TKB_MAIN program goes on with its own */
   tkb__flags_free(&tkb__command_run, &a, &a.sel);
   return rc;

@@ -28,6 +28,7 @@ static void interval(double low, double high, char *buf, size_t cap) {
   tkb__fmt_change(low, a, sizeof a);
   tkb__fmt_change(high, b, sizeof b);
   if (isnan(low)) snprintf(buf, cap, "-");
+  else if (low == high) snprintf(buf, cap, "exact"); /* counts alike on every call */
   else snprintf(buf, cap, "[%s, %s]", a, b);
 }
 
@@ -87,8 +88,8 @@ void tkb__compare_console(FILE *f, const tkb__comparison *c, bool color) {
   for (size_t i = 0; i < c->n_rows; i++) {
     const tkb__compare_row *r = &c->rows[i];
     char base[24], next[24];
-    tkb__fmt_time(r->base_median_ms, base, sizeof base);
-    tkb__fmt_time(r->new_median_ms, next, sizeof next);
+    tkb__fmt_compared(c, r->base_median_ms, base, sizeof base);
+    tkb__fmt_compared(c, r->new_median_ms, next, sizeof next);
     char callable[24], rule[24];
     tkb__fmt_change(1 + r->min_change, callable, sizeof callable);
     tkb__fmt_rule(r, rule, sizeof rule);

@@ -54,6 +54,7 @@ void tkb__fmt_change(double ratio, char *buf, size_t cap) {
 void tkb__fmt_rule(const tkb__compare_row *r, char *buf, size_t cap) {
   if (r->rule == TKB__RULE_U_TEST) snprintf(buf, cap, "U test");
   else if (r->rule == TKB__RULE_INTERVAL) snprintf(buf, cap, "CI %.4g%%", 100 * r->decision_level);
+  else if (r->rule == TKB__RULE_EXACT) snprintf(buf, cap, "exact");
   else snprintf(buf, cap, "-");
 }
 
@@ -81,22 +82,39 @@ void tkb__describe_results(const tkb__results_file *rf, char *buf, size_t cap) {
     if (parts[i] && len < cap) len += (size_t)snprintf(buf + len, cap - len, ", %s", parts[i]);
 }
 
+void tkb__fmt_compared(const tkb__comparison *c, double v, char *buf, size_t cap) {
+  if (c->counted) tkb__fmt_count(v, buf, cap);
+  else tkb__fmt_time(v, buf, cap);
+}
+
 void tkb__describe_comparison(const tkb__comparison *c, char *buf, size_t cap) {
   static const char *const corrections[] = {"Holm-adjusted", "Benjamini-Hochberg-adjusted",
                                             "not adjusted"};
   size_t tested = 0;
-  for (size_t i = 0; i < c->n_rows; i++) tested += !isnan(c->rows[i].p);
+  for (size_t i = 0; i < c->n_rows; i++) tested += !isnan(c->rows[i].p) && !c->rows[i].exact;
   char paired[96] = "";
   if (c->n_paired)
     snprintf(paired, sizeof paired, ", experiments drawn in pairs for %zu entr%s", c->n_paired,
              c->n_paired == 1 ? "y" : "ies");
-  snprintf(buf, cap,
-           "noise band +-%g%%%s; 95%% intervals of new/base from a two-level bootstrap (experiments, "
-           "then calls; %d resamples, seed %llu%s); p: two-sided Mann-Whitney U (%zu exact, %zu normal "
+  char stats[600];
+  snprintf(stats, sizeof stats,
+           "95%% intervals of new/base from a two-level bootstrap (experiments, then calls; %d "
+           "resamples, seed %llu%s); p: two-sided Mann-Whitney U (%zu exact, %zu normal "
            "approximation), %s over %zu entries, alpha %g",
-           c->opts.noise * 100, c->opts.band_of ? " or an entry's own where its history shows a wider one" : "",
-           c->opts.resamples, (unsigned long long)c->opts.seed, paired, c->n_exact,
-           tested - c->n_exact, corrections[c->opts.correction], tested, c->opts.alpha);
+           c->opts.resamples, (unsigned long long)c->opts.seed, paired, c->n_exact, tested - c->n_exact,
+           corrections[c->opts.correction], tested, c->opts.alpha);
+  if (c->counted) { /* counts: most compare exactly; those that varied between calls as times do */
+    size_t varied = 0;
+    for (size_t i = 0; i < c->n_rows; i++) varied += !c->rows[i].exact && !isnan(c->rows[i].ratio);
+    snprintf(buf, cap,
+             "instructions per call; noise band +-%g%% (counts); %zu entr%s counted alike on every "
+             "call, compared exactly (the ratio is its own interval; p 0 for a change, 1 for none)%s%s",
+             c->opts.noise * 100, c->n_exact_counts, c->n_exact_counts == 1 ? "y" : "ies",
+             varied ? "; those whose counts varied: " : "", varied ? stats : "");
+    return;
+  }
+  snprintf(buf, cap, "noise band +-%g%%%s; %s", c->opts.noise * 100,
+           c->opts.band_of ? " or an entry's own where its history shows a wider one" : "", stats);
   const size_t len = strlen(buf);
   if (len < cap && c->by_rule[TKB__RULE_INTERVAL])
     snprintf(buf + len, cap - len, "; rules: U test = adjusted p < %g and the 95%% interval outside "

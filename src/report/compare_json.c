@@ -59,6 +59,8 @@ void tkb__compare_json(FILE *f, const tkb__comparison *c, bool color) {
   side(&w, "base", c->base);
   side(&w, "new", c->new_);
   jw_begin_object(&w, "settings");
+  /* what the medians are: "ms", or "instructions" per call (--method instructions) */
+  jw_string(&w, "value_unit", c->counted ? "instructions" : "ms");
   jw_number(&w, "noise", c->opts.noise);
   jw_number(&w, "alpha", c->opts.alpha);
   jw_string(&w, "correction", corrections[c->opts.correction]);
@@ -87,7 +89,7 @@ void tkb__compare_json(FILE *f, const tkb__comparison *c, bool color) {
     jw_number(&w, "p_value", r->p);
     jw_number(&w, "p_adjusted", r->p_adjusted);
     jw_string(&w, "verdict", tkb__change_name(r->verdict));
-    jw_string(&w, "p_method", isnan(r->p) ? NULL : r->p_exact ? "exact" : "normal");
+    jw_string(&w, "p_method", isnan(r->p) ? NULL : r->exact ? "counts" : r->p_exact ? "exact" : "normal");
     jw_bool(&w, "paired", r->paired);
     jw_string(&w, "rule", tkb__rule_name(r->rule));
     jw_number(&w, "decision_ci_low", r->decision_low);
@@ -96,6 +98,8 @@ void tkb__compare_json(FILE *f, const tkb__comparison *c, bool color) {
     jw_number(&w, "min_callable_change", r->min_change);
     jw_number(&w, "u_test_p_floor", r->u_floor);
     tkb__compare_band_json(&w, c, r);
+    /* counts alike on every call: the ratio is exact, its interval itself */
+    jw_bool(&w, "exact", r->exact);
     evidence(&w, "base", r->base);
     evidence(&w, "new", r->new_);
     jw_end_object(&w);

@@ -14,6 +14,7 @@ static void interval(double low, double high, char *buf, size_t cap) {
   tkb__fmt_change(low, a, sizeof a);
   tkb__fmt_change(high, b, sizeof b);
   if (isnan(low)) snprintf(buf, cap, "-");
+  else if (low == high) snprintf(buf, cap, "exact"); /* counts alike on every call */
   else snprintf(buf, cap, "%s to %s", a, b);
 }
 
@@ -87,8 +88,8 @@ void tkb__compare_markdown(FILE *f, const tkb__comparison *c, bool color) {
     const tkb__compare_row *r = &c->rows[i];
     char name[600], base[24], next[24], p[16], adj[16];
     tkb__md_code(r->name, name, sizeof name);
-    tkb__fmt_time(r->base_median_ms, base, sizeof base);
-    tkb__fmt_time(r->new_median_ms, next, sizeof next);
+    tkb__fmt_compared(c, r->base_median_ms, base, sizeof base);
+    tkb__fmt_compared(c, r->new_median_ms, next, sizeof next);
     tkb__fmt_change(r->ratio, change, sizeof change);
     interval(r->ci_low, r->ci_high, ci, sizeof ci);
     tkb__fmt_p(r->p, p, sizeof p);

@@ -112,6 +112,9 @@ static tkb_status begin(tkb__reporter *r) {
   if (ctx->interval_ms > 0) fprintf(f, "   interval %g ms", ctx->interval_ms);
   if (ctx->interleave) fputs("   interleaved", f);
   fputc('\n', f);
+  if (ctx->count_source)
+    fprintf(f, "values  instructions per call, counted by %s (not times: the CPU column is "
+            "empty)\n", ctx->count_source);
   for (size_t i = 0; i < ctx->n_context; i++) fprintf(f, "context %s\n", ctx->context[i]);
   for (int i = 0; i < ctx->n_warnings; i++)
     fprintf(f, "%swarning%s %s\n", c(r, YELLOW), c(r, RESET), ctx->warnings[i].text);
@@ -152,7 +155,8 @@ static void entry(tkb__reporter *r, const tkb__result *res) {
   tkb__format_cells(res, &cl);
   char cpu[24];
   tkb__fmt_time(bd->cpu_median_ms, cpu, sizeof cpu);
-  if (r->ctx->time_unit) {
+  if (tkb__counted(bd)) snprintf(cpu, sizeof cpu, "%9s", "-"); /* a count has no CPU time */
+  else if (r->ctx->time_unit) {
     tkb__fmt_time_in(bd->cpu_median_ms, r->ctx->time_unit, cpu, sizeof cpu);
     tkb__fmt_time_in(bd->median_evaluation_time_ms, r->ctx->time_unit, cl.median, sizeof cl.median);
     tkb__fmt_time_in(bd->min_ms, r->ctx->time_unit, cl.min, sizeof cl.min);

@@ -1,5 +1,6 @@
 /* csv.c - the console's columns as RFC 4180 CSV, streamed: one row per entry as it
- * finishes, times in ms and rates per second as plain numbers (empty when unknown), the
+ * finishes, times in ms (a run of the instructions method: instructions per call, the
+ * columns named so) and rates per second as plain numbers (empty when unknown), the
  * median's 95% interval, the median CPU time per call (every thread's: the console's CPU
  * column), whether the stopping rule converged and the entry's warnings
  * (joined by "; "), for spreadsheets and scripts. A failed or skipped entry has its
@@ -36,9 +37,12 @@ static void rate(FILE *f, double v) {
 }
 
 static tkb_status begin(tkb__reporter *r) {
-  fputs("name,op,spec,impl,mode,median_ms,median_ci_low_ms,median_ci_high_ms,cpu_median_ms,min_ms,max_ms,"
-        "stddev_over_median,items_per_second,bytes_per_second,flops_per_second,iterations,"
-        "experiments,converged,warnings,error\n", r->f);
+  /* a run of the instructions method has counts where others have times: the columns say
+   * which (the throughputs, which need a time, stay empty) */
+  const char *u = r->ctx->count_source ? "instructions" : "ms";
+  fprintf(r->f, "name,op,spec,impl,mode,median_%s,median_ci_low_%s,median_ci_high_%s,cpu_median_%s,min_%s,max_%s,"
+          "stddev_over_median,items_per_second,bytes_per_second,flops_per_second,iterations,"
+          "experiments,converged,warnings,error\n", u, u, u, u, u, u);
   return TKB_OK;
 }
 

@@ -32,6 +32,7 @@ typedef struct entry {
   const double *ms;        /* per call (tkbench) or per repetition (Google Benchmark) */
   int n;
   bool per_call;           /* ms holds timed calls, not repetitions' means */
+  bool counted;            /* ms holds instruction counts (the instructions method) */
   int *sizes;              /* owned: calls per experiment (NULL: one group) */
   int n_sizes;
   const bool *throttled;   /* per call, NULL when the device reported none (the file's) */
@@ -79,6 +80,7 @@ static tkb_status gather(const tkb__results_file *rf, entries *es) {
     entry *e = &es->v[es->n++];
     *e = (entry){.name = r->name, .row = r->n_rows ? r->rows[0] : NULL, .tk = r->tkbench, .message = r->message,
                  .ms = r->samples_ms, .n = r->n_samples, .per_call = r->source == TKB__RF_PER_CALL,
+                 .counted = r->counted,
                  .status = r->status == TKB__RF_ERROR ? ENTRY_FAILED : r->status == TKB__RF_SKIPPED ? ENTRY_SKIPPED : ENTRY_OK};
     if (e->per_call && r->n_experiments > 0 && (e->sizes = malloc(sizeof *e->sizes * (size_t)r->n_experiments))) {
       for (int x = 0; x < r->n_experiments; x++)
@@ -124,8 +126,10 @@ static figures figures_of(const entry *e) {
   /* throughput at the median: from the counts of one call, else Google Benchmark's rates
    * (which it computes from the mean, close enough to label a column) */
   const cJSON *counts = item(e->tk, "counts");
-  double sec = g.median / 1e3;
-  if (counts && sec > 0) {
+  double sec = e->counted ? NAN : g.median / 1e3; /* a count has no time to divide by */
+  if (e->counted) {
+    g.items_s = g.bytes_s = g.flops_s = NAN;
+  } else if (counts && sec > 0) {
     g.items_s = num(counts, "items") / sec, g.bytes_s = num(counts, "bytes") / sec;
     g.flops_s = num(counts, "flops") / sec;
   } else {
@@ -158,9 +162,11 @@ static void esc_wrap(FILE *f, const char *s) {
   }
 }
 
-static void time_cell(FILE *f, double ms) {
+/* A time, or an instruction count (counted). */
+static void value_cell(FILE *f, bool counted, double v) {
   char b[32];
-  tkb__fmt_time(ms, b, sizeof b);
+  if (counted) tkb__fmt_count(v, b, sizeof b);
+  else tkb__fmt_time(v, b, sizeof b);
   const char *t = b;
   while (*t == ' ') t++;
   fputs(t, f);
@@ -306,7 +312,7 @@ static void summary_table(FILE *f, const entries *es, const figures *g) {
     fputs("</td>", f);
     if (e->status == ENTRY_OK && isfinite(g[i].median)) {
       fprintf(f, "<td data-v=\"%.6g\">", g[i].median);
-      time_cell(f, g[i].median);
+      value_cell(f, e->counted, g[i].median);
       fputs("</td>", f);
       double ci = ci_pct(&g[i]);
       if (isfinite(ci)) fprintf(f, ci < 10 ? "<td>±%.2f%%</td>" : "<td>±%.0f%%</td>", ci);
@@ -347,12 +353,13 @@ static void entry_section(FILE *f, int i, const entry *e, const figures *g, cons
     return;
   }
   fputs("median ", f);
-  time_cell(f, g->median);
+  value_cell(f, e->counted, g->median);
+  if (e->counted) fputs(" instructions per call", f);
   if (isfinite(g->ci_low) && isfinite(g->ci_high)) {
     fputs(" (95% CI ", f);
-    time_cell(f, g->ci_low);
+    value_cell(f, e->counted, g->ci_low);
     fputs(" – ", f);
-    time_cell(f, g->ci_high);
+    value_cell(f, e->counted, g->ci_high);
     fputc(')', f);
   }
   int ne = e->sizes ? e->n_sizes : 1;
@@ -370,12 +377,13 @@ static void entry_section(FILE *f, int i, const entry *e, const figures *g, cons
   if (e->n > 0) {
     tkb__plot_calls s = {.ms = e->ms, .n = e->n, .experiment_sizes = e->sizes, .n_experiments = e->n_sizes,
                       .median = g->median, .p25 = g->p25, .p75 = g->p75,
-                      .ci_low = g->ci_low, .ci_high = g->ci_high, .throttled = e->throttled};
+                      .ci_low = g->ci_low, .ci_high = g->ci_high, .throttled = e->throttled,
+                      .counted = e->counted};
     /* the section's heading names the entry; the plots' names say what they show */
     char title[96];
-    snprintf(title, sizeof title, "distribution of %d timed calls", e->n);
+    snprintf(title, sizeof title, "distribution of %d %s calls", e->n, e->counted ? "counted" : "timed");
     tkb__plot_distribution(f, &s, title);
-    snprintf(title, sizeof title, "%d timed calls in the order they ran", e->n);
+    snprintf(title, sizeof title, "%d %s calls in the order they ran", e->n, e->counted ? "counted" : "timed");
     tkb__plot_timeline(f, &s, title);
   }
   if (o->copy_gbs > 0 && g->bytes_s > 0)
@@ -455,9 +463,9 @@ static void comparison(FILE *f, const tkb__html_opts *o) {
     fputs("<tr><td>", f);
     esc_wrap(f, r->name);
     fprintf(f, "</td><td data-v=\"%.6g\">", r->base_median_ms);
-    time_cell(f, r->base_median_ms);
+    value_cell(f, c->counted, r->base_median_ms);
     fprintf(f, "</td><td data-v=\"%.6g\">", r->new_median_ms);
-    time_cell(f, r->new_median_ms);
+    value_cell(f, c->counted, r->new_median_ms);
     fprintf(f, "</td><td data-v=\"%.6g\">%s</td><td data-v=\"%.6g\">%s … %s</td>", r->ratio, change,
             r->ci_low, lo, hi);
     p_cell(f, r->p);

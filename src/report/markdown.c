@@ -126,6 +126,8 @@ static tkb_status end(tkb__reporter *r, const tkb__run_summary *s) {
           tkb_cpu_isa(), ctx->method, (unsigned long long)ctx->seed, ctx->stop, counts,
           ctx->warmup_once ? "once per experiment" : "before each call",
           s->interrupted ? " (interrupted: partial results)" : "");
+  if (ctx->count_source)
+    fprintf(f, "Values are instructions per call, counted by %s: counts, not times.\n\n", ctx->count_source);
   for (int i = 0; i < ctx->n_warnings; i++) fprintf(f, "> warning: %s\n", ctx->warnings[i].text);
   if (ctx->n_warnings) fputc('\n', f);
   fputs("| Benchmark | Median | CPU | 95% CI | Min | Max | SD/Med | Items/s | GB/s | GFLOP/s |\n", f);

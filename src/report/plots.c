@@ -46,8 +46,18 @@ static tkb__scale time_scale(double lo, double hi, double r0, double r1) {
   return tkb__scale_make(lo, hi, r0, r1, tkb__scale_wants_log(lo, hi, 1.5), true);
 }
 
-static void time_axis_x(FILE *f, const tkb__scale *x, double y, double y_top) {
-  tkb__time_unit u = tkb__time_unit_for(x->d0, x->d1);
+/* The axis's unit: a time's, or for counts a power of a thousand ("k", "M", "G"). */
+static tkb__time_unit unit_for(const tkb__plot_calls *s, double lo, double hi) {
+  if (!s->counted) return tkb__time_unit_for(lo, hi);
+  const double m = fmax(fabs(lo), fabs(hi));
+  if (m >= 1e9) return (tkb__time_unit){"G", 1e-9};
+  if (m >= 1e6) return (tkb__time_unit){"M", 1e-6};
+  if (m >= 1e4) return (tkb__time_unit){"k", 1e-3};
+  return (tkb__time_unit){"", 1.0};
+}
+
+static void time_axis_x(FILE *f, const tkb__plot_calls *s, const tkb__scale *x, double y, double y_top) {
+  tkb__time_unit u = unit_for(s, x->d0, x->d1);
   char suffix[8];
   snprintf(suffix, sizeof suffix, " %s", u.name);
   tkb__svg_axis_x(f, x, y, y_top, 6, u.per_ms, suffix, NULL);
@@ -152,7 +162,7 @@ void tkb__plot_distribution(FILE *f, const tkb__plot_calls *s, const char *title
   tkb__scale x = time_scale(b.lo, b.hi, L, W - R);
 
   tkb__svg_begin(f, W, H, title);
-  time_axis_x(f, &x, 84, 6);
+  time_axis_x(f, s, &x, 84, 6);
   /* the box: whiskers, quartiles, the median's interval, the median */
   const double by = 12, bh = 18, ym = by + bh / 2;
   tkb__svg_line(f, tkb__scale_map(&x, b.whisker_lo), ym, tkb__scale_map(&x, b.p25), ym, "wh");
@@ -180,7 +190,7 @@ void tkb__plot_timeline(FILE *f, const tkb__plot_calls *s, const char *title) {
   for (int i = 1; i < s->n; i++) lo = fmin(lo, s->ms[i]), hi = fmax(hi, s->ms[i]);
   tkb__scale y = time_scale(lo, hi, B, T);
   tkb__scale x = tkb__scale_make(0, s->n > 1 ? s->n - 1 : 1, L + 4, W - R, false, false);
-  tkb__time_unit u = tkb__time_unit_for(y.d0, y.d1);
+  tkb__time_unit u = unit_for(s, y.d0, y.d1);
   char suffix[8];
   snprintf(suffix, sizeof suffix, " %s", u.name);
 

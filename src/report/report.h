@@ -160,6 +160,11 @@ tkb_status tkb__check_report_write(const tkb__format *fmt, FILE *f, const tkb__c
                                    const tkb__check_item *items, size_t n);
 
 /* ---- units (units.c) ---- */
+/* A count for a table: the exact integer when it fits 9 columns, else 4 significant
+ * digits with an SI prefix ("1.235 G"); right-aligned in 9 columns; NaN gives "-". */
+void tkb__fmt_count(double v, char *buf, size_t cap);
+/* An entry's value for a table: tkb__fmt_time, or tkb__fmt_count for a count. */
+void tkb__fmt_value(const tkb_benchmark_data *bd, double v, char *buf, size_t cap);
 /* Nanoseconds in one "ns", "us", "ms" or "s"; 0 for anything else. */
 double tkb__unit_ns(const char *unit);
 /* ms in the given unit, 4 significant digits, right-aligned in 9 columns ("12.34 us"). */
@@ -242,6 +247,9 @@ void tkb__fmt_fit(const tkb__compare_fit *f, char *buf, size_t cap);
 /* The rule that decided a row, for a table cell: "U test", "CI 99.81%" (the interval rule at
  * its coverage) or "-" (none could). */
 void tkb__fmt_rule(const tkb__compare_row *r, char *buf, size_t cap);
+/* A compared median for a table: a time, or an instruction count when the files hold
+ * counts. */
+void tkb__fmt_compared(const tkb__comparison *c, double v, char *buf, size_t cap);
 void tkb__describe_results(const tkb__results_file *rf, char *buf, size_t cap);
 /* Which band each entry's verdict used and where it comes from (compare_bands.c), when
  * opts.band_of gave entries bands of their own; nothing otherwise. Text (the console's

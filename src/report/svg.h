@@ -99,6 +99,8 @@ typedef struct tkb__plot_calls {
   double median, p25, p75;      /* as reported (NaN: computed here from ms) */
   double ci_low, ci_high;       /* the median's 95% interval (NaN: none) */
   const bool *throttled;        /* per call: the device reported throttling (NULL: none) */
+  bool counted;                 /* ms holds instruction counts (the instructions method):
+                                   the axes count, in k, M or G */
 } tkb__plot_calls;
 
 /* The distribution of the calls: a box (quartiles, whiskers to Tukey's 1.5 IQR fences,

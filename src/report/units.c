@@ -63,12 +63,35 @@ void tkb__fmt_si(double v, char *buf, size_t cap) {
   else snprintf(buf, cap, "%s %c", num, prefixes[p]);
 }
 
+void tkb__fmt_count(double v, char *buf, size_t cap) {
+  if (!isfinite(v)) {
+    snprintf(buf, cap, "%9s", "-");
+    return;
+  }
+  if (fabs(v) < 1e9 && v == floor(v)) {
+    snprintf(buf, cap, "%9.0f", v);
+    return;
+  }
+  if (fabs(v) < 1e6) { /* a median of two counts: a half */
+    snprintf(buf, cap, "%9.1f", v);
+    return;
+  }
+  char num[32];
+  tkb__fmt_si(v, num, sizeof num);
+  snprintf(buf, cap, "%9s", num);
+}
+
+void tkb__fmt_value(const tkb_benchmark_data *bd, double v, char *buf, size_t cap) {
+  if (tkb__counted(bd)) tkb__fmt_count(v, buf, cap);
+  else tkb__fmt_time(v, buf, cap);
+}
+
 void tkb__format_cells(const tkb__result *r, tkb__cells *c) {
   const tkb_benchmark_data *bd = r->bd;
-  tkb__fmt_time(bd->median_evaluation_time_ms, c->median, sizeof c->median);
-  tkb__fmt_time(bd->min_ms, c->min, sizeof c->min);
-  tkb__fmt_time(bd->max_ms, c->max, sizeof c->max);
-  tkb__fmt_time(bd->cpu_median_ms, c->cpu, sizeof c->cpu);
+  tkb__fmt_value(bd, bd->median_evaluation_time_ms, c->median, sizeof c->median);
+  tkb__fmt_value(bd, bd->min_ms, c->min, sizeof c->min);
+  tkb__fmt_value(bd, bd->max_ms, c->max, sizeof c->max);
+  tkb__fmt_value(bd, bd->cpu_median_ms, c->cpu, sizeof c->cpu);
   const double ci = tkb__ci_halfwidth(bd);
   if (!isfinite(ci)) snprintf(c->ci, sizeof c->ci, "-");
   else if (ci >= 9.995) snprintf(c->ci, sizeof c->ci, ">999%%");

@@ -26,6 +26,13 @@
  *
  * The geometric mean of the ratios gets its interval from the same bootstraps: resample
  * b of every entry together gives one geometric mean, and the interval is theirs.
+ *
+ * Instruction counts (the instructions method) are compared by the same records, but a
+ * count that every call gave alike on both sides needs no statistics: its ratio is
+ * exact, a change of any size is real, and the verdict only asks whether it leaves the
+ * noise band (count_noise, 0.5% unless --noise says otherwise: a count moves by what the
+ * code does, not by the machine). Counts that varied between calls are resampled as
+ * times are. A file of counts is never compared with one of times.
  */
 #include "results.h"
 
@@ -73,6 +80,28 @@ static uint64_t name_hash(const char *s) {
 
 static bool usable(const tkb__rf_entry *e) { return e->status == TKB__RF_OK && e->n_samples > 0; }
 
+/* True when every sample of e is the same count. */
+static bool constant_count(const tkb__rf_entry *e) {
+  if (!e->counted || e->n_samples < 1) return false;
+  for (int k = 1; k < e->n_samples; k++)
+    if (e->samples_ms[k] != e->samples_ms[0]) return false;
+  return true;
+}
+
+/* Counts that every call gave alike on both sides: their ratio is known exactly, so its
+ * "interval" is that ratio and its p-value 0 (a change) or 1 (none); no resampling. The
+ * resamples the geometric mean reads all hold the ratio. */
+static tkb_status exact_row(const tkb__compare_opts *o, tkb__compare_row *r) {
+  r->exact = true;
+  r->ci_low = r->ci_high = r->ratio;
+  r->p = r->ratio == 1 ? 1 : 0;
+  r->p_exact = true;
+  r->boot = malloc((size_t)o->resamples * sizeof *r->boot);
+  if (!r->boot) return tkb_set_error(TKB_ERR_OUT_OF_MEMORY, "out of memory for %d resamples", o->resamples);
+  for (int k = 0; k < o->resamples; k++) r->boot[k] = r->ratio;
+  return TKB_OK;
+}
+
 /* One row's numbers. */
 static tkb_status compare_row(const tkb__compare_opts *o, tkb__compare_row *r, double *scratch) {
   const tkb__rf_entry *b = r->base, *n = r->new_;
@@ -81,6 +110,11 @@ static tkb_status compare_row(const tkb__compare_opts *o, tkb__compare_row *r, d
   r->ratio = r->base_median_ms > 0 && r->new_median_ms > 0 ? r->new_median_ms / r->base_median_ms : NAN;
   r->ci_low = r->ci_high = r->p = r->p_adjusted = NAN;
   r->verdict = TKB__UNSURE;
+  if (constant_count(b) && constant_count(n)) {
+    /* nothing counted on both sides (an empty function) is no change either */
+    if (r->base_median_ms == 0 && r->new_median_ms == 0) r->ratio = 1;
+    if (!isnan(r->ratio)) return exact_row(o, r);
+  }
   if (b->n_samples < 2 || n->n_samples < 2 || isnan(r->ratio)) return TKB_OK;
   tkb__mwu u;
   tkb_status st = tkb__mann_whitney(n->samples_ms, (size_t)n->n_samples, b->samples_ms,
@@ -176,7 +210,8 @@ static void context_mismatches(tkb__comparison *c) {
   for (int s = 0; s < 2; s++) {
     if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(side[s]->context, "interrupted")))
       warn(c, "%s was interrupted: it holds only the entries that finished", label[s]);
-    if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(side[s]->context, "load_exceeded_cores"))) {
+    /* a count is the same on a busy machine */
+    if (!c->counted && cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(side[s]->context, "load_exceeded_cores"))) {
       char *load = context_value(side[s]->context, "load_avg_start");
       warn(c, "%s ran on a machine whose load exceeded its cores (load average %s at the start): "
            "its times carry other work's noise", label[s], load ? load : "?");
@@ -311,12 +346,36 @@ static tkb_status push(void **items, size_t *n, size_t size, const void *item) {
   return TKB_OK;
 }
 
-tkb_status tkb__compare(const tkb__results_file *base, const tkb__results_file *new_,
-                        const tkb__compare_opts *opts, tkb__comparison *out) {
-  *out = (tkb__comparison){.base = base, .new_ = new_, .opts = *opts};
-  tkb__comparison *c = out;
-  if (c->opts.resamples < 100) c->opts.resamples = 100;
-  if (one_ab_run(base, new_)) c->opts.paired = true;
+/* "holds instruction counts (3 entries)", "holds times (12 entries)", "mixes counts (2
+ * entries) and times (5)". */
+static void holds(const tkb__results_file *rf, char *buf, size_t cap) {
+  if (rf->n_counted && rf->n_timed)
+    snprintf(buf, cap, "mixes instruction counts (%zu entr%s) and times (%zu)", rf->n_counted,
+             rf->n_counted == 1 ? "y" : "ies", rf->n_timed);
+  else if (rf->n_counted)
+    snprintf(buf, cap, "holds instruction counts (%zu entr%s)", rf->n_counted, rf->n_counted == 1 ? "y" : "ies");
+  else
+    snprintf(buf, cap, "holds times (%zu entr%s)", rf->n_timed, rf->n_timed == 1 ? "y" : "ies");
+}
+
+/* Counts and times are different quantities: a file of each, or a file of both, is no
+ * comparison. */
+static tkb_status same_kind(const tkb__results_file *base, const tkb__results_file *new_) {
+  const bool mixed = (base->n_counted && base->n_timed) || (new_->n_counted && new_->n_timed);
+  const bool crossed = (base->n_counted && new_->n_timed) || (base->n_timed && new_->n_counted);
+  if (!mixed && !crossed) return TKB_OK;
+  char b[128], n[128];
+  holds(base, b, sizeof b);
+  holds(new_, n, sizeof n);
+  return tkb_set_error(TKB_ERR_INVALID_ARGUMENT,
+                       "BASE %s %s and NEW %s %s: an instruction count and a time cannot be "
+                       "compared; compare two runs of --method instructions, or two of a timing "
+                       "method", base->path, b, new_->path, n);
+}
+
+/* The entries of both files by name: compared rows, fits, failed pairs, added, removed. */
+static tkb_status pair_entries(tkb__comparison *c) {
+  const tkb__results_file *base = c->base, *new_ = c->new_;
   tkb_status st = TKB_OK;
   for (size_t i = 0; !st && i < base->n_entries; i++) {
     const tkb__rf_entry *b = &base->entries[i];
@@ -341,6 +400,21 @@ tkb_status tkb__compare(const tkb__results_file *base, const tkb__results_file *
     if (kept(&c->opts, n->name) && !tkb__results_file_find(base, n->name))
       st = push((void **)&c->added, &c->n_added, sizeof n, &n);
   }
+  return st;
+}
+
+tkb_status tkb__compare(const tkb__results_file *base, const tkb__results_file *new_,
+                        const tkb__compare_opts *opts, tkb__comparison *out) {
+  *out = (tkb__comparison){.base = base, .new_ = new_, .opts = *opts};
+  tkb__comparison *c = out;
+  tkb_status kind = same_kind(base, new_);
+  if (kind) return kind;
+  /* counts move by exactly what changed: their band is narrower */
+  c->counted = base->n_counted > 0 || new_->n_counted > 0;
+  if (c->counted) c->opts.noise = c->opts.count_noise;
+  if (c->opts.resamples < 100) c->opts.resamples = 100;
+  if (one_ab_run(base, new_)) c->opts.paired = true;
+  tkb_status st = pair_entries(c);
   for (size_t i = 0; !st && i < c->n_rows; i++) entry_band(&c->opts, &c->rows[i]);
   double *scratch = st ? NULL : malloc((size_t)c->opts.resamples * sizeof *scratch);
   if (!st && !scratch) st = tkb_set_error(TKB_ERR_OUT_OF_MEMORY, "out of memory for the bootstrap");
@@ -359,7 +433,8 @@ tkb_status tkb__compare(const tkb__results_file *base, const tkb__results_file *
   for (size_t i = 0; !st && i < c->n_rows; i++) {
     const tkb__compare_row *r = &c->rows[i];
     c->counts[r->verdict]++;
-    c->n_exact += r->p_exact;
+    c->n_exact += r->p_exact && !r->exact;
+    c->n_exact_counts += r->exact;
     c->n_paired += r->paired;
   }
   free(p);

@@ -23,6 +23,10 @@
  * callable change reports.
  *
  * An entry with one value on a side gets neither: no change of any size can be called.
+ *
+ * Counts that every call gave alike on both sides (the instructions method) need no rule
+ * of chance: their ratio is exact, any change outside the band is called, and they are
+ * not counted in the family the others' error rate is spread over.
  */
 #include "results.h"
 
@@ -30,7 +34,7 @@
 #include <stdlib.h>
 
 const char *tkb__rule_name(tkb__rule r) {
-  static const char *const names[] = {"u_test", "interval", "none"};
+  static const char *const names[] = {"u_test", "interval", "none", "exact"};
   return (unsigned)r < TKB_ARRAY_LEN(names) ? names[r] : "none";
 }
 
@@ -156,7 +160,7 @@ static bool per_repetition(const tkb__rf_entry *e) {
 void tkb__rule_decide(tkb__comparison *c) {
   const tkb__compare_opts *o = &c->opts;
   size_t m = 0; /* the family: the rows with a p-value */
-  for (size_t i = 0; i < c->n_rows; i++) m += !isnan(c->rows[i].p);
+  for (size_t i = 0; i < c->n_rows; i++) m += !isnan(c->rows[i].p) && !c->rows[i].exact;
   const double family = o->correction == TKB__CORRECT_NONE || m == 0 ? 1 : (double)m;
   c->interval_level = 1 - o->alpha / family;
   for (size_t i = 0; i < c->n_rows; i++) {
@@ -164,7 +168,13 @@ void tkb__rule_decide(tkb__comparison *c) {
     r->decision_low = r->decision_high = r->min_change = NAN;
     r->decision_level = NAN;
     r->u_floor = tkb__u_test_floor((size_t)r->base->n_samples, (size_t)r->new_->n_samples);
-    if (isnan(r->p) || isnan(r->ci_low)) {
+    if (r->exact) {
+      r->rule = TKB__RULE_EXACT;
+      r->decision_low = r->decision_high = r->ratio;
+      r->decision_level = 1;
+      r->verdict = tkb__change_of(r->ratio, r->ratio, 0, r->noise, 1);
+      r->min_change = r->noise;
+    } else if (isnan(r->p) || isnan(r->ci_low)) {
       r->rule = TKB__RULE_NONE;
       r->verdict = TKB__UNSURE;
     } else if (r->u_floor * family < o->alpha && !per_repetition(r->base) && !per_repetition(r->new_)) {

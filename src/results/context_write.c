@@ -87,7 +87,7 @@ static const char *const context_keys[] = {
     "json_schema_version", "library", "device", "device_description", "cpu_model", "method",
     "seed", "iterations", "experiments", "interval_ms", "warmup", "stopping_rule", "interleave",
     "interrupted", "peaks", "shard", "slurm", "device_uuid", "environment", "load_avg_start",
-    "load_avg_end", "load_exceeded_cores", "warnings", "merged", "missing_shards"};
+    "load_avg_end", "load_exceeded_cores", "warnings", "merged", "missing_shards", "count_source"};
 
 bool tkb__context_key_taken(const char *key, size_t len) {
   for (size_t k = 0; k < TKB_ARRAY_LEN(context_keys); k++)
@@ -135,6 +135,8 @@ void tkb__json_write_context(jw *w, const tkb__report_ctx *ctx, const tkb__run_s
   jw_string(w, "cpu_model", host->cpu_model);
   jw_string(w, "cpu_isa", tkb_cpu_isa());
   jw_string(w, "method", ctx->method);
+  /* the instructions method: what counted (callgrind, perf_event) */
+  if (ctx->count_source) jw_string(w, "count_source", ctx->count_source);
   jw_uint(w, "seed", ctx->seed);
   /* the fixed rule's calls per experiment; null when another rule decides them */
   if (ctx->iterations > 0) jw_int(w, "iterations", ctx->iterations);

@@ -4,6 +4,11 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
+
+bool tkb__counted(const tkb_benchmark_data *bd) {
+  return bd && bd->value_unit && strcmp(bd->value_unit, "instructions") == 0;
+}
 
 void tkb__result_clear(tkb__result *r) {
   free(r->error);
@@ -22,7 +27,8 @@ void tkb__result_clear(tkb__result *r) {
 void tkb__throughput(const tkb__result *r, double ms, double *items_s, double *bytes_s,
                      double *flops_s) {
   double s = ms / 1e3;
-  bool ok = r->bd && isfinite(s) && s > 0;
+  /* a count has no time to divide by */
+  bool ok = r->bd && !tkb__counted(r->bd) && isfinite(s) && s > 0;
   *items_s = ok && r->counts.items > 0 ? r->counts.items / s : 0;
   *bytes_s = ok && r->counts.bytes > 0 ? r->counts.bytes / s : 0;
   *flops_s = ok && r->counts.flops > 0 ? r->counts.flops / s : 0;
@@ -49,7 +55,7 @@ double tkb__counter_value(const tkb__result *r, const tkb_counter *c, int e) {
     span = calls;
   }
   if (c->flags & TKB_COUNTER_AVG_ITERATIONS) v /= calls;
-  if (c->flags & TKB_COUNTER_RATE) v /= span * ms / 1e3;
+  if (c->flags & TKB_COUNTER_RATE) v = tkb__counted(bd) ? NAN : v / (span * ms / 1e3); /* no time */
   if (c->flags & TKB_COUNTER_AVG_THREADS) v /= threads_of(bd);
   if (c->flags & TKB_COUNTER_INVERT) v = 1 / v;
   return v;

@@ -282,7 +282,9 @@ static const char *intern(reader *rd, const char *s, const char *const *known) {
 }
 
 static const char *const warning_kinds[] = {"interval", "bimodal", "load", "short_call", "batch",
-                                            "first_call", "threads", NULL};
+                                            "first_call", "threads", "count_spread", NULL};
+/* what a count's values are (tkb_benchmark_data.value_unit); absent: times */
+static const char *const value_units[] = {"instructions", NULL};
 static const char *const ci_methods[] = {"order statistics", "two-level bootstrap", NULL};
 
 static void read_metadata(reader *rd, const cJSON *o, tkb_benchmark_data *bd) {
@@ -454,6 +456,11 @@ static tkb_benchmark_data *read_data(reader *rd, const cJSON *const *rows, size_
   }
   r->wall_s = num(rd, t, "wall_s");
   bd->median_evaluation_time_ms = num(rd, t, "median_evaluation_time_ms");
+  /* absent: times; a unit tkbench does not know would be read as a time: refused */
+  const char *unit = text(rd, t, "value_unit", false);
+  for (size_t k = 0; unit && value_units[k] && !bd->value_unit; k++)
+    if (strcmp(unit, value_units[k]) == 0) bd->value_unit = value_units[k];
+  if (unit && !bd->value_unit) bad(rd, "value_unit", "is not instructions (the one unit besides times)");
   bd->peak_memory_mb = num(rd, t, "peak_memory_mb");
   if (!rd->st) read_metadata(rd, t, bd);
   if (!rd->st) read_statistics(rd, get(t, "statistics"), bd);

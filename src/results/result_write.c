@@ -18,6 +18,9 @@
  * entry or per number could make two runs of the same entry incomparable.
  * Counters (an entry's own, the perf events) are keys of their own in each row, as Google
  * Benchmark writes its user counters.
+ * A count (the instructions method) is no time: its rows say "time_unit": "instructions"
+ * and their real_time and cpu_time are instructions per call, the aggregates' unit
+ * likewise, and the tkbench object's "value_unit" says that its "_ms" numbers are counts.
  */
 #include "jsonw.h"
 #include "results.h"
@@ -146,6 +149,8 @@ static void write_tkbench(jw *w, const tkb__result *r, int experiment) {
   for (int i = first; bd->cpu_times_ms && i < end; i++) jw_number(w, NULL, bd->cpu_times_ms[i]);
   jw_end_array(w);
   jw_number(w, "median_evaluation_time_ms", bd->median_evaluation_time_ms);
+  /* the instructions method: every "_ms" number of this object is a count in this unit */
+  if (tkb__counted(bd)) jw_string(w, "value_unit", bd->value_unit);
   jw_number(w, "peak_memory_mb", bd->peak_memory_mb);
   jw_begin_object(w, "metadata");
   /* the entry's own first, Tokamax's `metadata | benchmark_data.metadata`: the run's win */
@@ -263,8 +268,10 @@ static void write_failed(jw *w, const tkb__row_form *form, const tkb__result *r,
 static void write_runs(jw *w, const tkb__row_form *form, const tkb__result *r) {
   const tkb_benchmark_data *bd = r->bd;
   const int n = bd->experiments;
-  const double per = form->per;
-  const char *unit = form->unit;
+  /* a count is written as counted, in a unit of its own: never a time */
+  const bool counted = tkb__counted(bd);
+  const double per = counted ? 1e6 : form->per;
+  const char *unit = counted ? bd->value_unit : form->unit;
   const bool only = form->aggregates_only && n >= 2;
   for (int e = 0; e < n && !only; e++) {
     jw_begin_object(w, NULL);
@@ -312,7 +319,7 @@ static void write_runs(jw *w, const tkb__row_form *form, const tkb__result *r) {
     write_ids(w, r, name, "aggregate", n);
     jw_int(w, "threads", 1);
     jw_string(w, "aggregate_name", aggs[k].name);
-    jw_string(w, "aggregate_unit", aggs[k].time ? "time" : "percentage");
+    jw_string(w, "aggregate_unit", !aggs[k].time ? "percentage" : counted ? unit : "time");
     jw_int(w, "iterations", n);
     jw_number(w, "real_time", v);
     jw_number(w, "cpu_time", cpu);

@@ -50,7 +50,10 @@ typedef struct tkb__result {
 
 /* Frees what a result owns (error, bd, owned strings) and zeroes those fields. */
 void tkb__result_clear(tkb__result *r);
-/* Throughputs of a result at time ms per call: per second (0 when unknown). */
+/* True for data whose values are counts (the instructions method), not times. */
+bool tkb__counted(const tkb_benchmark_data *bd);
+/* Throughputs of a result at time ms per call: per second (0 when unknown, and for a
+ * count, which has no time to divide by). */
 void tkb__throughput(const tkb__result *r, double ms, double *items_s, double *bytes_s,
                      double *flops_s);
 /* A counter's value after its flags (tkb_counter), in experiment e of the result (e < 0:
@@ -128,6 +131,8 @@ typedef struct tkb__report_ctx {
   const char *device_description;
   const char *device_uuid; /* tkb_device_uuid ("" or NULL: none) */
   const char *method;      /* resolved method name ("wallclock") */
+  const char *count_source;/* the instructions method: "callgrind" or "perf_event"; NULL
+                              for a timing method */
   uint64_t seed;
   int iterations;          /* the fixed rule's calls per experiment; 0: another rule
                               decides them (`stop` says which) */
@@ -288,7 +293,8 @@ void tkb__textbuf_free(tkb__textbuf *b);
  * line 1 {"tkbench_journal": 1, "context": {...}}, then one {"benchmarks": [...]} per
  * finished entry, holding its rows exactly as the final file would). The document stays
  * parsed (cJSON), so a reader may copy rows verbatim; the rows are grouped by entry, and
- * each entry's times come out in milliseconds, grouped by experiment.
+ * each entry's times come out in milliseconds, grouped by experiment (an entry of the
+ * instructions method: its counts, as they are, and `counted` says so).
  */
 struct cJSON;
 
@@ -328,6 +334,10 @@ typedef struct tkb__rf_entry {
                                   unless tkbench's rows list throttled calls */
   int n_samples, n_experiments;
   const struct cJSON *tkbench; /* the first row's "tkbench" object, or NULL */
+  bool counted;                /* its samples are instruction counts per call (time_unit
+                                  "instructions": the instructions method), kept as they
+                                  are; else times in ms */
+  int n_values;                /* rows (or the tkbench object) that gave it values */
 } tkb__rf_entry;
 
 typedef struct tkb__results_file {
@@ -342,6 +352,7 @@ typedef struct tkb__results_file {
   char **warnings;             /* owned: what the reader stepped over (a journal's cut-off
                                   last line, rows given twice) */
   size_t n_warnings;
+  size_t n_counted, n_timed;   /* entries whose values are counts, and times */
 } tkb__results_file;
 
 /*
@@ -421,6 +432,9 @@ typedef struct tkb__entry_band {
 
 typedef struct tkb__compare_opts {
   double noise;               /* half-width of the noise band, a fraction (0.02) */
+  double count_noise;         /* the same for instruction counts (0.005), which move only
+                                 with the work: used in place of noise when the files hold
+                                 counts */
   double alpha;               /* significance of the adjusted p-value (0.05) */
   tkb__correction correction; /* over the compared entries */
   int resamples;              /* of the bootstrap, >= 100 */
@@ -438,8 +452,8 @@ typedef struct tkb__compare_opts {
 } tkb__compare_opts;
 #define TKB__COMPARE_LEVEL 0.95 /* of every interval */
 #define TKB__COMPARE_OPTS_DEFAULT                                                       \
-  ((tkb__compare_opts){.noise = 0.02, .alpha = 0.05, .correction = TKB__CORRECT_HOLM, \
-                       .resamples = 2000})
+  ((tkb__compare_opts){.noise = 0.02, .count_noise = 0.005, .alpha = 0.05,            \
+                       .correction = TKB__CORRECT_HOLM, .resamples = 2000})
 
 /* Which rule gave a row its verdict (compare_rule.c says why each applies where it does). */
 typedef enum tkb__rule {
@@ -448,22 +462,26 @@ typedef enum tkb__rule {
                          log times) outside the band: where the U test cannot reach alpha at
                          the values' count, or a side has one value per repetition */
   TKB__RULE_NONE,     /* a side with one value: nothing can be called */
+  TKB__RULE_EXACT,    /* counts alike on every call on both sides: the exact ratio outside
+                         the band (no statistics: it is known) */
 } tkb__rule;
-#define TKB__N_RULES 3
-/* "u_test", "interval", "none". */
+#define TKB__N_RULES 4
+/* "u_test", "interval", "none", "exact". */
 const char *tkb__rule_name(tkb__rule r);
 
 /* One entry both files ran. */
 typedef struct tkb__compare_row {
   const char *name;
   const tkb__rf_entry *base, *new_;
-  double base_median_ms, new_median_ms;
+  double base_median_ms, new_median_ms; /* instructions per call when the files hold counts */
   double ratio;                 /* new / base of the medians; NaN when a median is not > 0 */
   double ci_low, ci_high;       /* its interval; NaN when a side has a single value */
   double p, p_adjusted;         /* NaN when not tested (a side with a single value) */
   bool p_exact;                 /* the U test's exact distribution, else its normal
                                    approximation */
   bool paired;                  /* its interval resampled the experiments in pairs */
+  bool exact;                   /* counts that every call gave alike on both sides: the
+                                   ratio is exact (ci_low = ci_high = ratio, p 0 or 1) */
   double noise;                 /* the band its verdict used: opts.noise, or its own when
                                    band_of gave a wider one */
   const char *noise_why;        /* band_of's why (NULL without band_of) */
@@ -524,6 +542,9 @@ typedef struct tkb__comparison {
     size_t n;                      /* rows in it */
   } geomean;
   size_t counts[TKB__N_CHANGES];  /* rows by verdict */
+  bool counted;                    /* the files hold instruction counts: opts.noise is
+                                      their count_noise, and the medians are counts */
+  size_t n_exact_counts;           /* rows of counts compared exactly */
   size_t n_exact;                  /* rows whose p-value is exact */
   size_t n_paired;                 /* rows whose interval is paired */
   size_t by_rule[TKB__N_RULES];    /* rows by the rule that decided them */

@@ -199,9 +199,25 @@ static bool true_of(const cJSON *o, const char *key) {
   return cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, key));
 }
 
-/* A time field's value in ms; an error naming the row when it is not a number. */
+/* What a row's time_unit makes of its numbers: a time, or (tkbench's instructions
+ * method) a count, kept as it is. */
+static bool count_unit(const char *unit) { return unit && strcmp(unit, "instructions") == 0; }
+
+/* Marks e as holding counts or times; an error when its rows disagree. */
+static tkb_status value_kind(const tkb__results_file *rf, tkb__rf_entry *e, bool counted) {
+  if (e->n_values && e->counted != counted)
+    return tkb_set_error(TKB_ERR_INVALID_ARGUMENT,
+                         "\"%s\": entry \"%s\" has rows of instruction counts and rows of times",
+                         rf->path, e->name);
+  e->counted = counted;
+  e->n_values++;
+  return TKB_OK;
+}
+
+/* A time field's value in ms (a count's as it is: *counted); an error naming the row
+ * when it is not a number. */
 static tkb_status time_ms(const tkb__results_file *rf, size_t i, const char *name, const cJSON *row,
-                          double *out) {
+                          double *out, bool *counted) {
   const cJSON *v = cJSON_GetObjectItemCaseSensitive(row, "real_time");
   if (!cJSON_IsNumber(v))
     return tkb_set_error(TKB_ERR_INVALID_ARGUMENT,
@@ -219,14 +235,19 @@ static tkb_status time_ms(const tkb__results_file *rf, size_t i, const char *nam
     double ms;
   } units[] = {{"ns", 1e-6}, {"us", 1e-3}, {"ms", 1}, {"s", 1e3}};
   if (!unit) unit = "ns"; /* Google Benchmark's default */
+  *counted = count_unit(unit);
+  if (*counted) {
+    *out = v->valuedouble;
+    return TKB_OK;
+  }
   for (size_t k = 0; k < TKB_ARRAY_LEN(units); k++)
     if (strcmp(unit, units[k].unit) == 0) {
       *out = v->valuedouble * units[k].ms;
       return TKB_OK;
     }
   return tkb_set_error(TKB_ERR_INVALID_ARGUMENT,
-                       "\"%s\": benchmarks[%zu] (\"%s\"): time_unit \"%s\" is not ns, us, ms or s",
-                       rf->path, i, name, unit);
+                       "\"%s\": benchmarks[%zu] (\"%s\"): time_unit \"%s\" is not ns, us, ms or s "
+                       "(or instructions, a count)", rf->path, i, name, unit);
 }
 
 /* The entry a row belongs to. */
@@ -330,14 +351,18 @@ static tkb_status add_row(builder *b, size_t i, cJSON *row) {
     /* only the median is a time a comparison can use (cv is a fraction; BigO and RMS
      * are fits) */
     const char *unit = string_of(row, "aggregate_unit");
-    if (agg && strcmp(agg, "median") == 0 && (!unit || strcmp(unit, "time") == 0)) {
-      tkb_status st = time_ms(rf, i, name, row, &g->median_ms);
+    if (agg && strcmp(agg, "median") == 0 && (!unit || strcmp(unit, "time") == 0 || count_unit(unit))) {
+      bool counted;
+      tkb_status st = time_ms(rf, i, name, row, &g->median_ms, &counted);
+      if (!st) st = value_kind(rf, e, counted);
       if (st) return st;
     }
     return TKB_OK;
   }
   double ms;
-  tkb_status st = time_ms(rf, i, name, row, &ms);
+  bool counted;
+  tkb_status st = time_ms(rf, i, name, row, &ms, &counted);
+  if (!st) st = value_kind(rf, e, counted);
   if (!st && add_rep(g, row, ms)) st = no_memory(rf->path);
   return st;
 }
@@ -355,11 +380,17 @@ static bool time_is_null(const tkb__rf_entry *e, int k) {
   return false;
 }
 
-/* The per-call times of tkbench's rows into e (result_read.c's parser, which the journal
- * and the workers' rows go through too). */
+/* The per-call times of tkbench's rows into e, or its counts when its value_unit says so
+ * (result_read.c's parser, which the journal and the workers' rows go through too). */
 static tkb_status per_call(const tkb__results_file *rf, tkb__rf_entry *e) {
+  const char *unit = string_of(e->tkbench, "value_unit");
+  if (unit && !count_unit(unit))
+    return tkb_set_error(TKB_ERR_INVALID_ARGUMENT, "\"%s\": entry \"%s\": tkbench.value_unit \"%s\" is "
+                         "not instructions (the one unit besides times)", rf->path, e->name, unit);
+  tkb_status st = value_kind(rf, e, unit != NULL);
+  if (st) return st;
   tkb__row_samples s;
-  tkb_status st = tkb__row_samples_read((const cJSON *const *)e->rows, e->n_rows, e->name, &s);
+  st = tkb__row_samples_read((const cJSON *const *)e->rows, e->n_rows, e->name, &s);
   if (st) {
     char why[700];
     snprintf(why, sizeof why, "%s", tkb_last_error());
@@ -469,6 +500,11 @@ tkb_status tkb__results_file_adopt(cJSON *doc, const char *path, tkb__results_fi
     tkb__results_file_free(rf);
     return tkb_set_error(st, "%s", why);
   }
+  for (size_t k = 0; k < rf->n_entries; k++)
+    if (rf->entries[k].n_values) {
+      if (rf->entries[k].counted) rf->n_counted++;
+      else rf->n_timed++;
+    }
   const char *library = string_of(context, "library");
   bool tkbench = library && strcmp(library, "tkbench") == 0;
   for (size_t k = 0; k < rf->n_entries && !tkbench; k++) tkbench = rf->entries[k].tkbench != NULL;

@@ -51,20 +51,42 @@ static void send_result(const iso *s, const tkb__result *r) {
   }
 }
 
-/* The entries of s->todo in turn (one, unless the worker is shared). */
-static void body_in_turn(void *arg) {
-  const iso *s = arg;
-  for (size_t i = 0; i < s->n_todo; i++) {
-    const size_t k = s->todo[i];
-    tkb__result r = {.family_index = (int)k};
-    tkb__run_entry(s->runner, s->idx[k], &r);
-    send_result(s, &r);
+void tkb__run_in_worker(const tkb__runner *runner, const size_t *positions, const size_t *entries,
+                        size_t n) {
+  const iso s = {.runner = runner};
+  for (size_t i = 0; i < n; i++) {
+    tkb__result r = {.family_index = (int)positions[i]};
+    tkb__run_entry(runner, entries[i], &r);
+    send_result(&s, &r);
     /* raise_on_error: the parent ends the run after this entry, so stop here too */
     tkb__run_count mine = {0};
-    const bool ended = tkb__count_result(&mine, &r, s->idx[k]);
+    const bool ended = tkb__count_result(&mine, &r, entries[i]);
     tkb__result_clear(&r);
     if (ended) break;
   }
+}
+
+/* The entries of s->todo in turn (one, unless the worker is shared), here or in the
+ * program exec_worker makes of this process. */
+static void body_in_turn(void *arg) {
+  const iso *s = arg;
+  size_t *entries = malloc((s->n_todo ? s->n_todo : 1) * sizeof *entries);
+  if (!entries) return; /* the parent fails the entry: no result came */
+  for (size_t i = 0; i < s->n_todo; i++) entries[i] = s->idx[s->todo[i]];
+  tkb_status st = TKB_OK;
+  if (s->runner->exec_worker) {
+    st = s->runner->exec_worker(s->runner->exec_user, s->todo, entries, s->n_todo);
+    for (size_t i = 0; i < s->n_todo; i++) { /* it returned: none of them can run */
+      tkb__result r = {.family_index = (int)s->todo[i]};
+      tkb__result_identity(&r, entries[i]);
+      tkb__result_fail(&r, st, false);
+      send_result(s, &r);
+      tkb__result_clear(&r);
+    }
+  } else {
+    tkb__run_in_worker(s->runner, s->todo, entries, s->n_todo);
+  }
+  free(entries);
 }
 
 /* The interleaved run's results carry their position in the worker's list. */

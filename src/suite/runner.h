@@ -157,6 +157,15 @@ typedef struct tkb__runner {
    * process then exits with. NULL: the message goes to stderr and the status is 1. */
   int (*on_end_by_exit)(void *user, const struct tkb__run_count *count);
   void *user;
+  /* Isolated: each worker becomes another process before it runs anything (the
+   * instructions method re-executes the program under Valgrind: src/cli/count_exec.c).
+   * Called in the forked worker with the entries it is to run (registry indices) and
+   * their positions in the run; it replaces the process with one that runs them and
+   * sends their results over the inherited pipe (tkb__worker_fd, tkb__worker_adopt,
+   * tkb__run_in_worker), and returns only when it could not (tkb_last_error says why:
+   * those entries then fail with that message). NULL: the fork runs them itself. */
+  tkb_status (*exec_worker)(void *user, const size_t *positions, const size_t *entries, size_t n);
+  void *exec_user;
 } tkb__runner;
 
 /* What a run of entries came to. */
@@ -210,6 +219,12 @@ tkb__run_count tkb__run_isolated(const tkb__runner *runner, const size_t *idx, s
 
 /* Runs one registry entry (standardize, compile, time, counts) into *r. */
 void tkb__run_entry(const tkb__runner *runner, size_t entry, tkb__result *r);
+
+/* In a worker: runs entries[0..n) in turn, each result sent to the parent with its
+ * position in the run (positions[k]), as an isolated worker does; stops after a failure
+ * of an entry with raise_on_error. A worker made by exec_worker calls it. */
+void tkb__run_in_worker(const tkb__runner *runner, const size_t *positions, const size_t *entries,
+                        size_t n);
 
 /* ---- stopping early (signals.c) ---- */
 /* Installs the handlers of SIGINT, SIGTERM and SIGHUP (the first records the signal, a
@@ -271,6 +286,10 @@ void tkb__worker_phase(size_t entry, const char *phase, double busy_s);
 bool tkb__worker_send(const char *text, size_t len);
 /* True in a worker process. */
 bool tkb__in_worker(void);
+/* In a worker, its end of the pipe to the parent (-1 in process): a worker that executes
+ * another program hands it this descriptor, which that program adopts. */
+int tkb__worker_fd(void);
+void tkb__worker_adopt(int fd);
 /* Why an entry has no result: "SIGSEGV in forward of NAME (Segmentation fault)",
  * "timed out in vjp of NAME: still running after 600 s (--timeout 600), ...". */
 void tkb__worker_describe(const tkb__worker_end *end, const char *name, double timeout_s,

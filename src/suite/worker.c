@@ -51,6 +51,10 @@ static pid_t worker_pid; /* the worker itself: a process an entry forks inherits
 
 bool tkb__in_worker(void) { return worker_fd >= 0; }
 
+int tkb__worker_fd(void) { return worker_fd; }
+
+void tkb__worker_adopt(int fd) { worker_fd = fd; }
+
 static bool write_all(const char *p, size_t len) {
   while (len) {
     ssize_t n = write(worker_fd, p, len);

@@ -64,6 +64,16 @@ readme_commands() {
     }' "$README"
 }
 
+# --method instructions counts under Valgrind here (no PMU on most machines), which cannot
+# run a tkbench built with AddressSanitizer
+CAN_COUNT=1
+COUNT_WHY=""
+if ldd "$TKBENCH" 2>/dev/null | grep -q libasan; then
+  CAN_COUNT=0 COUNT_WHY="counts under Valgrind, which cannot run this AddressSanitizer build (the Release tree's cli_readme runs it)"
+elif ! command -v valgrind >/dev/null; then
+  CAN_COUNT=0 COUNT_WHY="counts under Valgrind, which is not installed here (scripts/bootstrap.sh installs it)"
+fi
+
 HAS_OPENCL=0
 "$TKBENCH" info 2>/dev/null | grep -A1 '^  opencl:0 ' | grep -q 'methods:' && HAS_OPENCL=1
 
@@ -77,6 +87,7 @@ skip_reason() {
     *compare.py*) echo "Google Benchmark's tools/compare.py is not part of tkbench and not installed here" ;;
     *--device\ cuda:*) echo "no CUDA device here; the CUDA commands run on the emulator in cli_cuda_emu" ;;
     *--device\ opencl:*) [ "$HAS_OPENCL" = 1 ] || echo "no OpenCL device here; 'tkbench info' says why" ;;
+    *--method\ instructions* | *-counts.json*) [ "$CAN_COUNT" = 1 ] || echo "$COUNT_WHY" ;;
   esac
 }
 

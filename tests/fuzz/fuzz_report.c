@@ -92,6 +92,9 @@ static tkb_benchmark_data *make_data(bytes *b) {
   static const char *const kinds[] = {"load", "threads", "interval", "bimodal"};
   for (int i = 0; i < bd->n_warnings; i++)
     bd->warnings[i] = (tkb_warning){kinds[take(b) % 4], tkb__strdup(take_text(b))};
+  /* some data are counts (the instructions method): from bytes read already, so the
+   * corpus's inputs still mean what they meant */
+  bd->value_unit = bd->iterations % 4 == 3 ? "instructions" : NULL;
   return bd;
 }
 
