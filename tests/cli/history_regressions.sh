@@ -11,7 +11,8 @@
 # runs a side), the recording is made again, at most 3 times, and then the planted step's
 # checks are skipped, saying why; on a quiet machine a miss fails. In the
 # second store every entry takes the 1.05x, as under a machine change: the machine's,
-# failing nothing. Then the outputs (console, markdown, json with its keys); a hostile
+# failing nothing (recorded again, at most 3 times, when the machine's own moves hide it,
+# as for the first store). Then the outputs (console, markdown, json with its keys); a hostile
 # entry name, machine and branch come out of the Markdown inert; bad input exits 2 and
 # writes nothing.
 . "$(dirname "$0")/lib.bash"
@@ -111,11 +112,35 @@ expect 2 "--out:" "$TKBENCH" history regressions --history "$DB" --out "$TMP/no/
 
 # ---- the same step on all of a machine's entries: the machine's, failing nothing ----
 DB2=$TMP/all.db
-record_step "$DB2" runner-2
-"$TKBENCH" history regressions --history "$DB2" --fail-on regression --format json --out "$TMP/all.json" 2>"$CAP/err"
-rc=$?
 AT_STEP='[c for c in d["change_points"] if c["first_run_after"]["commit"] in ("c0ffee0a", "c0ffee0b", "c0ffee0c")]'
-json_check "$TMP/all.json" "len($AT_STEP) >= 2 and all(c['cause'] == 'machine' and not c['fails_gate'] for c in $AT_STEP)"
+# steady_halves STORE: every entry within 1.5% of its median in runs 1-10 and in 11-20
+steady_halves() {
+  "$TKBENCH" history export --history "$1" --out "$TMP/export2.json" 2>/dev/null &&
+    python3 - "$TMP/export2.json" <<'PY'
+import json, statistics, sys
+worst = 0
+for s in json.load(open(sys.argv[1]))["series"]:
+    m = [p["median"] for p in s["points"]]
+    for half in (m[:10], m[10:]):
+        mid = statistics.median(half)
+        worst = max([worst] + [abs(v / mid - 1) for v in half])
+print(f"the entries moved within a half by up to {100 * worst:.1f}%")
+sys.exit(0 if worst < 0.015 else 1)
+PY
+}
+for attempt in 1 2 3; do
+  record_step "$DB2" runner-2
+  "$TKBENCH" history regressions --history "$DB2" --fail-on regression --format json --out "$TMP/all.json" 2>"$CAP/err"
+  rc=$?
+  python3 -c "import json; d = json.load(open('$TMP/all.json')); exit(0 if len($AT_STEP) >= 2 else 1)" && break
+  steady_halves "$DB2" >"$CAP/steady" && break
+  echo "recording $attempt: the step all entries took was not found, and $(cat "$CAP/steady"): recording again" >&2
+done
+if python3 -c "import json; d = json.load(open('$TMP/all.json')); exit(0 if len($AT_STEP) >= 2 else 1)" || steady_halves "$DB2" >/dev/null; then
+  json_check "$TMP/all.json" "len($AT_STEP) >= 2 and all(c['cause'] == 'machine' and not c['fails_gate'] for c in $AT_STEP)"
+else
+  echo "SKIPPED (part): the step all entries took: the machine moved in all 3 recordings ($(cat "$CAP/steady"))"
+fi
 # whatever else this machine did meanwhile: only a step of the code fails the gate
 json_check "$TMP/all.json" 'all(c["cause"] == "code" for c in d["change_points"] if c["fails_gate"])'
 [ "$rc" -eq 0 ] || grep -q '"fails_gate": true' "$TMP/all.json" && pass || fail "all.db: exit $rc: $(cat "$CAP/err")"
