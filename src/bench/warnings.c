@@ -5,7 +5,9 @@
  * like any other, with its warnings beside it.
  *
  *   no interval, or one wider than the rule's target 5 samples or fewer; the rule stopped
- *                                                    at max_time, or experiments disagree
+ *                                                    at max_time, or experiments disagree;
+ *                                                    or narrow, but cut short before the
+ *                                                    rule's minimum
  *   bimodal                                          two clusters of calls (distribution.c)
  *   busier than its cores                            a load average above the online cores
  *                                                    at the start or end
@@ -57,6 +59,13 @@ static void interval_too_wide(const sink *s, const tkb__evidence *ev, const tkb_
   if (r->converged || !(r->target > 0) || !(ev->ci->median > 0)) return;
   const double lo = 100 * (ev->ci->median - ev->ci->low) / ev->ci->median;
   const double hi = 100 * (ev->ci->high - ev->ci->median) / ev->ci->median;
+  if (lo <= 100 * r->target && hi <= 100 * r->target) { /* narrow, but cut short */
+    say(s, "interval", "the median's 95%% interval (-%.2g%%, +%.2g%%) is within the +-%.2g%% "
+        "target, but the rule's time limit (max_time) came before its minimum of samples or "
+        "timed work (min_samples, min_time), so it has not converged; a larger max_time would "
+        "let it", lo, hi, 100 * r->target);
+    return;
+  }
   if (r->timed_out || ev->experiments < 2) {
     say(s, "interval", "the median's 95%% interval (-%.2g%%, +%.2g%%) is wider than the +-%.2g%% "
         "target: the rule stopped at its time limit (max_time) after %zu samples; a quieter "

@@ -39,6 +39,17 @@
  * comes with how far it can be trusted (the library's own default stays Tokamax's fixed). */
 #define TKB__DEFAULT_STOP "ci"
 
+/* `run`'s time budget for the whole selection under the default stopping rule, in
+ * seconds: the cpu suite's 160 entries in 3 minutes on 2 cores (run_budget.c). */
+#define TKB__DEFAULT_BUDGET_S 180
+/* --budget's value: 0, or 1 to a week of seconds ("180", "180s"). */
+int tkb__check_budget(const char *cmd, const char *flag, const char *value);
+/* The budget a run has: --budget's value (given; NULL when not), else the default when
+ * the stopping rule is the default one (default_rule), else none (0). A budget with a
+ * rule that has no max_time (fixed) is a usage error, printed (TKB_EXIT_USAGE). */
+int tkb__budget_resolve(const char *cmd, const char *given, const char *rule, bool default_rule,
+                        double *budget_s, bool *is_default);
+
 /* The tag `run` and `check` select when neither --filter nor --tag is given: the suite's
  * small specs, sized for a CPU. It is meant for every device whose compute units are
  * CPUs (the cpu, OpenCL on a CPU such as PoCL); the backend interface does not say

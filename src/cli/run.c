@@ -22,6 +22,9 @@ typedef struct run_args {
   tkb__select_args sel;
   const char *method;
   const char *stop;   /* NULL: ci, or fixed when --iterations is given */
+  const char *budget; /* --budget as given; NULL: the default (run_budget.c) */
+  double budget_s;    /* the budget the run has (0: none), once resolved */
+  bool budget_default;/* budget_s is the default, not --budget's */
   int iterations;     /* 0: not given (TKB__DEFAULT_ITERATIONS) */
   int experiments;
   int threads;        /* 0: the OpenMP default */
@@ -159,6 +162,16 @@ static const tkb__flag run_flags[] = {
      .check = check_stop, .shown = TKB__DEFAULT_STOP ", or fixed when --iterations is given",
      .help = "How many timed calls an entry takes: RULE or RULE:param=value,... (a value may "
              "end in %, s or ms). {stop_rules}."},
+    {.name = "--budget", .metavar = "SECONDS", .kind = TKB__FLAG_TEXT, .offset = AT(budget),
+     .check = tkb__check_budget,
+     .shown = TKB__TEXT(TKB__DEFAULT_BUDGET_S) " under the default stopping rule (no --stop, "
+              "--iterations or --benchmark_min_time), else none",
+     .help = "Wall time for the whole selection, in seconds (0: no budget). Each entry gets an "
+             "even share of what is left as its stopping rule's max_time; the entries whose "
+             "interval did not converge then run again on what the first pass (two thirds) "
+             "left, widest interval first, keeping the narrower of their two results. The "
+             "header states it, the summary lists what did not converge. With --interleave "
+             "each entry gets an even share, once. Needs a rule with max_time (ci)."},
     {.name = "--iterations", .metavar = "N", .kind = TKB__FLAG_COUNT, .offset = AT(iterations),
      .shown = TKB__TEXT(TKB__DEFAULT_ITERATIONS),
      .help = "Timed calls per experiment under --stop fixed (given alone, it selects fixed)."},
@@ -440,6 +453,9 @@ static void fill_context(tkb__report_ctx *ctx, const run_args *a, const tkb__dev
                            .warmup_once = strcmp(a->warmup, "once") == 0,
                            .stop = stop,
                            .interleave = a->interleave,
+                           .budget_s = a->budget_s,
+                           .budget_default = a->budget_default,
+                           .budget_entries = n,
                            .shard = *shard,
                            .time_unit = a->time_unit,
                            .counters_tabular = a->gb_counters_tabular,
@@ -526,11 +542,21 @@ static int run_selected(const run_args *a, const char *out, const tkb__device_fa
   for (size_t i = 0; i < o.resumed.n; i++) resumed_failed += o.resumed.results[i].bd == NULL && !o.resumed.results[i].skipped;
   tkb__progress_begin(&o.progress, stderr, !a->quiet && isatty(fileno(stderr)), o.resumed.n + m);
   tkb__runner runner = make_runner(a, d->method, &o, isolate, timeout_s);
-  tkb__run_count count = tkb__run_entries(&runner, todo, m);
+  tkb__budget_outcome budget = {0};
+  char interleaved_stop[512];
+  if (a->budget_s > 0 && a->interleave) { /* every entry at once: an even share each */
+    const tkb__budget_pass even = {.deadline_ns = tkb__now_ns() + (int64_t)(a->budget_s * 1e9), .n = m};
+    tkb__budget_cap(&even, 0, &runner.bench.stop, interleaved_stop, sizeof interleaved_stop);
+  }
+  tkb__run_count count = a->budget_s > 0 && !a->interleave
+                             ? tkb__run_budgeted(&runner, todo, m, a->budget_s, &budget)
+                             : tkb__run_entries(&runner, todo, m);
   free(todo);
   tkb__run_summary s = {.n_selected = m,
                         .wall_s = tkb__progress_elapsed(&o.progress),
-                        .interrupted = count.interrupted};
+                        .interrupted = count.interrupted,
+                        .second_pass = budget.second_pass,
+                        .narrowed = budget.narrowed};
   tkb__load_now(&s.load_end);
   if (count.ended_by)
     fprintf(stderr, "%s %s: the run ended after %s failed (its entry has raise_on_error): %zu of "
@@ -580,6 +606,10 @@ static int run_devices(const run_args *a, const tkb__format *stdout_fmt, const t
 /* Everything after parsing. */
 static int run(run_args *a, int argc, char **argv) {
   if (apply_gb(a)) return TKB_EXIT_USAGE;
+  /* ab's worker runs one experiment at a time on request: no budget of its own */
+  if (tkb__budget_resolve(CMD, a->budget, stop_rule(a), !a->stop && !a->iterations && !a->serve,
+                          &a->budget_s, &a->budget_default))
+    return TKB_EXIT_USAGE;
   if (tkb__load_plugins(CMD, &a->sel)) return TKB_EXIT_USAGE;
   if (a->threads) tkb_set_num_threads(a->threads);
   const tkb__format *stdout_fmt, *file_fmt;

@@ -39,9 +39,14 @@ static void name_cell(FILE *f, const char *name, int w) {
 
 /* The machine warnings seen under the entries, by kind, for the summary; and, with
  * counters as columns, the names of the columns the titles last showed. */
+/* The summary names this many entries whose interval did not converge, then counts. */
+#define LISTED_UNCONVERGED 24
+
 typedef struct console_state {
   size_t entries_with[2]; /* "load", "threads" */
   char last[2][400];
+  size_t n_unconverged;
+  char unconverged[LISTED_UNCONVERGED][200]; /* "name  +-3.1%" */
   char columns[TKB_MAX_COUNTERS * 64];
   bool titled;            /* the column titles are out */
 } console_state;
@@ -96,6 +101,19 @@ static void describe_stop(FILE *f, const tkb__report_ctx *ctx) {
   fprintf(f, "stop %s   experiments >= %d", ctx->stop, ctx->experiments);
 }
 
+/* The time budget, said up front: how long the run will take and how it is spent. */
+static void describe_budget(FILE *f, const tkb__report_ctx *ctx) {
+  if (!(ctx->budget_s > 0)) return;
+  const size_t n = ctx->budget_entries;
+  fprintf(f, "budget  %g s for the %zu selected entr%s", ctx->budget_s, n, n == 1 ? "y" : "ies");
+  if (ctx->interleave)
+    fprintf(f, ": %.3g s of experiments each", ctx->budget_s / (double)(n ? n : 1));
+  else
+    fputs(": each an even share of what is left as its max_time, then what the first two thirds "
+          "leave for the widest intervals", f);
+  fprintf(f, "%s\n", ctx->budget_default ? " (the default; --budget 0: none)" : "");
+}
+
 static tkb_status begin(tkb__reporter *r) {
   const tkb__report_ctx *ctx = r->ctx;
   FILE *f = r->f;
@@ -112,6 +130,7 @@ static tkb_status begin(tkb__reporter *r) {
   if (ctx->interval_ms > 0) fprintf(f, "   interval %g ms", ctx->interval_ms);
   if (ctx->interleave) fputs("   interleaved", f);
   fputc('\n', f);
+  describe_budget(f, ctx);
   for (size_t i = 0; i < ctx->n_context; i++) fprintf(f, "context %s\n", ctx->context[i]);
   for (int i = 0; i < ctx->n_warnings; i++)
     fprintf(f, "%swarning%s %s\n", c(r, YELLOW), c(r, RESET), ctx->warnings[i].text);
@@ -161,6 +180,12 @@ static void entry(tkb__reporter *r, const tkb__result *res) {
 
   bool noisy = bd->stddev_over_median > NOISY_STDDEV_OVER_MEDIAN;
   const bool wide = !bd->converged || !(tkb__ci_halfwidth(bd) <= 0.05);
+  if (!bd->converged) {
+    if (st->n_unconverged < LISTED_UNCONVERGED)
+      snprintf(st->unconverged[st->n_unconverged], sizeof st->unconverged[0], "%s  %s", res->name,
+               strcmp(cl.ci, "-") ? cl.ci : "no interval");
+    st->n_unconverged++;
+  }
   name_cell(f, res->name, w);
   fprintf(f, "  %9s  %9s  %s%7s%s  %9s  %9s  %s%6s%s  %9s  %8s  %8s", cl.median, cpu, wide ? c(r, YELLOW) : "",
           cl.ci, wide ? c(r, RESET) : "", cl.min, cl.max, noisy ? c(r, YELLOW) : "", cl.spread,
@@ -195,6 +220,7 @@ static tkb_status end(tkb__reporter *r, const tkb__run_summary *s) {
   size_t n = r->n_entries;
   fputc('\n', f);
   fprintf(f, "%zu entr%s in %.1f s", n, n == 1 ? "y" : "ies", s->wall_s);
+  if (r->ctx->budget_s > 0) fprintf(f, " (budget %g s)", r->ctx->budget_s);
   if (r->n_failed) fprintf(f, ", %s%zu failed%s", c(r, RED), r->n_failed, c(r, RESET));
   else if (n > r->n_skipped) fprintf(f, ", %sall ok%s", c(r, GREEN), c(r, RESET));
   if (r->n_skipped) fprintf(f, ", %s%zu skipped%s", c(r, YELLOW), r->n_skipped, c(r, RESET));
@@ -203,6 +229,17 @@ static tkb_status end(tkb__reporter *r, const tkb__run_summary *s) {
     fprintf(f, "%sinterrupted: %zu of %zu selected entries ran; the results cover those%s\n",
             c(r, YELLOW), n, s->n_selected, c(r, RESET));
   const console_state *st = r->state;
+  if (s->second_pass)
+    fprintf(f, "second pass: %zu entr%s ran again on the budget's time left, %zu with a narrower "
+               "interval (kept)\n", s->second_pass, s->second_pass == 1 ? "y" : "ies", s->narrowed);
+  if (st->n_unconverged) {
+    fprintf(f, "%snot converged%s (%zu of %zu: the interval the rule asks for was not reached in "
+               "the time it had)\n", c(r, YELLOW), c(r, RESET), st->n_unconverged, n);
+    for (size_t i = 0; i < st->n_unconverged && i < LISTED_UNCONVERGED; i++)
+      fprintf(f, "  %s\n", st->unconverged[i]);
+    if (st->n_unconverged > LISTED_UNCONVERGED)
+      fprintf(f, "  ... and %zu more (converged: false in the JSON)\n", st->n_unconverged - LISTED_UNCONVERGED);
+  }
   for (int k = 0; k < 2; k++)
     if (st->entries_with[k])
       fprintf(f, "%swarning%s during %zu of %zu entries, e.g. the last: %s\n", c(r, YELLOW), c(r, RESET),

@@ -102,7 +102,7 @@ static const char *const context_keys[] = {
     "aslr_enabled", "caches", "load_avg", "library_version", "library_build_type",
     "json_schema_version", "library", "device", "device_description", "cpu_model", "method",
     "seed", "iterations", "experiments", "interval_ms", "warmup", "stopping_rule", "interleave",
-    "interrupted", "peaks", "shard", "slurm", "device_uuid", "environment", "load_avg_start",
+    "interrupted", "budget_s", "peaks", "shard", "slurm", "device_uuid", "environment", "load_avg_start",
     "load_avg_end", "load_exceeded_cores", "warnings", "merged", "missing_shards"};
 
 bool tkb__context_key_taken(const char *key, size_t len) {
@@ -158,6 +158,7 @@ void tkb__json_write_context(jw *w, const tkb__report_ctx *ctx, const tkb__run_s
   jw_string(w, "warmup", ctx->warmup_once ? "once" : "each");
   jw_string(w, "stopping_rule", ctx->stop);
   jw_bool(w, "interleave", ctx->interleave);
+  jw_number(w, "budget_s", ctx->budget_s); /* run --budget: the selection's wall time; 0 none */
   jw_bool(w, "interrupted", interrupted);
   if (ctx->have_peaks) {
     jw_begin_object(w, "peaks");

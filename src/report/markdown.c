@@ -63,11 +63,13 @@ static tkb_status end(tkb__reporter *r, const tkb__run_summary *s) {
   tkb_status st = tkb__textbuf_close(rows);
   if (st) return st;
   FILE *f = r->f;
+  char budget[64] = "";
+  if (ctx->budget_s > 0) snprintf(budget, sizeof budget, ", budget %g s", ctx->budget_s);
   fprintf(f, "tkbench %s (%s), %s; device `%s` (%s); cpu kernels `%s`; method `%s`, seed "
-             "%llu, stop `%s`, %d iterations x %d experiments, warm-up %s%s\n\n",
+             "%llu, stop `%s`%s, %d iterations x %d experiments, warm-up %s%s\n\n",
           tkb_version(), tkb_build_type(), ctx->date, ctx->device, ctx->device_description,
-          tkb_cpu_isa(), ctx->method, (unsigned long long)ctx->seed, ctx->stop, ctx->iterations, ctx->experiments,
-          ctx->warmup_once ? "once per experiment" : "before each call",
+          tkb_cpu_isa(), ctx->method, (unsigned long long)ctx->seed, ctx->stop, budget, ctx->iterations,
+          ctx->experiments, ctx->warmup_once ? "once per experiment" : "before each call",
           s->interrupted ? " (interrupted: partial results)" : "");
   for (int i = 0; i < ctx->n_warnings; i++) fprintf(f, "> warning: %s\n", ctx->warnings[i].text);
   if (ctx->n_warnings) fputc('\n', f);

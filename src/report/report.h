@@ -153,6 +153,9 @@ typedef struct tkb__report_ctx {
   int name_width;          /* length of the longest selected entry name */
   const char *stop;        /* the stopping rule as run, every parameter written out */
   bool interleave;         /* the entries' experiments ran round-robin */
+  double budget_s;         /* wall time for the whole selection (run --budget); 0: none */
+  bool budget_default;     /* it is the default of a run under the default rule */
+  size_t budget_entries;   /* the entries that share it */
   bool have_peaks;         /* peaks were measured before the run (run --peaks) */
   tkb__peaks peaks;
   tkb__shard_info shard;   /* the part of the selection the run ran (count 0: all of it) */
@@ -179,6 +182,8 @@ typedef struct tkb__run_summary {
   double wall_s;           /* the whole run's wall time */
   bool interrupted;        /* stopped early by SIGINT */
   tkb__load load_end;      /* the machine's load as the run ended */
+  size_t second_pass;      /* a budget's second pass: entries run again */
+  size_t narrowed;         /* of which the second result was kept */
 } tkb__run_summary;
 
 /* ---- reporters (reporter.c holds the format table; one file per format) ---- */
