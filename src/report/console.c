@@ -9,6 +9,7 @@
 #include "report.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define BOLD "\033[1m"
@@ -39,14 +40,20 @@ static void name_cell(FILE *f, const char *name, int w) {
 
 /* The machine warnings seen under the entries, by kind, for the summary; and, with
  * counters as columns, the names of the columns the titles last showed. */
-/* The summary names this many entries whose interval did not converge, then counts. */
+/* The summary names this many entries whose interval did not converge, the widest
+ * first, then counts the others. */
 #define LISTED_UNCONVERGED 24
+
+typedef struct unconverged {
+  double width;           /* the interval's larger half-width (INFINITY: none) */
+  char text[200];         /* "name  +-3.1%" */
+} unconverged;
 
 typedef struct console_state {
   size_t entries_with[2]; /* "load", "threads" */
   char last[2][400];
   size_t n_unconverged;
-  char unconverged[LISTED_UNCONVERGED][200]; /* "name  +-3.1%" */
+  unconverged unconverged[LISTED_UNCONVERGED]; /* the widest so far */
   char columns[TKB_MAX_COUNTERS * 64];
   bool titled;            /* the column titles are out */
 } console_state;
@@ -141,6 +148,26 @@ static tkb_status begin(tkb__reporter *r) {
   return TKB_OK;
 }
 
+/* Keeps the LISTED_UNCONVERGED widest intervals that did not converge. */
+static void note_unconverged(console_state *st, const char *name, double width, const char *ci) {
+  const double w = isfinite(width) ? width : INFINITY;
+  size_t slot = st->n_unconverged++;
+  if (slot >= LISTED_UNCONVERGED) { /* full: replace the narrowest, if this one is wider */
+    slot = 0;
+    for (size_t i = 1; i < LISTED_UNCONVERGED; i++)
+      if (st->unconverged[i].width < st->unconverged[slot].width) slot = i;
+    if (!(w > st->unconverged[slot].width)) return;
+  }
+  st->unconverged[slot].width = w;
+  snprintf(st->unconverged[slot].text, sizeof st->unconverged[slot].text, "%s  %s", name,
+           strcmp(ci, "-") ? ci : "no interval");
+}
+
+static int wider_first(const void *a, const void *b) {
+  const double x = ((const unconverged *)a)->width, y = ((const unconverged *)b)->width;
+  return x > y ? -1 : x < y;
+}
+
 static void entry(tkb__reporter *r, const tkb__result *res) {
   FILE *f = r->f;
   int w = name_width(r->ctx);
@@ -180,12 +207,7 @@ static void entry(tkb__reporter *r, const tkb__result *res) {
 
   bool noisy = bd->stddev_over_median > NOISY_STDDEV_OVER_MEDIAN;
   const bool wide = !bd->converged || !(tkb__ci_halfwidth(bd) <= 0.05);
-  if (!bd->converged) {
-    if (st->n_unconverged < LISTED_UNCONVERGED)
-      snprintf(st->unconverged[st->n_unconverged], sizeof st->unconverged[0], "%s  %s", res->name,
-               strcmp(cl.ci, "-") ? cl.ci : "no interval");
-    st->n_unconverged++;
-  }
+  if (!bd->converged) note_unconverged(st, res->name, tkb__ci_halfwidth(bd), cl.ci);
   name_cell(f, res->name, w);
   fprintf(f, "  %9s  %9s  %s%7s%s  %9s  %9s  %s%6s%s  %9s  %8s  %8s", cl.median, cpu, wide ? c(r, YELLOW) : "",
           cl.ci, wide ? c(r, RESET) : "", cl.min, cl.max, noisy ? c(r, YELLOW) : "", cl.spread,
@@ -228,15 +250,16 @@ static tkb_status end(tkb__reporter *r, const tkb__run_summary *s) {
   if (s->interrupted)
     fprintf(f, "%sinterrupted: %zu of %zu selected entries ran; the results cover those%s\n",
             c(r, YELLOW), n, s->n_selected, c(r, RESET));
-  const console_state *st = r->state;
+  console_state *st = r->state;
   if (s->second_pass)
     fprintf(f, "second pass: %zu entr%s ran again on the budget's time left, %zu with a narrower "
                "interval (kept)\n", s->second_pass, s->second_pass == 1 ? "y" : "ies", s->narrowed);
   if (st->n_unconverged) {
     fprintf(f, "%snot converged%s (%zu of %zu: the interval the rule asks for was not reached in "
-               "the time it had)\n", c(r, YELLOW), c(r, RESET), st->n_unconverged, n);
-    for (size_t i = 0; i < st->n_unconverged && i < LISTED_UNCONVERGED; i++)
-      fprintf(f, "  %s\n", st->unconverged[i]);
+               "the time it had), the widest first:\n", c(r, YELLOW), c(r, RESET), st->n_unconverged, n);
+    const size_t listed = st->n_unconverged < LISTED_UNCONVERGED ? st->n_unconverged : LISTED_UNCONVERGED;
+    qsort(st->unconverged, listed, sizeof *st->unconverged, wider_first);
+    for (size_t i = 0; i < listed; i++) fprintf(f, "  %s\n", st->unconverged[i].text);
     if (st->n_unconverged > LISTED_UNCONVERGED)
       fprintf(f, "  ... and %zu more (converged: false in the JSON)\n", st->n_unconverged - LISTED_UNCONVERGED);
   }

@@ -16,11 +16,14 @@
  *     TKB__BUDGET_MIN_TIME_SHARE of it at most: an entry cut off by max_time before its
  *     min_time never converges, however narrow its interval.
  *  2. The entries whose interval did not converge wait instead of being reported; the
- *     second pass runs them again on what is left, widest interval first (an entry
- *     without one, too few calls, counts as widest), each with at least twice the mean
- *     share the first pass gave them (fewer entries rather than as little time again,
- *     which would narrow nothing), and keeps for each the narrower of its two results.
- *     The entries the second pass cannot reach keep their first.
+ *     second pass runs them again, alone, on what is left of the budget, widest interval
+ *     first (an entry without one, too few calls, counts as widest). Each gets what it
+ *     would need to converge, estimated from its first result (need_of), but no more
+ *     than its rule's own max_time nor half of what is left (so that one interval that
+ *     will not narrow cannot take it all); an entry that can have neither that nor twice
+ *     its first share (as little time again would narrow nothing) is passed over for
+ *     the narrower ones after it, which may need less. Each keeps the narrower of its
+ *     two results; the entries the second pass does not reach keep their first.
  *
  * Keeping the narrower of two honest measurements leans toward the quieter of two
  * moments on a busy machine, which is the one closer to what the code costs alone. A
@@ -77,7 +80,9 @@ typedef struct held {
   char *line;                /* the first pass's result, as a journal line */
   size_t len;
   double width;              /* its interval's larger half-width (INFINITY: none) */
-  double share_s;            /* the max_time the first pass gave it */
+  double share_s;            /* the max_time the first pass gave it; -1 once the second
+                                pass's result was kept */
+  double need_s;             /* what it would take to converge, estimated (need_of) */
   double wall_s;
 } held;
 
@@ -89,7 +94,8 @@ typedef struct budget_run {
   tkb__run_count count;      /* of what was reported */
   held *held;
   size_t n_held;
-  bool second;               /* in the second pass, whose position k is held[k] */
+  bool second;               /* in the second pass, running held[current] */
+  size_t current;
 } budget_run;
 
 static double width_of(const tkb_benchmark_data *bd) {
@@ -98,12 +104,33 @@ static double width_of(const tkb_benchmark_data *bd) {
   return fmax((m - bd->median_ci_low_ms) / m, (bd->median_ci_high_ms - m) / m);
 }
 
-/* The max_time an entry ran under (its stopping rule as recorded); NAN when none. */
-static double max_time_of(const tkb_benchmark_data *bd) {
+/* A parameter of the rule an entry ran under (as its data records it); NAN when the rule
+ * has none. */
+static double rule_value(const tkb_benchmark_data *bd, const char *name) {
   tkb__stop_choice c;
   if (!bd->stopping_rule || tkb__stop_parse(bd->stopping_rule, "stop", &c) != TKB_OK) return NAN;
-  const int p = max_time_param(c.rule);
+  const int p = param_index(c.rule, name);
   return p < 0 ? NAN : c.values[p];
+}
+
+/* Calls an experiment needs for an interval of its own (order statistics). */
+#define CALLS_FOR_AN_INTERVAL 6
+
+/*
+ * Seconds an unconverged entry would need to converge, from its first result: the wall
+ * time per sample it took there (its share over its samples), times the samples the
+ * rule needs: an interval of each experiment's own (6 calls or more), min_samples in
+ * all, and for an interval wider than the target the samples that would narrow it to
+ * the target (an order-statistic interval narrows as 1/sqrt(n)); with a margin of a
+ * quarter.
+ */
+static double need_of(const tkb_benchmark_data *bd, double share_s, double width) {
+  const double target = rule_value(bd, "max_noise"), min_samples = rule_value(bd, "min_samples");
+  const double n1 = bd->n_evaluation_times > 0 ? bd->n_evaluation_times : 1;
+  double n2 = fmax(CALLS_FOR_AN_INTERVAL * bd->experiments, isfinite(min_samples) ? min_samples : 0);
+  if (!isfinite(width)) n2 = fmax(n2, 2 * n1);
+  else if (target > 0 && width > target) n2 = fmax(n2, n1 * (width / target) * (width / target));
+  return 1.25 * n2 * share_s / n1;
 }
 
 static void forward(budget_run *b, const tkb__result *r, size_t position) {
@@ -136,9 +163,10 @@ static void on_start(void *user, size_t k, size_t n, const char *name) {
 /* First pass: a result that could narrow with more time waits; the others go out. */
 static void on_done_first(budget_run *b, const tkb__result *r) {
   const size_t position = (size_t)r->family_index;
-  const double share = r->bd ? max_time_of(r->bd) : NAN;
+  const double share = r->bd ? rule_value(r->bd, "max_time") : NAN;
   held h = {.position = position, .width = r->bd ? width_of(r->bd) : 0, .share_s = share, .wall_s = r->wall_s};
   const bool could_narrow = r->bd && !r->bd->converged && isfinite(share);
+  if (could_narrow) h.need_s = need_of(r->bd, share, h.width);
   if (!could_narrow || tkb__entry_line(r, b->outer->bench.experiments, &h.line, &h.len, NULL) != TKB_OK) {
     forward(b, r, position);
     return;
@@ -148,7 +176,7 @@ static void on_done_first(budget_run *b, const tkb__result *r) {
 
 /* Second pass: the narrower of the entry's two results goes out. */
 static void on_done_second(budget_run *b, const tkb__result *r) {
-  held *h = &b->held[r->family_index];
+  held *h = &b->held[b->current];
   if (!h->line) return; /* reported already */
   if (r->bd && width_of(r->bd) <= h->width) {
     tkb__result copy = *r;
@@ -177,17 +205,9 @@ static int by_width(const void *x, const void *y) {
   return a->position < c->position ? -1 : a->position > c->position;
 }
 
-/* How many of the held entries (widest first) the time left can run again, each with at
- * least twice the mean share the first pass gave them and no more than its rule's own
- * max_time would use. */
-static size_t second_pass_size(const held *h, size_t n_held, double left_s, double rule_max_s) {
-  double mean_share = 0;
-  for (size_t i = 0; i < n_held; i++) mean_share += h[i].share_s / (double)n_held;
-  if (!(mean_share < rule_max_s)) return 0; /* the first pass gave them all the rule allows */
-  size_t m = n_held;
-  while (m > 0 && left_s / (double)m < 2 * mean_share) m--;
-  return m;
-}
+/* No entry of the second pass gets more than this fraction of the time left, so that one
+ * interval that will not narrow cannot take it all. */
+#define ONE_ENTRY_OF_WHAT_IS_LEFT 0.5
 
 static void merge_count(tkb__run_count *into, const tkb__run_count *pass) {
   into->interrupted |= pass->interrupted;
@@ -218,20 +238,25 @@ tkb__run_count tkb__run_budgeted(const tkb__runner *runner, const size_t *idx, s
     double rule_max = INFINITY;
     if (tkb__stop_parse(runner->bench.stop, "stop", &rule) == TKB_OK && max_time_param(rule.rule) >= 0)
       rule_max = rule.values[max_time_param(rule.rule)];
-    const double left_s = budget_s - (double)(tkb__now_ns() - t0) / 1e9;
-    const size_t m = second_pass_size(b.held, b.n_held, left_s, rule_max);
-    size_t *entries = malloc((m ? m : 1) * sizeof *entries);
-    if (m && entries) {
-      for (size_t i = 0; i < m; i++) entries[i] = idx[b.held[i].position];
-      tkb__budget_pass second = {.deadline_ns = t0 + (int64_t)(budget_s * 1e9), .n = m};
-      pass.budget = &second;
-      b.second = true;
-      out->second_pass = m;
-      c = tkb__run_entries(&pass, entries, m);
+    const int64_t end = t0 + (int64_t)(budget_s * 1e9);
+    b.second = true;
+    /* widest first, each alone with what it needs (at most the rule's max_time and half of
+     * what is left); an entry for which neither that nor twice its first share can be had
+     * is passed over for the narrower ones after it, which may need less */
+    for (size_t i = 0; i < b.n_held && !c.interrupted && !b.count.ended_by; i++) {
+      held *h = &b.held[i];
+      const double left = (double)(end - tkb__now_ns()) / 1e9;
+      if (left < TKB__BUDGET_MIN_SHARE_S) break;
+      const double share = fmin(fmin(h->need_s, rule_max), ONE_ENTRY_OF_WHAT_IS_LEFT * left);
+      if (share < h->need_s && share < 2 * h->share_s) continue;
+      tkb__budget_pass alone = {.deadline_ns = tkb__now_ns() + (int64_t)(share * 1e9), .n = 1};
+      pass.budget = &alone;
+      b.current = i;
+      out->second_pass++;
+      c = tkb__run_entries(&pass, &idx[h->position], 1);
       merge_count(&b.count, &c);
-      for (size_t i = 0; i < m; i++) out->narrowed += b.held[i].share_s < 0;
+      out->narrowed += h->share_s < 0;
     }
-    free(entries);
   }
   for (size_t i = 0; i < b.n_held; i++)
     if (b.held[i].line) forward_held(&b, &b.held[i], 0);

@@ -241,9 +241,10 @@ typedef struct tkb__budget_outcome {
  * Runs entries idx[0..n) as tkb__run_entries does, in about budget_s seconds of wall
  * time (budget.c): a first pass gives each entry its share of the first
  * TKB__BUDGET_FIRST_PASS of the budget; entries whose interval did not converge wait,
- * and a second pass runs them again on what is left, widest interval first, each kept
- * result being the narrower of its two. Results go to on_done as tkb__run_entries
- * sends them (converged ones at once, the others after the second pass).
+ * and a second pass runs them again on what is left, widest interval first, each with
+ * what it would need to converge (within limits), each kept result being the narrower
+ * of its two. Results go to on_done as tkb__run_entries sends them (converged ones at
+ * once, the others after the second pass).
  */
 #define TKB__BUDGET_FIRST_PASS (2.0 / 3.0)
 tkb__run_count tkb__run_budgeted(const tkb__runner *runner, const size_t *idx, size_t n, double budget_s,
