@@ -8,8 +8,9 @@
  *
  *  1. Each entry gets, as it starts, an even share of what is left of the first pass
  *     (TKB__BUDGET_FIRST_PASS of the budget) as its rule's max_time. An entry that
- *     converges sooner leaves its unused time to the ones after it; one whose setup
- *     (inputs, compile) overruns takes it from them. The share is computed where the
+ *     converges sooner leaves its unused time to the ones after it, up to twice the
+ *     pass's even share each (TKB__BUDGET_FIRST_CAP: the rest is the second pass's);
+ *     one whose setup (inputs, compile) overruns takes it from them. The share is computed where the
  *     entry runs (this process, or its worker: the monotonic clock is the machine's),
  *     so isolated and shared workers follow the same rule. The rule's min_time (the
  *     timed work before an interval is judged) shrinks with the share, to
@@ -41,7 +42,8 @@
 
 double tkb__budget_share(const tkb__budget_pass *b, size_t k) {
   const size_t left = k < b->n ? b->n - k : 1;
-  const double share = (double)(b->deadline_ns - tkb__now_ns()) / 1e9 / (double)left;
+  double share = (double)(b->deadline_ns - tkb__now_ns()) / 1e9 / (double)left;
+  if (b->cap_s > 0 && share > b->cap_s) share = b->cap_s;
   return share > TKB__BUDGET_MIN_SHARE_S ? share : TKB__BUDGET_MIN_SHARE_S;
 }
 
@@ -224,7 +226,9 @@ tkb__run_count tkb__run_budgeted(const tkb__runner *runner, const size_t *idx, s
   }
   if (runner->stop_on_signal) tkb__stop_begin(); /* one stop flag across both passes */
   const int64_t t0 = tkb__now_ns();
-  tkb__budget_pass first = {.deadline_ns = t0 + (int64_t)(budget_s * TKB__BUDGET_FIRST_PASS * 1e9), .n = n};
+  const double first_s = budget_s * TKB__BUDGET_FIRST_PASS;
+  tkb__budget_pass first = {.deadline_ns = t0 + (int64_t)(first_s * 1e9), .n = n,
+                            .cap_s = TKB__BUDGET_FIRST_CAP * first_s / (double)(n ? n : 1)};
   tkb__runner pass = *runner;
   pass.budget = &first;
   pass.on_start = on_start;

@@ -150,11 +150,12 @@ tkb_status tkb__entry_args(size_t i, const tkb_value **args, size_t *n_args, con
 /* ---- a time budget for the whole selection (budget.c) ---- */
 /* One pass over entries under a budget: the entry at position k of the pass's n gets,
  * as it starts, an even share of what is left until the deadline, (deadline - now) /
- * (n - k), as its stopping rule's max_time. What earlier entries did not use (they
- * converged sooner) or overran (their setup) moves to the ones after. */
+ * (n - k), up to cap_s, as its stopping rule's max_time. What earlier entries did not
+ * use (they converged sooner) or overran (their setup) moves to the ones after. */
 typedef struct tkb__budget_pass {
   int64_t deadline_ns;       /* tkb__now_ns() by which the pass should be over */
   size_t n;                  /* entries in the pass */
+  double cap_s;              /* no share above this (0: none) */
 } tkb__budget_pass;
 
 /* No entry gets less than this (seconds), however late it starts: a few calls, so that
@@ -247,6 +248,9 @@ typedef struct tkb__budget_outcome {
  * once, the others after the second pass).
  */
 #define TKB__BUDGET_FIRST_PASS (2.0 / 3.0)
+/* No entry of the first pass gets more than this many times the even share of it (what
+ * entries before it left unused goes to the second pass, which spends it by need). */
+#define TKB__BUDGET_FIRST_CAP 2.0
 tkb__run_count tkb__run_budgeted(const tkb__runner *runner, const size_t *idx, size_t n, double budget_s,
                                  tkb__budget_outcome *out);
 
