@@ -113,6 +113,24 @@ typedef struct tkb__strlist {
 int tkb__strlist_add(tkb__strlist *l, const char *s, bool split);
 void tkb__strlist_free(tkb__strlist *l);
 
+/* `run --init-sweep DIST,...` (run_init_sweep.c): its distributions, the baseline default
+ * first, as the runner takes them. */
+#define TKB__MAX_SWEEP 16
+typedef struct tkb__sweep_args {
+  tkb__init_override dists[TKB__MAX_SWEEP]; /* "*=DIST" */
+  const char *labels[TKB__MAX_SWEEP];       /* "DIST" */
+  char label_text[TKB__MAX_SWEEP][160];
+  size_t n;                                 /* 0: no sweep */
+  tkb__init_sweep sweep;
+} tkb__sweep_args;
+/* Each distribution of one --init-sweep value, as it is read. */
+int tkb__check_init_sweep(const char *cmd, const char *flag, const char *value);
+/* The sweep --init-sweep's items (given) ask for, checked against the selected entries
+ * idx[0..n) as --init '*=DIST' would be; no items: none (out->n 0). 0 or TKB_EXIT_USAGE
+ * printed. */
+int tkb__init_sweep_resolve(const char *cmd, const tkb__strlist *given, const size_t *idx, size_t n,
+                            tkb__sweep_args *out);
+
 /* ---- selection (selection.c): the flags list, run and check share ---- */
 enum {
   TKB__SELECT_FILTER = 1u << 0,

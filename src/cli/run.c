@@ -47,7 +47,9 @@ typedef struct run_args {
   const char *time_unit;       /* --time-unit, --benchmark_time_unit */
   tkb__strlist context;        /* --context, --benchmark_context: "key=value" */
   tkb__strlist init;           /* --init ARG=DIST */
-  tkb__init_override inits[16];/* parsed from init */
+  tkb__strlist init_sweep;     /* --init-sweep DIST,DIST,... */
+  tkb__sweep_args sweep;       /* resolved from it */
+  tkb__init_override inits[TKB__MAX_INITS]; /* parsed from init */
   size_t n_inits;
   /* Google Benchmark's flags that have no one tkbench flag of their own */
   const char *gb_min_time;     /* a time (--stop's min_time) or Nx (--iterations N) */
@@ -87,6 +89,33 @@ static int apply_inits(run_args *a, const size_t *idx, size_t n) {
   a->n_inits = a->init.n;
   if (tkb__init_overrides_check(idx, n, a->inits, a->n_inits) != TKB_OK)
     return tkb__usage(CMD, "%s", tkb_last_error());
+  if (tkb__strlist_add(&a->context, text, false)) return tkb__usage(CMD, "out of memory");
+  return 0;
+}
+
+/* --init-sweep: refused beside what it cannot go with, checked against the selection and
+ * recorded in the context ("init_sweep": "default, subnormal, zeros"). A sweep measures
+ * each variant to the rule's own end: no budget. Returns 0 or TKB_EXIT_USAGE after
+ * printing why. */
+static int apply_sweep(run_args *a, const size_t *idx, size_t n) {
+  if (!a->init_sweep.n) return 0;
+  const char *with = a->interleave ? "--interleave (a sweep interleaves each entry's distributions itself)"
+                     : a->resume   ? "--resume (its variants are no entries of the journal)"
+                     : a->budget   ? "--budget (each variant runs to its rule's end)"
+                     : a->serve    ? "ab" : NULL;
+  if (with) return tkb__usage(CMD, "--init-sweep cannot go with %s", with);
+  for (size_t k = 0; k < a->n_inits; k++)
+    if (!strcmp(a->inits[k].arg, "*"))
+      return tkb__usage(CMD, "--init-sweep sets every floating-point array's distribution, which "
+                        "--init %s sets too; give --init for named arguments only", a->inits[k].text);
+  if (tkb__init_sweep_resolve(CMD, &a->init_sweep, idx, n, &a->sweep)) return TKB_EXIT_USAGE;
+  a->budget_s = 0;
+  a->budget_default = false;
+  char text[1200] = "init_sweep=";
+  size_t len = strlen(text);
+  for (size_t k = 0; k < a->sweep.n; k++)
+    len += (size_t)snprintf(text + len, len < sizeof text ? sizeof text - len : 0, "%s%s", k ? ", " : "",
+                            a->sweep.labels[k]);
   if (tkb__strlist_add(&a->context, text, false)) return tkb__usage(CMD, "out of memory");
   return 0;
 }
@@ -210,6 +239,16 @@ static const tkb__flag run_flags[] = {
              "range, both signs) or default. Repeatable; a named ARG wins over *. Recorded "
              "in the JSON context as init. An ARG no selected entry has, a concrete array or "
              "a normal integer is refused."},
+    {.name = "--init-sweep", .metavar = "DIST,...", .kind = TKB__FLAG_PATHS, .offset = AT(init_sweep),
+     .check = tkb__check_init_sweep, .shown = "none",
+     .help = "Run each selected entry under each distribution (as --init '*=DIST', e.g. "
+             "subnormal,zeros,normal(0,0.1)) and under default, the baseline, its variants "
+             "interleaved so drift lands on all alike; report each variant as "
+             "<entry>/init=<dist> and, in a table after the report (on stderr when stdout is "
+             "not the table), its time against the baseline's: the ratio of medians, its "
+             "95% interval and compare's verdict (faster, slower, same or unsure; Holm over "
+             "the entry's distributions), also in the variant's metadata init_vs_default. Not "
+             "with --interleave, --resume, --budget or --init '*=...'."},
     {.name = "--cold-cache", .kind = TKB__FLAG_SWITCH, .offset = AT(cold_cache),
      .shown = "off (warm)",
      .help = "Before each timed call (outside the timed interval), write a scratch buffer "
@@ -467,8 +506,11 @@ static void fill_context(tkb__report_ctx *ctx, const run_args *a, const tkb__dev
   tkb__environment_warnings(&ctx->host.env, auto_threads(a) ? add_warning_but_threads : add_warning, ctx);
   ctx->have_peaks = d->have_peaks;
   ctx->peaks = d->peaks;
+  int sweep_suffix = 0; /* "/init=<dist>" */
+  for (size_t k = 0; k < a->sweep.n; k++)
+    if ((int)strlen(a->sweep.labels[k]) + 6 > sweep_suffix) sweep_suffix = (int)strlen(a->sweep.labels[k]) + 6;
   for (size_t k = 0; k < n; k++) {
-    int len = (int)strlen(tkb_registry_full_name(idx[k]));
+    int len = (int)strlen(tkb_registry_full_name(idx[k])) + sweep_suffix;
     if (len > ctx->name_width) ctx->name_width = len;
   }
 }
@@ -540,7 +582,8 @@ static int run_selected(const run_args *a, const char *out, const tkb__device_fa
   for (size_t k = 0; k < n; k++)
     if (!tkb__run_output_resumed(&o, tkb_registry_full_name(idx[k]))) todo[m++] = idx[k];
   for (size_t i = 0; i < o.resumed.n; i++) resumed_failed += o.resumed.results[i].bd == NULL && !o.resumed.results[i].skipped;
-  tkb__progress_begin(&o.progress, stderr, !a->quiet && isatty(fileno(stderr)), o.resumed.n + m);
+  const size_t variants = a->sweep.n ? a->sweep.n : 1; /* results per entry */
+  tkb__progress_begin(&o.progress, stderr, !a->quiet && isatty(fileno(stderr)), o.resumed.n + m * variants);
   tkb__runner runner = make_runner(a, d->method, &o, isolate, timeout_s);
   tkb__budget_outcome budget = {0};
   char interleaved_stop[512];
@@ -548,11 +591,14 @@ static int run_selected(const run_args *a, const char *out, const tkb__device_fa
     const tkb__budget_pass even = {.deadline_ns = tkb__now_ns() + (int64_t)(a->budget_s * 1e9), .n = m};
     tkb__budget_cap(&even, 0, &runner.bench.stop, interleaved_stop, sizeof interleaved_stop);
   }
-  tkb__run_count count = a->budget_s > 0 && !a->interleave
+  tkb__sweep_table sweep = {0};
+  runner.sweep = a->sweep.n ? &a->sweep.sweep : NULL;
+  tkb__run_count count = a->sweep.n ? tkb__run_init_sweep(&runner, todo, m, a->sweep.labels, &sweep)
+                         : a->budget_s > 0 && !a->interleave
                              ? tkb__run_budgeted(&runner, todo, m, a->budget_s, &budget)
                              : tkb__run_entries(&runner, todo, m);
   free(todo);
-  tkb__run_summary s = {.n_selected = m,
+  tkb__run_summary s = {.n_selected = m * variants,
                         .wall_s = tkb__progress_elapsed(&o.progress),
                         .interrupted = count.interrupted,
                         .second_pass = budget.second_pass,
@@ -562,7 +608,15 @@ static int run_selected(const run_args *a, const char *out, const tkb__device_fa
     fprintf(stderr, "%s %s: the run ended after %s failed (its entry has raise_on_error): %zu of "
                     "%zu entries ran\n", tkb__prog, CMD, count.ended_by, o.resumed.n + count.done,
             o.resumed.n + m);
-  return tkb__run_output_close(&o, &ctx, &s, count.done, exit_status(&count, resumed_failed));
+  rc = tkb__run_output_close(&o, &ctx, &s, count.done, exit_status(&count, resumed_failed));
+  /* the sweep's table after the report: on stdout under the table, else on stderr */
+  if (a->sweep.n && !(a->quiet && !o.table)) {
+    FILE *f = o.table ? stdout : stderr;
+    tkb__sweep_table_write(f, &sweep, o.table ? o.color : tkb__use_color(stderr));
+    fflush(f);
+  }
+  tkb__sweep_table_free(&sweep);
+  return rc;
 }
 
 /* `ab`'s worker: the selected entries wait for its requests (ab_worker.c). */
@@ -632,7 +686,7 @@ static int run(run_args *a, int argc, char **argv) {
   size_t *idx = NULL, n = 0;
   tkb__shard_info shard;
   if (tkb__select_entries(&tkb__command_run, &a->sel, NULL, &idx, &n, &shard)) return TKB_EXIT_USAGE;
-  if (apply_inits(a, idx, n)) {
+  if (apply_inits(a, idx, n) || apply_sweep(a, idx, n)) {
     free(idx);
     return TKB_EXIT_USAGE;
   }

@@ -642,6 +642,39 @@ tkb_status tkb__compare(const tkb__results_file *base, const tkb__results_file *
                         const tkb__compare_opts *opts, tkb__comparison *out);
 void tkb__comparison_free(tkb__comparison *c);
 
+/* ---- run --init-sweep's table (init_sweep_table.c renders it) ---- */
+/* One entry under one distribution: its median, and against the baseline distribution
+ * (the first, default) compare's ratio, interval and verdict. */
+typedef struct tkb__sweep_cell {
+  bool ran;                     /* false: the variant failed or was skipped (message in why) */
+  double median_ms;
+  double halfwidth;             /* of its median's 95% interval, a fraction; NaN: none */
+  double ratio, ratio_low, ratio_high; /* this / baseline; NaN for the baseline itself */
+  double p;                     /* Holm-adjusted over the entry's distributions; NaN: none */
+  tkb__change verdict;
+  char why[160];
+} tkb__sweep_cell;
+
+typedef struct tkb__sweep_row {
+  char name[512];               /* the entry's full name */
+  tkb__sweep_cell *cells;       /* one per distribution (owned) */
+} tkb__sweep_row;
+
+typedef struct tkb__sweep_table {
+  const char *const *labels;    /* the distributions, the baseline first (not owned) */
+  size_t n_dists;
+  tkb__sweep_row *rows;         /* owned */
+  size_t n_rows, cap;
+  double noise, alpha;          /* of the verdicts */
+} tkb__sweep_table;
+void tkb__sweep_table_free(tkb__sweep_table *t);
+/* The table as text: per entry one line per distribution (its median and interval, the
+ * ratio to the baseline with its interval, the verdict). */
+void tkb__sweep_table_write(FILE *f, const tkb__sweep_table *t, bool color);
+/* The verdict of a cell as one phrase: "31.9x slower (95% CI 31.2x-32.5x, p 0.0012)",
+ * "same (0.998x, 95% CI 0.99x-1.01x)". */
+void tkb__sweep_cell_describe(const tkb__sweep_cell *c, char *buf, size_t cap);
+
 /* ---- renderings of a comparison (compare_format.c holds their table; one file each) ---- */
 typedef struct tkb__compare_format {
   const char *name;       /* "markdown" */

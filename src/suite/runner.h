@@ -123,6 +123,8 @@ tkb_status tkb__shard_select(size_t *idx, size_t *n, const tkb__shard_weights *w
 
 /* ---- running (runner.c) ---- */
 /* ---- --init ARG=DIST (init_override.c) ---- */
+/* --init's distributions a run takes at most. */
+#define TKB__MAX_INITS 16
 typedef struct tkb__init_override {
   char arg[64];              /* a parameter's name, or "*" */
   tkb_init init;             /* the distribution (subnormal: its range set per dtype) */
@@ -173,6 +175,14 @@ double tkb__budget_share(const tkb__budget_pass *b, size_t k);
  * no max_time (fixed) or cannot be read. */
 bool tkb__budget_cap(const tkb__budget_pass *b, size_t k, const char **stop, char *text, size_t cap);
 
+/* ---- run --init-sweep (init_sweep.c) ---- */
+/* The distributions every selected entry runs under, each "*=DIST", the baseline
+ * (default) first. */
+typedef struct tkb__init_sweep {
+  const tkb__init_override *dists;
+  size_t n;
+} tkb__init_sweep;
+
 typedef struct tkb__runner {
   const char *device;        /* NULL: "cpu" */
   uint64_t seed;
@@ -181,6 +191,9 @@ typedef struct tkb__runner {
                                 (threads_auto.c); off when the user fixed the team */
   const tkb__init_override *inits; /* --init, applied to every entry (n_inits of them) */
   size_t n_inits;
+  const tkb__init_sweep *sweep; /* NULL; else the run is interleaved over copies of one
+                                entry, copy k under distribution k % sweep->n besides
+                                inits (tkb__slot_inits) */
   bool stop_on_signal;       /* SIGINT, SIGTERM and SIGHUP stop the run (signals.c) */
   bool interleave;           /* the entries' experiments round-robin (interleave.c) */
   bool isolate;              /* each entry in a worker process (isolate.c) */
@@ -195,6 +208,11 @@ typedef struct tkb__runner {
   void *user;
 } tkb__runner;
 
+/* The distributions the entry at position k of a run gets: the runner's inits, and under
+ * a sweep its distribution for k (a named ARG of inits wins over its *). Points *out at
+ * them (scratch holds them when combined: cap items) and returns how many. */
+size_t tkb__slot_inits(const tkb__runner *runner, size_t k, tkb__init_override *scratch, size_t cap,
+                       const tkb__init_override **out);
 /* What a run of entries came to. */
 typedef struct tkb__run_count {
   size_t done;               /* entries that ran (n unless interrupted) */
@@ -253,6 +271,18 @@ typedef struct tkb__budget_outcome {
 #define TKB__BUDGET_FIRST_CAP 2.0
 tkb__run_count tkb__run_budgeted(const tkb__runner *runner, const size_t *idx, size_t n, double budget_s,
                                  tkb__budget_outcome *out);
+
+/*
+ * run --init-sweep (init_sweep.c): each entry of idx[0..n) under each of the sweep's
+ * distributions, its variants interleaved (experiment e of every variant in round e,
+ * in an order drawn from the seed), so the machine's drift is shared and the
+ * comparison is paired. Each variant's result goes to on_done named
+ * "<entry>/init=<dist>", with metadata "init" and "init_vs_default" (compare's verdict
+ * against the baseline, Holm-adjusted over the entry's distributions); *table gets the
+ * same per entry. Isolated (runner->isolate): an entry's variants in one worker.
+ */
+tkb__run_count tkb__run_init_sweep(const tkb__runner *runner, const size_t *idx, size_t n,
+                                   const char *const *labels, tkb__sweep_table *table);
 
 /* The interleaved run (interleave.c): every entry resident, one experiment of each per
  * round in an order drawn from the seed; results to on_done as entries finish. Stops
