@@ -430,6 +430,7 @@ tkb_status tkb__summarize(struct tkb_std_fn *f, tkb__samples *s, const tkb__run_
 typedef struct tkb__peaks {
   double copy_gbs;      /* copy bandwidth, GB/s of bytes read + written */
   double sgemm_gflops;  /* float32 matrix product (OpenBLAS, 1024^3), GFLOP/s; NaN off the cpu */
+  double dgemm_gflops;  /* float64 matrix product (OpenBLAS, 1024^3), GFLOP/s; NaN off the cpu */
 } tkb__peaks;
 /* Measures them (about a second on a CPU). The status of a failed allocation or copy. */
 tkb_status tkb__peaks_measure(tkb_device *dev, tkb__peaks *out);

@@ -297,8 +297,12 @@ typedef struct tkb__device_facts {
   char description[256];
   char method[64];         /* the options' method, resolved ("auto" -> "wallclock") */
   char uuid[64];           /* tkb_device_uuid: how merged results tell devices apart */
-  bool have_peaks;         /* peaks measured (asked for, and the measurement worked) */
+  bool have_peaks;         /* peaks measured (asked for, and the measurement worked), or
+                              read from the cache (tkb__device_peaks) */
   tkb__peaks peaks;
+  char peaks_date[40];     /* when they were measured; "" when just now */
+  double peaks_load;       /* the load average then */
+  char peaks_cache[1024];  /* the cache file they came from or went to; "": none */
 } tkb__device_facts;
 /*
  * Opens the device and checks the benchmark options o against it (the method table:
@@ -312,6 +316,34 @@ typedef struct tkb__device_facts {
 int tkb__device_find(const char *cmd, const char *device, const tkb_bench_opts *o, bool peaks,
                      bool isolate,
                       double timeout_s, tkb__device_facts *d);
+
+/* ---- the device's peaks, cached per machine (peaks_cache.c) ---- */
+typedef struct tkb__peaks_record {
+  tkb__peaks peaks;
+  char date[40];           /* ISO 8601, when measured */
+  double load_avg;         /* the 1-minute load average then */
+} tkb__peaks_record;
+/* "$XDG_CACHE_HOME/tkbench/peaks-<host>-<device>.json" (else under ~/.cache); false when
+ * neither variable is set. */
+bool tkb__peaks_cache_path(const char *device, char *buf, size_t cap);
+/* The cached peaks of d at path; false when there are none, or they are of another
+ * device (description or uuid). */
+bool tkb__peaks_cache_read(const char *path, const tkb__device_facts *d, tkb__peaks_record *out);
+/* Writes r as d's at path (folders made as needed; whole or not at all). TKB_ERR_IO
+ * naming the path and the reason. */
+tkb_status tkb__peaks_cache_write(const char *path, const tkb__device_facts *d, const tkb__peaks_record *r);
+/*
+ * The device's facts with its peaks for a run (tkb__device_find's arguments and
+ * result): from the cache, else measured once (a note on stderr unless quiet) and
+ * cached; with refresh (run --peaks) measured anyway. A cache that cannot be written is
+ * a warning: the run goes on with the peaks measured.
+ */
+int tkb__device_peaks(const char *cmd, const char *device, const tkb_bench_opts *o, bool refresh, bool quiet,
+                      bool isolate, double timeout_s, tkb__device_facts *d);
+/* d's peaks, just measured, into the cache: d's peaks_date, peaks_load and peaks_cache
+ * are set (peaks_cache "" when not written; a warning on stderr unless quiet). */
+void tkb__peaks_store(const char *cmd, tkb__device_facts *d, bool quiet);
+
 
 /* ---- run's outputs (run_output.c) ---- */
 typedef struct tkb__run_output {

@@ -291,9 +291,12 @@ static const tkb__flag run_flags[] = {
     {.name = "--quiet", .kind = TKB__FLAG_SWITCH, .offset = AT(quiet),
      .help = "No table and no progress line; errors still go to stderr."},
     {.name = "--peaks", .kind = TKB__FLAG_SWITCH, .offset = AT(peaks),
-     .help = "Before the run, measure the device's copy bandwidth and (cpu) sgemm rate, about "
-             "a second, into the results' context (\"peaks\"), where an HTML report draws "
-             "each entry's GB/s and GFLOP/s against them."},
+     .shown = "the peaks cached for this machine and device, measured on its first run",
+     .help = "Measure the device's copy bandwidth and (cpu) sgemm and dgemm rates again before "
+             "the run (about a second) and cache them. Every report gives each entry's GB/s "
+             "and GFLOP/s as a percent of them (BW%, FLOP%: bfloat16, float16 and float32 "
+             "against sgemm, float64 against dgemm) and whether it is memory- or "
+             "compute-bound; the results' context records them (\"peaks\")."},
     {.name = "--time-unit", .metavar = "UNIT", .kind = TKB__FLAG_TEXT, .offset = AT(time_unit),
      .check = check_time_unit, .shown = "the table picks one per number; the JSON writes ns",
      .help = "ns, us, ms or s: the unit of the table's times and of the JSON's real_time and "
@@ -506,6 +509,9 @@ static void fill_context(tkb__report_ctx *ctx, const run_args *a, const tkb__dev
   tkb__environment_warnings(&ctx->host.env, auto_threads(a) ? add_warning_but_threads : add_warning, ctx);
   ctx->have_peaks = d->have_peaks;
   ctx->peaks = d->peaks;
+  snprintf(ctx->peaks_date, sizeof ctx->peaks_date, "%s", d->peaks_date);
+  ctx->peaks_load = d->peaks_load;
+  ctx->peaks_cache = d->peaks_cache[0] ? d->peaks_cache : NULL;
   int sweep_suffix = 0; /* "/init=<dist>" */
   for (size_t k = 0; k < a->sweep.n; k++)
     if ((int)strlen(a->sweep.labels[k]) + 6 > sweep_suffix) sweep_suffix = (int)strlen(a->sweep.labels[k]) + 6;
@@ -706,7 +712,9 @@ static int run(run_args *a, int argc, char **argv) {
   if (a->serve) isolate = false, timeout_s = 0;
   if (!rc) {
     const tkb_bench_opts o = bench_opts(a);
-    rc = tkb__device_find(CMD, a->sel.device, &o, a->peaks, isolate, timeout_s, &facts);
+    /* ab's worker reports through ab, which reads no peaks */
+    rc = a->serve ? tkb__device_find(CMD, a->sel.device, &o, false, isolate, timeout_s, &facts)
+                  : tkb__device_peaks(CMD, a->sel.device, &o, a->peaks, a->quiet, isolate, timeout_s, &facts);
   }
   if (!rc && a->serve)
     rc = serve_selected(a, &facts, idx, n, &shard);

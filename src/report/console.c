@@ -77,9 +77,10 @@ static int max_i(int a, int b) { return a > b ? a : b; }
 static void titles(const tkb__reporter *r, const tkb__result *res) {
   FILE *f = r->f;
   int w = name_width(r->ctx);
-  fprintf(f, "%s%-*s  %9s  %9s  %7s  %9s  %9s  %6s  %9s  %8s  %8s", c(r, BOLD), w, "Benchmark",
-          "Median", "CPU", "95% CI", "Min", "Max", "SD/Med", "Items/s", "GB/s", "GFLOP/s");
-  int total = w + 2 + 9 + 2 + 9 + 2 + 7 + 2 + 9 + 2 + 9 + 2 + 6 + 2 + 9 + 2 + 8 + 2 + 8;
+  fprintf(f, "%s%-*s  %9s  %9s  %7s  %9s  %9s  %6s  %9s  %8s  %8s  %6s  %6s  %-7s", c(r, BOLD), w, "Benchmark",
+          "Median", "CPU", "95% CI", "Min", "Max", "SD/Med", "Items/s", "GB/s", "GFLOP/s", "BW%", "FLOP%",
+          "Bound");
+  int total = w + 2 + 9 + 2 + 9 + 2 + 7 + 2 + 9 + 2 + 9 + 2 + 6 + 2 + 9 + 2 + 8 + 2 + 8 + 2 + 6 + 2 + 6 + 2 + 7;
   for (int k = 0; res && k < n_counters(res); k++) {
     const int cw = max_i(COUNTER_COLUMN, (int)strlen(counter(res, k)->name));
     fprintf(f, "  %*s", cw, counter(res, k)->name);
@@ -121,6 +122,21 @@ static void describe_budget(FILE *f, const tkb__report_ctx *ctx) {
   fprintf(f, "%s\n", ctx->budget_default ? " (the default; --budget 0: none)" : "");
 }
 
+/* The peaks the BW% and FLOP% columns are of, and where they come from. */
+static void describe_peaks(FILE *f, const tkb__report_ctx *ctx) {
+  if (!ctx->have_peaks) return;
+  const tkb__peaks *p = &ctx->peaks;
+  fprintf(f, "peaks   copy %.3g GB/s", p->copy_gbs);
+  if (p->sgemm_gflops > 0) fprintf(f, ", sgemm %.3g GFLOP/s (float32, bfloat16, float16)", p->sgemm_gflops);
+  if (p->dgemm_gflops > 0) fprintf(f, ", dgemm %.3g GFLOP/s (float64)", p->dgemm_gflops);
+  fprintf(f, "; measured %s", ctx->peaks_date[0] ? ctx->peaks_date : "now");
+  if (ctx->peaks_load > ctx->host.num_cpus)
+    fprintf(f, " at load %.1f on %d cores (other work held the cores: they may be low)", ctx->peaks_load,
+            ctx->host.num_cpus);
+  if (ctx->peaks_cache) fprintf(f, ", cached in %s", ctx->peaks_cache);
+  fputs(" ('info --peaks' measures them again)\n", f);
+}
+
 static tkb_status begin(tkb__reporter *r) {
   const tkb__report_ctx *ctx = r->ctx;
   FILE *f = r->f;
@@ -138,6 +154,7 @@ static tkb_status begin(tkb__reporter *r) {
   if (ctx->interleave) fputs("   interleaved", f);
   fputc('\n', f);
   describe_budget(f, ctx);
+  describe_peaks(f, ctx);
   for (size_t i = 0; i < ctx->n_context; i++) fprintf(f, "context %s\n", ctx->context[i]);
   for (int i = 0; i < ctx->n_warnings; i++)
     fprintf(f, "%swarning%s %s\n", c(r, YELLOW), c(r, RESET), ctx->warnings[i].text);
@@ -208,10 +225,15 @@ static void entry(tkb__reporter *r, const tkb__result *res) {
   bool noisy = bd->stddev_over_median > NOISY_STDDEV_OVER_MEDIAN;
   const bool wide = !bd->converged || !(tkb__ci_halfwidth(bd) <= 0.05);
   if (!bd->converged) note_unconverged(st, res->name, tkb__ci_halfwidth(bd), cl.ci);
+  tkb__peak_share ps;
+  tkb__peak_share_of(r->ctx->have_peaks ? &r->ctx->peaks : NULL, res, &ps);
+  char bw[16], fl[16];
+  tkb__fmt_pct(ps.bandwidth_pct, bw, sizeof bw);
+  tkb__fmt_pct(ps.flops_pct, fl, sizeof fl);
   name_cell(f, res->name, w);
-  fprintf(f, "  %9s  %9s  %s%7s%s  %9s  %9s  %s%6s%s  %9s  %8s  %8s", cl.median, cpu, wide ? c(r, YELLOW) : "",
-          cl.ci, wide ? c(r, RESET) : "", cl.min, cl.max, noisy ? c(r, YELLOW) : "", cl.spread,
-          noisy ? c(r, RESET) : "", cl.items, cl.gbs, cl.gflops);
+  fprintf(f, "  %9s  %9s  %s%7s%s  %9s  %9s  %s%6s%s  %9s  %8s  %8s  %6s  %6s  %-7s", cl.median, cpu,
+          wide ? c(r, YELLOW) : "", cl.ci, wide ? c(r, RESET) : "", cl.min, cl.max, noisy ? c(r, YELLOW) : "",
+          cl.spread, noisy ? c(r, RESET) : "", cl.items, cl.gbs, cl.gflops, bw, fl, ps.bound ? ps.bound : "-");
   for (int k = 0; k < n_counters(res); k++) { /* columns, or name=value as Google Benchmark */
     const tkb_counter *ck = counter(res, k);
     char v[32];

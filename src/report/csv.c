@@ -1,5 +1,6 @@
 /* csv.c - the console's columns as RFC 4180 CSV, streamed: one row per entry as it
  * finishes, times in ms and rates per second as plain numbers (empty when unknown), the
+ * throughputs as percents of the device's peaks and the bound (peak_share.c), the
  * median's 95% interval, the median CPU time per call (every thread's: the console's CPU
  * column), whether the stopping rule converged and the entry's warnings
  * (joined by "; "), for spreadsheets and scripts. A failed or skipped entry has its
@@ -37,8 +38,8 @@ static void rate(FILE *f, double v) {
 
 static tkb_status begin(tkb__reporter *r) {
   fputs("name,op,spec,impl,mode,median_ms,median_ci_low_ms,median_ci_high_ms,cpu_median_ms,min_ms,max_ms,"
-        "stddev_over_median,items_per_second,bytes_per_second,flops_per_second,iterations,"
-        "experiments,converged,warnings,error\n", r->f);
+        "stddev_over_median,items_per_second,bytes_per_second,flops_per_second,bandwidth_pct_of_peak,"
+        "flops_pct_of_peak,bound,iterations,experiments,converged,warnings,error\n", r->f);
   return TKB_OK;
 }
 
@@ -67,6 +68,11 @@ static void entry(tkb__reporter *rep, const tkb__result *r) {
     rate(f, is);
     rate(f, bs);
     rate(f, fs);
+    tkb__peak_share ps;
+    tkb__peak_share_of(rep->ctx->have_peaks ? &rep->ctx->peaks : NULL, r, &ps);
+    number(f, ps.bandwidth_pct);
+    number(f, ps.flops_pct);
+    fprintf(f, ",%s", ps.bound ? ps.bound : "");
     fprintf(f, ",%d,%d,%s,", bd->iterations, bd->experiments, bd->converged ? "true" : "false");
     char warnings[2048] = "";
     size_t len = 0;
@@ -75,7 +81,7 @@ static void entry(tkb__reporter *rep, const tkb__result *r) {
     field(f, warnings);
     fputs(",\n", f);
   } else {
-    fputs(",,,,,,,,,,,,,,,", f);
+    fputs(",,,,,,,,,,,,,,,,,,", f);
     char msg[1200];
     snprintf(msg, sizeof msg, "%s: %s", r->skipped ? "SKIPPED" : tkb_status_name(r->status),
              r->error ? r->error : "");

@@ -164,6 +164,9 @@ void tkb__json_write_context(jw *w, const tkb__report_ctx *ctx, const tkb__run_s
     jw_begin_object(w, "peaks");
     jw_number(w, "copy_gbs", ctx->peaks.copy_gbs);
     jw_number(w, "sgemm_gflops", ctx->peaks.sgemm_gflops);
+    jw_number(w, "dgemm_gflops", ctx->peaks.dgemm_gflops);
+    if (ctx->peaks_date[0]) jw_string(w, "measured", ctx->peaks_date);
+    jw_number(w, "load_avg", ctx->peaks_load);
     jw_end_object(w);
   }
   write_shard(w, &ctx->shard);
@@ -233,14 +236,16 @@ typedef struct row_form {
   const char *unit; /* Google Benchmark's time unit name */
   double per;       /* ns in that unit */
   bool aggregates_only;
+  const tkb__peaks *peaks; /* the device's, for each entry's share of them; NULL: none */
 } row_form;
 
 static const row_form canonical = {.unit = "ns", .per = 1, .aggregates_only = false};
 
 static row_form report_form(const tkb__reporter *rep) {
   const double u = tkb__unit_ns(rep->ctx->time_unit);
-  if (u <= 0) return (row_form){.unit = "ns", .per = 1, .aggregates_only = rep->aggregates_only};
-  return (row_form){.unit = rep->ctx->time_unit, .per = u, .aggregates_only = rep->aggregates_only};
+  const tkb__peaks *peaks = rep->ctx->have_peaks ? &rep->ctx->peaks : NULL;
+  if (u <= 0) return (row_form){.unit = "ns", .per = 1, .aggregates_only = rep->aggregates_only, .peaks = peaks};
+  return (row_form){.unit = rep->ctx->time_unit, .per = u, .aggregates_only = rep->aggregates_only, .peaks = peaks};
 }
 
 static void write_count(jw *w, const char *key, double v) {
@@ -275,8 +280,23 @@ static double cpu_median(const tkb_benchmark_data *bd, int e) {
   return bd->experiment_cpu_median_ms ? bd->experiment_cpu_median_ms[e] : bd->experiment_median_ms[e];
 }
 
-/* The whole BenchmarkData with its statistics. */
-static void write_tkbench(jw *w, const tkb__result *r, int experiment) {
+/* The entry's share of the device's peaks (peak_share.c): percents, the bound, and the
+ * peaks they are of. */
+static void write_peak_share(jw *w, const tkb__peaks *peaks, const tkb__result *r) {
+  tkb__peak_share ps;
+  tkb__peak_share_of(peaks, r, &ps);
+  jw_begin_object(w, "peak_share");
+  jw_number(w, "bandwidth_percent", ps.bandwidth_pct);
+  jw_number(w, "flops_percent", ps.flops_pct);
+  jw_string(w, "bound", ps.bound);
+  jw_string(w, "compute_dtype", ps.compute_dtype);
+  jw_number(w, "peak_gbs", ps.peak_gbs);
+  jw_number(w, "peak_gflops", ps.peak_gflops);
+  jw_end_object(w);
+}
+
+/* The whole BenchmarkData with its statistics; with peaks, the entry's share of them. */
+static void write_tkbench(jw *w, const tkb__result *r, int experiment, const tkb__peaks *peaks) {
   const tkb_benchmark_data *bd = r->bd;
   jw_begin_object(w, "tkbench");
   write_identity(w, r);
@@ -361,6 +381,7 @@ static void write_tkbench(jw *w, const tkb__result *r, int experiment) {
   write_count(w, "bytes", r->counts.bytes);
   write_count(w, "flops", r->counts.flops);
   jw_end_object(w);
+  if (peaks) write_peak_share(w, peaks, r);
   /* the entry's own counters and the perf events as measured (per call, before their
    * flags; the row's keys hold them after), so that the rows can be written again from
    * this object: the journal and a worker's results are read back this way */
@@ -425,7 +446,7 @@ static void write_runs(jw *w, const row_form *form, const tkb__result *r) {
     jw_string(w, "time_unit", unit);
     write_counters(w, r, e);
     jw_string(w, "label", r->op);
-    write_tkbench(w, r, e);
+    write_tkbench(w, r, e, form->peaks);
     jw_end_object(w);
   }
   if (n < 2) return;
@@ -469,7 +490,7 @@ static void write_runs(jw *w, const row_form *form, const tkb__result *r) {
         jw_number(w, key[j], k == 0 ? counter[j].mean : k == 1 ? counter[j].median
                              : k == 2 ? counter[j].stddev : counter[j].cv);
     jw_string(w, "label", r->op);
-    if (only && k == 1) write_tkbench(w, r, -1);
+    if (only && k == 1) write_tkbench(w, r, -1, form->peaks);
     jw_end_object(w);
   }
 }

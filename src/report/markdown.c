@@ -39,7 +39,7 @@ static void entry(tkb__reporter *rep, const tkb__result *r) {
       snprintf(msg, sizeof msg, "**FAILED** %s: %s", tkb_status_name(r->status),
                r->error ? r->error : "");
     tkb__md_cell(f, msg);
-    for (int k = 0; k < 8; k++) tkb__md_cell(f, "");
+    for (int k = 0; k < 11; k++) tkb__md_cell(f, "");
     fputs("|\n", f);
     return;
   }
@@ -54,6 +54,14 @@ static void entry(tkb__reporter *rep, const tkb__result *r) {
   tkb__md_cell(f, c.items);
   tkb__md_cell(f, c.gbs);
   tkb__md_cell(f, c.gflops);
+  tkb__peak_share ps;
+  tkb__peak_share_of(rep->ctx->have_peaks ? &rep->ctx->peaks : NULL, r, &ps);
+  char pct[16];
+  tkb__fmt_pct(ps.bandwidth_pct, pct, sizeof pct);
+  tkb__md_cell(f, pct);
+  tkb__fmt_pct(ps.flops_pct, pct, sizeof pct);
+  tkb__md_cell(f, pct);
+  tkb__md_cell(f, ps.bound ? ps.bound : "-");
   fputs("|\n", f);
 }
 
@@ -73,8 +81,12 @@ static tkb_status end(tkb__reporter *r, const tkb__run_summary *s) {
           s->interrupted ? " (interrupted: partial results)" : "");
   for (int i = 0; i < ctx->n_warnings; i++) fprintf(f, "> warning: %s\n", ctx->warnings[i].text);
   if (ctx->n_warnings) fputc('\n', f);
-  fputs("| Benchmark | Median | CPU | 95% CI | Min | Max | SD/Med | Items/s | GB/s | GFLOP/s |\n", f);
-  fputs("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n", f);
+  if (ctx->have_peaks)
+    fprintf(f, "Peaks: copy %.3g GB/s, sgemm %.3g GFLOP/s, dgemm %.3g GFLOP/s (measured %s); BW%% and FLOP%% "
+               "are of them.\n\n", ctx->peaks.copy_gbs, ctx->peaks.sgemm_gflops, ctx->peaks.dgemm_gflops,
+            ctx->peaks_date[0] ? ctx->peaks_date : "now");
+  fputs("| Benchmark | Median | CPU | 95% CI | Min | Max | SD/Med | Items/s | GB/s | GFLOP/s | BW% | FLOP% | Bound |\n", f);
+  fputs("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|\n", f);
   if (rows->len) fwrite(rows->text, 1, rows->len, f);
   return TKB_OK;
 }

@@ -156,8 +156,11 @@ typedef struct tkb__report_ctx {
   double budget_s;         /* wall time for the whole selection (run --budget); 0: none */
   bool budget_default;     /* it is the default of a run under the default rule */
   size_t budget_entries;   /* the entries that share it */
-  bool have_peaks;         /* peaks were measured before the run (run --peaks) */
+  bool have_peaks;         /* the device's peaks are known (measured, or from the cache) */
   tkb__peaks peaks;
+  char peaks_date[40];     /* when they were measured (ISO 8601) */
+  double peaks_load;       /* the 1-minute load average then (NaN: unknown) */
+  const char *peaks_cache; /* the cache file they were read from or written to; NULL: none */
   tkb__shard_info shard;   /* the part of the selection the run ran (count 0: all of it) */
   bool in_job;             /* a step of a Slurm job: */
   tkb__batch_job job;      /* which */
@@ -409,6 +412,19 @@ bool tkb__machine_warning(const tkb_warning *w);
 /* Throughputs of a result at its median time: per second (0 when unknown). */
 void tkb__throughput(const tkb__result *r, double ms, double *items_s, double *bytes_s,
                      double *flops_s);
+
+/* ---- an entry against the device's peaks (peak_share.c) ---- */
+typedef struct tkb__peak_share {
+  double bandwidth_pct;    /* its GB/s, percent of the copy bandwidth; NaN when unknown */
+  double flops_pct;        /* its GFLOP/s, percent of compute_dtype's matrix product; NaN */
+  const char *bound;       /* "memory" or "compute" (the roofline's ridge); NULL: unknown */
+  const char *compute_dtype; /* "float32" or "float64": whose peak flops_pct is of */
+  double peak_gbs, peak_gflops; /* the peaks used */
+} tkb__peak_share;
+/* r's share of the peaks p (NULL: none, every field unknown). */
+void tkb__peak_share_of(const tkb__peaks *p, const tkb__result *r, tkb__peak_share *out);
+/* "42%", "3.1%", "-" for NaN. */
+void tkb__fmt_pct(double pct, char *buf, size_t cap);
 
 /* ---- aggregates over experiments (aggregate.c): Google Benchmark's statistics ---- */
 typedef struct tkb__aggregates {
