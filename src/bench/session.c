@@ -29,6 +29,7 @@ struct tkb__session {
   tkb__samples s;
   tkb__run_facts facts;
   int64_t elapsed_ns;        /* wall time of this session's experiments so far */
+  double last_busy_ms;       /* of the last experiment: what interval_busy pauses for */
   size_t held;               /* the most bytes held in any experiment */
   tkb__perf perf;            /* perf_counters' events; perf.n == 0: none */
   tkb_meta notes[MAX_NOTES];
@@ -235,7 +236,7 @@ static tkb_status one_experiment(tkb__session *ss, int e, tkb__verdict *v) {
   tkb__samples *s = &ss->s;
   tkb_status st = reserve_experiment(s, e);
   if (st) return st;
-  if (e > 0) tkb__sleep_ms(ss->o.interval_ms);
+  if (e > 0) tkb__sleep_ms(tkb__spacing_ms(&ss->o, ss->last_busy_ms));
   tkb_device_state unused;
   st = tkb__measure_experiment(&ss->m, s->state ? &s->state[e] : &unused);
   if (st) return st;
@@ -253,6 +254,7 @@ static tkb_status one_experiment(tkb__session *ss, int e, tkb__verdict *v) {
     s->experiment_end[e] = (int)++s->n;
     *v = ss->stop.rule->add(ss->rule_state, &sample, s);
   }
+  ss->last_busy_ms = (double)(tkb__now_ns() - t0) / 1e6;
   ss->elapsed_ns += tkb__now_ns() - t0;
   return TKB_OK;
 }

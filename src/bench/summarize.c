@@ -131,6 +131,7 @@ static void describe_run(meta_builder *m, const tkb_std_fn *f, const tkb__run_fa
   meta_add(m, "seed", "%llu", (unsigned long long)f->seed);
   meta_add(m, "warmup", "%s", o->warmup_once ? "once per experiment" : "before each timed call");
   meta_add(m, "interval_ms", "%g", o->interval_ms);
+  if (o->interval_busy > 0) meta_add(m, "interval_busy", "%g", o->interval_busy);
   meta_add(m, "library_version", "%s", tkb_version());
   meta_add(m, "timer_resolution_ns", "%lld", (long long)tkb__clock_resolution_ns());
   if (o->method && strcmp(o->method, method) != 0 && strcmp(o->method, "auto") != 0)

@@ -39,6 +39,17 @@
  * comes with how far it can be trusted (the library's own default stays Tokamax's fixed). */
 #define TKB__DEFAULT_STOP "ci"
 
+/* `run --interval-busy` (run_spacing.c): the default on a cuda device, whose clocks drop
+ * under sustained load: a pause of a quarter of each experiment's time (busy at most
+ * 80% of the time). */
+#define TKB__DEFAULT_INTERVAL_BUSY_CUDA 0.25
+/* The default fraction on device (cuda: the above; the cpu and OpenCL: 0). */
+double tkb__default_interval_busy(const char *device);
+/* --interval-busy's value: "0.25" or "25%", 0 to 100. */
+int tkb__check_interval_busy(const char *cmd, const char *flag, const char *value);
+/* The fraction a run has: given (checked), else the device's default. */
+double tkb__interval_busy(const char *given, const char *device);
+
 /* `run`'s time budget for the whole selection under the default stopping rule, in
  * seconds: the cpu suite's 160 entries in 3 minutes on 2 cores (run_budget.c). */
 #define TKB__DEFAULT_BUDGET_S 180

@@ -31,6 +31,8 @@ typedef struct run_args {
   bool interleave;
   const char *warmup; /* "each" or "once" */
   double interval_ms;
+  const char *interval_busy_given; /* --interval-busy as given; NULL: the device's default */
+  double interval_busy;            /* resolved */
   uint64_t seed;
   bool cold_cache;
   const char *event_filter, *trace_dir; /* tkb_bench_opts' event_filter_regex, trace_dir */
@@ -228,7 +230,14 @@ static const tkb__flag run_flags[] = {
      .help = "Untimed calls for at least MS milliseconds before an entry's first timed call "
              "(Google Benchmark's min_warmup_time), besides --warmup's."},
     {.name = "--interval-ms", .metavar = "MS", .kind = TKB__FLAG_MS, .offset = AT(interval_ms),
-     .value = "0", .help = "Pause between experiments, in milliseconds."},
+     .value = "0", .help = "Pause between experiments, in milliseconds (besides --interval-busy's)."},
+    {.name = "--interval-busy", .metavar = "FRACTION", .kind = TKB__FLAG_TEXT, .offset = AT(interval_busy_given),
+     .check = tkb__check_interval_busy,
+     .shown = "0.25 on a cuda device (GPUs throttle under sustained load: busy at most 80% of "
+              "the time); 0 on the cpu and OpenCL, where a pause changed no median",
+     .help = "A pause before each experiment of this fraction of the previous experiment's "
+             "wall time (0.25 or 25%), besides --interval-ms: the device cools in proportion "
+             "to how long it was busy, whatever the calls' length."},
     {.name = "--seed", .metavar = "N", .kind = TKB__FLAG_U64, .offset = AT(seed), .value = "0",
      .help = "Seed of the random inputs."},
     {.name = "--init", .metavar = "ARG=DIST", .kind = TKB__FLAG_PATHS, .offset = AT(init),
@@ -434,6 +443,7 @@ static tkb_bench_opts bench_opts(const run_args *a) {
                           .stop = stop_rule(a),
                           .experiments = a->experiments,
                           .interval_ms = a->interval_ms,
+                          .interval_busy = a->interval_busy,
                           .method = a->method,
                           .event_filter_regex = a->event_filter,
                           .warmup_once = strcmp(a->warmup, "once") == 0,
@@ -492,6 +502,7 @@ static void fill_context(tkb__report_ctx *ctx, const run_args *a, const tkb__dev
                            .iterations = a->iterations ? a->iterations : TKB__DEFAULT_ITERATIONS,
                            .experiments = a->experiments,
                            .interval_ms = a->interval_ms,
+                           .interval_busy = a->interval_busy,
                            .warmup_once = strcmp(a->warmup, "once") == 0,
                            .stop = stop,
                            .interleave = a->interleave,
@@ -671,6 +682,7 @@ static int run(run_args *a, int argc, char **argv) {
                           &a->budget_s, &a->budget_default))
     return TKB_EXIT_USAGE;
   if (tkb__load_plugins(CMD, &a->sel)) return TKB_EXIT_USAGE;
+  a->interval_busy = tkb__interval_busy(a->interval_busy_given, a->sel.device);
   if (a->threads) tkb_set_num_threads(a->threads);
   const tkb__format *stdout_fmt, *file_fmt;
   const char *out = a->resume ? a->resume : a->out;

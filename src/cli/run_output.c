@@ -22,7 +22,7 @@
 static const char *const same_fields[] = {
     "library",     "json_schema_version", "library_version", "device",
     "device_description", "method", "seed", "iterations", "experiments", "interval_ms",
-    "warmup", "stopping_rule", "interleave", "budget_s"};
+    "warmup", "stopping_rule", "interleave", "budget_s", "interval_busy"};
 
 static void say(const tkb__run_output *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void say(const tkb__run_output *o, const char *fmt, ...) {

@@ -151,6 +151,8 @@ static tkb_status begin(tkb__reporter *r) {
   describe_stop(f, ctx);
   fprintf(f, "   warm-up %s", ctx->warmup_once ? "once per experiment" : "before each call");
   if (ctx->interval_ms > 0) fprintf(f, "   interval %g ms", ctx->interval_ms);
+  if (ctx->interval_busy > 0) fprintf(f, "   %s%g%% of the experiment before", ctx->interval_ms > 0 ? "+ " : "interval ",
+                                      100 * ctx->interval_busy);
   if (ctx->interleave) fputs("   interleaved", f);
   fputc('\n', f);
   describe_budget(f, ctx);

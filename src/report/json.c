@@ -101,7 +101,7 @@ static const char *const context_keys[] = {
     "date", "host_name", "executable", "num_cpus", "mhz_per_cpu", "cpu_scaling_enabled",
     "aslr_enabled", "caches", "load_avg", "library_version", "library_build_type",
     "json_schema_version", "library", "device", "device_description", "cpu_model", "method",
-    "seed", "iterations", "experiments", "interval_ms", "warmup", "stopping_rule", "interleave",
+    "seed", "iterations", "experiments", "interval_ms", "interval_busy", "warmup", "stopping_rule", "interleave",
     "interrupted", "budget_s", "peaks", "shard", "slurm", "device_uuid", "environment", "load_avg_start",
     "load_avg_end", "load_exceeded_cores", "warnings", "merged", "missing_shards"};
 
@@ -155,6 +155,7 @@ void tkb__json_write_context(jw *w, const tkb__report_ctx *ctx, const tkb__run_s
   jw_int(w, "iterations", ctx->iterations);
   jw_int(w, "experiments", ctx->experiments);
   jw_number(w, "interval_ms", ctx->interval_ms);
+  jw_number(w, "interval_busy", ctx->interval_busy); /* of each experiment's time, besides */
   jw_string(w, "warmup", ctx->warmup_once ? "once" : "each");
   jw_string(w, "stopping_rule", ctx->stop);
   jw_bool(w, "interleave", ctx->interleave);

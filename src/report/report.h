@@ -148,6 +148,7 @@ typedef struct tkb__report_ctx {
   uint64_t seed;
   int iterations, experiments;
   double interval_ms;
+  double interval_busy;    /* a pause of this fraction of each experiment's time, besides */
   bool warmup_once;        /* one warm-up call per experiment, not one per timed call */
   char date[40];           /* ISO 8601 local time with offset, at the start of the run */
   int name_width;          /* length of the longest selected entry name */
