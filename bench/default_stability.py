@@ -92,12 +92,13 @@ def main():
     ap.add_argument("build", nargs="?", default="build")
     ap.add_argument("--budget", help="--budget of both runs (default: the run's own)")
     ap.add_argument("--keep", help="write the two JSON files into this folder")
-    ap.add_argument("flags", nargs="*", help="more run flags, after --")
-    a = ap.parse_args()
+    argv = sys.argv[1:]
+    extra = argv[argv.index("--") + 1:] if "--" in argv else []  # run flags, after --
+    a = ap.parse_args(argv[:argv.index("--")] if "--" in argv else argv)
     tkbench = os.path.join(a.build, "tkbench")
     if not os.access(tkbench, os.X_OK):
         sys.exit(f"no {tkbench}: build first (cmake --build {a.build})")
-    flags = list(a.flags) + (["--budget", a.budget] if a.budget else [])
+    flags = extra + (["--budget", a.budget] if a.budget else [])
     tmp = a.keep or tempfile.mkdtemp(prefix="tkb-stability-")
     print(f"# default_stability  {time.strftime('%Y-%m-%dT%H:%MZ', time.gmtime())}  {os.cpu_count()} cores  "
           f"load {load()}  tkbench run {' '.join(flags)}")

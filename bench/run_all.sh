@@ -16,6 +16,7 @@ run "$build/bench_harness"
 # exits 77 with its reason where no Google Benchmark program can be built
 [ -x "$build/bench_startup" ] && { echo; echo "## $build/bench_startup"; "$build/bench_startup"; rc=$?; [ $rc -eq 0 ] || [ $rc -eq 77 ] || status=1; }
 run "$build/bench_stopping"
+run python3 bench/default_stability.py "$build"
 run python3 bench/compare_accuracy.py "$build"
 run "$build/bench_isolate"
 run "$build/bench_init"
