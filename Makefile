@@ -66,9 +66,14 @@ test: test-release test-asan test-fuzz
 RUN_FLAGS ?= --mode forward,forward_and_vjp --impl cpu --stop ci:max_noise=5% --experiments 1 \
              --warmup once --budget 50
 
+# Every `make run` is also recorded in the results store, so the second already has a
+# history to look at (`tkbench history list`, `tkbench history show --filter NAME`).
+HISTORY ?= results/history.sqlite
+
 run: build-runtime
 	@mkdir -p results
-	$(BUILD)/tkbench run $(RUN_FLAGS) --out results/latest.json
+	$(BUILD)/tkbench run $(RUN_FLAGS) --out results/latest.json --history $(HISTORY)
+	@echo "history: $(BUILD)/tkbench history list --history $(HISTORY) (or history show --filter NAME)"
 
 # Only what `run` and `install` use: the libraries, tkbench, the backend plugins and the
 # man page (the CMake target `runtime`), not the tests, examples and bench programs.

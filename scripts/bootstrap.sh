@@ -25,6 +25,10 @@ need_pkg libcjson-dev
 need_pkg opencl-headers
 need_pkg ocl-icd-opencl-dev
 need_pkg pocl-opencl-icd
+# The results store (--history, `tkbench history`): SQLite's and libpq's headers to build
+# its engines, whose libraries it opens when a store is first used.
+need_pkg libsqlite3-dev
+need_pkg libpq-dev
 
 # What only the tests and the bench programs use, so `make run` does not install it
 if $for_tests; then
@@ -37,6 +41,8 @@ if $for_tests; then
   # runtime clang links.
   need_cmd clang clang
   need_pkg libomp-dev
+  # the store's PostgreSQL test (tests/cli/history_postgres.sh) starts a server of its own
+  need_pkg postgresql
 fi
 
 if [ ${#missing[@]} -gt 0 ]; then

@@ -36,6 +36,7 @@ typedef struct ab_args {
   tkb__select_args sel;
   const char *a, *b, *a_cmd, *b_cmd;
   const char *out_a, *out_b;
+  tkb__history_args hist;
   tkb__compare_args cmp;
   /* the measurement flags, taken out of the command line before it is parsed */
   char **pass;
@@ -60,6 +61,8 @@ static const tkb__flag ab_flags[] = {
      .help = "Write side A's results as tkbench JSON ('{prog} compare' reads it)."},
     {.name = "--out-b", .metavar = "FILE", .kind = TKB__FLAG_TEXT, .offset = AT(out_b),
      .help = "Write side B's results as tkbench JSON."},
+    TKB__HISTORY_FLAGS(AT(hist), "Each side is a run of its own (kind ab:A, ab:B); --commit and "
+                                 "--branch describe side B, the new build. "),
     TKB__COMPARE_VERDICT_ROWS(ab_args, cmp),
     TKB__COMPARE_OUTPUT_ROWS(ab_args, cmp),
     {0},
@@ -552,6 +555,8 @@ static int check_sides(const ab_args *a) {
 
 static int ab(const ab_args *a) {
   if (check_sides(a)) return TKB_EXIT_USAGE;
+  tkb__history_sink hist;
+  if (tkb__history_begin(CMD, &a->hist, &hist)) return TKB_EXIT_USAGE;
   side A = {.label = 'A', .plugin = a->a, .program = a->a_cmd};
   side B = {.label = 'B', .plugin = a->b, .program = a->b_cmd};
   side *sd[2] = {&A, &B};
@@ -589,6 +594,7 @@ static int ab(const ab_args *a) {
   if (rc) {
     cJSON_Delete(A.doc);
     cJSON_Delete(B.doc);
+    tkb__history_abandon(&hist);
     return rc;
   }
   const size_t failed = A.failed + B.failed;
@@ -604,6 +610,10 @@ static int ab(const ab_args *a) {
     if (paths[s] && !(wrote[s] = write_side(sides[s], paths[s]))) rc = TKB_EXIT_FAILED;
   tkb__results_file rf[2] = {{0}, {0}};
   const bool have_a = adopt(&A, a->out_a, &rf[0]), have_b = adopt(&B, a->out_b, &rf[1]);
+  /* each side as a run; the code named is side B's */
+  if (have_a && tkb__history_end_file(&hist, &rf[0], "ab:A", false, stopped, a->cmp.quiet)) rc = TKB_EXIT_FAILED;
+  if (have_b && tkb__history_end_file(&hist, &rf[1], "ab:B", true, stopped, a->cmp.quiet)) rc = TKB_EXIT_FAILED;
+  tkb__history_abandon(&hist);
   if (have_a && have_b) {
     tkb__compare_opts o = tkb__compare_opts_from(&a->cmp, a->seed);
     o.paired = true;

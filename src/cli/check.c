@@ -35,6 +35,7 @@ typedef struct check_args {
   uint64_t seed;
   const char *rtol, *atol;
   tkb__isolation_args iso;
+  tkb__history_args hist;
   const char *format, *out;
   bool verbose, quiet;
 } check_args;
@@ -64,6 +65,8 @@ static const tkb__flag check_flags[] = {
      .check = check_tolerance, .shown = "per dtype",
      .help = "A fixed absolute tolerance for every output (see --rtol)."},
     TKB__ISOLATION_FLAGS(AT(iso), ""),
+    TKB__HISTORY_FLAGS(AT(hist), "Each entry's status is kept, and the relative l2 error of its worst "
+                                 "output as its value (unit rel_l2). "),
     {.heading = "Output:"},
     {.name = "--format", .metavar = "FMT", .kind = TKB__FLAG_TEXT, .offset = AT(format),
      .shown = STDOUT_FORMAT "; for --out, from the file's extension (.json, .md) and "
@@ -280,6 +283,8 @@ static int check(check_args *a) {
   tkb__device_facts facts;
   int rc = tkb__isolation(CMD, &a->iso, a->sel.device, n, &isolate, &timeout_s);
   if (!rc) rc = tkb__device_find(CMD, a->sel.device, NULL, false, isolate, timeout_s, &facts);
+  tkb__history_sink hist;
+  if (!rc) rc = tkb__history_begin(CMD, &a->hist, &hist);
   if (rc) {
     free(idx);
     return rc;
@@ -297,6 +302,7 @@ static int check(check_args *a) {
   tkb__check_item *items = calloc(n ? n : 1, sizeof *items);
   if (!items) {
     free(idx);
+    tkb__history_abandon(&hist);
     fprintf(stderr, "%s %s: out of memory for %zu results\n", tkb__prog, CMD, n);
     return TKB_EXIT_FAILED;
   }
@@ -312,6 +318,7 @@ static int check(check_args *a) {
     rc = TKB_EXIT_FAILED;
   }
   if (a->out && write_file(a->out, file_fmt, &ctx, items, done, console)) rc = TKB_EXIT_FAILED;
+  if (tkb__history_end_check(&hist, &ctx, items, done, done < n && sig, a->quiet)) rc = TKB_EXIT_FAILED;
   if (done < n && sig && rc != TKB_EXIT_FAILED) rc = 128 + sig;
   for (size_t k = 0; k < done; k++) tkb__check_item_clear(&items[k]);
   free(items);

@@ -302,6 +302,54 @@ int tkb__check_timeout(const char *cmd, const char *flag, const char *value);
 int tkb__isolation(const char *cmd, const tkb__isolation_args *a, const char *device, size_t n,
                    bool *isolate, double *timeout_s);
 
+/* ---- the results store: --history on run, check and ab (history_hooks.c) ---- */
+typedef struct tkb__history_args {
+  const char *history;    /* --history DB (NULL: TKB_HISTORY, else none) */
+  const char *commit, *branch;
+} tkb__history_args;
+/* The rows, for a command whose argument struct holds a tkb__history_args at `at`. */
+#define TKB__HISTORY_FLAGS(at, what)                                                          \
+  {.heading = "History:"},                                                                    \
+  {.name = "--history", .metavar = "DB", .kind = TKB__FLAG_TEXT,                              \
+   .offset = (at) + offsetof(tkb__history_args, history), .shown = "TKB_HISTORY, else none",  \
+   .help = "Also record the results into the store DB when the command ends (one cut short "  \
+           "records what finished): an SQLite file, made when absent, or a postgresql:// URL. " \
+           what "'{prog} history' reads it back."},                                            \
+  {.name = "--commit", .metavar = "ID", .kind = TKB__FLAG_TEXT,                               \
+   .offset = (at) + offsetof(tkb__history_args, commit),                                      \
+   .shown = "git rev-parse HEAD in the current folder, else TKB_COMMIT, else none",            \
+   .help = "With --history: the commit of the code measured (7 to 40 hexadecimal digits)."},  \
+  {.name = "--branch", .metavar = "NAME", .kind = TKB__FLAG_TEXT,                             \
+   .offset = (at) + offsetof(tkb__history_args, branch),                                      \
+   .shown = "the current folder's git branch, else TKB_BRANCH, else none",                     \
+   .help = "With --history: the branch of the code measured."}
+
+/* A command's recording: the store and the code, checked before it runs; its entries. */
+typedef struct tkb__history_sink {
+  const char *cmd;
+  bool active;            /* a store was named */
+  char *location, *commit, *branch;
+  struct cJSON *doc, *rows; /* run: the finished entries' rows */
+  bool lost;              /* an entry could not be kept (out of memory) */
+} tkb__history_sink;
+/* Opens (creates, migrates) the store that a->history or TKB_HISTORY names, if any, and
+ * finds the commit and branch. 0, or TKB_EXIT_USAGE after printing why (nothing kept). */
+int tkb__history_begin(const char *cmd, const tkb__history_args *a, tkb__history_sink *s);
+/* Drops what the sink holds (a command that ends before running). */
+void tkb__history_abandon(tkb__history_sink *s);
+/* Keeps a finished entry of a run (experiments: a failed entry's repetitions). */
+void tkb__history_add(tkb__history_sink *s, const tkb__result *r, int experiments);
+/* Records the kept entries as a run with the run's context; says so on stderr unless
+ * quiet. TKB_EXIT_OK, or TKB_EXIT_FAILED after saying why. Frees the sink. */
+int tkb__history_end_run(tkb__history_sink *s, const tkb__report_ctx *ctx, const tkb__run_summary *sum, bool quiet);
+/* Records a results file as a run of `kind` (with the sink's commit and branch when
+ * code). Leaves the sink. */
+int tkb__history_end_file(tkb__history_sink *s, const tkb__results_file *rf, const char *kind, bool code,
+                          bool interrupted, bool quiet);
+/* Records a check's items[0..n): status and the worst relative l2 error. Frees the sink. */
+int tkb__history_end_check(tkb__history_sink *s, const tkb__check_ctx *ctx, const tkb__check_item *items,
+                           size_t n, bool interrupted, bool quiet);
+
 /* ---- the device a run reports (device_facts.c) ---- */
 typedef struct tkb__device_facts {
   char name[64];           /* canonical: "cpu", "cuda:0" */

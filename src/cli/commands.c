@@ -8,7 +8,7 @@
 extern const tkb__command tkb__command_list, tkb__command_run, tkb__command_check,
     tkb__command_info, tkb__command_help, tkb__command_version;
 extern const tkb__command tkb__command_compare, tkb__command_ab, tkb__command_report, tkb__command_merge,
-    tkb__command_slurm;
+    tkb__command_slurm, tkb__command_history;
 
 static const tkb__command *const table[] = {
     &tkb__command_list,
@@ -17,6 +17,7 @@ static const tkb__command *const table[] = {
     &tkb__command_compare,
     &tkb__command_ab,
     &tkb__command_report,
+    &tkb__command_history,
     &tkb__command_merge,
     &tkb__command_slurm,
     &tkb__command_info,

@@ -41,6 +41,7 @@ typedef struct run_args {
   bool quiet;
   bool peaks;         /* measure the device's peaks into the context */
   tkb__isolation_args iso;
+  tkb__history_args hist;
   const char *gb_format, *gb_out_format; /* --benchmark_format, --benchmark_out_format */
   bool list_tests;
   bool serve;         /* `ab`'s worker (ab_worker.c) */
@@ -314,6 +315,7 @@ static const tkb__flag run_flags[] = {
      .check = check_context,
      .help = "Add KEY=VALUE to the report's context (the JSON's \"context\", the table's "
              "header): repeatable, comma-separated."},
+    TKB__HISTORY_FLAGS(AT(hist), ""),
     TKB__ISOLATION_FLAGS(AT(iso), "On a cuda or opencl device one worker runs the entries in "
                                   "turn (a new process would open the device again), and a "
                                   "new one takes over after a failure. With --interleave one "
@@ -538,7 +540,24 @@ static bool auto_threads(const run_args *a) {
   return !a->threads && !(env && *env);
 }
 
-static tkb__runner make_runner(const run_args *a, const char *method, tkb__run_output *o,
+/* Where each entry goes as it finishes: the outputs, and the history's run. */
+typedef struct sinks {
+  tkb__run_output *o;
+  tkb__history_sink *h;
+  int experiments;
+} sinks;
+
+static void on_start(void *user, size_t k, size_t n, const char *name) {
+  tkb__run_output_start(((sinks *)user)->o, k, n, name);
+}
+
+static void on_done(void *user, size_t k, size_t n, const tkb__result *r) {
+  sinks *s = user;
+  tkb__run_output_entry(s->o, k, n, r);
+  tkb__history_add(s->h, r, s->experiments);
+}
+
+static tkb__runner make_runner(const run_args *a, const char *method, sinks *o,
                                bool isolate, double timeout_s) {
   tkb_bench_opts b = bench_opts(a);
   b.method = method;
@@ -552,8 +571,8 @@ static tkb__runner make_runner(const run_args *a, const char *method, tkb__run_o
                        .isolate = isolate,
                        .timeout_s = timeout_s,
                        .stop_on_signal = true,
-                       .on_start = tkb__run_output_start,
-                       .on_done = tkb__run_output_entry,
+                       .on_start = on_start,
+                       .on_done = on_done,
                        .user = o};
 }
 
@@ -574,7 +593,7 @@ static bool use_color(const run_args *a) {
 static int run_selected(const run_args *a, const char *out, const tkb__device_facts *d,
                         const tkb__format *stdout_fmt, const tkb__format *file_fmt,
                         const size_t *idx, size_t n, const tkb__shard_info *shard, bool isolate,
-                        double timeout_s) {
+                        double timeout_s, tkb__history_sink *hist) {
   tkb__report_ctx ctx;
   char stop[256];
   fill_context(&ctx, a, d, idx, n, shard, stop, sizeof stop);
@@ -594,14 +613,17 @@ static int run_selected(const run_args *a, const char *out, const tkb__device_fa
   if (!rc && !todo) rc = tkb__usage(CMD, "out of memory");
   if (rc) {
     tkb__run_output_abandon(&o);
+    tkb__history_abandon(hist);
     return rc;
   }
   for (size_t k = 0; k < n; k++)
     if (!tkb__run_output_resumed(&o, tkb_registry_full_name(idx[k]))) todo[m++] = idx[k];
+  for (size_t i = 0; i < o.resumed.n; i++) tkb__history_add(hist, &o.resumed.results[i], a->experiments);
   for (size_t i = 0; i < o.resumed.n; i++) resumed_failed += o.resumed.results[i].bd == NULL && !o.resumed.results[i].skipped;
   const size_t variants = a->sweep.n ? a->sweep.n : 1; /* results per entry */
   tkb__progress_begin(&o.progress, stderr, !a->quiet && isatty(fileno(stderr)), o.resumed.n + m * variants);
-  tkb__runner runner = make_runner(a, d->method, &o, isolate, timeout_s);
+  sinks to = {.o = &o, .h = hist, .experiments = a->experiments};
+  tkb__runner runner = make_runner(a, d->method, &to, isolate, timeout_s);
   tkb__budget_outcome budget = {0};
   char interleaved_stop[512];
   if (a->budget_s > 0 && a->interleave) { /* every entry at once: an even share each */
@@ -633,7 +655,8 @@ static int run_selected(const run_args *a, const char *out, const tkb__device_fa
     fflush(f);
   }
   tkb__sweep_table_free(&sweep);
-  return rc;
+  const int recorded = tkb__history_end_run(hist, &ctx, &s, a->quiet);
+  return rc == TKB_EXIT_OK ? recorded : rc;
 }
 
 /* `ab`'s worker: the selected entries wait for its requests (ab_worker.c). */
@@ -732,8 +755,9 @@ static int run(run_args *a, int argc, char **argv) {
     rc = serve_selected(a, &facts, idx, n, &shard);
   else if (!rc && out && tkb__outfile_check(out) != TKB_OK)
     rc = tkb__usage(CMD, "--out: %s", tkb_last_error());
-  else if (!rc)
-    rc = run_selected(&with_out, out, &facts, stdout_fmt, file_fmt, idx, n, &shard, isolate, timeout_s);
+  tkb__history_sink hist;
+  if (!rc && !a->serve && !(rc = tkb__history_begin(CMD, &a->hist, &hist)))
+    rc = run_selected(&with_out, out, &facts, stdout_fmt, file_fmt, idx, n, &shard, isolate, timeout_s, &hist);
   free(idx);
   return rc;
 }

@@ -30,10 +30,10 @@ has() {
   complete_line "$TKBENCH $1" | tr ' ' '\n' | grep -qx -- "$2" && pass || fail "'tkbench $1' does not offer '$2'"
 }
 
-want "" "list run check compare ab report merge slurm info help version -h --help --version"
+want "" "list run check compare ab report history merge slurm info help version -h --help --version"
 want "r" "run report"
 want "ru" "run"
-want "help " "list run check compare ab report merge slurm info help version"
+want "help " "list run check compare ab report history merge slurm info help version"
 want "run --fo" "--format"
 want "run --format " "console json csv markdown html"
 want "run --benchmark_out_f" "--benchmark_out_format="

@@ -2,6 +2,8 @@
 # Each test script gets: $1 tkbench, $2 the example plugin, $3 example_custom_main, $4 the
 # fault plugin (tests/fault_plugin.c).
 set -u
+# a user's results store must not get the tests' runs (docs/DEVELOPING.md, the results store)
+unset TKB_HISTORY TKB_COMMIT TKB_BRANCH TKB_MACHINE
 TKBENCH=$(realpath "$1") PLUGIN=$(realpath "$2") CUSTOM_MAIN=$(realpath "$3")
 FAULT_PLUGIN=$(realpath "${4:-/dev/null}")
 TMP=$(mktemp -d /tmp/tkb_cli_sh_XXXXXX)  # where the commands write

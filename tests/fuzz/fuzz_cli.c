@@ -3,15 +3,17 @@
  * a line. Every command may be given, with any flags; a run or check is held to this
  * harness's two small entries (fuzz_1k, a reference and a c implementation) and one
  * timed call in process, so an input costs milliseconds. Arguments that would write
- * files or load code (--out, --resume, --trace-dir, --load, --benchmark_out) are left
- * out: those paths have their own tests.
+ * files or load code (--out, --resume, --trace-dir, --load, --benchmark_out, --history,
+ * and the store-writing `history prune` and `history import`) are left out: those paths
+ * have their own tests.
  */
 #include "fuzz.h"
 
 #include "cli.h"
 #include "../toy_fn.h"
 
-static const char *const forbidden[] = {"--out", "--resume", "--trace-dir", "--load", NULL};
+static const char *const forbidden[] = {"--out", "--resume", "--trace-dir", "--load", "--history", "prune",
+                                        "import", NULL};
 
 static bool allowed(const char *arg) {
   for (size_t k = 0; forbidden[k]; k++)
@@ -39,6 +41,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
     if (tkb_register_benchmark(&d) != TKB_OK) abort();
   }
   tkb_set_num_threads(1);
+  unsetenv("TKB_HISTORY"); /* a run would record into the user's store */
   return 0;
 }
 
