@@ -297,7 +297,7 @@ static void peak_share_cells(FILE *f, const entry *e) {
   }
   const char *bound = str(ps, "bound");
   fputs("<td class=\"l\">", f);
-  esc(f, bound ? bound : "-");
+  esc(f, bound && strcmp(bound, "unknown") ? bound : "-");
   fputs("</td>", f);
 }
 

@@ -289,7 +289,7 @@ static void write_peak_share(jw *w, const tkb__peaks *peaks, const tkb__result *
   jw_begin_object(w, "peak_share");
   jw_number(w, "bandwidth_percent", ps.bandwidth_pct);
   jw_number(w, "flops_percent", ps.flops_pct);
-  jw_string(w, "bound", ps.bound);
+  jw_string(w, "bound", ps.bound ? ps.bound : "unknown"); /* a string on every device */
   jw_string(w, "compute_dtype", ps.compute_dtype);
   jw_number(w, "peak_gbs", ps.peak_gbs);
   jw_number(w, "peak_gflops", ps.peak_gflops);
