@@ -62,10 +62,13 @@ fuzz: build-fuzz
 
 test: test-release test-asan test-fuzz
 
-# The default CPU suite: every `cpu`-tagged entry, forward and forward_and_vjp, every
-# impl. Sized to finish in well under a minute on 2 cores: 6 timed calls (the fewest that
-# give the median a 95% interval) after one warm-up. `tkbench run` alone uses the ci rule.
-RUN_FLAGS ?= --mode forward,forward_and_vjp --iterations 6 --experiments 1 --warmup once
+# A quick look at the cpu kernels: the `cpu`-tagged entries of the cpu implementations
+# (not the float64 references, the numerics' truth, whose times say nothing of the
+# kernels), forward and forward_and_vjp, each until its median is known to +-5% (one
+# experiment, one warm-up), the whole run within 50 s. README's "Start here" says why;
+# `tkbench run` alone runs every impl and mode to +-1% in 3 experiments, within 3 minutes.
+RUN_FLAGS ?= --mode forward,forward_and_vjp --impl cpu --stop ci:max_noise=5% --experiments 1 \
+             --warmup once --budget 50
 
 # Every `make run` is also recorded in the results store, so the second already has a
 # history to look at (`tkbench history list`, `tkbench history show --filter NAME`).

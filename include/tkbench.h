@@ -730,6 +730,12 @@ typedef struct tkb_bench_opts {
                                 (listing the known); TKB_ERR_UNSUPPORTED when the events
                                 cannot be opened here, saying why (perf_event_paranoid, no
                                 counters in a virtual machine, no perf_event_open) */
+  double interval_busy;      /* besides interval_ms, a pause before each experiment of this
+                                fraction of the previous experiment's wall time, so that a
+                                device that throttles under sustained load (a GPU) cools in
+                                proportion to how long it was busy: 0.25 keeps it busy at
+                                most 80% of the time. 0: none (the default). Must be finite,
+                                0 to 100 */
 } tkb_bench_opts;
 
 #define TKB_BENCH_OPTS_DEFAULT ((tkb_bench_opts){.iterations = 5, .experiments = 1})

@@ -18,11 +18,15 @@
 
 /* Replaces a fixed-width field that holds a number with a placeholder of that width. */
 static void mask_field(char *line, int start, int width, const char *placeholder) {
-  bool digits = false;
-  for (int k = start; k < start + width; k++) digits |= line[k] >= '0' && line[k] <= '9';
-  if (!digits) return;
+  bool digits = false, letters = false;
+  for (int k = start; k < start + width; k++) {
+    digits |= line[k] >= '0' && line[k] <= '9';
+    letters |= line[k] >= 'a' && line[k] <= 'z';
+  }
+  const bool text = placeholder[1] == 'b'; /* "<bound>": memory or compute, by the machine's peaks */
+  if (!(text ? letters : digits)) return;
   char buf[32];
-  snprintf(buf, sizeof buf, "%*s", width, placeholder);
+  snprintf(buf, sizeof buf, text ? "%-*s" : "%*s", width, placeholder);
   memcpy(line + start, buf, (size_t)width);
 }
 
@@ -44,6 +48,7 @@ static char *mask_console(const char *text, int *bad_rows) {
     if (!strncmp(buf, "warning ", 8) || !strncmp(buf, "  ^ ", 4)) continue;
     if (!strncmp(buf, "tkbench ", 8)) snprintf(buf, sizeof buf, "tkbench <version> (<build>)   <date>");
     else if (!strncmp(buf, "device  cpu: ", 13)) snprintf(buf, sizeof buf, "device  cpu: <description>");
+    else if (!strncmp(buf, "peaks   ", 8)) snprintf(buf, sizeof buf, "peaks   <the device's, measured or cached>");
     else if (!strncmp(buf, "Benchmark ", 10)) {
       titles_len = (int)strlen(buf);
       name_w = (int)(strstr(buf, "Median") - buf) - 5; /* "  " + "Median" right-aligned in 9 */
@@ -58,9 +63,10 @@ static char *mask_console(const char *text, int *bad_rows) {
       snprintf(in, sizeof buf - (size_t)(in - buf), " in <seconds>%s", rest);
     } else if (in_table && (int)strlen(buf) == titles_len) {
       int pos = name_w + 2;
-      const int widths[] = {9, 9, 7, 9, 9, 6, 9, 8, 8};
-      const char *ph[] = {"<time>", "<time>", "<ci>", "<time>", "<time>", "<%>", "<rate>", "<rate>", "<rate>"};
-      for (int k = 0; k < 9; k++) {
+      const int widths[] = {9, 9, 7, 9, 9, 6, 9, 8, 8, 6, 6, 7};
+      const char *ph[] = {"<time>", "<time>", "<ci>", "<time>", "<time>", "<%>",
+                          "<rate>", "<rate>", "<rate>", "<%>",   "<%>",   "<bound>"};
+      for (int k = 0; k < 12; k++) {
         mask_field(buf, pos, widths[k], ph[k]);
         pos += widths[k] + 2;
       }
@@ -356,7 +362,7 @@ static void test_failures(void) {
   cli_free(&r);
   /* CSV and Markdown carry the failure too */
   r = CLI("run", "--filter", "^nan_1k_forward_c$", "--iterations", "1", "--format", "csv");
-  CHECK(r.rc == 1 && strstr(r.out, "nan_1k_forward_c,nan_kernel,nan_1k,c,forward,,,,,,,,,,,,,,,NUMERICS: nan_kernel: output 0"));
+  CHECK(r.rc == 1 && strstr(r.out, "nan_1k_forward_c,nan_kernel,nan_1k,c,forward,,,,,,,,,,,,,,,,,,NUMERICS: nan_kernel: output 0"));
   cli_free(&r);
   r = CLI("run", "--filter", "^nan_1k_forward_c$", "--iterations", "1", "--format", "markdown");
   CHECK(r.rc == 1 && strstr(r.out, "| `nan_1k_forward_c` | **FAILED** NUMERICS:"));
@@ -410,10 +416,11 @@ static void test_formats(void) {
   char *csv = read_file(cli_path("t.csv"));
   const char *header = "name,op,spec,impl,mode,median_ms,median_ci_low_ms,median_ci_high_ms,cpu_median_ms,min_ms,"
                        "max_ms,stddev_over_median,items_per_second,bytes_per_second,flops_per_second,"
-                       "iterations,experiments,converged,warnings,error\n";
+                       "bandwidth_pct_of_peak,flops_pct_of_peak,bound,iterations,experiments,converged,"
+                       "warnings,error\n";
   CHECK(csv && !strncmp(csv, header, strlen(header)));
   CHECK(csv && count_lines(csv) == 3 && strstr(csv, "\ntoy_1k_forward_c,axpy,toy_1k,c,forward,"));
-  /* every data row has 20 fields (a quoted field may hold commas); numbers parse; a
+  /* every data row has 23 fields (a quoted field may hold commas); numbers parse; a
    * missing count is an empty field */
   for (char *line = csv ? strchr(csv, '\n') + 1 : NULL; line && *line;) {
     char *end = strchr(line, '\n');
@@ -424,7 +431,7 @@ static void test_formats(void) {
       quoted ^= *p == '"';
       commas += *p == ',' && !quoted;
     }
-    CHECK_MSG(commas == 19, "%d commas: %s", commas, line);
+    CHECK_MSG(commas == 22, "%d commas: %s", commas, line);
     char *f = line;
     for (int k = 0; k < 5; k++) f = strchr(f, ',') + 1;
     CHECK(atof(f) > 0); /* median_ms */

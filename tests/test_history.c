@@ -307,12 +307,25 @@ static void test_v1_migrated(void) {
   tkb__history_peak peak = {"copy_gbs", 3.5, "GB/s"};
   int64_t id;
   CHECK_OK(tkb__history_record(h, &run, &en, 1, &peak, 1, &id));
+  CHECK(count_of(h, "SELECT count(*) FROM tkb_results WHERE unit = 'ns'") == 1);
+  CHECK(count_of(h, "SELECT count(*) FROM tkb_results WHERE unit = 'instructions'") == 1);
+  /* a series holds one unit, its latest point's: the time before the count is left out */
+  CHECK_OK(tkb__history_series_read(h, &q, &sl));
+  CHECK(sl.n == 1 && sl.items[0].n == 1);
+  if (sl.n == 1 && sl.items[0].n == 1)
+    CHECK(!strcmp(sl.items[0].points[0].unit, "instructions") && sl.items[0].points[0].median == 300);
+  tkb__history_series_free(&sl);
+  /* and the old time is still read where the latest point is a time again */
+  tkb__history_run later = a_run(1700000100, NULL, NULL);
+  later.machine = "m-old";
+  tkb__history_entry timed = an_entry("old_entry", "opx", "cpu", 260);
+  CHECK_OK(tkb__history_record(h, &later, &timed, 1, NULL, 0, NULL));
   CHECK_OK(tkb__history_series_read(h, &q, &sl));
   CHECK(sl.n == 1 && sl.items[0].n == 2);
   if (sl.n == 1 && sl.items[0].n == 2) {
     CHECK(!strcmp(sl.items[0].points[0].unit, "ns") && sl.items[0].points[0].median == 250);
-    CHECK(!strcmp(sl.items[0].points[1].unit, "instructions") && sl.items[0].points[1].median == 300);
     CHECK(!strcmp(sl.items[0].points[0].commit, "abcdef0"));
+    CHECK(!strcmp(sl.items[0].points[1].unit, "ns") && sl.items[0].points[1].median == 260);
   }
   tkb__history_series_free(&sl);
   CHECK_OK(tkb__history_peaks_list(h, id, &pk));
@@ -320,7 +333,7 @@ static void test_v1_migrated(void) {
   tkb__history_peaks_free(&pk);
   tkb__history_close(h);
   h = open_store(where, false); /* again: nothing left to migrate */
-  if (h) CHECK(count_of(h, "SELECT count(*) FROM tkb_runs") == 2);
+  if (h) CHECK(count_of(h, "SELECT count(*) FROM tkb_runs") == 3);
   tkb__history_close(h);
 }
 

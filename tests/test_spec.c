@@ -108,7 +108,8 @@ static void test_arrays_and_allocator(void) {
   CHECK_ERR(tkb_device_get("gpu", &d), TKB_ERR_NOT_FOUND, "\"gpu\"");
   CHECK_ERR(tkb_device_get("cuda:0", &d), TKB_ERR_DEVICE, "cuda:0");
   const char *const *m = tkb_device_methods(cpu);
-  CHECK(strcmp(m[0], "wallclock") == 0 && strcmp(m[1], "cpu_time") == 0 && m[2] == NULL);
+  CHECK(strcmp(m[0], "wallclock") == 0 && strcmp(m[1], "cpu_time") == 0 && strcmp(m[2], "instructions") == 0 &&
+        m[3] == NULL);
 }
 
 static void test_misc(void) {

@@ -4,8 +4,9 @@
 # goes stale: the commands from `tkbench help`, a command's flags from `tkbench help CMD`,
 # the choices a flag's help lists ("console, json, csv or markdown"), entry names, ops,
 # implementations, modes and tags from `tkbench list` (with the line's --load plugins),
-# devices and timing methods from `tkbench info`. Files for --load, --out and
-# --trace-dir. A TKB_MAIN program takes the same command line: `complete -F _tkbench
+# devices and timing methods from `tkbench info`, a command's subcommands from its usage
+# line (`tkbench history list|show|...`). Files for --load, --out, --trace-dir and the
+# subcommands whose help says they take files (`history import FILE...`). A TKB_MAIN program takes the same command line: `complete -F _tkbench
 # my_bench` after sourcing this file completes it too.
 
 # The flags of a command, one per line: "--name" or "--name METAVAR" ("--name=METAVAR").
@@ -27,6 +28,17 @@ _tkbench_flag_choices() {
         n = split(s, w, ", ")
         for (i = 1; i <= n; i++) print w[i]
       }
+    }'
+}
+
+# The subcommands a command's usage line names ("Usage: tkbench history
+# list|show|export|prune|import [flags]"), one per line; none for most commands.
+_tkbench_subcommands() {
+  "$1" help "$2" 2>/dev/null | awk -v c="$2" '
+    NR == 1 {
+      for (i = 1; i < NF; i++)
+        if ($i == c && $(i + 1) ~ /^[a-z]+(\|[a-z]+)+$/) { n = split($(i + 1), s, "|"); for (k = 1; k <= n; k++) print s[k] }
+      exit
     }'
 }
 
@@ -62,13 +74,14 @@ _tkbench() {
   done
   cword=$((${#words[@]} - 1))
   local cur=${words[cword]} prev=${words[cword - 1]:-}
-  local prog=${words[0]} cmd="" loads=()
+  local prog=${words[0]} cmd="" loads=() plain=() # plain: the words after cmd that are no flag
   for ((i = 1; i < cword; i++)); do
     case ${words[i]} in
       --load) loads+=(--load "${words[i + 1]}") ;;
       --load=*) loads+=("${words[i]}") ;;
       -*) ;;
-      *) [ -z "$cmd" ] && [ "${words[i - 1]}" != --load ] && cmd=${words[i]} ;;
+      *)
+        if [ -z "$cmd" ] && [ "${words[i - 1]}" != --load ]; then cmd=${words[i]}; else plain+=("${words[i]}"); fi ;;
     esac
   done
   COMPREPLY=()
@@ -129,6 +142,25 @@ _tkbench_reply() {
       COMPREPLY=("${COMPREPLY[@]/#/$eq}")
     fi
     return
+  fi
+
+  # a plain word of a command with subcommands (history list|show|...): the subcommand,
+  # then files where its help says it takes them ("import FILE...")
+  if [[ $cur != -* ]]; then
+    local subs sub="" w
+    subs=$(_tkbench_subcommands "$prog" "$cmd")
+    if [ -n "$subs" ]; then
+      for w in "${plain[@]}"; do
+        if grep -qx -- "$w" <<<"$subs"; then sub=$w; break; fi
+      done
+      if [ -z "$sub" ]; then
+        COMPREPLY=($(compgen -W "$subs" -- "$cur"))
+      elif "$prog" help "$cmd" 2>/dev/null | grep -q -- "$sub FILE"; then
+        compopt -o filenames 2>/dev/null
+        COMPREPLY=($(compgen -f -- "$cur"))
+      fi
+      return
+    fi
   fi
 
   # a flag

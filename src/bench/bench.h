@@ -603,10 +603,18 @@ void tkb__warnings(const tkb__evidence *ev, const tkb__run_facts *facts, struct 
 tkb_status tkb__summarize(struct tkb_std_fn *f, tkb__samples *s, const tkb__run_facts *facts,
                           tkb_benchmark_data **out);
 
+/* ---- the pause between experiments (spacing.c) ---- */
+/* The pause before an experiment whose predecessor took busy_ms of wall time:
+ * o->interval_ms plus o->interval_busy of busy_ms. */
+double tkb__spacing_ms(const tkb_bench_opts *o, double busy_ms);
+/* interval_busy is finite and 0 to 100; TKB_ERR_INVALID_ARGUMENT naming it otherwise. */
+tkb_status tkb__spacing_check(const tkb_bench_opts *o);
+
 /* ---- a device's peaks (peaks.c): what a report draws throughputs against ---- */
 typedef struct tkb__peaks {
   double copy_gbs;      /* copy bandwidth, GB/s of bytes read + written */
   double sgemm_gflops;  /* float32 matrix product (OpenBLAS, 1024^3), GFLOP/s; NaN off the cpu */
+  double dgemm_gflops;  /* float64 matrix product (OpenBLAS, 1024^3), GFLOP/s; NaN off the cpu */
 } tkb__peaks;
 /* Measures them (about a second on a CPU). The status of a failed allocation or copy. */
 tkb_status tkb__peaks_measure(tkb_device *dev, tkb__peaks *out);

@@ -264,6 +264,7 @@ static tkb_status check_counts(const tkb_bench_opts *o) {
   if (!(o->interval_ms >= 0) || isinf(o->interval_ms))
     return tkb_set_error(TKB_ERR_INVALID_ARGUMENT, "interval_ms is %g; must be a finite number >= 0",
                          o->interval_ms);
+  if (tkb__spacing_check(o) != TKB_OK) return TKB_ERR_INVALID_ARGUMENT;
   if (!(o->min_warmup_ms >= 0) || isinf(o->min_warmup_ms))
     return tkb_set_error(TKB_ERR_INVALID_ARGUMENT, "min_warmup_ms is %g; must be a finite number >= 0",
                          o->min_warmup_ms);

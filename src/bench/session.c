@@ -33,6 +33,7 @@ struct tkb__session {
   bool floor;                /* each experiment measures its batch's floor first */
   double floor_sum_ns;       /* over the experiments so far, for the metadata's mean */
   int floors;
+  double last_busy_ms;       /* of the last experiment: what interval_busy pauses for */
   size_t held;               /* the most bytes held in any experiment */
   tkb__perf perf;            /* perf_counters' events; perf.n == 0: none */
   tkb__counter counter;      /* the instructions method's counts */
@@ -279,7 +280,7 @@ __attribute__((noinline)) static tkb_status experiment_samples(tkb__session *ss,
   tkb__samples *s = &ss->s;
   tkb_status st = reserve_experiment(s, e);
   if (st) return st;
-  if (e > 0) tkb__sleep_ms(ss->o.interval_ms);
+  if (e > 0) tkb__sleep_ms(tkb__spacing_ms(&ss->o, ss->last_busy_ms));
   tkb_device_state unused;
   st = tkb__sampler_experiment(&ss->m, s->state ? &s->state[e] : &unused);
   if (st) return st;
@@ -305,6 +306,7 @@ __attribute__((noinline)) static tkb_status experiment_samples(tkb__session *ss,
     s->experiment_end[e] = (int)++s->n;
     *v = ss->stop.rule->add(ss->rule_state, &sample, s);
   }
+  ss->last_busy_ms = (double)(tkb__now_ns() - t0) / 1e6;
   ss->elapsed_ns += tkb__now_ns() - t0;
   return TKB_OK;
 }

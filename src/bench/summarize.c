@@ -105,6 +105,15 @@ static char *rule_text(const tkb__stop_choice *c) {
 }
 
 /* What the run was: the function, the device, the method and how it was applied. */
+/* The dtype of the first floating-point array the function takes (its data: x of a layer
+ * norm, the activations of a product), or "" when it takes none: what a report reads the
+ * compute peak of. */
+static const char *data_dtype(const tkb_std_fn *f) {
+  for (size_t i = 0; i < f->n_std; i++)
+    if (tkb_dtype_is_float(f->std_specs[i].dtype)) return tkb_dtype_name(f->std_specs[i].dtype);
+  return "";
+}
+
 static void describe_run(meta_builder *m, const tkb_std_fn *f, const tkb__run_facts *r) {
   const tkb_bench_opts *o = r->o;
   const char *method = r->method->name;
@@ -118,9 +127,11 @@ static void describe_run(meta_builder *m, const tkb_std_fn *f, const tkb__run_fa
   meta_add(m, "function", "%s", tkb_std_fn_name(f));
   meta_add(m, "mode", "%s", tkb_mode_name(f->mode));
   meta_add(m, "statics", "%s", f->statics);
+  meta_add(m, "dtype", "%s", data_dtype(f));
   meta_add(m, "seed", "%llu", (unsigned long long)f->seed);
   meta_add(m, "warmup", "%s", o->warmup_once ? "once per experiment" : "before each timed call");
   meta_add(m, "interval_ms", "%g", o->interval_ms);
+  if (o->interval_busy > 0) meta_add(m, "interval_busy", "%g", o->interval_busy);
   meta_add(m, "library_version", "%s", tkb_version());
   meta_add(m, "timer_resolution_ns", "%lld", (long long)tkb__clock_resolution_ns());
   if (o->method && strcmp(o->method, method) != 0 && strcmp(o->method, "auto") != 0)

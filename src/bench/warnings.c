@@ -6,7 +6,9 @@
  *
  *   no interval, or one wider than the rule's target 5 samples or fewer; the rule stopped
  *                                                    at max_time, experiments disagree, or
- *                                                    a floor of the interval is above it
+ *                                                    a floor of the interval is above it;
+ *                                                    or narrow, but cut short before the
+ *                                                    rule's minimum
  *   bimodal                                          two clusters of calls (distribution.c)
  *   busier than its cores                            a load average above the online cores
  *                                                    at the start or end
@@ -63,6 +65,13 @@ static void interval_too_wide(const sink *s, const tkb__evidence *ev, const tkb_
   if (r->converged || !(r->target > 0) || !(ev->ci->median > 0)) return;
   const double lo = 100 * (ev->ci->median - ev->ci->low) / ev->ci->median;
   const double hi = 100 * (ev->ci->high - ev->ci->median) / ev->ci->median;
+  if (lo <= 100 * r->target && hi <= 100 * r->target) { /* narrow, but cut short */
+    say(s, "interval", "the median's 95%% interval (-%.2g%%, +%.2g%%) is within the +-%.2g%% "
+        "target, but the rule's time limit (max_time) came before its minimum of samples or "
+        "timed work (min_samples, min_time), so it has not converged; a larger max_time would "
+        "let it", lo, hi, 100 * r->target);
+    return;
+  }
   const char *bound = ev->ci->bound ? ev->ci->bound : "";
   if (!strcmp(bound, "layout floor") || !strcmp(bound, "clock")) {
     say(s, "interval", "the median's 95%% interval (-%.2g%%, +%.2g%%) is wider than the +-%.2g%% "

@@ -44,6 +44,28 @@
  * it does not vary: the fixed rule, this many, in one experiment. */
 #define TKB__COUNT_ITERATIONS 3
 
+/* `run --interval-busy` (run_spacing.c): the default on a cuda device, whose clocks drop
+ * under sustained load: a pause of a quarter of each experiment's time (busy at most
+ * 80% of the time). */
+#define TKB__DEFAULT_INTERVAL_BUSY_CUDA 0.25
+/* The default fraction on device (cuda: the above; the cpu and OpenCL: 0). */
+double tkb__default_interval_busy(const char *device);
+/* --interval-busy's value: "0.25" or "25%", 0 to 100. */
+int tkb__check_interval_busy(const char *cmd, const char *flag, const char *value);
+/* The fraction a run has: given (checked), else the device's default. */
+double tkb__interval_busy(const char *given, const char *device);
+
+/* `run`'s time budget for the whole selection under the default stopping rule, in
+ * seconds: the cpu suite's 160 entries in 3 minutes on 2 cores (run_budget.c). */
+#define TKB__DEFAULT_BUDGET_S 180
+/* --budget's value: 0, or 1 to a week of seconds ("180", "180s"). */
+int tkb__check_budget(const char *cmd, const char *flag, const char *value);
+/* The budget a run has: --budget's value (given; NULL when not), else the default when
+ * the stopping rule is the default one (default_rule), else none (0). A budget with a
+ * rule that has no max_time (fixed) is a usage error, printed (TKB_EXIT_USAGE). */
+int tkb__budget_resolve(const char *cmd, const char *given, const char *rule, bool default_rule,
+                        double *budget_s, bool *is_default);
+
 /* The tag `run` and `check` select when neither --filter nor --tag is given: the suite's
  * small specs, sized for a CPU. It is meant for every device whose compute units are
  * CPUs (the cpu, OpenCL on a CPU such as PoCL); the backend interface does not say
@@ -106,6 +128,24 @@ typedef struct tkb__strlist {
  * out of memory or after 64 calls. */
 int tkb__strlist_add(tkb__strlist *l, const char *s, bool split);
 void tkb__strlist_free(tkb__strlist *l);
+
+/* `run --init-sweep DIST,...` (run_init_sweep.c): its distributions, the baseline default
+ * first, as the runner takes them. */
+#define TKB__MAX_SWEEP 16
+typedef struct tkb__sweep_args {
+  tkb__init_override dists[TKB__MAX_SWEEP]; /* "*=DIST" */
+  const char *labels[TKB__MAX_SWEEP];       /* "DIST" */
+  char label_text[TKB__MAX_SWEEP][160];
+  size_t n;                                 /* 0: no sweep */
+  tkb__init_sweep sweep;
+} tkb__sweep_args;
+/* Each distribution of one --init-sweep value, as it is read. */
+int tkb__check_init_sweep(const char *cmd, const char *flag, const char *value);
+/* The sweep --init-sweep's items (given) ask for, checked against the selected entries
+ * idx[0..n) as --init '*=DIST' would be; no items: none (out->n 0). 0 or TKB_EXIT_USAGE
+ * printed. */
+int tkb__init_sweep_resolve(const char *cmd, const tkb__strlist *given, const size_t *idx, size_t n,
+                            tkb__sweep_args *out);
 
 /* ---- selection (selection.c): the flags list, run and check share ---- */
 enum {
@@ -422,8 +462,12 @@ typedef struct tkb__device_facts {
   char description[256];
   char method[64];         /* the options' method, resolved ("auto" -> "wallclock") */
   char uuid[64];           /* tkb_device_uuid: how merged results tell devices apart */
-  bool have_peaks;         /* peaks measured (asked for, and the measurement worked) */
+  bool have_peaks;         /* peaks measured (asked for, and the measurement worked), or
+                              read from the cache (tkb__device_peaks) */
   tkb__peaks peaks;
+  char peaks_date[40];     /* when they were measured; "" when just now */
+  double peaks_load;       /* the load average then */
+  char peaks_cache[1024];  /* the cache file they came from or went to; "": none */
 } tkb__device_facts;
 /*
  * Opens the device and checks the benchmark options o against it (the method table:
@@ -437,6 +481,34 @@ typedef struct tkb__device_facts {
 int tkb__device_find(const char *cmd, const char *device, const tkb_bench_opts *o, bool peaks,
                      bool isolate,
                       double timeout_s, tkb__device_facts *d);
+
+/* ---- the device's peaks, cached per machine (peaks_cache.c) ---- */
+typedef struct tkb__peaks_record {
+  tkb__peaks peaks;
+  char date[40];           /* ISO 8601, when measured */
+  double load_avg;         /* the 1-minute load average then */
+} tkb__peaks_record;
+/* "$XDG_CACHE_HOME/tkbench/peaks-<host>-<device>.json" (else under ~/.cache); false when
+ * neither variable is set. */
+bool tkb__peaks_cache_path(const char *device, char *buf, size_t cap);
+/* The cached peaks of d at path; false when there are none, or they are of another
+ * device (description or uuid). */
+bool tkb__peaks_cache_read(const char *path, const tkb__device_facts *d, tkb__peaks_record *out);
+/* Writes r as d's at path (folders made as needed; whole or not at all). TKB_ERR_IO
+ * naming the path and the reason. */
+tkb_status tkb__peaks_cache_write(const char *path, const tkb__device_facts *d, const tkb__peaks_record *r);
+/*
+ * The device's facts with its peaks for a run (tkb__device_find's arguments and
+ * result): from the cache, else measured once (a note on stderr unless quiet) and
+ * cached; with refresh (run --peaks) measured anyway. A cache that cannot be written is
+ * a warning: the run goes on with the peaks measured.
+ */
+int tkb__device_peaks(const char *cmd, const char *device, const tkb_bench_opts *o, bool refresh, bool quiet,
+                      bool isolate, double timeout_s, tkb__device_facts *d);
+/* d's peaks, just measured, into the cache: d's peaks_date, peaks_load and peaks_cache
+ * are set (peaks_cache "" when not written; a warning on stderr unless quiet). */
+void tkb__peaks_store(const char *cmd, tkb__device_facts *d, bool quiet);
+
 
 /* ---- run's outputs (run_output.c) ---- */
 typedef struct tkb__run_output {

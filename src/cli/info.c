@@ -163,7 +163,15 @@ static void peaks(void) {
     }
     printf("  %-10s copy %.1f GB/s (read + written)", tkb_device_name(dev), p.copy_gbs);
     if (p.sgemm_gflops > 0) printf(", sgemm %.1f GFLOP/s", p.sgemm_gflops);
+    if (p.dgemm_gflops > 0) printf(", dgemm %.1f GFLOP/s", p.dgemm_gflops);
     printf("\n");
+    /* what runs on this machine read, until measured again */
+    tkb__device_facts d = {.have_peaks = true, .peaks = p};
+    snprintf(d.name, sizeof d.name, "%s", tkb_device_name(dev));
+    snprintf(d.description, sizeof d.description, "%s", tkb_device_description(dev));
+    snprintf(d.uuid, sizeof d.uuid, "%s", tkb_device_uuid(dev));
+    tkb__peaks_store("info", &d, false);
+    if (d.peaks_cache[0]) printf("  %-10s cached in %s (load %.2f)\n", "", d.peaks_cache, d.peaks_load);
   }
 }
 
@@ -179,9 +187,10 @@ static const tkb__flag info_flags[] = {
              "governor, boost, load, OpenMP's wait policy and binding, pinning, huge pages); "
              "changes nothing itself."},
     {.name = "--peaks", .kind = TKB__FLAG_SWITCH, .offset = offsetof(info_args, peaks),
-     .help = "Also measure each device's copy bandwidth and the cpu's sgemm rate (about a "
-             "second each); '{prog} run --peaks' records them in a run's results, where a "
-             "report draws each entry's throughput against them."},
+     .help = "Also measure each device's copy bandwidth and the cpu's sgemm and dgemm rates "
+             "(about a second each) and cache them for this machine, where every run reads "
+             "them: its reports give each entry's throughput as a percent of them and "
+             "whether it is memory- or compute-bound."},
     {0},
 };
 

@@ -25,12 +25,17 @@ typedef struct run_args {
   tkb__select_args sel;
   const char *method;
   const char *stop;   /* NULL: ci, or fixed when --iterations is given */
+  const char *budget; /* --budget as given; NULL: the default (run_budget.c) */
+  double budget_s;    /* the budget the run has (0: none), once resolved */
+  bool budget_default;/* budget_s is the default, not --budget's */
   int iterations;     /* 0: not given (TKB__DEFAULT_ITERATIONS) */
   int experiments;
   int threads;        /* 0: the OpenMP default */
   bool interleave;
   const char *warmup; /* "each" or "once" */
   double interval_ms;
+  const char *interval_busy_given; /* --interval-busy as given; NULL: the device's default */
+  double interval_busy;            /* resolved */
   uint64_t seed;
   bool cold_cache;
   const char *event_filter, *trace_dir; /* tkb_bench_opts' event_filter_regex, trace_dir */
@@ -51,7 +56,9 @@ typedef struct run_args {
   const char *time_unit;       /* --time-unit, --benchmark_time_unit */
   tkb__strlist context;        /* --context, --benchmark_context: "key=value" */
   tkb__strlist init;           /* --init ARG=DIST */
-  tkb__init_override inits[16];/* parsed from init */
+  tkb__strlist init_sweep;     /* --init-sweep DIST,DIST,... */
+  tkb__sweep_args sweep;       /* resolved from it */
+  tkb__init_override inits[TKB__MAX_INITS]; /* parsed from init */
   size_t n_inits;
   /* Google Benchmark's flags that have no one tkbench flag of their own */
   const char *gb_min_time;     /* a time (--stop's min_time) or Nx (--iterations N) */
@@ -91,6 +98,33 @@ static int apply_inits(run_args *a, const size_t *idx, size_t n) {
   a->n_inits = a->init.n;
   if (tkb__init_overrides_check(idx, n, a->inits, a->n_inits) != TKB_OK)
     return tkb__usage(CMD, "%s", tkb_last_error());
+  if (tkb__strlist_add(&a->context, text, false)) return tkb__usage(CMD, "out of memory");
+  return 0;
+}
+
+/* --init-sweep: refused beside what it cannot go with, checked against the selection and
+ * recorded in the context ("init_sweep": "default, subnormal, zeros"). A sweep measures
+ * each variant to the rule's own end: no budget. Returns 0 or TKB_EXIT_USAGE after
+ * printing why. */
+static int apply_sweep(run_args *a, const size_t *idx, size_t n) {
+  if (!a->init_sweep.n) return 0;
+  const char *with = a->interleave ? "--interleave (a sweep interleaves each entry's distributions itself)"
+                     : a->resume   ? "--resume (its variants are no entries of the journal)"
+                     : a->budget   ? "--budget (each variant runs to its rule's end)"
+                     : a->serve    ? "ab" : NULL;
+  if (with) return tkb__usage(CMD, "--init-sweep cannot go with %s", with);
+  for (size_t k = 0; k < a->n_inits; k++)
+    if (!strcmp(a->inits[k].arg, "*"))
+      return tkb__usage(CMD, "--init-sweep sets every floating-point array's distribution, which "
+                        "--init %s sets too; give --init for named arguments only", a->inits[k].text);
+  if (tkb__init_sweep_resolve(CMD, &a->init_sweep, idx, n, &a->sweep)) return TKB_EXIT_USAGE;
+  a->budget_s = 0;
+  a->budget_default = false;
+  char text[1200] = "init_sweep=";
+  size_t len = strlen(text);
+  for (size_t k = 0; k < a->sweep.n; k++)
+    len += (size_t)snprintf(text + len, len < sizeof text ? sizeof text - len : 0, "%s%s", k ? ", " : "",
+                            a->sweep.labels[k]);
   if (tkb__strlist_add(&a->context, text, false)) return tkb__usage(CMD, "out of memory");
   return 0;
 }
@@ -167,6 +201,16 @@ static const tkb__flag run_flags[] = {
      .check = check_stop, .shown = TKB__DEFAULT_STOP ", or fixed when --iterations is given",
      .help = "How many timed calls an entry takes: RULE or RULE:param=value,... (a value may "
              "end in %, s or ms). {stop_rules}."},
+    {.name = "--budget", .metavar = "SECONDS", .kind = TKB__FLAG_TEXT, .offset = AT(budget),
+     .check = tkb__check_budget,
+     .shown = TKB__TEXT(TKB__DEFAULT_BUDGET_S) " under the default stopping rule (no --stop, "
+              "--iterations or --benchmark_min_time), else none",
+     .help = "Wall time for the whole selection, in seconds (0: no budget). Each entry gets an "
+             "even share of what is left as its stopping rule's max_time; the entries whose "
+             "interval did not converge then run again on what the first pass (two thirds) "
+             "left, widest interval first, keeping the narrower of their two results. The "
+             "header states it, the summary lists what did not converge. With --interleave "
+             "each entry gets an even share, once. Needs a rule with max_time (ci)."},
     {.name = "--iterations", .metavar = "N", .kind = TKB__FLAG_COUNT, .offset = AT(iterations),
      .shown = TKB__TEXT(TKB__DEFAULT_ITERATIONS) "; " TKB__TEXT(TKB__COUNT_ITERATIONS)
               " with --method instructions, whose default rule is fixed",
@@ -195,7 +239,14 @@ static const tkb__flag run_flags[] = {
      .help = "Untimed calls for at least MS milliseconds before an entry's first timed call "
              "(Google Benchmark's min_warmup_time), besides --warmup's."},
     {.name = "--interval-ms", .metavar = "MS", .kind = TKB__FLAG_MS, .offset = AT(interval_ms),
-     .value = "0", .help = "Pause between experiments, in milliseconds."},
+     .value = "0", .help = "Pause between experiments, in milliseconds (besides --interval-busy's)."},
+    {.name = "--interval-busy", .metavar = "FRACTION", .kind = TKB__FLAG_TEXT, .offset = AT(interval_busy_given),
+     .check = tkb__check_interval_busy,
+     .shown = "0.25 on a cuda device (GPUs throttle under sustained load: busy at most 80% of "
+              "the time); 0 on the cpu and OpenCL, where a pause changed no median",
+     .help = "A pause before each experiment of this fraction of the previous experiment's "
+             "wall time (0.25 or 25%), besides --interval-ms: the device cools in proportion "
+             "to how long it was busy, whatever the calls' length."},
     {.name = "--seed", .metavar = "N", .kind = TKB__FLAG_U64, .offset = AT(seed), .value = "0",
      .help = "Seed of the random inputs."},
     {.name = "--init", .metavar = "ARG=DIST", .kind = TKB__FLAG_PATHS, .offset = AT(init),
@@ -206,6 +257,16 @@ static const tkb__flag run_flags[] = {
              "range, both signs) or default. Repeatable; a named ARG wins over *. Recorded "
              "in the JSON context as init. An ARG no selected entry has, a concrete array or "
              "a normal integer is refused."},
+    {.name = "--init-sweep", .metavar = "DIST,...", .kind = TKB__FLAG_PATHS, .offset = AT(init_sweep),
+     .check = tkb__check_init_sweep, .shown = "none",
+     .help = "Run each selected entry under each distribution (as --init '*=DIST', e.g. "
+             "subnormal,zeros,normal(0,0.1)) and under default, the baseline, its variants "
+             "interleaved so drift lands on all alike; report each variant as "
+             "<entry>/init=<dist> and, in a table after the report (on stderr when stdout is "
+             "not the table), its time against the baseline's: the ratio of medians, its "
+             "95% interval and compare's verdict (faster, slower, same or unsure; Holm over "
+             "the entry's distributions), also in the variant's metadata init_vs_default. Not "
+             "with --interleave, --resume, --budget or --init '*=...'."},
     {.name = "--cold-cache", .kind = TKB__FLAG_SWITCH, .offset = AT(cold_cache),
      .shown = "off (warm)",
      .help = "Before each timed call (outside the timed interval), write a scratch buffer "
@@ -262,9 +323,12 @@ static const tkb__flag run_flags[] = {
     {.name = "--quiet", .kind = TKB__FLAG_SWITCH, .offset = AT(quiet),
      .help = "No table and no progress line; errors still go to stderr."},
     {.name = "--peaks", .kind = TKB__FLAG_SWITCH, .offset = AT(peaks),
-     .help = "Before the run, measure the device's copy bandwidth and (cpu) sgemm rate, about "
-             "a second, into the results' context (\"peaks\"), where an HTML report draws "
-             "each entry's GB/s and GFLOP/s against them."},
+     .shown = "the peaks cached for this machine and device, measured on its first run",
+     .help = "Measure the device's copy bandwidth and (cpu) sgemm and dgemm rates again before "
+             "the run (about a second) and cache them. Every report gives each entry's GB/s "
+             "and GFLOP/s as a percent of them (BW%, FLOP%: bfloat16, float16 and float32 "
+             "against sgemm, float64 against dgemm) and whether it is memory- or "
+             "compute-bound; the results' context records them (\"peaks\")."},
     {.name = "--time-unit", .metavar = "UNIT", .kind = TKB__FLAG_TEXT, .offset = AT(time_unit),
      .check = check_time_unit, .shown = "the table picks one per number; the JSON writes ns",
      .help = "ns, us, ms or s: the unit of the table's times and of the JSON's real_time and "
@@ -412,6 +476,7 @@ static tkb_bench_opts bench_opts(const run_args *a, const char *method) {
                           .stop = stop_rule(a),
                           .experiments = a->experiments,
                           .interval_ms = a->interval_ms,
+                          .interval_busy = a->interval_busy,
                           .method = method ? method : a->method,
                           .event_filter_regex = a->event_filter,
                           .warmup_once = strcmp(a->warmup, "once") == 0,
@@ -475,8 +540,12 @@ static void fill_context(tkb__report_ctx *ctx, const run_args *a, const tkb_benc
                            .experiments = bo->experiments,
                            .interval_ms = bo->interval_ms,
                            .warmup_once = bo->warmup_once,
+                           .interval_busy = a->interval_busy,
                            .stop = stop,
                            .interleave = a->interleave,
+                           .budget_s = a->budget_s,
+                           .budget_default = a->budget_default,
+                           .budget_entries = n,
                            .shard = *shard,
                            .time_unit = a->time_unit,
                            .counters_tabular = a->gb_counters_tabular,
@@ -488,8 +557,14 @@ static void fill_context(tkb__report_ctx *ctx, const run_args *a, const tkb_benc
   tkb__environment_warnings(&ctx->host.env, auto_threads(a) ? add_warning_but_threads : add_warning, ctx);
   ctx->have_peaks = d->have_peaks;
   ctx->peaks = d->peaks;
+  snprintf(ctx->peaks_date, sizeof ctx->peaks_date, "%s", d->peaks_date);
+  ctx->peaks_load = d->peaks_load;
+  ctx->peaks_cache = d->peaks_cache[0] ? d->peaks_cache : NULL;
+  int sweep_suffix = 0; /* "/init=<dist>" */
+  for (size_t k = 0; k < a->sweep.n; k++)
+    if ((int)strlen(a->sweep.labels[k]) + 6 > sweep_suffix) sweep_suffix = (int)strlen(a->sweep.labels[k]) + 6;
   for (size_t k = 0; k < n; k++) {
-    int len = (int)strlen(tkb_registry_full_name(idx[k]));
+    int len = (int)strlen(tkb_registry_full_name(idx[k])) + sweep_suffix;
     if (len > ctx->name_width) ctx->name_width = len;
   }
 }
@@ -506,6 +581,7 @@ typedef struct sinks {
   tkb__history_sink *h;
   int experiments;
   bool quiet;
+  const tkb__budget_outcome *budget; /* a budgeted run's second pass, for the summary */
 } sinks;
 
 static void on_start(void *user, size_t k, size_t n, const char *name) {
@@ -557,6 +633,13 @@ static cJSON *settings(const run_args *a, const tkb__device_facts *d, const tkb_
   for (size_t k = 0; k < a->init.n && len < sizeof inits; k++)
     len += (size_t)snprintf(inits + len, sizeof inits - len, "%s%s", k ? "; " : "", a->init.items[k]);
   add_text(o, "--init", inits);
+  add_number(o, "--budget", a->budget_s);
+  add_number(o, "--interval-busy", a->interval_busy);
+  char sweep[1200] = "";
+  len = 0;
+  for (size_t k = 0; k < a->sweep.n && len < sizeof sweep; k++)
+    len += (size_t)snprintf(sweep + len, sizeof sweep - len, "%s%s", k ? "," : "", a->sweep.labels[k]);
+  add_text(o, "--init-sweep", sweep);
   add_text(o, "OMP_NUM_THREADS", e->omp_num_threads);
   add_text(o, "OMP_WAIT_POLICY", e->omp_wait_policy);
   add_text(o, "OMP_PROC_BIND", e->omp_proc_bind);
@@ -619,7 +702,9 @@ static int finish(sinks *to, const tkb__run_count *c) {
   tkb__run_output *o = to->o;
   tkb__run_summary s = {.n_selected = o->n_todo,
                         .wall_s = tkb__progress_elapsed(&o->progress),
-                        .interrupted = c->interrupted};
+                        .interrupted = c->interrupted,
+                        .second_pass = to->budget ? to->budget->second_pass : 0,
+                        .narrowed = to->budget ? to->budget->narrowed : 0};
   tkb__load_now(&s.load_end);
   if (c->ended_by)
     fprintf(stderr, "%s %s: the run ended after %s failed (%s): %zu of %zu entries ran\n", tkb__prog,
@@ -715,13 +800,32 @@ static int run_selected(const run_args *a, const char *out, const tkb__device_fa
   for (size_t i = 0; i < o.resumed.n; i++) tkb__history_add(hist, &o.resumed.results[i], bo.experiments);
   for (size_t i = 0; i < o.resumed.n; i++)
     o.resumed_failed += o.resumed.results[i].bd == NULL && !o.resumed.results[i].skipped;
-  o.n_todo = m;
-  tkb__progress_begin(&o.progress, stderr, !a->quiet && isatty(fileno(stderr)), o.resumed.n + m);
-  sinks to = {.o = &o, .h = hist, .experiments = bo.experiments, .quiet = a->quiet};
+  const size_t variants = a->sweep.n ? a->sweep.n : 1; /* results per entry */
+  o.n_todo = m * variants;
+  tkb__progress_begin(&o.progress, stderr, !a->quiet && isatty(fileno(stderr)), o.resumed.n + m * variants);
+  tkb__budget_outcome budget = {0};
+  sinks to = {.o = &o, .h = hist, .experiments = bo.experiments, .quiet = a->quiet, .budget = &budget};
   tkb__runner runner = make_runner(a, &bo, &to, isolate, timeout_s, plan);
-  tkb__run_count count = tkb__run_entries(&runner, todo, m);
+  char interleaved_stop[512];
+  if (a->budget_s > 0 && a->interleave) { /* every entry at once: an even share each */
+    const tkb__budget_pass even = {.deadline_ns = tkb__now_ns() + (int64_t)(a->budget_s * 1e9), .n = m};
+    tkb__budget_cap(&even, 0, &runner.bench.stop, interleaved_stop, sizeof interleaved_stop);
+  }
+  tkb__sweep_table sweep = {0};
+  runner.sweep = a->sweep.n ? &a->sweep.sweep : NULL;
+  tkb__run_count count = a->sweep.n ? tkb__run_init_sweep(&runner, todo, m, a->sweep.labels, &sweep)
+                         : a->budget_s > 0 && !a->interleave
+                             ? tkb__run_budgeted(&runner, todo, m, a->budget_s, &budget)
+                             : tkb__run_entries(&runner, todo, m);
   free(todo);
   rc = finish(&to, &count);
+  /* the sweep's table after the report: on stdout under the table, else on stderr */
+  if (a->sweep.n && !(a->quiet && !o.table)) {
+    FILE *f = o.table ? stdout : stderr;
+    tkb__sweep_table_write(f, &sweep, o.table ? o.color : tkb__use_color(stderr));
+    fflush(f);
+  }
+  tkb__sweep_table_free(&sweep);
   cJSON_Delete(recorded);
   return rc;
 }
@@ -814,12 +918,35 @@ static void method_defaults(run_args *a, bool counting) {
   if (!a->warmup) a->warmup = counting ? "once" : "each";
 }
 
+/* Whether the entries run in workers, and their time limit: ab's worker serves its
+ * entries in this process; a count under Callgrind is always of a worker it started. */
+static int isolation(const run_args *a, const tkb__count_plan *plan, size_t n, bool *isolate, double *timeout_s) {
+  if (a->serve) {
+    *isolate = false, *timeout_s = 0;
+    return 0;
+  }
+  const int rc = tkb__isolation(CMD, &a->iso, a->sel.device, n, isolate, timeout_s);
+  if (rc || !plan->reexec) return rc;
+  if (a->iso.no_isolate)
+    return tkb__usage(CMD, "--no-isolate cannot be honoured with --method instructions here: each entry "
+                      "is counted in a worker process that Valgrind starts (this machine's CPU counter "
+                      "does not answer); to count in one process, run it under Valgrind yourself: "
+                      "valgrind --tool=callgrind %s run ...", tkb__prog);
+  *isolate = true;
+  return 0;
+}
+
 /* Everything after parsing. */
 static int run(run_args *a, int argc, char **argv) {
   if (apply_gb(a)) return TKB_EXIT_USAGE;
   if (tkb__load_plugins(CMD, &a->sel, tkb__isolation_timeout(&a->iso))) return TKB_EXIT_USAGE;
   const bool counting = tkb__counting_method(a->method);
   method_defaults(a, counting);
+  /* ab's worker runs one experiment at a time on request: no budget of its own */
+  if (tkb__budget_resolve(CMD, a->budget, stop_rule(a), !a->stop && !a->iterations && !a->serve,
+                          &a->budget_s, &a->budget_default))
+    return TKB_EXIT_USAGE;
+  a->interval_busy = tkb__interval_busy(a->interval_busy_given, a->sel.device);
   if (a->threads) tkb_set_num_threads(a->threads);
   if (a->count_worker) { /* this program again, under Callgrind: the entries it is given */
     const tkb__runner runner = {.device = a->sel.device, .seed = a->seed, .bench = bench_opts(a, NULL)};
@@ -850,7 +977,7 @@ static int run(run_args *a, int argc, char **argv) {
   size_t *idx = NULL, n = 0;
   tkb__shard_info shard;
   if (tkb__select_entries(&tkb__command_run, &a->sel, NULL, &idx, &n, &shard)) return TKB_EXIT_USAGE;
-  if (apply_inits(a, idx, n)) {
+  if (apply_inits(a, idx, n) || apply_sweep(a, idx, n)) {
     free(idx);
     return TKB_EXIT_USAGE;
   }
@@ -865,20 +992,12 @@ static int run(run_args *a, int argc, char **argv) {
   bool isolate;
   double timeout_s;
   tkb__device_facts facts;
-  /* ab's worker serves its entries in this process */
-  int rc = a->serve ? 0 : tkb__isolation(CMD, &a->iso, a->sel.device, n, &isolate, &timeout_s);
-  if (a->serve) isolate = false, timeout_s = 0;
-  if (!rc && plan.reexec && !a->serve) { /* Callgrind counts a worker it started: always one */
-    if (a->iso.no_isolate)
-      rc = tkb__usage(CMD, "--no-isolate cannot be honoured with --method instructions here: each entry "
-                      "is counted in a worker process that Valgrind starts (this machine's CPU counter "
-                      "does not answer); to count in one process, run it under Valgrind yourself: "
-                      "valgrind --tool=callgrind %s run ...", tkb__prog);
-    isolate = true;
-  }
+  int rc = isolation(a, &plan, n, &isolate, &timeout_s);
   if (!rc) {
     const tkb_bench_opts o = bench_opts(a, NULL);
-    rc = tkb__device_find(CMD, a->sel.device, &o, a->peaks, isolate, timeout_s, &facts);
+    /* ab's worker reports through ab, which reads no peaks */
+    rc = a->serve ? tkb__device_find(CMD, a->sel.device, &o, false, isolate, timeout_s, &facts)
+                  : tkb__device_peaks(CMD, a->sel.device, &o, a->peaks, a->quiet, isolate, timeout_s, &facts);
   }
   if (!rc && a->serve)
     rc = serve_selected(a, &facts, idx, n, &shard);

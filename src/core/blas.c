@@ -52,5 +52,10 @@ static void open_blas(void) {
 tkb_status tkb__blas_open(const char *who) {
   pthread_once(&once, open_blas);
   if (why[0]) return tkb_set_error(TKB_ERR_UNSUPPORTED, "%s: %s", who, why);
+  /* OpenBLAS's own thread pool takes the cpu ops' team (--threads, or the cores free as
+   * the entry starts): left at its default of every core, its spinning threads share a
+   * busy core with another process and every product waits for the one descheduled,
+   * which made the same product twice as slow in one run as in the next */
+  tkb__blas.set_num_threads(tkb_get_num_threads());
   return TKB_OK;
 }

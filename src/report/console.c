@@ -9,6 +9,7 @@
 #include "report.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define BOLD "\033[1m"
@@ -39,9 +40,20 @@ static void name_cell(FILE *f, const char *name, int w) {
 
 /* The machine warnings seen under the entries, by kind, for the summary; and, with
  * counters as columns, the names of the columns the titles last showed. */
+/* The summary names this many entries whose interval did not converge, the widest
+ * first, then counts the others. */
+#define LISTED_UNCONVERGED 24
+
+typedef struct unconverged {
+  double width;           /* the interval's larger half-width (INFINITY: none) */
+  char text[200];         /* "name  +-3.1%" */
+} unconverged;
+
 typedef struct console_state {
   size_t entries_with[2]; /* "load", "threads" */
   char last[2][400];
+  size_t n_unconverged;
+  unconverged unconverged[LISTED_UNCONVERGED]; /* the widest so far */
   char columns[TKB_MAX_COUNTERS * 64];
   bool titled;            /* the column titles are out */
 } console_state;
@@ -65,9 +77,10 @@ static int max_i(int a, int b) { return a > b ? a : b; }
 static void titles(const tkb__reporter *r, const tkb__result *res) {
   FILE *f = r->f;
   int w = name_width(r->ctx);
-  fprintf(f, "%s%-*s  %9s  %9s  %7s  %9s  %9s  %6s  %9s  %8s  %8s", c(r, BOLD), w, "Benchmark",
-          "Median", "CPU", "95% CI", "Min", "Max", "SD/Med", "Items/s", "GB/s", "GFLOP/s");
-  int total = w + 2 + 9 + 2 + 9 + 2 + 7 + 2 + 9 + 2 + 9 + 2 + 6 + 2 + 9 + 2 + 8 + 2 + 8;
+  fprintf(f, "%s%-*s  %9s  %9s  %7s  %9s  %9s  %6s  %9s  %8s  %8s  %6s  %6s  %-7s", c(r, BOLD), w, "Benchmark",
+          "Median", "CPU", "95% CI", "Min", "Max", "SD/Med", "Items/s", "GB/s", "GFLOP/s", "BW%", "FLOP%",
+          "Bound");
+  int total = w + 2 + 9 + 2 + 9 + 2 + 7 + 2 + 9 + 2 + 9 + 2 + 6 + 2 + 9 + 2 + 8 + 2 + 8 + 2 + 6 + 2 + 6 + 2 + 7;
   for (int k = 0; res && k < n_counters(res); k++) {
     const int cw = max_i(COUNTER_COLUMN, (int)strlen(counter(res, k)->name));
     fprintf(f, "  %*s", cw, counter(res, k)->name);
@@ -96,6 +109,34 @@ static void describe_stop(FILE *f, const tkb__report_ctx *ctx) {
   fprintf(f, "stop %s   experiments >= %d", ctx->stop, ctx->experiments);
 }
 
+/* The time budget, said up front: how long the run will take and how it is spent. */
+static void describe_budget(FILE *f, const tkb__report_ctx *ctx) {
+  if (!(ctx->budget_s > 0)) return;
+  const size_t n = ctx->budget_entries;
+  fprintf(f, "budget  %g s for the %zu selected entr%s", ctx->budget_s, n, n == 1 ? "y" : "ies");
+  if (ctx->interleave)
+    fprintf(f, ": %.3g s of experiments each", ctx->budget_s / (double)(n ? n : 1));
+  else
+    fputs(": each an even share of what is left as its max_time, then what the first two thirds "
+          "leave for the widest intervals", f);
+  fprintf(f, "%s\n", ctx->budget_default ? " (the default; --budget 0: none)" : "");
+}
+
+/* The peaks the BW% and FLOP% columns are of, and where they come from. */
+static void describe_peaks(FILE *f, const tkb__report_ctx *ctx) {
+  if (!ctx->have_peaks) return;
+  const tkb__peaks *p = &ctx->peaks;
+  fprintf(f, "peaks   copy %.3g GB/s", p->copy_gbs);
+  if (p->sgemm_gflops > 0) fprintf(f, ", sgemm %.3g GFLOP/s (float32, bfloat16, float16)", p->sgemm_gflops);
+  if (p->dgemm_gflops > 0) fprintf(f, ", dgemm %.3g GFLOP/s (float64)", p->dgemm_gflops);
+  fprintf(f, "; measured %s", ctx->peaks_date[0] ? ctx->peaks_date : "now");
+  if (ctx->peaks_load > ctx->host.num_cpus)
+    fprintf(f, " at load %.1f on %d cores (other work held the cores: they may be low)", ctx->peaks_load,
+            ctx->host.num_cpus);
+  if (ctx->peaks_cache) fprintf(f, ", cached in %s", ctx->peaks_cache);
+  fputs(" ('info --peaks' measures them again)\n", f);
+}
+
 static tkb_status begin(tkb__reporter *r) {
   const tkb__report_ctx *ctx = r->ctx;
   FILE *f = r->f;
@@ -110,11 +151,15 @@ static tkb_status begin(tkb__reporter *r) {
   describe_stop(f, ctx);
   fprintf(f, "   warm-up %s", ctx->warmup_once ? "once per experiment" : "before each call");
   if (ctx->interval_ms > 0) fprintf(f, "   interval %g ms", ctx->interval_ms);
+  if (ctx->interval_busy > 0) fprintf(f, "   %s%g%% of the experiment before", ctx->interval_ms > 0 ? "+ " : "interval ",
+                                      100 * ctx->interval_busy);
   if (ctx->interleave) fputs("   interleaved", f);
   fputc('\n', f);
   if (ctx->count_source)
     fprintf(f, "values  instructions per call, counted by %s (not times: the CPU column is "
             "empty)\n", ctx->count_source);
+  describe_budget(f, ctx);
+  describe_peaks(f, ctx);
   for (size_t i = 0; i < ctx->n_context; i++) fprintf(f, "context %s\n", ctx->context[i]);
   for (int i = 0; i < ctx->n_warnings; i++)
     fprintf(f, "%swarning%s %s\n", c(r, YELLOW), c(r, RESET), ctx->warnings[i].text);
@@ -123,6 +168,26 @@ static tkb_status begin(tkb__reporter *r) {
   if (!ctx->counters_tabular) titles(r, NULL);
   ((console_state *)r->state)->titled = !ctx->counters_tabular;
   return TKB_OK;
+}
+
+/* Keeps the LISTED_UNCONVERGED widest intervals that did not converge. */
+static void note_unconverged(console_state *st, const char *name, double width, const char *ci) {
+  const double w = isfinite(width) ? width : INFINITY;
+  size_t slot = st->n_unconverged++;
+  if (slot >= LISTED_UNCONVERGED) { /* full: replace the narrowest, if this one is wider */
+    slot = 0;
+    for (size_t i = 1; i < LISTED_UNCONVERGED; i++)
+      if (st->unconverged[i].width < st->unconverged[slot].width) slot = i;
+    if (!(w > st->unconverged[slot].width)) return;
+  }
+  st->unconverged[slot].width = w;
+  snprintf(st->unconverged[slot].text, sizeof st->unconverged[slot].text, "%s  %s", name,
+           strcmp(ci, "-") ? ci : "no interval");
+}
+
+static int wider_first(const void *a, const void *b) {
+  const double x = ((const unconverged *)a)->width, y = ((const unconverged *)b)->width;
+  return x > y ? -1 : x < y;
 }
 
 static void entry(tkb__reporter *r, const tkb__result *res) {
@@ -165,10 +230,16 @@ static void entry(tkb__reporter *r, const tkb__result *res) {
 
   bool noisy = bd->stddev_over_median > NOISY_STDDEV_OVER_MEDIAN;
   const bool wide = !bd->converged || !(tkb__ci_halfwidth(bd) <= 0.05);
+  if (!bd->converged) note_unconverged(st, res->name, tkb__ci_halfwidth(bd), cl.ci);
+  tkb__peak_share ps;
+  tkb__peak_share_of(r->ctx->have_peaks ? &r->ctx->peaks : NULL, res, &ps);
+  char bw[16], fl[16];
+  tkb__fmt_pct(ps.bandwidth_pct, bw, sizeof bw);
+  tkb__fmt_pct(ps.flops_pct, fl, sizeof fl);
   name_cell(f, res->name, w);
-  fprintf(f, "  %9s  %9s  %s%7s%s  %9s  %9s  %s%6s%s  %9s  %8s  %8s", cl.median, cpu, wide ? c(r, YELLOW) : "",
-          cl.ci, wide ? c(r, RESET) : "", cl.min, cl.max, noisy ? c(r, YELLOW) : "", cl.spread,
-          noisy ? c(r, RESET) : "", cl.items, cl.gbs, cl.gflops);
+  fprintf(f, "  %9s  %9s  %s%7s%s  %9s  %9s  %s%6s%s  %9s  %8s  %8s  %6s  %6s  %-7s", cl.median, cpu,
+          wide ? c(r, YELLOW) : "", cl.ci, wide ? c(r, RESET) : "", cl.min, cl.max, noisy ? c(r, YELLOW) : "",
+          cl.spread, noisy ? c(r, RESET) : "", cl.items, cl.gbs, cl.gflops, bw, fl, ps.bound ? ps.bound : "-");
   for (int k = 0; k < n_counters(res); k++) { /* columns, or name=value as Google Benchmark */
     const tkb_counter *ck = counter(res, k);
     char v[32];
@@ -199,6 +270,7 @@ static tkb_status end(tkb__reporter *r, const tkb__run_summary *s) {
   size_t n = r->n_entries;
   fputc('\n', f);
   fprintf(f, "%zu entr%s in %.1f s", n, n == 1 ? "y" : "ies", s->wall_s);
+  if (r->ctx->budget_s > 0) fprintf(f, " (budget %g s)", r->ctx->budget_s);
   if (r->n_failed) fprintf(f, ", %s%zu failed%s", c(r, RED), r->n_failed, c(r, RESET));
   else if (n > r->n_skipped) fprintf(f, ", %sall ok%s", c(r, GREEN), c(r, RESET));
   if (r->n_skipped) fprintf(f, ", %s%zu skipped%s", c(r, YELLOW), r->n_skipped, c(r, RESET));
@@ -206,7 +278,19 @@ static tkb_status end(tkb__reporter *r, const tkb__run_summary *s) {
   if (s->interrupted)
     fprintf(f, "%sinterrupted: %zu of %zu selected entries ran; the results cover those%s\n",
             c(r, YELLOW), n, s->n_selected, c(r, RESET));
-  const console_state *st = r->state;
+  console_state *st = r->state;
+  if (s->second_pass)
+    fprintf(f, "second pass: %zu entr%s ran again on the budget's time left, %zu with a narrower "
+               "interval (kept)\n", s->second_pass, s->second_pass == 1 ? "y" : "ies", s->narrowed);
+  if (st->n_unconverged) {
+    fprintf(f, "%snot converged%s (%zu of %zu: the interval the rule asks for was not reached in "
+               "the time it had), the widest first:\n", c(r, YELLOW), c(r, RESET), st->n_unconverged, n);
+    const size_t listed = st->n_unconverged < LISTED_UNCONVERGED ? st->n_unconverged : LISTED_UNCONVERGED;
+    qsort(st->unconverged, listed, sizeof *st->unconverged, wider_first);
+    for (size_t i = 0; i < listed; i++) fprintf(f, "  %s\n", st->unconverged[i].text);
+    if (st->n_unconverged > LISTED_UNCONVERGED)
+      fprintf(f, "  ... and %zu more (converged: false in the JSON)\n", st->n_unconverged - LISTED_UNCONVERGED);
+  }
   for (int k = 0; k < 2; k++)
     if (st->entries_with[k])
       fprintf(f, "%swarning%s during %zu of %zu entries, e.g. the last: %s\n", c(r, YELLOW), c(r, RESET),

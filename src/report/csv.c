@@ -1,6 +1,7 @@
 /* csv.c - the console's columns as RFC 4180 CSV, streamed: one row per entry as it
  * finishes, times in ms (a run of the instructions method: instructions per call, the
  * columns named so) and rates per second as plain numbers (empty when unknown), the
+ * throughputs as percents of the device's peaks and the bound (peak_share.c), the
  * median's 95% interval, the median CPU time per call (every thread's: the console's CPU
  * column), whether the stopping rule converged and the entry's warnings
  * (joined by "; "), for spreadsheets and scripts. A failed or skipped entry has its
@@ -41,8 +42,8 @@ static tkb_status begin(tkb__reporter *r) {
    * which (the throughputs, which need a time, stay empty) */
   const char *u = r->ctx->count_source ? "instructions" : "ms";
   fprintf(r->f, "name,op,spec,impl,mode,median_%s,median_ci_low_%s,median_ci_high_%s,cpu_median_%s,min_%s,max_%s,"
-          "stddev_over_median,items_per_second,bytes_per_second,flops_per_second,iterations,"
-          "experiments,converged,warnings,error\n", u, u, u, u, u, u);
+          "stddev_over_median,items_per_second,bytes_per_second,flops_per_second,bandwidth_pct_of_peak,"
+          "flops_pct_of_peak,bound,iterations,experiments,converged,warnings,error\n", u, u, u, u, u, u);
   return TKB_OK;
 }
 
@@ -71,6 +72,11 @@ static void entry(tkb__reporter *rep, const tkb__result *r) {
     rate(f, is);
     rate(f, bs);
     rate(f, fs);
+    tkb__peak_share ps;
+    tkb__peak_share_of(rep->ctx->have_peaks ? &rep->ctx->peaks : NULL, r, &ps);
+    number(f, ps.bandwidth_pct);
+    number(f, ps.flops_pct);
+    fprintf(f, ",%s", ps.bound ? ps.bound : "");
     /* iterations: the fixed rule's count, empty when another rule decided the calls */
     if (bd->iterations > 0) fprintf(f, ",%d", bd->iterations);
     else fputc(',', f);
@@ -82,7 +88,7 @@ static void entry(tkb__reporter *rep, const tkb__result *r) {
     field(f, warnings);
     fputs(",\n", f);
   } else {
-    fputs(",,,,,,,,,,,,,,,", f);
+    fputs(",,,,,,,,,,,,,,,,,,", f);
     char msg[1200];
     snprintf(msg, sizeof msg, "%s: %s", r->skipped ? "SKIPPED" : tkb_status_name(r->status),
              r->error ? r->error : "");

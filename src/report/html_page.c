@@ -291,13 +291,32 @@ static const char *field(const entry *e, const char *key) {
   return v ? v : "";
 }
 
+/* BW%, FLOP% and the bound, as the run wrote them (its peak_share): a report of the
+ * file shows what the run measured against. */
+static void peak_share_cells(FILE *f, const entry *e) {
+  const cJSON *ps = e->tk ? item(e->tk, "peak_share") : NULL;
+  const double pct[2] = {num(ps, "bandwidth_percent"), num(ps, "flops_percent")};
+  for (int k = 0; k < 2; k++) {
+    if (isfinite(pct[k])) fprintf(f, pct[k] < 10 ? "<td data-v=\"%.6g\">%.1f%%</td>" : "<td data-v=\"%.6g\">%.0f%%</td>",
+                                  pct[k], pct[k]);
+    else fputs("<td data-v=\"\">-</td>", f);
+  }
+  const char *bound = str(ps, "bound");
+  fputs("<td class=\"l\">", f);
+  esc(f, bound && strcmp(bound, "unknown") ? bound : "-");
+  fputs("</td>", f);
+}
+
 static void summary_table(FILE *f, const entries *es, const figures *g) {
   fputs("<h2 id=\"s-summary\">Summary</h2><table id=\"summary\" class=\"sortable\"><thead><tr>"
         "<th>Entry</th><th class=\"l\">Op</th><th class=\"l\">Impl</th><th class=\"l\">Mode</th>"
         "<th data-type=\"num\">Median</th><th data-type=\"num\">95% CI</th>"
         "<th data-type=\"num\">SD/Med</th><th data-type=\"num\">Items/s</th>"
-        "<th data-type=\"num\">GB/s</th><th data-type=\"num\">GFLOP/s</th><th class=\"l\">Status</th>"
-        "</tr></thead><tbody>",
+        "<th data-type=\"num\">GB/s</th><th data-type=\"num\">GFLOP/s</th>"
+        "<th data-type=\"num\" title=\"GB/s as a percent of the device's copy bandwidth\">BW%</th>"
+        "<th data-type=\"num\" title=\"GFLOP/s as a percent of the matrix-product peak of the dtype it "
+        "computes in\">FLOP%</th><th class=\"l\" title=\"the roofline's: its flops per byte against the "
+        "peaks'\">Bound</th><th class=\"l\">Status</th></tr></thead><tbody>",
         f);
   for (int i = 0; i < es->n; i++) {
     const entry *e = &es->v[i];
@@ -322,8 +341,10 @@ static void summary_table(FILE *f, const entries *es, const figures *g) {
       num_cell(f, g[i].items_s, true);
       num_cell(f, g[i].bytes_s / 1e9, false);
       num_cell(f, g[i].flops_s / 1e9, false);
+      peak_share_cells(f, e);
     } else {
-      fputs("<td data-v=\"\">-</td><td>-</td><td>-</td><td>-</td><td>-</td><td>-</td>",
+      fputs("<td data-v=\"\">-</td><td>-</td><td>-</td><td>-</td><td>-</td><td>-</td><td>-</td><td>-</td>"
+            "<td class=\"l\">-</td>",
             f);
     }
     fprintf(f, "<td class=\"l st-%s\">%s</td></tr>\n", status_name(e), status_name(e));

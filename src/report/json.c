@@ -12,8 +12,10 @@
 /* The rows in the unit the run asks for (--time-unit), else ns. */
 static tkb__row_form report_form(const tkb__reporter *rep) {
   const double u = tkb__unit_ns(rep->ctx->time_unit);
-  if (u <= 0) return (tkb__row_form){.unit = "ns", .per = 1, .aggregates_only = rep->aggregates_only};
-  return (tkb__row_form){.unit = rep->ctx->time_unit, .per = u, .aggregates_only = rep->aggregates_only};
+  const tkb__peaks *peaks = rep->ctx->have_peaks ? &rep->ctx->peaks : NULL;
+  if (u <= 0) return (tkb__row_form){.unit = "ns", .per = 1, .aggregates_only = rep->aggregates_only, .peaks = peaks};
+  return (tkb__row_form){.unit = rep->ctx->time_unit, .per = u, .aggregates_only = rep->aggregates_only,
+                         .peaks = peaks};
 }
 
 /* The benchmarks[] elements so far, written at the depth they have in the document. */

@@ -92,7 +92,7 @@ static void entry(tkb__reporter *rep, const tkb__result *r) {
     if (r->skipped) snprintf(msg, sizeof msg, "SKIPPED %s", error);
     else snprintf(msg, sizeof msg, "**FAILED** %s: %s", tkb_status_name(r->status), error);
     tkb__md_cell(f, msg);
-    for (int k = 0; k < 8; k++) tkb__md_cell(f, "");
+    for (int k = 0; k < 11; k++) tkb__md_cell(f, "");
     fputs("|\n", f);
     return;
   }
@@ -107,6 +107,14 @@ static void entry(tkb__reporter *rep, const tkb__result *r) {
   tkb__md_cell(f, c.items);
   tkb__md_cell(f, c.gbs);
   tkb__md_cell(f, c.gflops);
+  tkb__peak_share ps;
+  tkb__peak_share_of(rep->ctx->have_peaks ? &rep->ctx->peaks : NULL, r, &ps);
+  char pct[16];
+  tkb__fmt_pct(ps.bandwidth_pct, pct, sizeof pct);
+  tkb__md_cell(f, pct);
+  tkb__fmt_pct(ps.flops_pct, pct, sizeof pct);
+  tkb__md_cell(f, pct);
+  tkb__md_cell(f, ps.bound ? ps.bound : "-");
   fputs("|\n", f);
 }
 
@@ -120,18 +128,24 @@ static tkb_status end(tkb__reporter *r, const tkb__run_summary *s) {
   char counts[64];
   if (ctx->iterations > 0) snprintf(counts, sizeof counts, "%d iterations x %d experiments", ctx->iterations, ctx->experiments);
   else snprintf(counts, sizeof counts, "experiments >= %d", ctx->experiments);
+  char budget[64] = "";
+  if (ctx->budget_s > 0) snprintf(budget, sizeof budget, ", budget %g s", ctx->budget_s);
   fprintf(f, "tkbench %s (%s), %s; device `%s` (%s); cpu kernels `%s`; method `%s`, seed "
-             "%llu, stop `%s`, %s, warm-up %s%s\n\n",
+             "%llu, stop `%s`%s, %s, warm-up %s%s\n\n",
           tkb_version(), tkb_build_type(), ctx->date, ctx->device, ctx->device_description,
-          tkb_cpu_isa(), ctx->method, (unsigned long long)ctx->seed, ctx->stop, counts,
+          tkb_cpu_isa(), ctx->method, (unsigned long long)ctx->seed, ctx->stop, budget, counts,
           ctx->warmup_once ? "once per experiment" : "before each call",
           s->interrupted ? " (interrupted: partial results)" : "");
   if (ctx->count_source)
     fprintf(f, "Values are instructions per call, counted by %s: counts, not times.\n\n", ctx->count_source);
   for (int i = 0; i < ctx->n_warnings; i++) fprintf(f, "> warning: %s\n", ctx->warnings[i].text);
   if (ctx->n_warnings) fputc('\n', f);
-  fputs("| Benchmark | Median | CPU | 95% CI | Min | Max | SD/Med | Items/s | GB/s | GFLOP/s |\n", f);
-  fputs("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n", f);
+  if (ctx->have_peaks)
+    fprintf(f, "Peaks: copy %.3g GB/s, sgemm %.3g GFLOP/s, dgemm %.3g GFLOP/s (measured %s); BW%% and FLOP%% "
+               "are of them.\n\n", ctx->peaks.copy_gbs, ctx->peaks.sgemm_gflops, ctx->peaks.dgemm_gflops,
+            ctx->peaks_date[0] ? ctx->peaks_date : "now");
+  fputs("| Benchmark | Median | CPU | 95% CI | Min | Max | SD/Med | Items/s | GB/s | GFLOP/s | BW% | FLOP% | Bound |\n", f);
+  fputs("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|\n", f);
   if (rows->len) fwrite(rows->text, 1, rows->len, f);
   return TKB_OK;
 }

@@ -188,9 +188,6 @@ typedef struct tkb__cells {
   char gbs[24], gflops[24];          /* GB/s and GFLOP/s */
 } tkb__cells;
 void tkb__format_cells(const tkb__result *r, tkb__cells *c);
-/* The larger side of the median's 95% interval, as a fraction of the median (NaN when
- * unknown). */
-double tkb__ci_halfwidth(const tkb_benchmark_data *bd);
 /* True for the warnings about the machine rather than the entry (kinds "load" and
  * "threads"): the console says those once for the run. */
 bool tkb__machine_warning(const tkb_warning *w);
@@ -222,6 +219,11 @@ tkb_status tkb__outfile_commit(tkb__outfile *o);
 /* Drops the text (after a failure). */
 void tkb__outfile_abort(tkb__outfile *o);
 
+
+/* ---- run --init-sweep's table as text (init_sweep_table.c) ---- */
+/* The table as text: per entry one line per distribution (its median and interval, the
+ * ratio to the baseline with its interval, the verdict). */
+void tkb__sweep_table_write(FILE *f, const tkb__sweep_table *t, bool color);
 
 /* ---- renderings of a comparison (compare_format.c holds their table; one file each) ---- */
 typedef struct tkb__compare_format {

@@ -107,13 +107,6 @@ void tkb__format_cells(const tkb__result *r, tkb__cells *c) {
   tkb__fmt_sig(fs / 1e9, c->gflops, sizeof c->gflops);
 }
 
-double tkb__ci_halfwidth(const tkb_benchmark_data *bd) {
-  const double m = bd->median_evaluation_time_ms;
-  if (!(m > 0) || !isfinite(bd->median_ci_low_ms) || !isfinite(bd->median_ci_high_ms)) return NAN;
-  const double lo = (m - bd->median_ci_low_ms) / m, hi = (bd->median_ci_high_ms - m) / m;
-  return lo > hi ? lo : hi;
-}
-
 bool tkb__machine_warning(const tkb_warning *w) {
   return strcmp(w->kind, "load") == 0 || strcmp(w->kind, "threads") == 0;
 }

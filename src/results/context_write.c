@@ -85,8 +85,8 @@ static const char *const context_keys[] = {
     "date", "host_name", "executable", "num_cpus", "mhz_per_cpu", "cpu_scaling_enabled",
     "aslr_enabled", "caches", "load_avg", "library_version", "library_build_type",
     "json_schema_version", "library", "device", "device_description", "cpu_model", "method",
-    "seed", "iterations", "experiments", "interval_ms", "warmup", "stopping_rule", "interleave",
-    "interrupted", "peaks", "shard", "slurm", "device_uuid", "environment", "load_avg_start",
+    "seed", "iterations", "experiments", "interval_ms", "interval_busy", "warmup", "stopping_rule", "interleave",
+    "interrupted", "budget_s", "peaks", "shard", "slurm", "device_uuid", "environment", "load_avg_start",
     "load_avg_end", "load_exceeded_cores", "warnings", "merged", "missing_shards", "count_source"};
 
 bool tkb__context_key_taken(const char *key, size_t len) {
@@ -143,14 +143,19 @@ void tkb__json_write_context(jw *w, const tkb__report_ctx *ctx, const tkb__run_s
   else jw_null(w, "iterations");
   jw_int(w, "experiments", ctx->experiments);
   jw_number(w, "interval_ms", ctx->interval_ms);
+  jw_number(w, "interval_busy", ctx->interval_busy); /* of each experiment's time, besides */
   jw_string(w, "warmup", ctx->warmup_once ? "once" : "each");
   jw_string(w, "stopping_rule", ctx->stop);
   jw_bool(w, "interleave", ctx->interleave);
+  jw_number(w, "budget_s", ctx->budget_s); /* run --budget: the selection's wall time; 0 none */
   jw_bool(w, "interrupted", interrupted);
   if (ctx->have_peaks) {
     jw_begin_object(w, "peaks");
     jw_number(w, "copy_gbs", ctx->peaks.copy_gbs);
     jw_number(w, "sgemm_gflops", ctx->peaks.sgemm_gflops);
+    jw_number(w, "dgemm_gflops", ctx->peaks.dgemm_gflops);
+    if (ctx->peaks_date[0]) jw_string(w, "measured", ctx->peaks_date);
+    jw_number(w, "load_avg", ctx->peaks_load);
     jw_end_object(w);
   }
   write_shard(w, &ctx->shard);

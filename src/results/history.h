@@ -205,7 +205,9 @@ typedef struct tkb__history_series_list {
 /*
  * The series of every entry q selects on q->machine (required), over the runs q selects
  * (branch, since, last N; checks only with include_checks). An entry with no point in
- * those runs is left out. TKB_ERR_INVALID_ARGUMENT for no machine or a bad filter regex
+ * those runs is left out. A series holds one unit, its latest point's (the runs that
+ * measured the entry in another unit, times where it is now counted, are left out of
+ * it). TKB_ERR_INVALID_ARGUMENT for no machine or a bad filter regex
  * (naming it); TKB_ERR_NOT_FOUND for an unknown machine.
  */
 tkb_status tkb__history_series_read(tkb__history *h, const tkb__history_query *q,

@@ -310,6 +310,20 @@ static int series_by_name(const void *a, const void *b) {
   return strcmp(((const tkb__history_series *)a)->name, ((const tkb__history_series *)b)->name);
 }
 
+/* A series holds numbers of one unit, its latest point's: an entry timed in some runs
+ * and counted (the instructions method) in others has two kinds of number, and a step
+ * between them is no change of the code or the machine. */
+static void one_unit(tkb__history_series *se) {
+  if (se->n < 2) return;
+  const char *unit = se->points[se->n - 1].unit;
+  size_t kept = 0;
+  for (size_t k = 0; k < se->n; k++) {
+    const char *u = se->points[k].unit;
+    if ((u && unit && !strcmp(u, unit)) || (!u && !unit)) se->points[kept++] = se->points[k];
+  }
+  se->n = kept;
+}
+
 tkb_status tkb__history_series_read(tkb__history *h, const tkb__history_query *q, tkb__history_series_list *out) {
   *out = (tkb__history_series_list){0};
   if (!q || !q->machine)
@@ -413,6 +427,7 @@ tkb_status tkb__history_series_read(tkb__history *h, const tkb__history_query *q
     tkb__history_series_free(out);
     return st;
   }
+  for (size_t i = 0; i < out->n; i++) one_unit(&out->items[i]);
   if (out->n) qsort(out->items, out->n, sizeof *out->items, series_by_name);
   return TKB_OK;
 }

@@ -178,6 +178,8 @@ static void entry_from(const tkb__results_file *rf, const tkb__rf_entry *e, cons
                        tkb__history_entry *out, owned *own) {
   (void)rf;
   const cJSON *tk = e->tkbench;
+  /* a count (the instructions method) is kept as counted, in a unit of its own */
+  const double scale = e->counted ? 1 : NS_PER_MS;
   *own = (owned){.tags = tags_of(tk), .counters = counters_json(e), .warnings = warnings_json(e)};
   *out = (tkb__history_entry){.name = e->name,
                               .op = text_of(tk, "op"),
@@ -188,7 +190,7 @@ static void entry_from(const tkb__results_file *rf, const tkb__rf_entry *e, cons
                               .device = device,
                               .status = e->status == TKB__RF_OK ? "ok" : e->status == TKB__RF_SKIPPED ? "skipped" : "failed",
                               .message = e->message,
-                              .unit = "ns",
+                              .unit = e->counted ? "instructions" : "ns",
                               .counters = own->counters,
                               .warnings = own->warnings,
                               .median = NAN, .ci_low = NAN, .ci_high = NAN,
@@ -203,19 +205,19 @@ static void entry_from(const tkb__results_file *rf, const tkb__rf_entry *e, cons
     } m[] = {{&out->median, "median_ms"}, {&out->ci_low, "median_ci_low_ms"}, {&out->ci_high, "median_ci_high_ms"},
              {&out->min, "min_ms"},       {&out->p10, "p10_ms"},             {&out->p25, "p25_ms"},
              {&out->p75, "p75_ms"},       {&out->p90, "p90_ms"},             {&out->max, "max_ms"}};
-    for (size_t i = 0; i < TKB_ARRAY_LEN(m); i++) *m[i].to = number_of(stats, m[i].key) * NS_PER_MS;
+    for (size_t i = 0; i < TKB_ARRAY_LEN(m); i++) *m[i].to = number_of(stats, m[i].key) * scale;
     return;
   }
   tkb_stats s;
   if (tkb_stats_compute(e->samples_ms, (size_t)e->n_samples, &s) != TKB_OK) return;
-  out->median = s.median * NS_PER_MS;
-  out->min = s.min * NS_PER_MS, out->max = s.max * NS_PER_MS;
-  out->p10 = s.p10 * NS_PER_MS, out->p25 = s.p25 * NS_PER_MS;
-  out->p75 = s.p75 * NS_PER_MS, out->p90 = s.p90 * NS_PER_MS;
+  out->median = s.median * scale;
+  out->min = s.min * scale, out->max = s.max * scale;
+  out->p10 = s.p10 * scale, out->p25 = s.p25 * scale;
+  out->p75 = s.p75 * scale, out->p90 = s.p90 * scale;
   tkb__ci ci;
   if (e->n_samples >= 2 && tkb__median_ci(e->samples_ms, e->experiment_end, e->n_experiments, &ci) == TKB_OK) {
-    out->ci_low = ci.low * NS_PER_MS;
-    out->ci_high = ci.high * NS_PER_MS;
+    out->ci_low = ci.low * scale;
+    out->ci_high = ci.high * scale;
   }
 }
 

@@ -60,3 +60,10 @@ double tkb__counter_value(const tkb__result *r, const tkb_counter *c, int e) {
   if (c->flags & TKB_COUNTER_INVERT) v = 1 / v;
   return v;
 }
+
+double tkb__ci_halfwidth(const tkb_benchmark_data *bd) {
+  const double m = bd->median_evaluation_time_ms;
+  if (!(m > 0) || !isfinite(bd->median_ci_low_ms) || !isfinite(bd->median_ci_high_ms)) return NAN;
+  const double lo = (m - bd->median_ci_low_ms) / m, hi = (bd->median_ci_high_ms - m) / m;
+  return lo > hi ? lo : hi;
+}

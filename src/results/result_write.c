@@ -124,7 +124,23 @@ static void experiment_calls(const tkb_benchmark_data *bd, int e, int *first, in
 /* The BenchmarkData with its statistics, holding the calls of experiment `experiment`
  * (every call for -1, the aggregates-only row): each call is written once, in the row of
  * its experiment, and result_read.c puts them together again. */
-static void write_tkbench(jw *w, const tkb__result *r, int experiment) {
+/* The entry's share of the device's peaks (peak_share.c): percents, the bound, and the
+ * peaks they are of. */
+static void write_peak_share(jw *w, const tkb__peaks *peaks, const tkb__result *r) {
+  tkb__peak_share ps;
+  tkb__peak_share_of(peaks, r, &ps);
+  jw_begin_object(w, "peak_share");
+  jw_number(w, "bandwidth_percent", ps.bandwidth_pct);
+  jw_number(w, "flops_percent", ps.flops_pct);
+  jw_string(w, "bound", ps.bound ? ps.bound : "unknown"); /* a string on every device */
+  jw_string(w, "compute_dtype", ps.compute_dtype);
+  jw_number(w, "peak_gbs", ps.peak_gbs);
+  jw_number(w, "peak_gflops", ps.peak_gflops);
+  jw_end_object(w);
+}
+
+/* The whole BenchmarkData with its statistics; with peaks, the entry's share of them. */
+static void write_tkbench(jw *w, const tkb__result *r, int experiment, const tkb__peaks *peaks) {
   const tkb_benchmark_data *bd = r->bd;
   int first, end;
   experiment_calls(bd, experiment, &first, &end);
@@ -216,6 +232,7 @@ static void write_tkbench(jw *w, const tkb__result *r, int experiment) {
   write_count(w, "bytes", r->counts.bytes);
   write_count(w, "flops", r->counts.flops);
   jw_end_object(w);
+  if (peaks) write_peak_share(w, peaks, r);
   /* the entry's own counters and the perf events as measured (per call, before their
    * flags; the row's keys hold them after), so that the rows can be written again from
    * this object: the journal and a worker's results are read back this way */
@@ -285,7 +302,7 @@ static void write_runs(jw *w, const tkb__row_form *form, const tkb__result *r) {
     jw_string(w, "time_unit", unit);
     write_counters(w, r, e);
     jw_string(w, "label", r->op);
-    write_tkbench(w, r, e);
+    write_tkbench(w, r, e, form->peaks);
     jw_end_object(w);
   }
   if (n < 2) return;
@@ -329,7 +346,7 @@ static void write_runs(jw *w, const tkb__row_form *form, const tkb__result *r) {
         jw_number(w, key[j], k == 0 ? counter[j].mean : k == 1 ? counter[j].median
                              : k == 2 ? counter[j].stddev : counter[j].cv);
     jw_string(w, "label", r->op);
-    if (only && k == 1) write_tkbench(w, r, -1);
+    if (only && k == 1) write_tkbench(w, r, -1, form->peaks);
     jw_end_object(w);
   }
 }

@@ -50,6 +50,22 @@ typedef struct tkb__result {
 
 /* Frees what a result owns (error, bd, owned strings) and zeroes those fields. */
 void tkb__result_clear(tkb__result *r);
+/* ---- an entry against the device's peaks (peak_share.c) ---- */
+typedef struct tkb__peak_share {
+  double bandwidth_pct;    /* its GB/s, percent of the copy bandwidth; NaN when unknown */
+  double flops_pct;        /* its GFLOP/s, percent of compute_dtype's matrix product; NaN */
+  const char *bound;       /* "memory" or "compute" (the roofline's ridge); NULL: unknown */
+  const char *compute_dtype; /* "float32" or "float64": whose peak flops_pct is of */
+  double peak_gbs, peak_gflops; /* the peaks used */
+} tkb__peak_share;
+/* r's share of the peaks p (NULL: none, every field unknown). */
+void tkb__peak_share_of(const tkb__peaks *p, const tkb__result *r, tkb__peak_share *out);
+/* "42%", "3.1%", "-" for NaN. */
+void tkb__fmt_pct(double pct, char *buf, size_t cap);
+
+/* The larger side of the median's 95% interval, as a fraction of the median (NaN when
+ * unknown). */
+double tkb__ci_halfwidth(const tkb_benchmark_data *bd);
 /* True for data whose values are counts (the instructions method), not times. */
 bool tkb__counted(const tkb_benchmark_data *bd);
 /* Throughputs of a result at time ms per call: per second (0 when unknown, and for a
@@ -138,13 +154,20 @@ typedef struct tkb__report_ctx {
                               decides them (`stop` says which) */
   int experiments;
   double interval_ms;
+  double interval_busy;    /* a pause of this fraction of each experiment's time, besides */
   bool warmup_once;        /* one warm-up call per experiment, not one per timed call */
   char date[40];           /* ISO 8601 local time with offset, at the start of the run */
   int name_width;          /* length of the longest selected entry name */
   const char *stop;        /* the stopping rule as run, every parameter written out */
   bool interleave;         /* the entries' experiments ran round-robin */
-  bool have_peaks;         /* peaks were measured before the run (run --peaks) */
+  double budget_s;         /* wall time for the whole selection (run --budget); 0: none */
+  bool budget_default;     /* it is the default of a run under the default rule */
+  size_t budget_entries;   /* the entries that share it */
+  bool have_peaks;         /* the device's peaks are known (measured, or from the cache) */
   tkb__peaks peaks;
+  char peaks_date[40];     /* when they were measured (ISO 8601) */
+  double peaks_load;       /* the 1-minute load average then (NaN: unknown) */
+  const char *peaks_cache; /* the cache file they were read from or written to; NULL: none */
   tkb__shard_info shard;   /* the part of the selection the run ran (count 0: all of it) */
   bool in_job;             /* a step of a Slurm job: */
   tkb__batch_job job;      /* which */
@@ -169,6 +192,8 @@ typedef struct tkb__run_summary {
   double wall_s;           /* the whole run's wall time */
   bool interrupted;        /* stopped early by SIGINT */
   tkb__load load_end;      /* the machine's load as the run ended */
+  size_t second_pass;      /* a budget's second pass: entries run again */
+  size_t narrowed;         /* of which the second result was kept */
 } tkb__run_summary;
 
 
@@ -182,6 +207,7 @@ typedef struct tkb__row_form {
   const char *unit;        /* Google Benchmark's time unit name ("ns") */
   double per;              /* ns in that unit */
   bool aggregates_only;    /* with two or more experiments, the aggregate rows alone */
+  const tkb__peaks *peaks; /* the device's, for each entry's share of them; NULL: none */
 } tkb__row_form;
 extern const tkb__row_form tkb__canonical_rows;
 /* One entry's elements of "benchmarks" (w inside an array) in form: an iteration row per
@@ -559,6 +585,39 @@ typedef struct tkb__comparison {
 tkb_status tkb__compare(const tkb__results_file *base, const tkb__results_file *new_,
                         const tkb__compare_opts *opts, tkb__comparison *out);
 void tkb__comparison_free(tkb__comparison *c);
+
+/* ---- run --init-sweep's table (sweep_table.c; src/report/init_sweep_table.c renders it) ---- */
+/* One entry under one distribution: its median, and against the baseline distribution
+ * (the first, default) compare's ratio, interval and verdict. */
+typedef struct tkb__sweep_cell {
+  bool ran;                     /* false: the variant failed or was skipped (message in why) */
+  double median_ms;
+  double halfwidth;             /* of its median's 95% interval, a fraction; NaN: none */
+  double ratio, ratio_low, ratio_high; /* this / baseline; NaN for the baseline itself */
+  double p;                     /* Holm-adjusted over the entry's distributions; NaN: none */
+  tkb__change verdict;
+  char why[160];
+} tkb__sweep_cell;
+
+typedef struct tkb__sweep_row {
+  char name[512];               /* the entry's full name */
+  tkb__sweep_cell *cells;       /* one per distribution (owned) */
+} tkb__sweep_row;
+
+typedef struct tkb__sweep_table {
+  const char *const *labels;    /* the distributions, the baseline first (not owned) */
+  size_t n_dists;
+  tkb__sweep_row *rows;         /* owned */
+  size_t n_rows, cap;
+  double noise, alpha;          /* of the verdicts */
+} tkb__sweep_table;
+void tkb__sweep_table_free(tkb__sweep_table *t);
+/* The verdict of a cell as one phrase: "31.9x slower (95% CI 31.2x-32.5x, p 0.0012)",
+ * "same (0.998x, 95% CI 0.99x-1.01x)". */
+void tkb__sweep_cell_describe(const tkb__sweep_cell *c, char *buf, size_t cap);
+/* "32.84x", "1.000x", "0.5012x": 4 significant digits; "-" when not finite. */
+void tkb__fmt_ratio(double r, char *buf, size_t cap);
+
 
 /* ---- the decision rules (compare_rule.c) ---- */
 /* Sets each row's rule, verdict, decision interval and smallest callable change, and the

@@ -16,6 +16,7 @@
 #include "runner.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 typedef struct slot {
   size_t entry, k;
@@ -51,7 +52,10 @@ static tkb_status prepare(const tkb__runner *runner, slot *sl) {
   const tkb_bench_opts bo = tkb__entry_opts(runner, sl->entry);
   const int64_t t0 = tkb__now_ns();
   tkb__worker_phase(sl->entry, "standardize", 0);
-  tkb_status st = tkb__registry_standardize_init(sl->entry, runner->device, runner->seed, runner->inits, runner->n_inits, &sl->f, &sl->args);
+  tkb__init_override scratch[TKB__MAX_INITS + 1];
+  const tkb__init_override *inits;
+  const size_t n_inits = tkb__slot_inits(runner, sl->k, scratch, TKB_ARRAY_LEN(scratch), &inits);
+  tkb_status st = tkb__registry_standardize_init(sl->entry, runner->device, runner->seed, inits, n_inits, &sl->f, &sl->args);
   tkb__worker_phase(sl->entry, "prepare", (double)(tkb__now_ns() - t0) / 1e9);
   if (!st) st = tkb_compile_benchmark(sl->f, sl->args, &sl->c);
   if (!st) st = tkb__session_open(sl->c, &bo, &sl->s);
@@ -64,6 +68,8 @@ static void step(const tkb__runner *runner, slot *sl, size_t n, tkb__run_count *
   const int64_t t0 = tkb__now_ns();
   bool done = false;
   tkb__worker_phase(sl->entry, tkb_mode_name(sl->r.mode), (double)sl->busy_ns / 1e9);
+  /* the team of the cores free now, as each isolated entry gets as it starts */
+  if (runner->auto_threads && !strcmp(tkb_registry_get(sl->entry)->device_kind, "cpu")) tkb__threads_auto();
   tkb_status st = tkb__session_experiment(sl->s, &done);
   tkb__session_pause(sl->s);
   if (!st && done) st = tkb__session_finish(sl->s, &sl->r.bd);

@@ -43,6 +43,7 @@ bool tkb__count_result(tkb__run_count *count, const tkb__result *r, size_t entry
 
 void tkb__run_entry(const tkb__runner *runner, size_t entry, tkb__result *r) {
   int64_t t0 = tkb__now_ns();
+  const size_t position = (size_t)r->family_index;
   tkb__result_identity(r, entry);
   r->status = TKB_OK;
   r->error = NULL;
@@ -53,7 +54,9 @@ void tkb__run_entry(const tkb__runner *runner, size_t entry, tkb__result *r) {
   tkb_std_fn *f = NULL;
   tkb_arrays *args = NULL;
   tkb_compiled *c = NULL;
-  const tkb_bench_opts bo = tkb__entry_opts(runner, entry);
+  tkb_bench_opts bo = tkb__entry_opts(runner, entry);
+  char budgeted_stop[512];
+  if (runner->budget) tkb__budget_cap(runner->budget, position, &bo.stop, budgeted_stop, sizeof budgeted_stop);
   /* the setup (standardizing, the method, lowering, compiling) may find the entry
    * unsupported here; a call that fails is a failure whatever it says. What a worker that
    * dies was doing: binding and filling the inputs, the op's prepare, or the timed calls

@@ -109,6 +109,8 @@ tkb_status tkb__shard_assign(const char *const *names, const int64_t *cost_us, s
 tkb_status tkb__shard_select(size_t *idx, size_t *n, const tkb__shard_weights *w, tkb__shard_info *s);
 
 /* ---- --init ARG=DIST (init_override.c) ---- */
+/* --init's distributions a run takes at most. */
+#define TKB__MAX_INITS 16
 typedef struct tkb__init_override {
   char arg[64];              /* a parameter's name, or "*" */
   tkb_init init;             /* the distribution (subnormal: its range set per dtype) */
@@ -133,6 +135,40 @@ int tkb__threads_auto(void);
 tkb_status tkb__entry_args(size_t i, const tkb_value **args, size_t *n_args, const tkb_kwarg **kwargs,
                            size_t *n_kwargs);
 
+/* ---- a time budget for the whole selection (budget.c) ---- */
+/* One pass over entries under a budget: the entry at position k of the pass's n gets,
+ * as it starts, an even share of what is left until the deadline, (deadline - now) /
+ * (n - k), up to cap_s, as its stopping rule's max_time. What earlier entries did not
+ * use (they converged sooner) or overran (their setup) moves to the ones after. */
+typedef struct tkb__budget_pass {
+  int64_t deadline_ns;       /* tkb__now_ns() by which the pass should be over */
+  size_t n;                  /* entries in the pass */
+  double cap_s;              /* no share above this (0: none) */
+} tkb__budget_pass;
+
+/* No entry gets less than this (seconds), however late it starts: a few calls, so that
+ * every entry still reports a median. */
+#define TKB__BUDGET_MIN_SHARE_S 0.1
+/* An entry's min_time under a budget is at most this fraction of its max_time share. */
+#define TKB__BUDGET_MIN_TIME_SHARE 0.3
+
+/* The share of the entry at position k (seconds), before the rule's own max_time caps
+ * it. */
+double tkb__budget_share(const tkb__budget_pass *b, size_t k);
+/* Caps *stop's max_time at the share of position k (and its min_time, if it has one, at
+ * TKB__BUDGET_MIN_TIME_SHARE of that): writes the rule as it will run into
+ * text (cap bytes) and points *stop at it. False, leaving *stop alone, when the rule has
+ * no max_time (fixed) or cannot be read. */
+bool tkb__budget_cap(const tkb__budget_pass *b, size_t k, const char **stop, char *text, size_t cap);
+
+/* ---- run --init-sweep (init_sweep.c) ---- */
+/* The distributions every selected entry runs under, each "*=DIST", the baseline
+ * (default) first. */
+typedef struct tkb__init_sweep {
+  const tkb__init_override *dists;
+  size_t n;
+} tkb__init_sweep;
+
 /* ---- running (run_entries.c; one entry: runner.c) ---- */
 struct tkb__run_count;
 typedef struct tkb__runner {
@@ -143,9 +179,14 @@ typedef struct tkb__runner {
                                 (threads_auto.c); off when the user fixed the team */
   const tkb__init_override *inits; /* --init, applied to every entry (n_inits of them) */
   size_t n_inits;
+  const tkb__init_sweep *sweep; /* NULL; else the run is interleaved over copies of one
+                                entry, copy k under distribution k % sweep->n besides
+                                inits (tkb__slot_inits) */
   bool stop_on_signal;       /* SIGINT, SIGTERM and SIGHUP stop the run (signals.c) */
   bool interleave;           /* the entries' experiments round-robin (interleave.c) */
   bool isolate;              /* each entry in a worker process (isolate.c) */
+  const tkb__budget_pass *budget; /* NULL: none; else each entry's max_time is its share
+                                (tkb__budget_cap), in process or in its worker */
   double timeout_s;          /* isolated: an entry still running after this long is killed
                                 and fails (TKB_ERR_TIMEOUT); 0: no limit */
   /* Called before and after each entry (k of n); either may be NULL. The result passed
@@ -168,6 +209,11 @@ typedef struct tkb__runner {
   void *exec_user;
 } tkb__runner;
 
+/* The distributions the entry at position k of a run gets: the runner's inits, and under
+ * a sweep its distribution for k (a named ARG of inits wins over its *). Points *out at
+ * them (scratch holds them when combined: cap items) and returns how many. */
+size_t tkb__slot_inits(const tkb__runner *runner, size_t k, tkb__init_override *scratch, size_t cap,
+                       const tkb__init_override **out);
 /* What a run of entries came to. */
 typedef struct tkb__run_count {
   size_t done;               /* entries that ran (n unless interrupted) */
@@ -203,6 +249,42 @@ bool tkb__count_result(tkb__run_count *count, const tkb__result *r, size_t entry
  * dispositions are restored before returning.
  */
 tkb__run_count tkb__run_entries(const tkb__runner *runner, const size_t *idx, size_t n);
+
+/* What a budgeted run did beyond running each entry once. */
+typedef struct tkb__budget_outcome {
+  double budget_s;
+  size_t second_pass;        /* entries run again on what the first pass left */
+  size_t narrowed;           /* of which the second result was kept (its interval the
+                                narrower) */
+} tkb__budget_outcome;
+
+/*
+ * Runs entries idx[0..n) as tkb__run_entries does, in about budget_s seconds of wall
+ * time (budget.c): a first pass gives each entry its share of the first
+ * TKB__BUDGET_FIRST_PASS of the budget; entries whose interval did not converge wait,
+ * and a second pass runs them again on what is left, widest interval first, each with
+ * what it would need to converge (within limits), each kept result being the narrower
+ * of its two. Results go to on_done as tkb__run_entries sends them (converged ones at
+ * once, the others after the second pass).
+ */
+#define TKB__BUDGET_FIRST_PASS (2.0 / 3.0)
+/* No entry of the first pass gets more than this many times the even share of it (what
+ * entries before it left unused goes to the second pass, which spends it by need). */
+#define TKB__BUDGET_FIRST_CAP 2.0
+tkb__run_count tkb__run_budgeted(const tkb__runner *runner, const size_t *idx, size_t n, double budget_s,
+                                 tkb__budget_outcome *out);
+
+/*
+ * run --init-sweep (init_sweep.c): each entry of idx[0..n) under each of the sweep's
+ * distributions, its variants interleaved (experiment e of every variant in round e,
+ * in an order drawn from the seed), so the machine's drift is shared and the
+ * comparison is paired. Each variant's result goes to on_done named
+ * "<entry>/init=<dist>", with metadata "init" and "init_vs_default" (compare's verdict
+ * against the baseline, Holm-adjusted over the entry's distributions); *table gets the
+ * same per entry. Isolated (runner->isolate): an entry's variants in one worker.
+ */
+tkb__run_count tkb__run_init_sweep(const tkb__runner *runner, const size_t *idx, size_t n,
+                                   const char *const *labels, tkb__sweep_table *table);
 
 /* The interleaved run (interleave.c): every entry resident, one experiment of each per
  * round in an order drawn from the seed; results to on_done as entries finish. Stops

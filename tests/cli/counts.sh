@@ -3,7 +3,7 @@
 # --no-isolate, a source that cannot count here, --count-source without the method), and
 # where Valgrind runs: each entry's worker re-executed under Callgrind (a plugin's entries
 # and a TKB_MAIN program's), an empty function counting 0, every call alike, the counts in
-# JSON (a unit of their own), CSV, Markdown and HTML, a crash named, compare and ab
+# JSON (a unit of their own), CSV, Markdown, HTML and the results store, a crash named, compare and ab
 # calling the same build the same and a 1% busier build slower by exactly its ratio, and
 # counts against times refused. Entries are tiny: Valgrind is slow.
 . "$(dirname "$0")/lib.bash"
@@ -62,6 +62,10 @@ json_check "$TMP/a.json" "all(len(set(b['tkbench']['evaluation_times_ms'])) == 1
 # the loop's count grows exactly with its length; the empty call's is 0
 json_check "$TMP/a.json" "(lambda v: v['spin_empty_forward_c'] == 0 and v['spin_30k_forward_c'] - v['spin_20k_forward_c'] == v['spin_20k_forward_c'] - v['spin_10k_forward_c'] > 0)({b['name']: b['real_time'] for b in d['benchmarks']})"
 json_check "$TMP/a.json" "all(b['instructions'] == b['real_time'] and 'l1_misses' in b and 'll_misses' in b and 'estimated_cycles' in b and b['tkbench']['metadata']['count_source'] == 'callgrind' for b in d['benchmarks'])"
+# the store keeps counts as counted, in their own unit; a series holds one unit (its latest)
+expect 0 "" "$TKBENCH" history import --history "$TMP/counts.db" "$TMP/a.json" --commit c0ffee0
+expect 0 "" "$TKBENCH" history export --history "$TMP/counts.db" --filter '^spin_10k_' --out "$TMP/counts_export.json"
+json_check "$TMP/counts_export.json" "[(p['unit'], p['median']) for p in d['series'][0]['points']] == [('instructions', [b['real_time'] for b in json.load(open('$TMP/a.json'))['benchmarks'] if b['name'] == 'spin_10k_forward_c'][0])]"
 # the same counts in CSV and Markdown
 expect 0 "" "$TKBENCH" run --load "$S100" --filter '^spin_10k_' "${CG[@]}" --quiet --out "$TMP/a.csv"
 head -1 "$TMP/a.csv" | grep -q '^name,op,spec,impl,mode,median_instructions,' && pass || fail "csv header: $(head -1 "$TMP/a.csv")"

@@ -6,7 +6,8 @@
 # Two changes keep the whole script to seconds (the default selection, 160 entries, takes
 # ~20 s a command here, mostly the reference implementations), and each is printed with
 # the command it changes:
-#  - `run` gets --iterations 1 --experiments 1 appended (later flags win), `ab`
+#  - `run` gets --iterations 1 --experiments 1 appended (later flags win; one with a
+#    --budget, which the fixed rule cannot take, gets --budget 2 --experiments 1), `ab`
 #    --iterations 2 --experiments 1: the flags and the selection are what is tested here,
 #    not the timings;
 #  - `run` or `check` without a selection of its own (--filter, --tag, --op, --load,
@@ -30,14 +31,17 @@ cat >"$TMP/bin/tkbench" <<'WRAPPER'
 args=("$@")
 extra=()
 if [ "${1:-}" = run ] || [ "${1:-}" = check ] || [ "${1:-}" = ab ]; then
-  own_selection=0
+  own_selection=0 budget=0
   for a in "$@"; do
     case $a in --filter | --filter=* | --tag | --tag=* | --op | --op=* | --load | --load=* | --benchmark_filter=*)
       own_selection=1 ;;
+    --budget | --budget=*) budget=1 ;;
     esac
   done
   [ "$own_selection" = 1 ] || extra+=(--filter '^cpu_96x96x64_')
-  [ "$1" = run ] && extra+=(--iterations 1 --experiments 1)
+  # a budget needs the ci rule, which --iterations would replace: a short budget instead
+  [ "$1" = run ] && [ "$budget" = 1 ] && extra+=(--budget 2 --experiments 1)
+  [ "$1" = run ] && [ "$budget" = 0 ] && extra+=(--iterations 1 --experiments 1)
   [ "$1" = ab ] && extra+=(--iterations 2 --experiments 1)
 fi
 [ ${#extra[@]} -eq 0 ] || echo "appended: ${extra[*]}" >>"$README_SH_LOG"
