@@ -39,9 +39,10 @@ SKIP_REASONS = awk '/^[0-9]+\/[0-9]+ Testing: /{t=$$3} /^SKIPPED/{print t ": " $
 test-release: build bootstrap-test
 	cd $(BUILD) && { ctest --output-on-failure -j $(JOBS); rc=$$?; $(SKIP_REASONS); exit $$rc; }
 
-# The sanitizer run sets TKB_TEST_QUICK so exhaustive 2^32 sweeps take a stride.
+# The sanitizer run sets TKB_TEST_QUICK so exhaustive 2^32 sweeps take a stride, and leaves
+# out the leaks of PoCL's and LLVM's own (tests/lsan.supp).
 test-asan: build-asan bootstrap-test
-	cd $(ASAN_BUILD) && { TKB_TEST_QUICK=1 ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure \
+	cd $(ASAN_BUILD) && { TKB_TEST_QUICK=1 ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp ctest --output-on-failure \
 	  -j $(JOBS); rc=$$?; $(SKIP_REASONS); exit $$rc; }
 
 # The libFuzzer harnesses (tests/fuzz) in a clang tree of their own: a short run of each

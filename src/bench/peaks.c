@@ -68,43 +68,36 @@ static tkb_status copy_gbs(tkb_device *dev, double *out) {
   return st;
 }
 
-static double sgemm_gflops(void) {
+/* The matrix product's rate at n = PEAK_SGEMM_N, the best of PEAK_SGEMM_RUNS after one
+ * that pages the buffers in, on every core (the machine's peak, not a team's): float32
+ * (sgemm, the cpu kernels' compute) or float64 (dgemm, the references'). */
+static double gemm_gflops(bool float64) {
   const int n = PEAK_SGEMM_N;
-  if (tkb__blas_open("the sgemm peak") != TKB_OK) return NAN;
-  tkb__blas.set_num_threads(tkb__num_cpus()); /* the machine's peak, not a team's */
-  float *a = malloc(sizeof *a * (size_t)n * n * 3);
-  if (!a) return NAN;
-  float *bm = a + (size_t)n * n, *c = bm + (size_t)n * n;
-  for (size_t i = 0; i < (size_t)n * n; i++) a[i] = (float)(i % 7) * 0.25f, bm[i] = (float)(i % 5) * 0.5f;
-  double best = INFINITY;
-  for (int r = 0; r <= PEAK_SGEMM_RUNS; r++) {
-    int64_t t0 = now_ns();
-    tkb__blas.sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a, n, bm, n, 0.0f, c, n);
-    int64_t t1 = now_ns();
-    if (r > 0) best = fmin(best, (double)(t1 - t0));
-  }
-  free(a);
-  return 2.0 * n * (double)n * n / best; /* flops per ns = GFLOP/s */
-}
-
-/* The same in float64: the peak of the float64 references. */
-static double dgemm_gflops(void) {
-  const int n = PEAK_SGEMM_N;
-  if (tkb__blas_open("the dgemm peak") != TKB_OK) return NAN;
+  const size_t nn = (size_t)n * n, size = float64 ? sizeof(double) : sizeof(float);
+  if (tkb__blas_open(float64 ? "the dgemm peak" : "the sgemm peak") != TKB_OK) return NAN;
   tkb__blas.set_num_threads(tkb__num_cpus());
-  double *a = malloc(sizeof *a * (size_t)n * n * 3);
-  if (!a) return NAN;
-  double *bm = a + (size_t)n * n, *c = bm + (size_t)n * n;
-  for (size_t i = 0; i < (size_t)n * n; i++) a[i] = (double)(i % 7) * 0.25, bm[i] = (double)(i % 5) * 0.5;
+  void *buf = malloc(size * nn * 3);
+  if (!buf) return NAN;
+  for (size_t i = 0; i < nn; i++) {
+    const double x = (double)(i % 7) * 0.25, y = (double)(i % 5) * 0.5;
+    if (float64) ((double *)buf)[i] = x, ((double *)buf)[nn + i] = y;
+    else ((float *)buf)[i] = (float)x, ((float *)buf)[nn + i] = (float)y;
+  }
   double best = INFINITY;
   for (int r = 0; r <= PEAK_SGEMM_RUNS; r++) {
     int64_t t0 = now_ns();
-    tkb__blas.dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0, a, n, bm, n, 0.0, c, n);
+    if (float64) {
+      double *a = buf;
+      tkb__blas.dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0, a, n, a + nn, n, 0.0, a + 2 * nn, n);
+    } else {
+      float *a = buf;
+      tkb__blas.sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a, n, a + nn, n, 0.0f, a + 2 * nn, n);
+    }
     int64_t t1 = now_ns();
     if (r > 0) best = fmin(best, (double)(t1 - t0));
   }
-  free(a);
-  return 2.0 * n * (double)n * n / best;
+  free(buf);
+  return 2.0 * n * (double)n * n / best; /* flops per ns = GFLOP/s */
 }
 
 tkb_status tkb__peaks_measure(tkb_device *dev, tkb__peaks *out) {
@@ -112,8 +105,8 @@ tkb_status tkb__peaks_measure(tkb_device *dev, tkb__peaks *out) {
   tkb_status st = copy_gbs(dev, &out->copy_gbs);
   if (st) return st;
   if (!strcmp(dev->backend->kind, "cpu")) {
-    out->sgemm_gflops = sgemm_gflops();
-    out->dgemm_gflops = dgemm_gflops();
+    out->sgemm_gflops = gemm_gflops(false);
+    out->dgemm_gflops = gemm_gflops(true);
   }
   return TKB_OK;
 }

@@ -34,11 +34,14 @@ static void file_safe(const char *in, char *out, size_t cap) {
   out[n] = '\0';
 }
 
-/* $XDG_CACHE_HOME/tkbench, else $HOME/.cache/tkbench; false when neither is set. */
+/* $TKB_CACHE_DIR, else $XDG_CACHE_HOME/tkbench, else $HOME/.cache/tkbench; false when none
+ * is set. TKB_CACHE_DIR moves tkbench's cache alone (a test tree's, say), where
+ * XDG_CACHE_HOME would move every library's (PoCL's compiled kernels too). */
 static bool cache_dir(char *buf, size_t cap) {
-  const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+  const char *own = getenv("TKB_CACHE_DIR"), *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
   int len;
-  if (xdg && *xdg == '/') len = snprintf(buf, cap, "%s/tkbench", xdg);
+  if (own && *own == '/') len = snprintf(buf, cap, "%s", own);
+  else if (xdg && *xdg == '/') len = snprintf(buf, cap, "%s/tkbench", xdg);
   else if (home && *home) len = snprintf(buf, cap, "%s/.cache/tkbench", home);
   else return false;
   return len > 0 && (size_t)len < cap;

@@ -2,10 +2,11 @@
 # once (saying so) and writes $XDG_CACHE_HOME/tkbench/peaks-<host>-cpu.json with the date;
 # the next run reads them; a cache of another device is measured over; run --peaks and
 # info --peaks measure again; every format gives each entry's BW%, FLOP% and bound; a
-# cache that cannot be written is a warning, not a failure.
+# cache that cannot be written is a warning, not a failure; TKB_CACHE_DIR moves the cache.
 . "$(dirname "$0")/lib.bash"
 
 F='^cpu_96x96x64_forward_(cpu|reference)$'
+unset TKB_CACHE_DIR # the tree's: this test sees where the cache goes by default
 export XDG_CACHE_HOME="$TMP/cache"
 CACHE="$XDG_CACHE_HOME/tkbench/peaks-$(hostname | tr -c 'A-Za-z0-9._\n-' '_')-cpu.json"
 expect 0 "measuring the peaks of cpu once for this machine" "$TKBENCH" run --filter "$F" --iterations 3 --out "$TMP/first.json"
@@ -45,6 +46,9 @@ sleep 1
 expect 0 "" "$TKBENCH" run --filter "$F" --iterations 3 --peaks --quiet
 json_check "$CACHE" "d['measured'] != '$before'"
 expect 0 "cached in $CACHE" "$TKBENCH" info --peaks
+# TKB_CACHE_DIR moves tkbench's cache alone
+TKB_CACHE_DIR="$TMP/own" expect 0 "measuring the peaks of cpu once" "$TKBENCH" run --filter "$F" --iterations 3
+ls "$TMP/own"/peaks-*-cpu.json >/dev/null 2>&1 && pass || fail "TKB_CACHE_DIR: no cache in $TMP/own"
 # a cache folder that cannot be made: a warning, and the run goes on
 export XDG_CACHE_HOME=/proc/tkbench-no-such-folder
 expect 0 "warning: the peaks are not cached" "$TKBENCH" run --filter "$F" --iterations 3
