@@ -807,8 +807,9 @@ static int run_selected(const run_args *a, const char *out, const tkb__device_fa
   sinks to = {.o = &o, .h = hist, .experiments = bo.experiments, .quiet = a->quiet, .budget = &budget};
   tkb__runner runner = make_runner(a, &bo, &to, isolate, timeout_s, plan);
   char interleaved_stop[512];
-  if (a->budget_s > 0 && a->interleave) { /* every entry at once: an even share each */
-    const tkb__budget_pass even = {.deadline_ns = tkb__now_ns() + (int64_t)(a->budget_s * 1e9), .n = m};
+  if (a->budget_s > 0 && a->interleave) { /* every entry at once: an even share each, exactly */
+    const tkb__budget_pass even = {.deadline_ns = tkb__now_ns() + (int64_t)(2 * a->budget_s * 1e9), .n = m,
+                                   .cap_s = a->budget_s / (double)(m ? m : 1)};
     tkb__budget_cap(&even, 0, &runner.bench.stop, interleaved_stop, sizeof interleaved_stop);
   }
   tkb__sweep_table sweep = {0};

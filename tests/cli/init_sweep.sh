@@ -9,12 +9,17 @@ ONE='^cpu_96x96x64_forward_cpu$'
 STOP='ci:max_time=1'
 expect 0 "init sweep: each entry under each distribution" "$TKBENCH" run --filter "$ONE" --stop "$STOP" \
   --init-sweep subnormal,zeros --out "$TMP/sweep.json"
-grep -q '^  subnormal .*slower$' "$CAP/out" && pass || fail "subnormal is not called slower: $(cat "$CAP/out")"
+if timed_build; then
+  grep -q '^  subnormal .*slower$' "$CAP/out" && pass || fail "subnormal is not called slower: $(cat "$CAP/out")"
+else
+  echo "SKIPPED (part): subnormal called slower: not a Release build (the sanitizers' cost hides it)"
+fi
 grep -q '^cpu_96x96x64_forward_cpu/init=zeros ' "$CAP/out" && pass || fail "no row of the zeros variant"
 json_check "$TMP/sweep.json" "d['context']['init_sweep'] == 'default, subnormal, zeros' and d['context']['budget_s'] == 0"
 json_check "$TMP/sweep.json" "sorted({b['run_name'] for b in d['benchmarks']}) == ['cpu_96x96x64_forward_cpu/init=' + x for x in ('default', 'subnormal', 'zeros')]"
 json_check "$TMP/sweep.json" "[b['tkbench']['metadata']['init'] for b in d['benchmarks'] if b['run_type'] == 'iteration' and b['repetition_index'] == 0] == ['*=default', '*=subnormal', '*=zeros']"
-json_check "$TMP/sweep.json" "any(b['tkbench']['metadata'].get('init_vs_default', '').startswith('slower: ') for b in d['benchmarks'] if 'tkbench' in b and b['run_name'].endswith('=subnormal'))"
+timed_build && json_check "$TMP/sweep.json" "any(b['tkbench']['metadata'].get('init_vs_default', '').startswith('slower: ') for b in d['benchmarks'] if 'tkbench' in b and b['run_name'].endswith('=subnormal'))"
+json_check "$TMP/sweep.json" "all(b['tkbench']['metadata']['init_vs_default'].split(':')[0] in ('slower', 'faster', 'same', 'unsure') for b in d['benchmarks'] if 'tkbench' in b and b['run_name'].endswith('=subnormal'))"
 json_check "$TMP/sweep.json" "all('init_vs_default' not in b['tkbench']['metadata'] for b in d['benchmarks'] if 'tkbench' in b and b['run_name'].endswith('=default'))"
 # commas inside a distribution's parentheses; default given too stays the baseline; the
 # table goes to stderr when stdout is JSON, which stays valid

@@ -23,6 +23,12 @@ part_takes() {
   [ $(($1 % n)) -eq "$k" ]
 }
 
+# timed_build: whether tkbench is a Release build, whose times a test may make claims
+# about (a ratio, a step, a slowdown). The sanitizer tree's instrumentation multiplies a
+# kernel's time by tens and adds a cost per call that dilutes a planted change: there a
+# test checks what the command does and says which timing claims it left out.
+timed_build() { "$TKBENCH" --version 2>/dev/null | grep -q "(Release build)"; }
+
 # expect RC NEEDLE CMD...: runs CMD, checks its exit status and that stdout+stderr hold NEEDLE.
 expect() {
   local want=$1 needle=$2
