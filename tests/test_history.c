@@ -387,6 +387,32 @@ static void test_prune(void) {
   tkb__history_close(h);
 }
 
+/* A prune gives the space of what it removed back: 60 runs of 40 entries, pruned to 1 run,
+ * leave no free page in an SQLite file and a file a fraction of its size. */
+static void test_prune_gives_space_back(void) {
+  if (pg_base) return; /* PostgreSQL's pages are its own */
+  const char *where = store("prune_space");
+  tkb__history *h = open_store(where, false);
+  if (!h) return;
+  tkb__history_entry en[40];
+  char names[40][16];
+  for (int i = 0; i < 40; i++) {
+    snprintf(names[i], sizeof names[i], "entry_%02d", i);
+    en[i] = an_entry(names[i], "op", "cpu", 100 + i);
+  }
+  for (int k = 0; k < 60; k++) {
+    tkb__history_run run = a_run(1700000000 + k, NULL, NULL);
+    CHECK_OK(tkb__history_record(h, &run, en, 40, NULL, 0, NULL));
+  }
+  const int64_t pages = count_of(h, "PRAGMA page_count");
+  size_t removed = 0;
+  CHECK_OK(tkb__history_prune(h, 0, 1, &removed));
+  CHECK(removed == 59);
+  CHECK(count_of(h, "PRAGMA freelist_count") == 0);
+  CHECK(count_of(h, "PRAGMA page_count") * 4 < pages);
+  tkb__history_close(h);
+}
+
 /* ---- a big run: its size in the store and the time to record it ---- */
 static double now_s(void) {
   struct timespec t;
@@ -737,6 +763,7 @@ int main(int argc, char **argv) {
   test_v1_migrated();
   test_newer_schema();
   test_prune();
+  test_prune_gives_space_back();
   test_results_files();
   test_big_run();
   if (!pg_base) {
