@@ -103,6 +103,15 @@ tkb__time_unit tkb__time_unit_for(double lo, double hi) {
   return (tkb__time_unit){"s", 1e-3};
 }
 
+tkb__time_unit tkb__axis_unit(bool counted, double lo, double hi) {
+  if (!counted) return tkb__time_unit_for(lo, hi);
+  const double m = fmax(fabs(lo), fabs(hi));
+  if (m >= 1e9) return (tkb__time_unit){"G", 1e-9};
+  if (m >= 1e6) return (tkb__time_unit){"M", 1e-6};
+  if (m >= 1e4) return (tkb__time_unit){"k", 1e-3};
+  return (tkb__time_unit){"", 1.0};
+}
+
 void tkb__tick_label(double v, double scale, double step, const char *suffix, char *buf,
                      size_t cap) {
   double x = v * scale;
@@ -232,6 +241,24 @@ void tkb__svg_polyline(FILE *f, const double *x, const double *y, int n, const c
     tkb__svg_int(f, y[i]);
   }
   fputs("\"/>", f);
+}
+
+void tkb__svg_legend(FILE *f, double x_right, double y, const char *const *labels, const char *const *classes,
+                     int n) {
+  /* laid out from the right: a label's width is guessed from its length (11 px text is
+   * about 6.5 px a character), which is all a row of two or three words needs */
+  double x = x_right;
+  fputs("<g class=\"legend\">", f);
+  for (int i = n - 1; i >= 0; i--) {
+    const double w = 6.5 * (double)strlen(labels[i]);
+    x -= w;
+    fprintf(f, "<g class=\"%s\">", classes[i]);
+    tkb__svg_rect(f, x - 14, y - 9, 10, 10, "sw");
+    tkb__svg_text(f, x, y, "start", NULL, labels[i]);
+    fputs("</g>", f);
+    x -= 26;
+  }
+  fputs("</g>", f);
 }
 
 /* The spacing of evenly spaced ticks, 0 for uneven (log) ones. */

@@ -1,0 +1,46 @@
+/* plots_overview.c - the HTML report's overview plot (svg.h): every entry's median with
+ * its 95% interval on one axis, so that a reader sees at a glance where the time goes and
+ * which numbers are too uncertain to read, before the table and the per-entry plots. The
+ * medians of a suite span decades (a softmax of 64 values beside a matrix product), so
+ * the axis is logarithmic when they span more than one. */
+#include "svg.h"
+
+#include <math.h>
+#include <stdio.h>
+
+void tkb__plot_overview(FILE *f, const tkb__overview_row *rows, int n, bool counted, const char *title) {
+  const int W = 760, L = 300, R = 20, T = 8, ROW = 14;
+  const int H = T + ROW * (n > 0 ? n : 1) + 36;
+  double lo = INFINITY, hi = -INFINITY;
+  for (int i = 0; i < n; i++) {
+    const double v[3] = {rows[i].median, rows[i].lo, rows[i].hi};
+    for (int k = 0; k < 3; k++)
+      if (isfinite(v[k]) && v[k] > 0) lo = fmin(lo, v[k]), hi = fmax(hi, v[k]);
+  }
+  if (!(lo <= hi)) lo = hi = 1; /* nothing to draw but the names */
+  const bool log_axis = tkb__scale_wants_log(lo, hi, 1.0);
+  /* a linear axis starts at zero, so that the bars' lengths compare */
+  tkb__scale x = tkb__scale_make(log_axis ? lo : 0, hi, L, W - R, log_axis, true);
+  tkb__time_unit u = tkb__axis_unit(counted, x.d0, x.d1);
+  char suffix[8];
+  snprintf(suffix, sizeof suffix, " %s", u.name);
+  const double yb = T + ROW * (n > 0 ? n : 1);
+  tkb__svg_begin(f, W, H, title);
+  tkb__svg_axis_x(f, &x, yb + 2, T, 7, u.per_ms, suffix,
+                  counted ? "median instructions per call" : "median time per call");
+  for (int i = 0; i < n; i++) {
+    const tkb__overview_row *r = &rows[i];
+    const double y = T + ROW * i + ROW / 2.0;
+    tkb__svg_text(f, L - 8, y + 4, "end", "fn", r->name);
+    if (!(isfinite(r->median) && (r->median > 0 || !log_axis))) continue;
+    fprintf(f, "<g class=\"%s\">", r->cls ? r->cls : "ok");
+    if (isfinite(r->lo) && isfinite(r->hi) && (!log_axis || (r->lo > 0 && r->hi > 0)))
+      tkb__svg_line(f, tkb__scale_map(&x, r->lo), y, tkb__scale_map(&x, r->hi), y, "civ");
+    tkb__svg_dots d;
+    tkb__svg_dots_begin(&d, f, "pt");
+    tkb__svg_dot(&d, tkb__scale_map(&x, r->median), y);
+    tkb__svg_dots_end(&d);
+    fputs("</g>", f);
+  }
+  tkb__svg_end(f);
+}
