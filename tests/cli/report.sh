@@ -159,8 +159,9 @@ import sys
 page = open(sys.argv[1]).read()
 probe = r"""<script>(function(){
 var out={}, secs=document.querySelectorAll('section.entry'), t=document.getElementById('summary');
-var m=document.querySelector('details.machine'), ul=m&&m.querySelector('ul');
-out.machine=m?[m.open, ul.offsetHeight]:null; if(m){m.open=true; out.machine.push(ul.offsetHeight);}
+var m=document.querySelector('details.machine');
+out.machine=m?[m.open, m.getBoundingClientRect().height]:null;
+if(m){m.open=true; out.machine.push(m.getBoundingClientRect().height);}
 var ov=document.querySelector('svg[aria-label^="median times"]');
 out.overview=ov?ov.querySelectorAll('text.fn').length:0;
 out.sections=[].map.call(secs,function(s){return [s.querySelector('h3').textContent, s.querySelectorAll('svg').length]});
@@ -204,8 +205,8 @@ errors = []
 if [s[0] for s in t["sections"]] != names: errors.append(f"sections {t['sections']} != entries {names}")
 if any(n < 2 for _, n in t["sections"]): errors.append(f"an entry without its two plots: {t['sections']}")
 # the warnings' sentences: hidden until the line is clicked
-if not t["machine"] or t["machine"][0] or t["machine"][1] != 0 or t["machine"][2] <= 0:
-    errors.append(f"the machine's warnings do not open on demand: [open, height closed, height open] = {t['machine']}")
+if not t["machine"] or t["machine"][0] or not t["machine"][1] < t["machine"][2] / 2:
+    errors.append(f"the machine's warnings do not open on demand: [open, its height closed, open] = {t['machine']}")
 if t["overview"] != len(names): errors.append(f"the overview names {t['overview']} entries, not {len(names)}")
 if t["rows"] != names: errors.append(f"table rows {t['rows']} != entries {names}")
 num = lambda col: [float(v) for v in col if v not in (None, "")]
