@@ -64,7 +64,9 @@ static void value_text(FILE *f, bool counted, double v) {
 static tkb__forest_row speedup_of(const tkb__html_summary *cpu, const tkb__html_summary *ref) {
   tkb__forest_row r = {.name = cpu->name, .ratio = NAN, .lo = NAN, .hi = NAN, .verdict = "unsure"};
   if (cpu->median > 0 && ref->median > 0) r.ratio = ref->median / cpu->median;
-  if (cpu->ci_low > 0 && cpu->ci_high > 0 && ref->ci_low > 0 && ref->ci_high > 0 && isfinite(ref->ci_high)) {
+  /* a reference's interval may reach down to 0 (a machine that stalled it): then so does
+   * the range, which says the ratio is not known from below */
+  if (cpu->ci_low > 0 && isfinite(cpu->ci_high) && ref->ci_low >= 0 && ref->ci_high > 0 && isfinite(ref->ci_high)) {
     r.lo = ref->ci_low / cpu->ci_high;
     r.hi = ref->ci_high / cpu->ci_low;
     r.verdict = r.lo > 1 ? "faster" : r.hi < 1 ? "slower" : "same";

@@ -366,12 +366,14 @@ static void summary_table(FILE *f, const entries *es, const figures *g) {
         "<th data-type=\"num\" title=\"per call: a time, or instructions where the method counted them\">"
         "Median</th><th data-type=\"num\" title=\"the median CPU time of a call (every thread's): above the median, "
         "the call kept more than one core busy\">CPU time</th><th data-type=\"num\">95% CI</th>"
+        /* beside the interval it judges, where a narrow window still shows it */
+        "<th class=\"l\">Status</th>"
         "<th data-type=\"num\">SD/Med</th><th data-type=\"num\">Items/s</th>"
         "<th data-type=\"num\">GB/s</th><th data-type=\"num\">GFLOP/s</th>"
         "<th data-type=\"num\" title=\"GB/s as a percent of the device's copy bandwidth\">BW%</th>"
         "<th data-type=\"num\" title=\"GFLOP/s as a percent of the matrix-product peak of the dtype it "
         "computes in\">FLOP%</th><th class=\"l\" title=\"the roofline's: its flops per byte against the "
-        "peaks'\">Bound</th><th class=\"l\">Status</th></tr></thead><tbody>",
+        "peaks'\">Bound</th></tr></thead><tbody>",
         f);
   for (int i = 0; i < es->n; i++) {
     const entry *e = &es->v[i];
@@ -398,6 +400,7 @@ static void summary_table(FILE *f, const entries *es, const figures *g) {
       double ci = ci_pct(&g[i]);
       if (isfinite(ci)) fprintf(f, ci < 10 ? "<td>±%.2f%%</td>" : "<td>±%.0f%%</td>", ci);
       else fputs("<td>-</td>", f);
+      status_element(f, "td", "l ", e, &g[i]);
       if (isfinite(g[i].spread)) fprintf(f, "<td>%.1f%%</td>", 100 * g[i].spread);
       else fputs("<td>-</td>", f);
       num_cell(f, g[i].items_s, true);
@@ -405,11 +408,10 @@ static void summary_table(FILE *f, const entries *es, const figures *g) {
       num_cell(f, g[i].flops_s / 1e9, false);
       peak_share_cells(f, e);
     } else {
-      fputs("<td data-v=\"\">-</td><td data-v=\"\">-</td><td>-</td><td>-</td><td>-</td><td>-</td><td>-</td>"
-            "<td>-</td><td>-</td><td class=\"l\">-</td>",
-            f);
+      fputs("<td data-v=\"\">-</td><td data-v=\"\">-</td><td>-</td>", f);
+      status_element(f, "td", "l ", e, &g[i]);
+      fputs("<td>-</td><td>-</td><td>-</td><td>-</td><td>-</td><td>-</td><td class=\"l\">-</td>", f);
     }
-    status_element(f, "td", "l ", e, &g[i]);
     fputs("</tr>\n", f);
   }
   fputs("</tbody></table>", f);

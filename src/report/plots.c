@@ -379,7 +379,8 @@ void tkb__plot_ratios(FILE *f, const tkb__forest_row *rows, int n, double band, 
     tkb__svg_text(f, L - 8, y + 4, "end", "fn", r->name);
     if (!(r->ratio > 0)) continue;
     fprintf(f, "<g class=\"%s\">", r->verdict ? r->verdict : "unsure");
-    if (r->lo > 0 && r->hi > 0) tkb__svg_line(f, tkb__scale_map(&x, r->lo), y, tkb__scale_map(&x, r->hi), y, "civ");
+    /* an interval down to 0 runs off the log axis's left end */
+    if (r->lo >= 0 && r->hi > 0) tkb__svg_line(f, tkb__scale_map(&x, r->lo), y, tkb__scale_map(&x, r->hi), y, "civ");
     tkb__svg_dots d;
     tkb__svg_dots_begin(&d, f, "pt");
     tkb__svg_dot(&d, tkb__scale_map(&x, r->ratio), y);

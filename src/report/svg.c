@@ -261,10 +261,15 @@ void tkb__svg_legend(FILE *f, double x_right, double y, const char *const *label
   fputs("</g>", f);
 }
 
-/* The spacing of evenly spaced ticks, 0 for uneven (log) ones. */
+/* The spacing of evenly spaced ticks, 0 for uneven ones (decades, 1-2-5). A log axis
+ * over less than a decade has evenly spaced ticks too (tkb__ticks' linear fallback), and
+ * their labels need the step's decimals: "0.9x 1.0x 1.1x", not "1x 1x 1x". */
 static double tick_step(const tkb__scale *s, const double *t, int n) {
-  if (s->log || n < 2) return s->log ? 0 : (n == 1 ? fabs(t[0]) : 0);
-  return t[1] - t[0];
+  if (n < 2) return s->log || n < 1 ? 0 : fabs(t[0]);
+  const double step = t[1] - t[0];
+  for (int i = 2; i < n; i++)
+    if (fabs(t[i] - t[i - 1] - step) > 1e-6 * fabs(step)) return 0;
+  return s->log && n == 2 && t[1] == 10 * t[0] ? 0 : step;
 }
 
 /* Ticks and grid lines of an axis as two paths on whole pixels, and its labels in one
