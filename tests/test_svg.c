@@ -303,6 +303,13 @@ static void test_overview(void) {
   CHECK(!strstr(s, "class=\"band\"") && strstr(s, "class=\"one\"") && strstr(s, ">reference / cpu</text>"));
   CHECK(count(s, "<g class=\"faster\">") == 1 && finite_only(s));
   free(s);
+  /* ratios within a decade: the log axis's evenly spaced ticks keep their step's decimals */
+  tkb__forest_row near_one[] = {{"x", 1.3, 1.2, 1.4, "slower"}, {"y", 0.9, 0.85, 0.95, "faster"}};
+  f = tmpfile();
+  tkb__plot_forest(f, near_one, 2, 0.02);
+  s = written(f);
+  CHECK_MSG(strstr(s, ">1.0x</text>") && strstr(s, ">1.2x</text>") && count(s, ">1x</text>") == 0, "%s", s);
+  free(s);
   /* the unit of counts */
   CHECK(!strcmp(tkb__axis_unit(true, 0, 2e9).name, "G") && !strcmp(tkb__axis_unit(true, 0, 500).name, ""));
   CHECK(!strcmp(tkb__axis_unit(false, 0, 0.5).name, "us"));
