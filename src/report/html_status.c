@@ -64,7 +64,7 @@ void tkb__html_status_text(const tkb__html_status *s, char *buf, size_t cap) {
 void tkb__html_status_why(const tkb__html_status *s, char *buf, size_t cap) {
   char h[32], t[32];
   halfwidth_text(s->halfwidth, h, sizeof h);
-  halfwidth_text(s->target, t, sizeof t);
+  snprintf(t, sizeof t, "±%g%%", 100 * s->target); /* as the rule was given: ±1%, ±0.5% */
   const char *whose = s->target_is_rule ? "the stopping rule's target" : "the report's threshold for a rule without one";
   switch (s->verdict) {
   case TKB__HTML_OK:
