@@ -32,7 +32,7 @@ const char *const tkb__html_css =
     ".eb{stroke:#aaa;stroke-dasharray:3 3}.em{stroke:#0b3d91;stroke-width:2}"
     ".thr{stroke:#c81e1e;stroke-width:6;stroke-linecap:square}"
     ".bar{fill:#7aa6dc}.peak{stroke:#333;stroke-width:2}.lbl{fill:#222}"
-    ".band{fill:#eee}.one{stroke:#555;stroke-dasharray:2 2}.fn{font:11px ui-monospace,Menlo,monospace;fill:#333}"
+    ".band{fill:#eee}.one{stroke:#555;stroke-dasharray:2 2}.fn,g.fn text{font:11px ui-monospace,Menlo,monospace;fill:#333}"
     ".civ{stroke-width:2}.pt{stroke-width:7;stroke-linecap:round}"
     ".faster .civ,.faster .pt{stroke:#1a7f37}.slower .civ,.slower .pt{stroke:#c81e1e}"
     ".same .civ,.same .pt{stroke:#777}.unsure .civ,.unsure .pt{stroke:#d4a000}"

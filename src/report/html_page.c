@@ -414,7 +414,12 @@ static void summary_table(FILE *f, const entries *es, const figures *g) {
     }
     fputs("</tr>\n", f);
   }
-  fputs("</tbody></table>", f);
+  fputs("</tbody></table><p class=\"key\">Status: <b>ok</b> when the stopping rule converged and the median's "
+        "95% interval is within the rule's target (the ci rule's max_noise; ±5% for a rule without one, as "
+        "fixed); <b>wide</b> when the interval is wider, so a rerun may land far from this median; <b>not "
+        "converged</b> when the rule stopped before its target; <b>no interval</b> with too few values for one. "
+        "A status's tooltip gives its numbers.</p>",
+        f);
 }
 
 /* The entry's place against the base: the change, its interval and the verdict. */

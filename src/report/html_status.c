@@ -62,25 +62,16 @@ void tkb__html_status_text(const tkb__html_status *s, char *buf, size_t cap) {
 }
 
 void tkb__html_status_why(const tkb__html_status *s, char *buf, size_t cap) {
-  char h[32], t[32];
+  /* short: a page of thousands of entries carries one per row (the summary's key says
+   * the rest once) */
+  char h[32], t[64];
   halfwidth_text(s->halfwidth, h, sizeof h);
-  snprintf(t, sizeof t, "±%g%%", 100 * s->target); /* as the rule was given: ±1%, ±0.5% */
-  const char *whose = s->target_is_rule ? "the stopping rule's target" : "the report's threshold for a rule without one";
+  snprintf(t, sizeof t, "±%g%% (%s)", 100 * s->target, /* as the rule was given: ±1%, ±0.5% */
+           s->target_is_rule ? "the rule's" : "for a rule without one");
   switch (s->verdict) {
-  case TKB__HTML_OK:
-    snprintf(buf, cap, "the stopping rule converged and the median's 95%% interval (%s) is within %s, %s", h, t,
-             whose);
-    break;
-  case TKB__HTML_WIDE_INTERVAL:
-    snprintf(buf, cap, "the median's 95%% interval (%s) is wider than %s, %s: a rerun may land far from this median",
-             h, t, whose);
-    break;
-  case TKB__HTML_UNCONVERGED:
-    snprintf(buf, cap, "the stopping rule gave up before the median's 95%% interval (%s) reached %s, %s", h, t,
-             whose);
-    break;
-  case TKB__HTML_NO_INTERVAL:
-    snprintf(buf, cap, "too few values for a 95%% interval of the median: how far a rerun may land is unknown");
-    break;
+  case TKB__HTML_OK: snprintf(buf, cap, "converged, %s within the target %s", h, t); break;
+  case TKB__HTML_WIDE_INTERVAL: snprintf(buf, cap, "%s is wider than the target %s", h, t); break;
+  case TKB__HTML_UNCONVERGED: snprintf(buf, cap, "the rule stopped at %s, short of its target %s", h, t); break;
+  case TKB__HTML_NO_INTERVAL: snprintf(buf, cap, "too few values for a 95%% interval"); break;
   }
 }

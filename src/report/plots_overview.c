@@ -7,6 +7,20 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
+
+/* A row's class: "doubt" as given, anything else the page's blue "ok". */
+static const char *class_of(const tkb__overview_row *r) {
+  return r->cls && !strcmp(r->cls, "doubt") ? "doubt" : "ok";
+}
+
+/* Whether a row has a median the axis can show, and an interval. */
+static bool drawn(const tkb__overview_row *r, bool log_axis) {
+  return isfinite(r->median) && (r->median > 0 || !log_axis);
+}
+static bool interval_drawn(const tkb__overview_row *r, bool log_axis) {
+  return isfinite(r->lo) && isfinite(r->hi) && (!log_axis || (r->lo > 0 && r->hi > 0));
+}
 
 void tkb__plot_overview(FILE *f, const tkb__overview_row *rows, int n, bool counted, const char *title) {
   const int W = 760, L = 300, R = 20, T = 8, ROW = 14;
@@ -28,17 +42,39 @@ void tkb__plot_overview(FILE *f, const tkb__overview_row *rows, int n, bool coun
   tkb__svg_begin(f, W, H, title);
   tkb__svg_axis_x(f, &x, yb + 2, T, 7, u.per_ms, suffix,
                   counted ? "median instructions per call" : "median time per call");
+  /* a page may hold thousands of rows: the names share one group that carries their
+   * anchor and x, and each class's intervals and medians are one path each */
+  fprintf(f, "<g class=\"fn\" text-anchor=\"end\" transform=\"translate(%d 4)\">", L - 8);
   for (int i = 0; i < n; i++) {
-    const tkb__overview_row *r = &rows[i];
-    const double y = T + ROW * i + ROW / 2.0;
-    tkb__svg_text(f, L - 8, y + 4, "end", "fn", r->name);
-    if (!(isfinite(r->median) && (r->median > 0 || !log_axis))) continue;
-    fprintf(f, "<g class=\"%s\">", r->cls ? r->cls : "ok");
-    if (isfinite(r->lo) && isfinite(r->hi) && (!log_axis || (r->lo > 0 && r->hi > 0)))
-      tkb__svg_line(f, tkb__scale_map(&x, r->lo), y, tkb__scale_map(&x, r->hi), y, "civ");
+    fputs("<text y=\"", f);
+    tkb__svg_num(f, T + ROW * i + ROW / 2.0);
+    fputs("\">", f);
+    tkb__svg_escape(f, rows[i].name);
+    fputs("</text>", f);
+  }
+  fputs("</g>", f);
+  static const char *const classes[] = {"ok", "doubt"};
+  for (size_t k = 0; k < sizeof classes / sizeof *classes; k++) {
+    bool any = false;
+    for (int i = 0; i < n; i++) any = any || (drawn(&rows[i], log_axis) && !strcmp(class_of(&rows[i]), classes[k]));
+    if (!any) continue;
+    fprintf(f, "<g class=\"%s\"><path class=\"civ\" d=\"", classes[k]);
+    for (int i = 0; i < n; i++) {
+      const tkb__overview_row *r = &rows[i];
+      if (!drawn(r, log_axis) || strcmp(class_of(r), classes[k]) || !interval_drawn(r, log_axis)) continue;
+      fputc('M', f);
+      tkb__svg_int(f, tkb__scale_map(&x, r->lo));
+      fputc(' ', f);
+      tkb__svg_int(f, T + ROW * i + ROW / 2.0);
+      fputc('H', f);
+      tkb__svg_int(f, tkb__scale_map(&x, r->hi));
+    }
+    fputs("\"/>", f);
     tkb__svg_dots d;
     tkb__svg_dots_begin(&d, f, "pt");
-    tkb__svg_dot(&d, tkb__scale_map(&x, r->median), y);
+    for (int i = 0; i < n; i++)
+      if (drawn(&rows[i], log_axis) && !strcmp(class_of(&rows[i]), classes[k]))
+        tkb__svg_dot(&d, tkb__scale_map(&x, rows[i].median), T + ROW * i + ROW / 2.0);
     tkb__svg_dots_end(&d);
     fputs("</g>", f);
   }

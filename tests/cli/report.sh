@@ -163,7 +163,7 @@ var m=document.querySelector('details.machine');
 out.machine=m?[m.open, m.getBoundingClientRect().height]:null;
 if(m){m.open=true; out.machine.push(m.getBoundingClientRect().height);}
 var ov=document.querySelector('svg[aria-label^="median times"]');
-out.overview=ov?ov.querySelectorAll('text.fn').length:0;
+out.overview=ov?ov.querySelectorAll('g.fn text').length:0;
 out.sections=[].map.call(secs,function(s){return [s.querySelector('h3').textContent, s.querySelectorAll('svg').length]});
 out.rows=[].map.call(t.tBodies[0].rows,function(r){return r.cells[0].textContent});
 var ths=t.tHead.rows[0].cells, med=-1;
