@@ -323,18 +323,23 @@ static const char *status_name(const entry *e) {
 }
 
 /* An entry's status as an element: FAILED or SKIPPED, else how far its median can be
- * trusted ("ok", "wide (±921%)", "not converged"), with the reason as its tooltip. */
-static void status_element(FILE *f, const char *tag, const char *cls, const entry *e, const figures *g) {
+ * trusted ("ok", "wide (±921%)", "not converged"), with its numbers as its tooltip where
+ * why is set (the summary's: once a row is enough on a page of thousands). */
+static void status_element(FILE *f, const char *tag, const char *cls, const entry *e, const figures *g, bool why) {
   if (e->status != ENTRY_OK) {
     fprintf(f, "<%s class=\"%sst-%s\">%s</%s>", tag, cls, status_name(e), status_name(e), tag);
     return;
   }
-  char text[64], why[320];
+  char text[64], numbers[160];
   tkb__html_status_text(&g->status, text, sizeof text);
-  tkb__html_status_why(&g->status, why, sizeof why);
-  fprintf(f, "<%s class=\"%sst-%s\" title=\"", tag, cls, tkb__html_status_class(&g->status));
-  esc(f, why);
-  fputs("\">", f);
+  fprintf(f, "<%s class=\"%sst-%s\"", tag, cls, tkb__html_status_class(&g->status));
+  if (why) {
+    tkb__html_status_why(&g->status, numbers, sizeof numbers);
+    fputs(" title=\"", f);
+    esc(f, numbers);
+    fputc('"', f);
+  }
+  fputc('>', f);
   esc(f, text);
   fprintf(f, "</%s>", tag);
 }
@@ -400,7 +405,7 @@ static void summary_table(FILE *f, const entries *es, const figures *g) {
       double ci = ci_pct(&g[i]);
       if (isfinite(ci)) fprintf(f, ci < 10 ? "<td>±%.2f%%</td>" : "<td>±%.0f%%</td>", ci);
       else fputs("<td>-</td>", f);
-      status_element(f, "td", "l ", e, &g[i]);
+      status_element(f, "td", "l ", e, &g[i], true);
       if (isfinite(g[i].spread)) fprintf(f, "<td>%.1f%%</td>", 100 * g[i].spread);
       else fputs("<td>-</td>", f);
       num_cell(f, g[i].items_s, true);
@@ -409,7 +414,7 @@ static void summary_table(FILE *f, const entries *es, const figures *g) {
       peak_share_cells(f, e);
     } else {
       fputs("<td data-v=\"\">-</td><td data-v=\"\">-</td><td>-</td>", f);
-      status_element(f, "td", "l ", e, &g[i]);
+      status_element(f, "td", "l ", e, &g[i], true);
       fputs("<td>-</td><td>-</td><td>-</td><td>-</td><td>-</td><td>-</td><td class=\"l\">-</td>", f);
     }
     fputs("</tr>\n", f);
@@ -506,7 +511,7 @@ static void entry_section(FILE *f, int i, const entry *e, const figures *g, cons
     esc(f, rule);
   }
   fputs(" · ", f);
-  status_element(f, "span", "", e, g);
+  status_element(f, "span", "", e, g, false);
   if (cmp) against_base(f, cmp);
   fputs("</p>", f);
   warnings_list(f, item(e->tk, "warnings"), item(e->tk, "warning_kinds"));
