@@ -70,7 +70,7 @@ typedef struct tkb__html_summary {
 void tkb__html_overview(FILE *f, const tkb__html_summary *s, int n);
 /* The op suite's speed-up: for each entry of impl "cpu" whose op, spec and mode have a
  * "reference" entry too, the reference's median over the cpu's, as a chart on a log axis
- * with a line at 1 and as a table. Nothing when there are no such pairs. */
+ * with a line at 1, and as a table folded under it. Nothing when there are no such pairs. */
 void tkb__html_speedup(FILE *f, const tkb__html_summary *s, int n);
 
 /* The page's style sheet and script (html_assets.c). */
