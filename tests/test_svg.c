@@ -310,6 +310,23 @@ static void test_overview(void) {
   s = written(f);
   CHECK_MSG(strstr(s, ">1.0x</text>") && strstr(s, ">1.2x</text>") && count(s, ">1x</text>") == 0, "%s", s);
   free(s);
+  /* a long name is cut in its middle, at a character's boundary, and its column fits it */
+  char longname[160], label[4 * TKB__LABEL_CHARS + 4];
+  snprintf(longname, sizeof longname, "head_%s_\xc3\xa9\xc3\xa9\xc3\xa9_%s_tail",
+           "0123456789012345678901234567890123456789", "abcdefghijklmnopqrstuvwxyzabcdefghijklmnop");
+  tkb__svg_label(longname, label, sizeof label);
+  size_t chars = 0;
+  for (const char *p = label; *p; p++) chars += ((unsigned char)*p & 0xC0) != 0x80;
+  CHECK_MSG(chars == TKB__LABEL_CHARS - 1 && !strncmp(label, "head_0123", 9) && strstr(label, "…") &&
+                !strcmp(label + strlen(label) - 5, "_tail"),
+            "%zu characters: %s", chars, label);
+  for (const char *p = label; *p; p++) /* no character cut in two: a lead byte has its continuations */
+    if (((unsigned char)*p & 0xE0) == 0xC0) CHECK(((unsigned char)p[1] & 0xC0) == 0x80);
+  tkb__svg_label("short", label, sizeof label);
+  CHECK(!strcmp(label, "short"));
+  const tkb__forest_row named[] = {{"a", 1, 1, 1, "same"}, {longname, 1, 1, 1, "same"}};
+  CHECK(tkb__svg_label_column(&named[0].name, 1, sizeof *named) == 120);
+  CHECK(tkb__svg_label_column(&named[0].name, 2, sizeof *named) == (int)(6.7 * TKB__LABEL_CHARS) + 16);
   /* the unit of counts */
   CHECK(!strcmp(tkb__axis_unit(true, 0, 2e9).name, "G") && !strcmp(tkb__axis_unit(true, 0, 500).name, ""));
   CHECK(!strcmp(tkb__axis_unit(false, 0, 0.5).name, "us"));

@@ -355,7 +355,8 @@ void tkb__plot_throughput(FILE *f, double achieved, double peak, const char *uni
 
 void tkb__plot_ratios(FILE *f, const tkb__forest_row *rows, int n, double band, const char *axis,
                       const char *title) {
-  const int W = 760, L = 300, R = 20, T = 8, ROW = 16;
+  const int L = n > 0 ? tkb__svg_label_column(&rows->name, n, sizeof *rows) : 120, W = L + 460, R = 20, T = 8,
+            ROW = 16;
   const int H = T + ROW * (n > 0 ? n : 1) + 36;
   double lo = 1 - band, hi = 1 + band;
   for (int i = 0; i < n; i++) {
@@ -376,7 +377,9 @@ void tkb__plot_ratios(FILE *f, const tkb__forest_row *rows, int n, double band, 
   for (int i = 0; i < n; i++) {
     const tkb__forest_row *r = &rows[i];
     double y = T + ROW * i + ROW / 2.0;
-    tkb__svg_text(f, L - 8, y + 4, "end", "fn", r->name);
+    char label[4 * TKB__LABEL_CHARS + 4];
+    tkb__svg_label(r->name, label, sizeof label);
+    tkb__svg_text(f, L - 8, y + 4, "end", "fn", label);
     if (!(r->ratio > 0)) continue;
     fprintf(f, "<g class=\"%s\">", r->verdict ? r->verdict : "unsure");
     /* an interval down to 0 runs off the log axis's left end */

@@ -23,7 +23,8 @@ static bool interval_drawn(const tkb__overview_row *r, bool log_axis) {
 }
 
 void tkb__plot_overview(FILE *f, const tkb__overview_row *rows, int n, bool counted, const char *title) {
-  const int W = 760, L = 300, R = 20, T = 8, ROW = 14;
+  const int L = n > 0 ? tkb__svg_label_column(&rows->name, n, sizeof *rows) : 120, W = L + 460, R = 20, T = 8,
+            ROW = 14;
   const int H = T + ROW * (n > 0 ? n : 1) + 36;
   double lo = INFINITY, hi = -INFINITY;
   for (int i = 0; i < n; i++) {
@@ -49,7 +50,9 @@ void tkb__plot_overview(FILE *f, const tkb__overview_row *rows, int n, bool coun
     fputs("<text y=\"", f);
     tkb__svg_num(f, T + ROW * i + ROW / 2.0);
     fputs("\">", f);
-    tkb__svg_escape(f, rows[i].name);
+    char label[4 * TKB__LABEL_CHARS + 4];
+    tkb__svg_label(rows[i].name, label, sizeof label);
+    tkb__svg_escape(f, label);
     fputs("</text>", f);
   }
   fputs("</g>", f);

@@ -261,6 +261,47 @@ void tkb__svg_legend(FILE *f, double x_right, double y, const char *const *label
   fputs("</g>", f);
 }
 
+/* Characters (UTF-8 code points: bytes that do not continue one) in s. */
+static size_t chars_of(const char *s) {
+  size_t n = 0;
+  for (; *s; s++) n += ((unsigned char)*s & 0xC0) != 0x80;
+  return n;
+}
+
+/* The byte offset where character k of s begins (its length when k is past its end). */
+static size_t offset_of(const char *s, size_t k) {
+  size_t i = 0, n = 0;
+  for (; s[i]; i++) {
+    if (((unsigned char)s[i] & 0xC0) == 0x80) continue;
+    if (n++ == k) return i;
+  }
+  return i;
+}
+
+void tkb__svg_label(const char *name, char *buf, size_t cap) {
+  const size_t n = chars_of(name ? name : "");
+  if (n <= TKB__LABEL_CHARS) {
+    snprintf(buf, cap, "%s", name ? name : "");
+    return;
+  }
+  /* the start says the family, the end the mode and impl: the middle goes */
+  const size_t head = offset_of(name, TKB__LABEL_CHARS / 2 - 2), tail = offset_of(name, n - TKB__LABEL_CHARS / 2);
+  snprintf(buf, cap, "%.*s…%s", (int)head, name, name + tail);
+}
+
+int tkb__svg_label_column(const char *const *names, int n, size_t stride) {
+  size_t longest = 0;
+  for (int i = 0; i < n; i++) {
+    const char *name = *(const char *const *)((const char *)names + (size_t)i * stride);
+    const size_t c = chars_of(name ? name : "");
+    longest = c > longest ? c : longest;
+  }
+  if (longest > TKB__LABEL_CHARS) longest = TKB__LABEL_CHARS;
+  /* 11 px monospace is 6.6 px a character; a gap of 8 before the axis */
+  const int w = (int)(6.7 * (double)longest) + 16;
+  return w < 120 ? 120 : w;
+}
+
 /* The spacing of evenly spaced ticks, 0 for uneven ones (decades, 1-2-5). A log axis
  * over less than a decade has evenly spaced ticks too (tkb__ticks' linear fallback), and
  * their labels need the step's decimals: "0.9x 1.0x 1.1x", not "1x 1x 1x". */

@@ -87,6 +87,14 @@ void tkb__svg_polyline(FILE *f, const double *x, const double *y, int n, const c
 void tkb__svg_legend(FILE *f, double x_right, double y, const char *const *labels, const char *const *classes,
                      int n);
 
+/* A column of row names (class "fn": 11 px monospace) in plots of one row per entry:
+ * names longer than TKB__LABEL_CHARS characters are cut in the middle ("first…last",
+ * at character boundaries), and the column is as wide as its longest label needs. */
+enum { TKB__LABEL_CHARS = 72 };
+void tkb__svg_label(const char *name, char *buf, size_t cap); /* cap >= 4 * TKB__LABEL_CHARS + 4 */
+/* The pixels between a plot's left edge and its axis for these names' labels. */
+int tkb__svg_label_column(const char *const *names, int n, size_t stride);
+
 /* A horizontal axis at pixel y over scale s (the page's CSS gives its labels' group,
  * class "tx", text-anchor middle; a vertical axis's, "ty", end): the baseline, ticks
  * with labels under them (`label_scale`, `suffix` as tkb__tick_label), light grid lines up to y_top when
