@@ -1,4 +1,5 @@
-/* html.h - the HTML report: one self-contained page from a result document (html_page.c),
+/* html.h - the HTML report: one self-contained page from a result document (html_page.c;
+ * its first screen's parts in html_warnings.c, html_overview.c and html_status.c),
  * written by `tkbench report` and by `run --out x.html` (the html reporter). Internal. */
 #ifndef TKB_HTML_H
 #define TKB_HTML_H
@@ -8,8 +9,9 @@
 
 typedef struct tkb__html_opts {
   const char *title;              /* shown in the heading (the results file's name), or NULL */
-  const tkb__comparison *comparison; /* the document's entries against a base run, drawn
-                                     as a forest plot first; NULL: none */
+  const tkb__comparison *comparison; /* the document's entries against a base run: the
+                                     overview is its forest plot, and each entry's plots
+                                     draw the base's calls too; NULL: none */
   const char *base_name;          /* the base file as the user named it (with comparison) */
   double copy_gbs;                /* the device's measured copy bandwidth, 0: unknown */
   double sgemm_gflops;            /* its measured sgemm rate, 0: unknown */
@@ -40,8 +42,8 @@ double tkb__rule_target(const char *rule);
 /* The status of an entry whose rule is `rule` (NULL: unknown), that converged (1), did
  * not (0) or does not say (-1: a Google Benchmark file), with its interval's half-width. */
 tkb__html_status tkb__html_status_of(const char *rule, int converged, double halfwidth);
-/* "ok", "wide (±921%)", "not converged (±12%)", "no interval"; the sentence behind it
- * (a tooltip); and its CSS class ("ok", "wide", "unconverged", "noint"). */
+/* "ok", "wide (±921%)", "not converged (±12%)", "no interval"; its numbers against the
+ * target (the summary's tooltip); and its CSS class ("ok", "wide", "unconverged", "noint"). */
 void tkb__html_status_text(const tkb__html_status *s, char *buf, size_t cap);
 void tkb__html_status_why(const tkb__html_status *s, char *buf, size_t cap);
 const char *tkb__html_status_class(const tkb__html_status *s);
