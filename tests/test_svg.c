@@ -2,7 +2,8 @@
  * test_svg.c - the HTML report's SVG writer (src/report/svg.c, plots.c): linear and log
  * scales, nice ticks on ranges of every size, the unit a time axis reads in, tick labels
  * with just enough decimals, compact coordinates, escaping, and plots that stay small
- * and well formed however many calls an entry made.
+ * and well formed however many calls an entry made; a base run drawn with the new one,
+ * the overview of every entry and plots of ratios.
  */
 #include "check.h"
 #include "svg.h"
@@ -236,11 +237,108 @@ static void test_plots(void) {
   free(ms);
 }
 
+static bool finite_only(const char *s) { return !strstr(s, "nan") && !strstr(s, "inf"); }
+
+static void test_against_base(void) {
+  double base_ms[40], new_ms[30];
+  for (int i = 0; i < 40; i++) base_ms[i] = 1.0 + 0.01 * (i % 7);
+  for (int i = 0; i < 30; i++) new_ms[i] = 1.2 + 0.01 * (i % 5);
+  int sizes[] = {20, 20};
+  tkb__plot_calls base = {.ms = base_ms, .n = 40, .experiment_sizes = sizes, .n_experiments = 2, .median = NAN,
+                          .p25 = NAN, .p75 = NAN, .ci_low = NAN, .ci_high = NAN};
+  tkb__plot_calls new_ = {.ms = new_ms, .n = 30, .median = NAN, .p25 = NAN, .p75 = NAN, .ci_low = 1.2, .ci_high = 1.22};
+  FILE *f = tmpfile();
+  tkb__plot_distribution_vs(f, &base, &new_, "d");
+  tkb__plot_timeline_vs(f, &base, &new_, "t");
+  char *s = written(f);
+  /* each plot: a legend naming both, and each run drawn in its own group (its colour) */
+  CHECK(count(s, "</svg>") == 2 && count(s, "<g class=\"legend\">") == 2);
+  CHECK(count(s, "<g class=\"base\">") == 4 && count(s, "<g class=\"new\">") == 4);
+  CHECK(strstr(s, ">base</text>") && strstr(s, ">new</text>"));
+  CHECK(count(s, "h0") >= 2 * (40 + 30)); /* every call of both, in the strip and the time line */
+  CHECK(strstr(s, "class=\"eb\"")); /* the base's two experiments parted */
+  CHECK(finite_only(s));
+  free(s);
+  /* a side without calls: the other alone, as without a base */
+  tkb__plot_calls none = {.ms = base_ms, .n = 0, .median = NAN, .p25 = NAN, .p75 = NAN, .ci_low = NAN,
+                          .ci_high = NAN};
+  f = tmpfile();
+  tkb__plot_distribution_vs(f, &none, &new_, "d");
+  tkb__plot_timeline_vs(f, &none, &new_, "t");
+  s = written(f);
+  CHECK(count(s, "</svg>") == 2 && !strstr(s, "class=\"base\"") && !strstr(s, "legend"));
+  free(s);
+}
+
+static void test_overview(void) {
+  /* medians five decades apart: a log axis in decades; a name escaped; a row without a
+   * median keeps its name */
+  tkb__overview_row rows[] = {{"a<b>", 0.001, 0.0009, 0.0011, "ok"},
+                              {"b", 10, 5, 20, "doubt"},
+                              {"c", NAN, NAN, NAN, "ok"}};
+  FILE *f = tmpfile();
+  tkb__plot_overview(f, rows, 3, false, "o");
+  char *s = written(f);
+  CHECK(strstr(s, ">a&lt;b&gt;</text>") && strstr(s, ">c</text>"));
+  CHECK(count(s, "<g class=\"ok\">") == 1 && count(s, "<g class=\"doubt\">") == 1);
+  CHECK(count(s, "class=\"civ\"") == 2 && strstr(s, "median time per call"));
+  CHECK_MSG(strstr(s, ">0.01 ms</text>") && strstr(s, ">10 ms</text>"), "%s", s);
+  CHECK(finite_only(s));
+  free(s);
+  /* counts: a linear axis from 0 in M */
+  tkb__overview_row counts[] = {{"x", 2e6, 1.9e6, 2.1e6, "ok"}, {"y", 3e6, NAN, NAN, "ok"}};
+  f = tmpfile();
+  tkb__plot_overview(f, counts, 2, true, "c");
+  tkb__plot_overview(f, NULL, 0, false, "none"); /* nothing: still a plot */
+  s = written(f);
+  CHECK_MSG(strstr(s, "median instructions per call") && strstr(s, ">0.0 M</text>") && strstr(s, ">3.0 M</text>"),
+            "%s", s);
+  CHECK(count(s, "</svg>") == 2 && finite_only(s));
+  free(s);
+  /* a ratio without a band: the line at 1, no shaded band */
+  tkb__forest_row r[] = {{"x", 3, 2.5, 3.5, "faster"}, {"y", NAN, NAN, NAN, "unsure"}};
+  f = tmpfile();
+  tkb__plot_ratios(f, r, 2, 0, "reference / cpu", "speed-up");
+  s = written(f);
+  CHECK(!strstr(s, "class=\"band\"") && strstr(s, "class=\"one\"") && strstr(s, ">reference / cpu</text>"));
+  CHECK(count(s, "<g class=\"faster\">") == 1 && finite_only(s));
+  free(s);
+  /* ratios within a decade: the log axis's evenly spaced ticks keep their step's decimals */
+  tkb__forest_row near_one[] = {{"x", 1.3, 1.2, 1.4, "slower"}, {"y", 0.9, 0.85, 0.95, "faster"}};
+  f = tmpfile();
+  tkb__plot_forest(f, near_one, 2, 0.02);
+  s = written(f);
+  CHECK_MSG(strstr(s, ">1.0x</text>") && strstr(s, ">1.2x</text>") && count(s, ">1x</text>") == 0, "%s", s);
+  free(s);
+  /* a long name is cut in its middle, at a character's boundary, and its column fits it */
+  char longname[160], label[4 * TKB__LABEL_CHARS + 4];
+  snprintf(longname, sizeof longname, "head_%s_\xc3\xa9\xc3\xa9\xc3\xa9_%s_tail",
+           "0123456789012345678901234567890123456789", "abcdefghijklmnopqrstuvwxyzabcdefghijklmnop");
+  tkb__svg_label(longname, label, sizeof label);
+  size_t chars = 0;
+  for (const char *p = label; *p; p++) chars += ((unsigned char)*p & 0xC0) != 0x80;
+  CHECK_MSG(chars == TKB__LABEL_CHARS - 1 && !strncmp(label, "head_0123", 9) && strstr(label, "…") &&
+                !strcmp(label + strlen(label) - 5, "_tail"),
+            "%zu characters: %s", chars, label);
+  for (const char *p = label; *p; p++) /* no character cut in two: a lead byte has its continuations */
+    if (((unsigned char)*p & 0xE0) == 0xC0) CHECK(((unsigned char)p[1] & 0xC0) == 0x80);
+  tkb__svg_label("short", label, sizeof label);
+  CHECK(!strcmp(label, "short"));
+  const tkb__forest_row named[] = {{"a", 1, 1, 1, "same"}, {longname, 1, 1, 1, "same"}};
+  CHECK(tkb__svg_label_column(&named[0].name, 1, sizeof *named) == 120);
+  CHECK(tkb__svg_label_column(&named[0].name, 2, sizeof *named) == (int)(6.7 * TKB__LABEL_CHARS) + 16);
+  /* the unit of counts */
+  CHECK(!strcmp(tkb__axis_unit(true, 0, 2e9).name, "G") && !strcmp(tkb__axis_unit(true, 0, 500).name, ""));
+  CHECK(!strcmp(tkb__axis_unit(false, 0, 0.5).name, "us"));
+}
+
 int main(void) {
   test_scales();
   test_ticks();
   test_labels();
   test_writing();
   test_plots();
+  test_against_base();
+  test_overview();
   return CHECK_DONE();
 }

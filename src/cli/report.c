@@ -1,9 +1,11 @@
 /*
  * report.c - `tkbench report RESULTS.json [--base BASE.json] -o report.html`: the HTML
- * report of a result file (tkbench's JSON, or any Google Benchmark JSON): the context,
- * a sortable summary, and per entry its distribution, its calls in time order and its
- * throughput against the machine's peak; with --base, a forest plot of the comparison
- * first. With --history DB instead of a file, the history page of a results store
+ * report of a result file (tkbench's JSON, or any Google Benchmark JSON): the context and
+ * the machine's warnings in one line, an overview chart of every entry, a sortable summary
+ * whose status says how far each median can be trusted, and per entry its distribution,
+ * its calls in time order and its throughput against the machine's peak; with --base, a
+ * forest plot of the comparison as the overview and the base run in every entry's plots.
+ * With --history DB instead of a file, the history page of a results store
  * (report_history.c). Either page is one self-contained file that works offline.
  */
 #include "cli.h"
@@ -47,8 +49,9 @@ static const tkb__flag report_flags[] = {
     {.name = "-o", .metavar = "FILE", .kind = TKB__FLAG_TEXT, .offset = AT(out), .same_as = "--out"},
     {.name = "--base", .metavar = "BASE.json", .kind = TKB__FLAG_TEXT, .offset = AT(base),
      .help = "A result file to compare RESULTS with, as '{prog} compare BASE RESULTS' does: "
-             "adds a forest plot of the ratios RESULTS/BASE with their 95% intervals and "
-             "verdicts, sorted by effect, and the comparison's table."},
+             "the overview becomes a forest plot of the ratios RESULTS/BASE with their 95% intervals "
+             "and verdicts, sorted by effect, the comparison's table follows, and each entry's plots "
+             "draw the base run beside the new one."},
     {.name = "--noise", .metavar = "PCT", .kind = TKB__FLAG_TEXT, .offset = AT(noise),
      .check = tkb__check_fraction, .shown = "2% for times, 0.5% for instruction counts",
      .help = "With --base: half-width of the noise band (2% or 0.02), as for '{prog} compare'."},
@@ -177,13 +180,18 @@ const tkb__command tkb__command_report = {
     .usage = "RESULTS.json [--base BASE.json] [-o report.html] | --history DB [selection] [-o history.html]",
     .about = "Writes one self-contained HTML page (inline SVG and CSS; no network request) of a "
              "result file (tkbench's JSON, a run's journal, or any Google Benchmark program's "
-             "--benchmark_out JSON): the run's context and warnings; a summary table (median with its "
-             "95% interval, spread, throughputs, status) that sorts by any column and filters "
-             "by name; and per entry the distribution of its timed calls (box, strip or "
-             "violin, outliers marked), its calls in the order they ran (each experiment's "
+             "--benchmark_out JSON): the run's context; the machine's warnings in one line, their "
+             "sentences a click away; an overview chart of every entry's median with its interval "
+             "(and, for the op suite, the speed-up of each cpu implementation over its reference); "
+             "a summary table (median with its CPU time and 95% interval, spread, throughputs, and a "
+             "status that is 'ok' only when the stopping rule converged and the interval is within "
+             "its target, else 'wide' or 'not converged' with the interval's width) that sorts by any "
+             "column and filters by name; and per entry the distribution of its timed calls (box, "
+             "strip or violin, outliers marked), its calls in the order they ran (each experiment's "
              "median, so drift shows; throttled calls marked) and its throughput against the "
-             "device's copy bandwidth or sgemm rate where one is known. With --base, a forest "
-             "plot of the ratios with their intervals and verdicts comes first. "
+             "device's copy bandwidth or sgemm rate where one is known. With --base, the overview is "
+             "a forest plot of the ratios with their intervals and verdicts, and each entry's plots "
+             "draw the base run and the new one together. "
              "`{prog} run --out x.html` writes the same page for a run. With --history DB instead of "
              "RESULTS, the history page of a results store: its change points (the regressions, as "
              "'{prog} history regressions' finds them, with their commit ranges) in a sortable table, "

@@ -32,12 +32,27 @@ const char *const tkb__html_css =
     ".eb{stroke:#aaa;stroke-dasharray:3 3}.em{stroke:#0b3d91;stroke-width:2}"
     ".thr{stroke:#c81e1e;stroke-width:6;stroke-linecap:square}"
     ".bar{fill:#7aa6dc}.peak{stroke:#333;stroke-width:2}.lbl{fill:#222}"
-    ".band{fill:#eee}.one{stroke:#555;stroke-dasharray:2 2}.fn{font:11px ui-monospace,Menlo,monospace;fill:#333}"
+    ".band{fill:#eee}.one{stroke:#555;stroke-dasharray:2 2}.fn,g.fn text{font:11px ui-monospace,Menlo,monospace;fill:#333}"
     ".civ{stroke-width:2}.pt{stroke-width:7;stroke-linecap:round}"
     ".faster .civ,.faster .pt{stroke:#1a7f37}.slower .civ,.slower .pt{stroke:#c81e1e}"
     ".same .civ,.same .pt{stroke:#777}.unsure .civ,.unsure .pt{stroke:#d4a000}"
     "td.faster{color:#1a7f37;font-weight:600}td.slower{color:#c81e1e;font-weight:600}td.unsure{color:#8a6d00}"
-    ".key{color:#666;font-size:12px}";
+    ".key{color:#666;font-size:12px}"
+    /* the machine's warnings: one line, the sentences on a click */
+    "details.machine{color:#8a4b00;background:#fff6e5;border-left:3px solid #f0a000;padding:4px 8px;margin:6px 0}"
+    "details.machine summary{cursor:pointer}details.machine ul{padding-left:8px;margin:4px 0}"
+    "details.machine li.warn{border-left:0;padding:2px 0;margin:0}"
+    "details.overview summary{cursor:pointer;color:#444;margin:4px 0}h3.sub{font-family:inherit;margin:16px 0 4px}"
+    /* how far a median can be trusted */
+    ".st-wide,.st-unconverged{color:#8a6d00;font-weight:600}.st-noint{color:#666}"
+    ".facts .faster{color:#1a7f37}.facts .slower{color:#c81e1e}.facts .unsure{color:#8a6d00}"
+    /* the overview's rows: blue when ok, amber when in doubt */
+    ".ok .civ,.ok .pt{stroke:#3b6fb6}.doubt .civ,.doubt .pt{stroke:#d4a000}"
+    /* a base run drawn with the new one: purple beside the new run's blue */
+    ".sw{fill:#3b6fb6}.base .sw{fill:#7b4fa0}.base .box{fill:#eadcf5;stroke:#7b4fa0}.base .ci{fill:#7b4fa0}"
+    ".base .med{stroke:#4d2a6e}.base .wh{stroke:#7b4fa0}.base .dot{stroke:#7b4fa0}"
+    ".base .vio{fill:#e6d8f2;stroke:#7b4fa0}.base .rng{stroke:#c5acd9}.base .binmed{stroke:#7b4fa0}"
+    ".base .em{stroke:#4d2a6e}";
 
 /* Sorting and filtering the summary; the page reads whole without it. */
 const char *const tkb__html_script =

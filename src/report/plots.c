@@ -1,7 +1,8 @@
 /* plots.c - the HTML report's plots (svg.h): an entry's distribution and its calls in
- * time order, its throughput against the machine's peak, and the forest plot of a
- * comparison. Every plot is a fixed-size inline SVG styled by the page's CSS classes,
- * so colours live in one place (html.c) and a plot is a few kilobytes however many
+ * time order (alone, or against its base run's on the same axes), its throughput against
+ * the machine's peak, and plots of ratios (the forest plot of a comparison). Every plot
+ * is a fixed-size inline SVG styled by the page's CSS classes, so colours live in one
+ * place (html_assets.c) and a plot is a few kilobytes however many
  * calls an entry made: past MANY_CALLS, calls are summarized (a violin, per-bin ranges)
  * instead of drawn one by one. */
 #include "bench.h" /* tkb__cmp_double */
@@ -46,18 +47,8 @@ static tkb__scale time_scale(double lo, double hi, double r0, double r1) {
   return tkb__scale_make(lo, hi, r0, r1, tkb__scale_wants_log(lo, hi, 1.5), true);
 }
 
-/* The axis's unit: a time's, or for counts a power of a thousand ("k", "M", "G"). */
-static tkb__time_unit unit_for(const tkb__plot_calls *s, double lo, double hi) {
-  if (!s->counted) return tkb__time_unit_for(lo, hi);
-  const double m = fmax(fabs(lo), fabs(hi));
-  if (m >= 1e9) return (tkb__time_unit){"G", 1e-9};
-  if (m >= 1e6) return (tkb__time_unit){"M", 1e-6};
-  if (m >= 1e4) return (tkb__time_unit){"k", 1e-3};
-  return (tkb__time_unit){"", 1.0};
-}
-
 static void time_axis_x(FILE *f, const tkb__plot_calls *s, const tkb__scale *x, double y, double y_top) {
-  tkb__time_unit u = unit_for(s, x->d0, x->d1);
+  tkb__time_unit u = tkb__axis_unit(s->counted, x->d0, x->d1);
   char suffix[8];
   snprintf(suffix, sizeof suffix, " %s", u.name);
   tkb__svg_axis_x(f, x, y, y_top, 6, u.per_ms, suffix, NULL);
@@ -151,83 +142,123 @@ static void violin(FILE *f, const double *sorted, int n, const box *b, const tkb
   fputs("Z\"/>", f);
 }
 
+/* The calls of s in ascending order (malloc'd; NULL when out of memory). */
+static double *sorted_calls(const tkb__plot_calls *s) {
+  double *sorted = malloc(sizeof *sorted * (size_t)s->n);
+  if (!sorted) return NULL;
+  memcpy(sorted, s->ms, sizeof *sorted * (size_t)s->n);
+  qsort(sorted, (size_t)s->n, sizeof *sorted, tkb__cmp_double);
+  return sorted;
+}
+
+/* One run's distribution in the band of 62 pixels from y = by: its box (whiskers,
+ * quartiles, the median's interval shaded, the median) over its calls. */
+static void distribution_band(FILE *f, const tkb__plot_calls *s, const double *sorted, const box *b,
+                              const tkb__scale *x, double by) {
+  const double bh = 18, ym = by + bh / 2;
+  tkb__svg_line(f, tkb__scale_map(x, b->whisker_lo), ym, tkb__scale_map(x, b->p25), ym, "wh");
+  tkb__svg_line(f, tkb__scale_map(x, b->p75), ym, tkb__scale_map(x, b->whisker_hi), ym, "wh");
+  tkb__svg_rect(f, tkb__scale_map(x, b->p25), by, tkb__scale_map(x, b->p75) - tkb__scale_map(x, b->p25), bh, "box");
+  if (isfinite(s->ci_low) && isfinite(s->ci_high))
+    tkb__svg_rect(f, tkb__scale_map(x, s->ci_low), by, tkb__scale_map(x, s->ci_high) - tkb__scale_map(x, s->ci_low),
+                  bh, "ci");
+  double xm = tkb__scale_map(x, b->median);
+  tkb__svg_line(f, xm, by - 2, xm, by + bh + 2, "med");
+  /* the calls */
+  const double sy = by + 26, sh = 36;
+  if (s->n > MANY_CALLS) violin(f, sorted, s->n, b, x, sy + sh / 2, sh / 2);
+  else strip(f, s, b, x, sy, sh, NULL, MANY_CALLS);
+  strip(f, s, b, x, sy, sh, "om", MAX_OUTLIER_DOTS);
+  strip(f, s, b, x, sy, sh, "os", MAX_OUTLIER_DOTS);
+}
+
 void tkb__plot_distribution(FILE *f, const tkb__plot_calls *s, const char *title) {
   const int W = 540, H = 112, L = 12, R = 12;
   if (s->n < 1) return;
-  double *sorted = malloc(sizeof *sorted * (size_t)s->n);
+  double *sorted = sorted_calls(s);
   if (!sorted) return;
-  memcpy(sorted, s->ms, sizeof *sorted * (size_t)s->n);
-  qsort(sorted, (size_t)s->n, sizeof *sorted, tkb__cmp_double);
   box b = box_of(s, sorted);
   tkb__scale x = time_scale(b.lo, b.hi, L, W - R);
 
   tkb__svg_begin(f, W, H, title);
   time_axis_x(f, s, &x, 84, 6);
-  /* the box: whiskers, quartiles, the median's interval, the median */
-  const double by = 12, bh = 18, ym = by + bh / 2;
-  tkb__svg_line(f, tkb__scale_map(&x, b.whisker_lo), ym, tkb__scale_map(&x, b.p25), ym, "wh");
-  tkb__svg_line(f, tkb__scale_map(&x, b.p75), ym, tkb__scale_map(&x, b.whisker_hi), ym, "wh");
-  tkb__svg_rect(f, tkb__scale_map(&x, b.p25), by, tkb__scale_map(&x, b.p75) - tkb__scale_map(&x, b.p25), bh, "box");
-  if (isfinite(s->ci_low) && isfinite(s->ci_high))
-    tkb__svg_rect(f, tkb__scale_map(&x, s->ci_low), by, tkb__scale_map(&x, s->ci_high) - tkb__scale_map(&x, s->ci_low),
-                  bh, "ci");
-  double xm = tkb__scale_map(&x, b.median);
-  tkb__svg_line(f, xm, by - 2, xm, by + bh + 2, "med");
-  /* the calls */
-  const double sy = 38, sh = 36;
-  if (s->n > MANY_CALLS) violin(f, sorted, s->n, &b, &x, sy + sh / 2, sh / 2);
-  else strip(f, s, &b, &x, sy, sh, NULL, MANY_CALLS);
-  strip(f, s, &b, &x, sy, sh, "om", MAX_OUTLIER_DOTS);
-  strip(f, s, &b, &x, sy, sh, "os", MAX_OUTLIER_DOTS);
+  distribution_band(f, s, sorted, &b, &x, 12);
   tkb__svg_end(f);
   free(sorted);
 }
 
-void tkb__plot_timeline(FILE *f, const tkb__plot_calls *s, const char *title) {
-  const int W = 540, H = 130, L = 62, R = 10, T = 10, B = 104;
-  if (s->n < 1) return;
-  double lo = s->ms[0], hi = s->ms[0];
-  for (int i = 1; i < s->n; i++) lo = fmin(lo, s->ms[i]), hi = fmax(hi, s->ms[i]);
-  tkb__scale y = time_scale(lo, hi, B, T);
-  tkb__scale x = tkb__scale_make(0, s->n > 1 ? s->n - 1 : 1, L + 4, W - R, false, false);
-  tkb__time_unit u = unit_for(s, y.d0, y.d1);
-  char suffix[8];
-  snprintf(suffix, sizeof suffix, " %s", u.name);
+static const char *const series_labels[] = {"base", "new"};
+static const char *const series_classes[] = {"base", "new"};
 
-  tkb__svg_begin(f, W, H, title);
-  tkb__svg_axis_y(f, &y, L, W - R, 4, u.per_ms, suffix, NULL);
-  tkb__svg_axis_x(f, &x, B, B, 5, 1.0, "", "call");
-  if (s->n > MANY_CALLS) {
-    /* per-bin ranges of consecutive calls, and each bin's median */
-    fputs("<path class=\"rng\" d=\"", f);
-    double mx[TIMELINE_BINS], my[TIMELINE_BINS];
-    double *tmp = malloc(sizeof *tmp * ((size_t)s->n / TIMELINE_BINS + 2));
-    int nb = 0;
-    for (int k = 0; k < TIMELINE_BINS && tmp; k++) {
-      int i0 = (int)((long long)s->n * k / TIMELINE_BINS), i1 = (int)((long long)s->n * (k + 1) / TIMELINE_BINS);
-      if (i1 <= i0) continue;
-      memcpy(tmp, s->ms + i0, sizeof *tmp * (size_t)(i1 - i0));
-      qsort(tmp, (size_t)(i1 - i0), sizeof *tmp, tkb__cmp_double);
-      double px = tkb__scale_map(&x, 0.5 * (i0 + i1 - 1));
-      fputc('M', f);
-      tkb__svg_int(f, px);
-      fputc(' ', f);
-      tkb__svg_int(f, tkb__scale_map(&y, tmp[0]));
-      fputs("V", f);
-      tkb__svg_int(f, tkb__scale_map(&y, tmp[i1 - i0 - 1]));
-      mx[nb] = px, my[nb] = tkb__scale_map(&y, tmp[(i1 - i0) / 2]);
-      nb++;
+void tkb__plot_distribution_vs(FILE *f, const tkb__plot_calls *base, const tkb__plot_calls *new_,
+                               const char *title) {
+  /* a band per run (62 pixels and a gap), under the legend's row; the axis 10 below */
+  const int W = 540, H = 190, L = 12, R = 12, TOP = 20, BAND = 68;
+  if (base->n < 1 || new_->n < 1) {
+    tkb__plot_distribution(f, new_->n < 1 ? base : new_, title);
+    return;
+  }
+  const tkb__plot_calls *runs[2] = {base, new_};
+  double *sorted[2] = {sorted_calls(base), sorted_calls(new_)};
+  if (sorted[0] && sorted[1]) {
+    box b[2] = {box_of(base, sorted[0]), box_of(new_, sorted[1])};
+    /* one axis for both, so that a shift between the runs is a shift on the page */
+    tkb__scale x = time_scale(fmin(b[0].lo, b[1].lo), fmax(b[0].hi, b[1].hi), L, W - R);
+    tkb__svg_begin(f, W, H, title);
+    tkb__svg_legend(f, W - R, 10, series_labels, series_classes, 2);
+    time_axis_x(f, new_, &x, TOP + BAND + 72, 14);
+    for (int k = 0; k < 2; k++) {
+      fprintf(f, "<g class=\"%s\">", series_classes[k]);
+      distribution_band(f, runs[k], sorted[k], &b[k], &x, TOP + k * BAND);
+      fputs("</g>", f);
     }
-    fputs("\"/>", f);
-    tkb__svg_polyline(f, mx, my, nb, "binmed");
-    free(tmp);
+    tkb__svg_end(f);
+  }
+  free(sorted[0]);
+  free(sorted[1]);
+}
+
+/* Many calls as per-bin ranges of consecutive calls, and each bin's median as a line. */
+static void timeline_bins(FILE *f, const tkb__plot_calls *s, const tkb__scale *x, const tkb__scale *y) {
+  fputs("<path class=\"rng\" d=\"", f);
+  double mx[TIMELINE_BINS], my[TIMELINE_BINS];
+  double *tmp = malloc(sizeof *tmp * ((size_t)s->n / TIMELINE_BINS + 2));
+  int nb = 0;
+  for (int k = 0; k < TIMELINE_BINS && tmp; k++) {
+    int i0 = (int)((long long)s->n * k / TIMELINE_BINS), i1 = (int)((long long)s->n * (k + 1) / TIMELINE_BINS);
+    if (i1 <= i0) continue;
+    memcpy(tmp, s->ms + i0, sizeof *tmp * (size_t)(i1 - i0));
+    qsort(tmp, (size_t)(i1 - i0), sizeof *tmp, tkb__cmp_double);
+    double px = tkb__scale_map(x, 0.5 * (i0 + i1 - 1));
+    fputc('M', f);
+    tkb__svg_int(f, px);
+    fputc(' ', f);
+    tkb__svg_int(f, tkb__scale_map(y, tmp[0]));
+    fputs("V", f);
+    tkb__svg_int(f, tkb__scale_map(y, tmp[i1 - i0 - 1]));
+    mx[nb] = px, my[nb] = tkb__scale_map(y, tmp[(i1 - i0) / 2]);
+    nb++;
+  }
+  fputs("\"/>", f);
+  tkb__svg_polyline(f, mx, my, nb, "binmed");
+  free(tmp);
+}
+
+/* One run's calls in the order they ran between pixel rows top and bottom: each call (or
+ * per-bin ranges), each experiment's median as a level across its calls with a boundary
+ * before it, and the throttled calls. */
+static void timeline_series(FILE *f, const tkb__plot_calls *s, const tkb__scale *x, const tkb__scale *y,
+                            double top, double bottom) {
+  if (s->n > MANY_CALLS) {
+    timeline_bins(f, s, x, y);
   } else {
     tkb__svg_dots d;
     tkb__svg_dots_begin(&d, f, "dot");
-    for (int i = 0; i < s->n; i++) tkb__svg_dot(&d, tkb__scale_map(&x, i), tkb__scale_map(&y, s->ms[i]));
+    for (int i = 0; i < s->n; i++) tkb__svg_dot(&d, tkb__scale_map(x, i), tkb__scale_map(y, s->ms[i]));
     tkb__svg_dots_end(&d);
   }
-  /* each experiment: its median as a level across its calls, a boundary before it */
+  /* half a call's width on the axis: where one experiment ends and the next begins */
+  const double half_call = 0.5 * (x->r1 - x->r0) / (x->d1 - x->d0);
   int start = 0;
   int ne = s->experiment_sizes ? s->n_experiments : 1;
   for (int e = 0; e < ne; e++) {
@@ -239,18 +270,68 @@ void tkb__plot_timeline(FILE *f, const tkb__plot_calls *s, const char *title) {
     qsort(tmp, (size_t)size, sizeof *tmp, tkb__cmp_double);
     double med = size % 2 ? tmp[size / 2] : 0.5 * (tmp[size / 2 - 1] + tmp[size / 2]);
     free(tmp);
-    double x0 = tkb__scale_map(&x, start), x1 = tkb__scale_map(&x, start + size - 1);
-    double between = x0 - 0.5 * (x.r1 - x.r0) / (s->n > 1 ? s->n - 1 : 1);
-    if (e > 0) tkb__svg_line(f, between, T, between, B, "eb");
-    tkb__svg_line(f, x0, tkb__scale_map(&y, med), fmax(x1, x0 + 2), tkb__scale_map(&y, med), "em");
+    double x0 = tkb__scale_map(x, start), x1 = tkb__scale_map(x, start + size - 1);
+    if (e > 0) tkb__svg_line(f, x0 - half_call, top, x0 - half_call, bottom, "eb");
+    tkb__svg_line(f, x0, tkb__scale_map(y, med), fmax(x1, x0 + 2), tkb__scale_map(y, med), "em");
     start += size;
   }
   if (s->throttled) {
     tkb__svg_dots d;
     tkb__svg_dots_begin(&d, f, "thr");
     for (int i = 0; i < s->n; i++)
-      if (s->throttled[i]) tkb__svg_dot(&d, tkb__scale_map(&x, i), tkb__scale_map(&y, s->ms[i]));
+      if (s->throttled[i]) tkb__svg_dot(&d, tkb__scale_map(x, i), tkb__scale_map(y, s->ms[i]));
     tkb__svg_dots_end(&d);
+  }
+}
+
+static void value_range(const tkb__plot_calls *s, double *lo, double *hi) {
+  for (int i = 0; i < s->n; i++) *lo = fmin(*lo, s->ms[i]), *hi = fmax(*hi, s->ms[i]);
+}
+
+/* The axes of a time line over calls 0 .. n - 1 and values [lo, hi], plot area from T to B. */
+static void timeline_axes(FILE *f, bool counted, int n, double lo, double hi, int T, int B, tkb__scale *x,
+                          tkb__scale *y) {
+  const int W = 540, L = 62, R = 10;
+  *y = time_scale(lo, hi, B, T);
+  *x = tkb__scale_make(0, n > 1 ? n - 1 : 1, L + 4, W - R, false, false);
+  tkb__time_unit u = tkb__axis_unit(counted, y->d0, y->d1);
+  char suffix[8];
+  snprintf(suffix, sizeof suffix, " %s", u.name);
+  tkb__svg_axis_y(f, y, L, W - R, 4, u.per_ms, suffix, NULL);
+  tkb__svg_axis_x(f, x, B, B, 5, 1.0, "", "call");
+}
+
+void tkb__plot_timeline(FILE *f, const tkb__plot_calls *s, const char *title) {
+  const int W = 540, H = 130, T = 10, B = 104;
+  if (s->n < 1) return;
+  double lo = s->ms[0], hi = s->ms[0];
+  value_range(s, &lo, &hi);
+  tkb__svg_begin(f, W, H, title);
+  tkb__scale x, y;
+  timeline_axes(f, s->counted, s->n, lo, hi, T, B, &x, &y);
+  timeline_series(f, s, &x, &y, T, B);
+  tkb__svg_end(f);
+}
+
+void tkb__plot_timeline_vs(FILE *f, const tkb__plot_calls *base, const tkb__plot_calls *new_, const char *title) {
+  const int W = 540, H = 142, T = 22, B = 116;
+  if (base->n < 1 || new_->n < 1) {
+    tkb__plot_timeline(f, new_->n < 1 ? base : new_, title);
+    return;
+  }
+  double lo = new_->ms[0], hi = new_->ms[0];
+  value_range(base, &lo, &hi);
+  value_range(new_, &lo, &hi);
+  tkb__svg_begin(f, W, H, title);
+  tkb__svg_legend(f, W - 10, 12, series_labels, series_classes, 2);
+  tkb__scale x, y;
+  timeline_axes(f, new_->counted, base->n > new_->n ? base->n : new_->n, lo, hi, T, B, &x, &y);
+  /* the base first, so that the new run's calls lie on top */
+  const tkb__plot_calls *runs[2] = {base, new_};
+  for (int k = 0; k < 2; k++) {
+    fprintf(f, "<g class=\"%s\">", series_classes[k]);
+    timeline_series(f, runs[k], &x, &y, T, B);
+    fputs("</g>", f);
   }
   tkb__svg_end(f);
 }
@@ -272,10 +353,12 @@ void tkb__plot_throughput(FILE *f, double achieved, double peak, const char *uni
   tkb__svg_end(f);
 }
 
-void tkb__plot_forest(FILE *f, const tkb__forest_row *rows, int n, double noise) {
-  const int W = 760, L = 300, R = 20, T = 8, ROW = 16;
+void tkb__plot_ratios(FILE *f, const tkb__forest_row *rows, int n, double band, const char *axis,
+                      const char *title) {
+  const int L = n > 0 ? tkb__svg_label_column(&rows->name, n, sizeof *rows) : 120, W = L + 460, R = 20, T = 8,
+            ROW = 16;
   const int H = T + ROW * (n > 0 ? n : 1) + 36;
-  double lo = 1 - noise, hi = 1 + noise;
+  double lo = 1 - band, hi = 1 + band;
   for (int i = 0; i < n; i++) {
     if (isfinite(rows[i].lo) && rows[i].lo > 0) lo = fmin(lo, rows[i].lo);
     if (isfinite(rows[i].hi)) hi = fmax(hi, rows[i].hi);
@@ -284,21 +367,23 @@ void tkb__plot_forest(FILE *f, const tkb__forest_row *rows, int n, double noise)
   /* symmetric about 1 on the log axis, so faster and slower look alike */
   double span = fmax(log(hi), -log(lo)) * 1.08;
   tkb__scale x = tkb__scale_make(exp(-span), exp(span), L, W - R, true, false);
-  char title[64];
-  snprintf(title, sizeof title, "ratio new/base of %d entries with 95%% intervals", n);
   tkb__svg_begin(f, W, H, title);
   double yb = T + ROW * n;
-  tkb__svg_rect(f, tkb__scale_map(&x, 1 - noise), T, tkb__scale_map(&x, 1 + noise) - tkb__scale_map(&x, 1 - noise),
-                yb - T, "band");
-  tkb__svg_axis_x(f, &x, yb + 2, T, 7, 1.0, "x", "new / base");
+  if (band > 0)
+    tkb__svg_rect(f, tkb__scale_map(&x, 1 - band), T, tkb__scale_map(&x, 1 + band) - tkb__scale_map(&x, 1 - band),
+                  yb - T, "band");
+  tkb__svg_axis_x(f, &x, yb + 2, T, 7, 1.0, "x", axis);
   tkb__svg_line(f, tkb__scale_map(&x, 1), T, tkb__scale_map(&x, 1), yb, "one");
   for (int i = 0; i < n; i++) {
     const tkb__forest_row *r = &rows[i];
     double y = T + ROW * i + ROW / 2.0;
-    tkb__svg_text(f, L - 8, y + 4, "end", "fn", r->name);
+    char label[4 * TKB__LABEL_CHARS + 4];
+    tkb__svg_label(r->name, label, sizeof label);
+    tkb__svg_text(f, L - 8, y + 4, "end", "fn", label);
     if (!(r->ratio > 0)) continue;
     fprintf(f, "<g class=\"%s\">", r->verdict ? r->verdict : "unsure");
-    if (r->lo > 0 && r->hi > 0) tkb__svg_line(f, tkb__scale_map(&x, r->lo), y, tkb__scale_map(&x, r->hi), y, "civ");
+    /* an interval down to 0 runs off the log axis's left end */
+    if (r->lo >= 0 && r->hi > 0) tkb__svg_line(f, tkb__scale_map(&x, r->lo), y, tkb__scale_map(&x, r->hi), y, "civ");
     tkb__svg_dots d;
     tkb__svg_dots_begin(&d, f, "pt");
     tkb__svg_dot(&d, tkb__scale_map(&x, r->ratio), y);
@@ -306,4 +391,10 @@ void tkb__plot_forest(FILE *f, const tkb__forest_row *rows, int n, double noise)
     fputs("</g>", f);
   }
   tkb__svg_end(f);
+}
+
+void tkb__plot_forest(FILE *f, const tkb__forest_row *rows, int n, double noise) {
+  char title[64];
+  snprintf(title, sizeof title, "ratio new/base of %d entries with 95%% intervals", n);
+  tkb__plot_ratios(f, rows, n, noise, "new / base", title);
 }

@@ -103,6 +103,15 @@ tkb__time_unit tkb__time_unit_for(double lo, double hi) {
   return (tkb__time_unit){"s", 1e-3};
 }
 
+tkb__time_unit tkb__axis_unit(bool counted, double lo, double hi) {
+  if (!counted) return tkb__time_unit_for(lo, hi);
+  const double m = fmax(fabs(lo), fabs(hi));
+  if (m >= 1e9) return (tkb__time_unit){"G", 1e-9};
+  if (m >= 1e6) return (tkb__time_unit){"M", 1e-6};
+  if (m >= 1e4) return (tkb__time_unit){"k", 1e-3};
+  return (tkb__time_unit){"", 1.0};
+}
+
 void tkb__tick_label(double v, double scale, double step, const char *suffix, char *buf,
                      size_t cap) {
   double x = v * scale;
@@ -234,10 +243,74 @@ void tkb__svg_polyline(FILE *f, const double *x, const double *y, int n, const c
   fputs("\"/>", f);
 }
 
-/* The spacing of evenly spaced ticks, 0 for uneven (log) ones. */
+void tkb__svg_legend(FILE *f, double x_right, double y, const char *const *labels, const char *const *classes,
+                     int n) {
+  /* laid out from the right: a label's width is guessed from its length (11 px text is
+   * about 6.5 px a character), which is all a row of two or three words needs */
+  double x = x_right;
+  fputs("<g class=\"legend\">", f);
+  for (int i = n - 1; i >= 0; i--) {
+    const double w = 6.5 * (double)strlen(labels[i]);
+    x -= w;
+    fprintf(f, "<g class=\"%s\">", classes[i]);
+    tkb__svg_rect(f, x - 14, y - 9, 10, 10, "sw");
+    tkb__svg_text(f, x, y, "start", NULL, labels[i]);
+    fputs("</g>", f);
+    x -= 26;
+  }
+  fputs("</g>", f);
+}
+
+/* Characters (UTF-8 code points: bytes that do not continue one) in s. */
+static size_t chars_of(const char *s) {
+  size_t n = 0;
+  for (; *s; s++) n += ((unsigned char)*s & 0xC0) != 0x80;
+  return n;
+}
+
+/* The byte offset where character k of s begins (its length when k is past its end). */
+static size_t offset_of(const char *s, size_t k) {
+  size_t i = 0, n = 0;
+  for (; s[i]; i++) {
+    if (((unsigned char)s[i] & 0xC0) == 0x80) continue;
+    if (n++ == k) return i;
+  }
+  return i;
+}
+
+void tkb__svg_label(const char *name, char *buf, size_t cap) {
+  const size_t n = chars_of(name ? name : "");
+  if (n <= TKB__LABEL_CHARS) {
+    snprintf(buf, cap, "%s", name ? name : "");
+    return;
+  }
+  /* the start says the family, the end the mode and impl: the middle goes */
+  const size_t head = offset_of(name, TKB__LABEL_CHARS / 2 - 2), tail = offset_of(name, n - TKB__LABEL_CHARS / 2);
+  snprintf(buf, cap, "%.*s…%s", (int)head, name, name + tail);
+}
+
+int tkb__svg_label_column(const char *const *names, int n, size_t stride) {
+  size_t longest = 0;
+  for (int i = 0; i < n; i++) {
+    const char *name = *(const char *const *)((const char *)names + (size_t)i * stride);
+    const size_t c = chars_of(name ? name : "");
+    longest = c > longest ? c : longest;
+  }
+  if (longest > TKB__LABEL_CHARS) longest = TKB__LABEL_CHARS;
+  /* 11 px monospace is 6.6 px a character; a gap of 8 before the axis */
+  const int w = (int)(6.7 * (double)longest) + 16;
+  return w < 120 ? 120 : w;
+}
+
+/* The spacing of evenly spaced ticks, 0 for uneven ones (decades, 1-2-5). A log axis
+ * over less than a decade has evenly spaced ticks too (tkb__ticks' linear fallback), and
+ * their labels need the step's decimals: "0.9x 1.0x 1.1x", not "1x 1x 1x". */
 static double tick_step(const tkb__scale *s, const double *t, int n) {
-  if (s->log || n < 2) return s->log ? 0 : (n == 1 ? fabs(t[0]) : 0);
-  return t[1] - t[0];
+  if (n < 2) return s->log || n < 1 ? 0 : fabs(t[0]);
+  const double step = t[1] - t[0];
+  for (int i = 2; i < n; i++)
+    if (fabs(t[i] - t[i - 1] - step) > 1e-6 * fabs(step)) return 0;
+  return s->log && n == 2 && t[1] == 10 * t[0] ? 0 : step;
 }
 
 /* Ticks and grid lines of an axis as two paths on whole pixels, and its labels in one

@@ -38,6 +38,9 @@ typedef struct tkb__time_unit {
   double per_ms;
 } tkb__time_unit;
 tkb__time_unit tkb__time_unit_for(double lo, double hi);
+/* The unit an axis of values over [lo, hi] reads best in: tkb__time_unit_for's for times
+ * in ms, and for counts (counted) a power of a thousand ("k", "M", "G", or ""). */
+tkb__time_unit tkb__axis_unit(bool counted, double lo, double hi);
 
 /* A tick's label: v times `scale`, with as few decimals as tell the ticks apart
  * (`step` is the distance between neighbouring ticks, in the same units as v; 0 for
@@ -78,6 +81,20 @@ void tkb__svg_dots_end(tkb__svg_dots *d);
 /* A polyline through n points (x[i], y[i]), at whole pixels, with a CSS class. */
 void tkb__svg_polyline(FILE *f, const double *x, const double *y, int n, const char *cls);
 
+/* A legend: for each of n series a swatch (class "sw" inside a group of the series' CSS
+ * class, so it takes the series' colour) and its label, in a row that ends at x_right,
+ * baseline y. */
+void tkb__svg_legend(FILE *f, double x_right, double y, const char *const *labels, const char *const *classes,
+                     int n);
+
+/* A column of row names (class "fn": 11 px monospace) in plots of one row per entry:
+ * names longer than TKB__LABEL_CHARS characters are cut in the middle ("first…last",
+ * at character boundaries), and the column is as wide as its longest label needs. */
+enum { TKB__LABEL_CHARS = 72 };
+void tkb__svg_label(const char *name, char *buf, size_t cap); /* cap >= 4 * TKB__LABEL_CHARS + 4 */
+/* The pixels between a plot's left edge and its axis for these names' labels. */
+int tkb__svg_label_column(const char *const *names, int n, size_t stride);
+
 /* A horizontal axis at pixel y over scale s (the page's CSS gives its labels' group,
  * class "tx", text-anchor middle; a vertical axis's, "ty", end): the baseline, ticks
  * with labels under them (`label_scale`, `suffix` as tkb__tick_label), light grid lines up to y_top when
@@ -112,6 +129,12 @@ void tkb__plot_distribution(FILE *f, const tkb__plot_calls *s, const char *title
  * calls and the boundaries between experiments, so drift and a slow experiment show;
  * throttled calls are marked. Many calls are drawn as per-bin ranges. */
 void tkb__plot_timeline(FILE *f, const tkb__plot_calls *s, const char *title);
+/* An entry against its base run (with `report --base`): the two distributions one above
+ * the other on one axis, and the two runs' calls overlaid on one time line, the base in a
+ * colour of its own (CSS class "base"; the new run's, "new") and a legend naming them. */
+void tkb__plot_distribution_vs(FILE *f, const tkb__plot_calls *base, const tkb__plot_calls *new_,
+                               const char *title);
+void tkb__plot_timeline_vs(FILE *f, const tkb__plot_calls *base, const tkb__plot_calls *new_, const char *title);
 /* What an entry achieved against the machine's measured peak (copy GB/s or sgemm
  * GFLOP/s) as a bar with the fraction written beside it. */
 void tkb__plot_throughput(FILE *f, double achieved, double peak, const char *unit,
@@ -126,6 +149,23 @@ typedef struct tkb__forest_row {
 /* The ratios with their intervals, one row each in the order given, on a log axis
  * centred on 1, with the noise band [1 - noise, 1 + noise] shaded. */
 void tkb__plot_forest(FILE *f, const tkb__forest_row *rows, int n, double noise);
+/* The same for any ratio: band 0 shades none, axis names the ratio ("new / base"), title
+ * is the plot's accessible name. */
+void tkb__plot_ratios(FILE *f, const tkb__forest_row *rows, int n, double band, const char *axis,
+                      const char *title);
+
+/* ---- the overview of every entry (plots_overview.c) ---- */
+/* One entry of the overview: its median and that median's 95% interval. */
+typedef struct tkb__overview_row {
+  const char *name;
+  double median, lo, hi;        /* ms, or instructions per call; lo and hi NaN when unknown */
+  const char *cls;              /* CSS class of its row ("ok": the dot in the page's blue;
+                                   "doubt": an interval too wide or a rule that gave up) */
+} tkb__overview_row;
+/* Every entry's median as a dot with its interval as a bar, one row each in the order
+ * given, on one axis: logarithmic when the medians span more than a decade, in the unit
+ * that fits (times, or counts when counted). Rows without a median keep their name. */
+void tkb__plot_overview(FILE *f, const tkb__overview_row *rows, int n, bool counted, const char *title);
 
 /* ---- the history page's plot (plots_history.c) ---- */
 /* A change point on an entry's line: drawn between two runs (indices on the page's run

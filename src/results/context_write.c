@@ -42,6 +42,11 @@ static void write_environment(jw *w, const tkb__report_ctx *ctx, const tkb__run_
   jw_begin_array(w, "warnings", false);
   for (int i = 0; i < ctx->n_warnings; i++) jw_string(w, NULL, ctx->warnings[i].text);
   jw_end_array(w);
+  /* each warning's kind, in the same order, as an entry's: a report names and groups
+   * them ("load", "frequency") without parsing sentences */
+  jw_begin_array(w, "warning_kinds", true);
+  for (int i = 0; i < ctx->n_warnings; i++) jw_string(w, NULL, ctx->warnings[i].kind);
+  jw_end_array(w);
 }
 
 /* The part of the selection the run ran: null for all of it. */
@@ -87,7 +92,7 @@ static const char *const context_keys[] = {
     "json_schema_version", "library", "device", "device_description", "cpu_model", "method",
     "seed", "iterations", "experiments", "interval_ms", "interval_busy", "warmup", "stopping_rule", "interleave",
     "interrupted", "budget_s", "peaks", "shard", "slurm", "device_uuid", "environment", "load_avg_start",
-    "load_avg_end", "load_exceeded_cores", "warnings", "merged", "missing_shards", "count_source"};
+    "load_avg_end", "load_exceeded_cores", "warnings", "warning_kinds", "merged", "missing_shards", "count_source"};
 
 bool tkb__context_key_taken(const char *key, size_t len) {
   for (size_t k = 0; k < TKB_ARRAY_LEN(context_keys); k++)

@@ -94,6 +94,12 @@ expect 2 "cannot be compared" "$TKBENCH" report "$TMP/t.json" --base "$TMP/a.jso
 # the HTML report of counts, and of their comparison
 expect 0 "" "$TKBENCH" report "$TMP/c.json" --base "$TMP/a.json" -o "$TMP/r.html"
 grep -q "instructions per call" "$TMP/r.html" && grep -q "compared exactly" "$TMP/r.html" && pass || fail "r.html"
+# both runs' counts in each entry's plots, and a page of counts alone labels its axes and cells as counts
+grep -q '<g class="base">' "$TMP/r.html" && grep -q '<g class="legend">' "$TMP/r.html" && pass || fail "r.html: no base beside the new counts"
+expect 0 "" "$TKBENCH" report "$TMP/c.json" -o "$TMP/c.html"
+grep -q 'aria-label="median instruction counts of' "$TMP/c.html" && grep -q 'median instructions per call' "$TMP/c.html" &&
+  grep -q ' instr</td><td data-v="">-</td>' "$TMP/c.html" && ! grep -q 'median time per call' "$TMP/c.html" && pass ||
+  fail "c.html: the overview or the summary does not say counts"
 # ab counts both sides under Callgrind, one experiment each, and calls 5% more work slower
 expect 0 "1 compared: 1 slower" "$TKBENCH" ab --a "$S100" --b "$S105" --filter '^spin_10k_' "${CG[@]}" \
   --out-a "$TMP/ab_a.json" --format json --out "$TMP/ab.json"

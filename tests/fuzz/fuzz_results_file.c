@@ -11,7 +11,8 @@
  *    file's text never becomes HTML);
  *  - merge either refuses or writes a document that is UTF-8 and that the reader reads
  *    back with the same entries;
- *  - the HTML page is written or refused, never a crash.
+ *  - the HTML page is written or refused, never a crash: alone, and against the base
+ *    (each entry's plots then draw both runs' calls).
  */
 #define _GNU_SOURCE /* memmem */
 #include "fuzz.h"
@@ -68,6 +69,8 @@ static size_t angles_outside_code(const char *text) {
   return n;
 }
 
+static void page(const tkb__results_file *rf, const tkb__comparison *c);
+
 static void compare(const tkb__results_file *a, const tkb__results_file *b) {
   tkb__compare_opts o = TKB__COMPARE_OPTS_DEFAULT;
   o.resamples = 50; /* the statistics' cost is not what is fuzzed here */
@@ -94,6 +97,7 @@ static void compare(const tkb__results_file *a, const tkb__results_file *b) {
     }
     tkb__textbuf_free(&t);
   }
+  page(b, &c);
   tkb__comparison_free(&c);
 }
 
@@ -122,10 +126,10 @@ static void merge(const tkb__results_file *f, size_t n) {
   free(text);
 }
 
-static void page(const tkb__results_file *rf) {
+static void page(const tkb__results_file *rf, const tkb__comparison *c) {
   tkb__textbuf t;
   if (tkb__textbuf_open(&t) != TKB_OK) abort();
-  const tkb__html_opts o = {.title = "fuzz"};
+  const tkb__html_opts o = {.title = "fuzz", .comparison = c, .base_name = c ? "base.json" : NULL};
   tkb__html_page(t.f, rf, &o);
   tkb__textbuf_free(&t);
 }
@@ -146,7 +150,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       FUZZ_ASSERT(strlen(f[0].warnings[i]) < 600, "a warning of %zu bytes", strlen(f[0].warnings[i]));
     compare(&f[0], &f[n - 1]);
     merge(f, n);
-    page(&f[0]);
+    page(&f[0], NULL);
   }
   for (size_t i = 0; i < n; i++) tkb__results_file_free(&f[i]);
   return 0;
