@@ -63,6 +63,7 @@ typedef struct cpu_state {
   bool parallel;  /* big enough for a parallel region */
   int64_t fc;     /* forward, axis not last, x in place: lanes per item (0: axis last) */
   int64_t fitems; /* its items */
+  bool rows_nt;   /* forward, axis last, bfloat16 beyond the LLC: y by non-temporal stores */
   int threads;    /* scratch blocks: the most threads a call runs on */
   ops_workspace ws;      /* one device allocation, carved into: */
   char *scratch;         /* threads blocks, thread_stride bytes apart */
