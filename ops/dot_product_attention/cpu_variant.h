@@ -12,25 +12,21 @@
 #define SFX f32
 #define GEMM tkb__blas.sgemm
 #define EXPT ops_expf
-#define NATIVE TKB_FLOAT32
 #include "cpu_kernels.h"
 #undef NUM
 #undef SFX
 #undef GEMM
 #undef EXPT
-#undef NATIVE
 
 #define NUM double
 #define SFX f64
 #define GEMM tkb__blas.dgemm
 #define EXPT exp
-#define NATIVE TKB_FLOAT64
 #include "cpu_kernels.h"
 #undef NUM
 #undef SFX
 #undef GEMM
 #undef EXPT
-#undef NATIVE
 
 const attn_cpu_kernels TKB_ISA_NAME(tkb__attn_cpu_kernels) = {
     .forward_f32 = forward_f32, .forward_f64 = forward_f64,
