@@ -4,6 +4,7 @@
  * float64), once per instruction set. Not a public header; expects from the includer:
  *   NUM     the math type             SFX     the function-name suffix (f32, f64)
  *   GEMM    tkb__blas.sgemm / .dgemm   EXPT    exp for NUM (vectorizable for float)
+ *   EXP_ROW (optional) a variant's FN(exp_row) for NUM = float, in intrinsics
  * q, k and v of every dtype are copied (widened) tile by tile (or head by head) into the
  * workspace, contiguous (FN(view_rows) says why).
  * Notation as in attention.h; "row" is a score row (b, h, t), "tile" a block of tq
@@ -274,6 +275,9 @@ static NUM FN(row_max)(const NUM *row, int64_t n) {
  * Two loops: the exp loop alone vectorizes in every inlined copy, which it did not
  * with the reduction fused in (measured: scalar exp took a third of the forward). */
 static NUM FN(exp_row)(NUM *row, int64_t n, NUM sub) {
+#ifdef EXP_ROW
+  return EXP_ROW(row, n, sub);
+#endif
   for (int64_t s = 0; s < n; s++) row[s] = EXPT(row[s] - sub);
   NUM sum = 0;
 #pragma omp simd reduction(+ : sum)

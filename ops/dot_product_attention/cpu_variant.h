@@ -12,11 +12,15 @@
 #define SFX f32
 #define GEMM tkb__blas.sgemm
 #define EXPT ops_expf
+#ifdef ATTN_EXP_ROW_F32 /* the variant's own row exp (cpu_avx2.c, cpu_avx512.c) */
+#define EXP_ROW ATTN_EXP_ROW_F32
+#endif
 #include "cpu_kernels.h"
 #undef NUM
 #undef SFX
 #undef GEMM
 #undef EXPT
+#undef EXP_ROW
 
 #define NUM double
 #define SFX f64
