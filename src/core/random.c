@@ -56,7 +56,8 @@
  * the lookups find in L2 all the same (L1 holds neither). Built once per process, on
  * first use. */
 #define N16_SIGNED_ENTRIES (2 * TKB_NORMAL16_ENTRIES)
-static uint16_t n16_bf16[N16_SIGNED_ENTRIES], n16_f16[N16_SIGNED_ENTRIES];
+/* + 2: the gathers of fill_avx2.c and fill_avx512.c read 4 bytes at each entry */
+static uint16_t n16_bf16[N16_SIGNED_ENTRIES + 2], n16_f16[N16_SIGNED_ENTRIES + 2];
 static pthread_once_t n16_once[2] = {PTHREAD_ONCE_INIT, PTHREAD_ONCE_INIT};
 static void n16_sign(uint16_t *t) {
   for (int k = 0; k < TKB_NORMAL16_ENTRIES; k++)
