@@ -162,9 +162,14 @@ static void norm_forward_item_rows_f32(const norm_plan *p, const tkb_array *x, t
                                        float *rstd, bool nt) {
   const int64_t n = p->n;
   const bool sm = p->subtract_mean;
+  const size_t es = tkb_dtype_size(x->spec.dtype);
+  const bool ahead_rows = x->spec.dtype == TKB_BFLOAT16;
   for (int64_t r = 0; r < c;) {
     const int nr = c - r >= NORM_ROWS ? NORM_ROWS : 1;
     const int64_t e0 = (lane0 + r) * n;
+    /* the rows NORM_ROWS_PREFETCH_BYTES ahead (norm_cpu.h says why) */
+    const size_t ahead = (size_t)e0 * es + NORM_ROWS_PREFETCH_BYTES, len = (size_t)(nr * n) * es;
+    if (ahead_rows && ahead + len <= x->nbytes) norm_prefetch_read((const char *)x->data + ahead, len);
     if (x->spec.dtype == TKB_FLOAT32) {
       const float *xr = (const float *)x->data + e0;
       float *yr = (float *)y->data + e0;
