@@ -41,8 +41,7 @@
  *       rstd[r] * s + o) for a prefix of r < c; nt: y by non-temporal stores
  *   NORM_LANES_NT, NORM_SFENCE()
  *       1 when NORM_BF16_LANES_OUT and NORM_BF16_OUT have non-temporal stores (else 0),
- *       and what orders
- *       them before an item ends
+ *       and what orders them before an item ends
  */
 #include "dtype_convert.h"
 #include "norm_cpu.h"
