@@ -19,9 +19,10 @@
  *   OpenBLAS, q k^T as A B^T (packs both operands per tile)         ~50 GFLOP/s
  *   OpenBLAS, q k^T as A (k^T) (its unpacked small-matrix kernels)  ~87 GFLOP/s
  * (the tile sizes: pick_tiles). OpenMP spreads the items over (batch, head, query tile) for the forward and pass A,
- * (batch, kv head, key tile) for pass B. bfloat16/float16 inputs are widened to
- * float32 (q per tile, k and v once per thread per kv head); float32 and float64 inputs
- * are read in place (gemm strides). Every workspace comes from the prepare hook
+ * (batch, kv head, key tile) for pass B. Inputs are copied into the workspace,
+ * widened to float32 where narrower (q per tile, k and v once per thread per kv head),
+ * so that every tile product reads contiguous rows; k (and for the vjp v) transposed key
+ * tile by key tile (cpu_kernels.h: FN(view_rows), FN(tile_t)). Every workspace comes from the prepare hook
  * (tkb_device_alloc); nothing is allocated in a call, except when the hooks are called
  * without prepare (then a call prepares and releases its own workspace).
  */
@@ -29,26 +30,33 @@
 
 #include <limits.h>
 #include <stdlib.h>
+#include <strings.h>
 
-/* Tile sizes, a function of the shape and the path only (never of the thread count, so
- * that sums run in the same order on every run of a machine): tq query rows, bk keys,
- * with tq * bk * max(D, Dv) within a budget of multiply-adds per tile product that
- * depends on how OpenBLAS multiplies small matrices where the path runs:
- *  avx512: on AVX-512 CPUs OpenBLAS's SkylakeX kernels multiply small matrices without
- *    packing them, and small tiles were fastest (CPU_GEMM_SMALL_MNK). Measured on one
- *    Zen 4 core at T = S = 1024 (forward GFLOP/s): D = 64: 32 x 128 gave 81 (64 x 64:
- *    77); D = 128: 32 x 64 gave 87 (64 x 32: 80); D = 256: 16 x 64 gave 89 (32 x 32: 85,
- *    64 x 64: 79).
- *  portable, avx2: OpenBLAS's Haswell and Zen kernels copy (pack) both operands of every
- *    call, which larger tiles amortize (CPU_GEMM_PACKED_MNK). Measured with those
- *    kernels (OPENBLAS_CORETYPE=Haswell, on a Sapphire Rapids core), D = 128, forward
- *    over sgemm's GFLOP/s: 32 x 64 0.69, 64 x 128 0.78, 64 x 256 0.77, 128 x 256 0.80.
+/* Tile sizes, a function of the shape and of the OpenBLAS kernels in use only (never
+ * of the thread count, so that sums run in the same order on every run of a machine):
+ * tq query rows, bk keys, with tq * bk * max(D, Dv) within a budget of multiply-adds per
+ * tile product that depends on how those kernels multiply small matrices (whatever
+ * path our own kernels take: a CPU with AVX-512 runs OpenBLAS's SkylakeX kernels under
+ * TKB_CPU_ISA=avx2 too):
+ *  OpenBLAS's SkylakeX and Cooperlake kernels multiply small matrices without packing
+ *    them, and small tiles were fastest (CPU_GEMM_SMALL_MNK). Measured on one Zen 4
+ *    core at T = S = 1024 (forward GFLOP/s): D = 64: 32 x 128 gave 81 (64 x 64: 77);
+ *    D = 128: 32 x 64 gave 87 (64 x 32: 80); D = 256: 16 x 64 gave 89 (32 x 32: 85,
+ *    64 x 64: 79). On the 2-core Xeon (both cores, key tiles laid out contiguously,
+ *    FN(tile_t)), D = 128: 32 x 64 13.8-14.3 ms, 16 x 64 14.7, 32 x 32 15.8, 64 x 64
+ *    15.0, 32 x 128 15.1, 64 x 128 17.8.
+ *  Others (Haswell, Zen) copy (pack) both operands of every call, which larger tiles
+ *    amortize (CPU_GEMM_PACKED_MNK). Measured with those kernels
+ *    (OPENBLAS_CORETYPE=Haswell, on a Sapphire Rapids core), D = 128, forward over
+ *    sgemm's GFLOP/s: 32 x 64 0.69, 64 x 128 0.78, 64 x 256 0.77, 128 x 256 0.80.
  * The calls keep OpenBLAS single-threaded (ops_blas_single_begin), so a tile of any size
  * runs on the thread that multiplies it. */
 #define CPU_GEMM_SMALL_MNK ((int64_t)65536 * 4)
 #define CPU_GEMM_PACKED_MNK ((int64_t)65536 * 32)
 static void pick_tiles(const attn_plan *p, int64_t *tq, int64_t *bk) {
-  const bool small = tkb__cpu_isa() == TKB__ISA_AVX512;
+  const char *core = tkb__blas.get_corename();
+  const bool small = !strncasecmp(core, "skylakex", 8) || !strncasecmp(core, "cooperlake", 10) ||
+                     !strncasecmp(core, "sapphirerapids", 14);
   int64_t w = p->D > p->Dv ? p->D : p->Dv;
   if (w < 1) w = 1;
   int64_t q = small ? (w <= 128 ? 32 : 16) : (w <= 128 ? 64 : 32);
@@ -62,19 +70,18 @@ static void pick_tiles(const attn_plan *p, int64_t *tq, int64_t *bk) {
 }
 
 /* Element offsets of the slices of a thread area (in math-type elements, each slice
- * rounded up to 64 bytes). Widening buffers are empty when q, k, v are read in place. */
+ * rounded up to 64 bytes). */
 static void layout(const attn_plan *p, int64_t tq, int64_t bk, int64_t off[CPU_N_SLICES + 1]) {
-  const bool widen = p->q.dtype != TKB_FLOAT32 && p->q.dtype != TKB_FLOAT64;
   const int64_t S1 = p->S > 0 ? p->S : 1, D = p->D, Dv = p->Dv;
   int64_t n[CPU_N_SLICES] = {0};
-  n[CPU_KC] = widen ? p->S * D : 0;
-  n[CPU_VC] = widen ? p->S * Dv : 0;
-  n[CPU_QC] = widen ? p->G * p->T * D : 0;
-  n[CPU_OC] = widen ? p->G * p->T * Dv : 0;
-  n[CPU_QBUF] = widen ? tq * D : 0;
-  n[CPU_DOBUF] = widen ? tq * Dv : 0;
-  n[CPU_KBUF] = widen ? bk * D : 0;
-  n[CPU_VBUF] = widen ? bk * Dv : 0;
+  n[CPU_KC] = p->S * D;
+  n[CPU_VC] = p->S * Dv;
+  n[CPU_QC] = p->G * p->T * D;
+  n[CPU_OC] = p->G * p->T * Dv;
+  n[CPU_QBUF] = tq * D;
+  n[CPU_DOBUF] = tq * Dv;
+  n[CPU_KBUF] = bk * D;
+  n[CPU_VBUF] = bk * Dv;
   n[CPU_X] = n[CPU_Y] = tq * bk;
   n[CPU_OACC] = tq * Dv;
   n[CPU_MROW] = n[CPU_LROW] = tq;

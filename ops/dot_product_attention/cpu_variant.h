@@ -12,25 +12,25 @@
 #define SFX f32
 #define GEMM tkb__blas.sgemm
 #define EXPT ops_expf
-#define NATIVE TKB_FLOAT32
+#ifdef ATTN_EXP_ROW_F32 /* the variant's own row exp (cpu_avx2.c, cpu_avx512.c) */
+#define EXP_ROW ATTN_EXP_ROW_F32
+#endif
 #include "cpu_kernels.h"
 #undef NUM
 #undef SFX
 #undef GEMM
 #undef EXPT
-#undef NATIVE
+#undef EXP_ROW
 
 #define NUM double
 #define SFX f64
 #define GEMM tkb__blas.dgemm
 #define EXPT exp
-#define NATIVE TKB_FLOAT64
 #include "cpu_kernels.h"
 #undef NUM
 #undef SFX
 #undef GEMM
 #undef EXPT
-#undef NATIVE
 
 const attn_cpu_kernels TKB_ISA_NAME(tkb__attn_cpu_kernels) = {
     .forward_f32 = forward_f32, .forward_f64 = forward_f64,

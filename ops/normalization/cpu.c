@@ -27,10 +27,18 @@
 #include "norm_cpu.h"
 
 #include <stdlib.h>
+#include <unistd.h>
 
 /* ------------------------------------------------------------------------------ */
 /* Work split and workspaces (prepare / release)                                   */
 /* ------------------------------------------------------------------------------ */
+
+/* The last-level cache's bytes as the C library reports them (from the CPU's own
+ * tables); 32 MiB when it does not say. */
+static long norm_llc_bytes(void) {
+  const long b = sysconf(_SC_LEVEL3_CACHE_SIZE);
+  return b > 0 ? b : 32L << 20;
+}
 
 /* Lanes per item: as many as keep one scratch block near NORM_SCRATCH_BYTES. */
 static void cpu_split(const norm_plan *p, cpu_state *s) {
@@ -56,6 +64,17 @@ static void cpu_split(const norm_plan *p, cpu_state *s) {
     if (fc > p->inner) fc = p->inner;
     s->fc = fc;
     s->fitems = p->outer * ((p->inner + fc - 1) / fc);
+  }
+  /* axis last, bfloat16: y by non-temporal stores when x and y together exceed the
+   * last-level cache (y's lines then come from memory: a plain store reads each line
+   * before writing it, a third stream beside x's read and y's write). Inside the cache
+   * plain stores stay (non-temporal ones would send y to memory). Measured on the Xeon,
+   * [3201,384,128] bfloat16 (x + y 600 MiB, 300 MiB L3) over a 2-thread copy: avx512 0.62
+   * -> 0.69, avx2 0.55 -> 0.61. */
+  s->rows_nt = false;
+  if (p->inner == 1 && p->x.dtype == TKB_BFLOAT16) {
+    const double xy = 4.0 * (double)p->x_numel; /* x read, y written: 2 bytes each */
+    s->rows_nt = xy > (double)norm_llc_bytes();
   }
 }
 

@@ -49,7 +49,8 @@ static inline __m256 norm_bf16_load8(const uint16_t *x) {
  * kept them in the loop: 4 of its 36 instructions per 16 elements). */
 static inline __attribute__((always_inline)) void norm_bf16_row_out(
     const uint16_t *x, uint16_t *y, int64_t len, float m, float rs, const float *scale,
-    const float *offset, const bool has_scale, const bool has_offset) {
+    const float *offset, const bool has_scale, const bool has_offset, bool nt) {
+  if (nt && (uintptr_t)y % 32 != 0) nt = false;
   const __m256 vm = _mm256_set1_ps(m), vr = _mm256_set1_ps(rs);
   for (int64_t k = 0; k < len; k += 16) {
     __m256 a = _mm256_mul_ps(_mm256_sub_ps(norm_bf16_load8(x + k), vm), vr);
@@ -62,26 +63,27 @@ static inline __attribute__((always_inline)) void norm_bf16_row_out(
       a = _mm256_add_ps(a, _mm256_loadu_ps(offset + k));
       b = _mm256_add_ps(b, _mm256_loadu_ps(offset + k + 8));
     }
-    norm_bf16_store16(y + k, a, b, false);
+    norm_bf16_store16(y + k, a, b, nt);
   }
 }
 
-/* NORM_BF16_OUT (cpu_forward.h): each of the nr rows' output 16 elements at a time. */
+/* NORM_BF16_OUT (cpu_forward.h): each of the nr rows' output 16 elements at a time; with
+ * nt, by non-temporal stores where a row's y is 32-byte aligned. */
 static inline __attribute__((always_inline)) int64_t norm_bf16_out(
     const uint16_t *x, uint16_t *y, int64_t n, int nr, const float *mean, const float *rstd,
-    const float *scale, const float *offset) {
+    const float *scale, const float *offset, bool nt) {
   const int64_t len = n - n % 16;
   for (int r = 0; r < nr; r++) {
     const uint16_t *xr = x + r * n;
     uint16_t *yr = y + r * n;
     if (scale && offset)
-      norm_bf16_row_out(xr, yr, len, mean[r], rstd[r], scale, offset, true, true);
+      norm_bf16_row_out(xr, yr, len, mean[r], rstd[r], scale, offset, true, true, nt);
     else if (scale)
-      norm_bf16_row_out(xr, yr, len, mean[r], rstd[r], scale, offset, true, false);
+      norm_bf16_row_out(xr, yr, len, mean[r], rstd[r], scale, offset, true, false, nt);
     else if (offset)
-      norm_bf16_row_out(xr, yr, len, mean[r], rstd[r], scale, offset, false, true);
+      norm_bf16_row_out(xr, yr, len, mean[r], rstd[r], scale, offset, false, true, nt);
     else
-      norm_bf16_row_out(xr, yr, len, mean[r], rstd[r], scale, offset, false, false);
+      norm_bf16_row_out(xr, yr, len, mean[r], rstd[r], scale, offset, false, false, nt);
   }
   return len;
 }
@@ -109,8 +111,8 @@ static inline __attribute__((always_inline)) int64_t norm_bf16_lanes_out(
 }
 
 #define TKB_ISA_SUFFIX avx2
-#define NORM_BF16_OUT(x, y, n, nr, mean, rstd, scale, offset) \
-  norm_bf16_out(x, y, n, nr, mean, rstd, scale, offset)
+#define NORM_BF16_OUT(x, y, n, nr, mean, rstd, scale, offset, nt) \
+  norm_bf16_out(x, y, n, nr, mean, rstd, scale, offset, nt)
 #define NORM_BF16_LANES_OUT(x, y, c, mean, rstd, hs, s, ho, o, nt) \
   norm_bf16_lanes_out(x, y, c, mean, rstd, hs, s, ho, o, nt)
 #define NORM_LANES_NT 1

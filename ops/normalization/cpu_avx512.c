@@ -51,17 +51,19 @@ __attribute__((target("avx512bf16"))) static inline __m256i norm_bf16_round_bf16
 #define NORM_DEFINE_OUT(R, ROUND, ATTR)                                                        \
   ATTR static int64_t norm_bf16_out_##R(const uint16_t *x, uint16_t *y, int64_t n, int nr,     \
                                         const float *mean, const float *rstd,                  \
-                                        const float *scale, const float *offset) {             \
+                                        const float *scale, const float *offset, bool nt) {    \
     const int64_t len = n - n % 16;                                                            \
     for (int r = 0; r < nr; r++) {                                                             \
       const __m512 vm = _mm512_set1_ps(mean[r]), vr = _mm512_set1_ps(rstd[r]);                 \
       const uint16_t *xr = x + r * n;                                                          \
       uint16_t *yr = y + r * n;                                                                \
+      const bool st = nt && (uintptr_t)yr % 32 == 0;                                           \
       for (int64_t k = 0; k < len; k += 16) {                                                  \
         __m512 v = _mm512_mul_ps(_mm512_sub_ps(norm_bf16_load(xr + k), vm), vr);               \
         if (scale) v = _mm512_mul_ps(v, _mm512_loadu_ps(scale + k));                           \
         if (offset) v = _mm512_add_ps(v, _mm512_loadu_ps(offset + k));                         \
-        _mm256_storeu_si256((__m256i *)(yr + k), ROUND(v));                                    \
+        if (st) _mm256_stream_si256((__m256i *)(yr + k), ROUND(v));                            \
+        else _mm256_storeu_si256((__m256i *)(yr + k), ROUND(v));                               \
       }                                                                                        \
     }                                                                                          \
     return len;                                                                                \
@@ -88,9 +90,9 @@ NORM_DEFINE_OUT(int, norm_bf16_round, )
 NORM_DEFINE_OUT(bf16, norm_bf16_round_bf16, __attribute__((target("avx512bf16"))))
 
 #define TKB_ISA_SUFFIX avx512
-#define NORM_BF16_OUT(x, y, n, nr, mean, rstd, scale, offset)                            \
-  (tkb__cpu_avx512bf16() ? norm_bf16_out_bf16(x, y, n, nr, mean, rstd, scale, offset) \
-                         : norm_bf16_out_int(x, y, n, nr, mean, rstd, scale, offset))
+#define NORM_BF16_OUT(x, y, n, nr, mean, rstd, scale, offset, nt)                            \
+  (tkb__cpu_avx512bf16() ? norm_bf16_out_bf16(x, y, n, nr, mean, rstd, scale, offset, nt) \
+                         : norm_bf16_out_int(x, y, n, nr, mean, rstd, scale, offset, nt))
 #define NORM_BF16_LANES_OUT(x, y, c, mean, rstd, hs, s, ho, o, nt)                      \
   (tkb__cpu_avx512bf16() ? norm_bf16_lanes_out_bf16(x, y, c, mean, rstd, hs, s, ho, o, nt) \
                          : norm_bf16_lanes_out_int(x, y, c, mean, rstd, hs, s, ho, o, nt))

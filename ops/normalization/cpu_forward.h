@@ -29,18 +29,19 @@
  *
  * What a variant file defines before including this (the rest of the arithmetic is the
  * same for every ISA, in the same order, so every variant gives the same bits):
- *   NORM_BF16_OUT(x, y, n, nr, mean, rstd, scale, offset)
+ *   NORM_BF16_OUT(x, y, n, nr, mean, rstd, scale, offset, nt)
  *       bfloat16 y[r n + k] = round((widen(x[r n + k]) - mean[r]) * rstd[r] * scale[k] +
  *       offset[k]) for a prefix of each of the nr rows (scale, offset may be NULL: factor
  *       and term left out), with the operations of the plain loop below; returns the
  *       prefix's length (0: none done). Once per group of rows, so that a variant's
- *       choice between its roundings is made once for the group
+ *       choice between its roundings is made once for the group; nt: y by
+ *       non-temporal stores where the variant has them (rows beyond the LLC, cpu.c)
  *   NORM_BF16_LANES_OUT(x, y, c, mean, rstd, has_scale, s, has_offset, o, nt)
  *       the same for row j of a lanes block: y[r] = round((widen(x[r]) - mean[r]) *
  *       rstd[r] * s + o) for a prefix of r < c; nt: y by non-temporal stores
  *   NORM_LANES_NT, NORM_SFENCE()
- *       1 when NORM_BF16_LANES_OUT has non-temporal stores (else 0), and what orders
- *       them before an item ends
+ *       1 when NORM_BF16_LANES_OUT and NORM_BF16_OUT have non-temporal stores (else 0),
+ *       and what orders them before an item ends
  */
 #include "dtype_convert.h"
 #include "norm_cpu.h"
@@ -49,7 +50,7 @@
 /* Row kernels (axis last)                                                         */
 /* ------------------------------------------------------------------------------ */
 
-#define NORM_OUT_NONE(x, y, n, nr, mean, rstd, scale, offset) ((int64_t)0)
+#define NORM_OUT_NONE(x, y, n, nr, mean, rstd, scale, offset, nt) ((int64_t)0)
 #define NORM_LANES_OUT_NONE(x, y, c, mean, rstd, hs, s, ho, o, nt) ((int64_t)0)
 
 #define NORM_LD(p, i) ((p)[i])
@@ -73,7 +74,8 @@
 #define NORM_DEFINE_ROWS(T, XT, NAME, SQRT, LD, ST, OUT)                                       \
   static inline __attribute__((always_inline)) void NAME(                                      \
       const XT *x, XT *y, int64_t n, const int nr, const T *scale, const T *offset, T eps,     \
-      bool subtract_mean, T *mean_out, T *rstd_out) {                                          \
+      bool subtract_mean, T *mean_out, T *rstd_out, bool nt) {                                 \
+    (void)nt; /* used by OUT, where it is not NORM_OUT_NONE */                                \
     T shift[NORM_ROWS], mean[NORM_ROWS], rstd[NORM_ROWS];                                      \
     T s1[NORM_ROWS][16], s2[NORM_ROWS][16];                                                    \
     for (int r = 0; r < nr; r++) {                                                             \
@@ -124,7 +126,7 @@
       mean[r] = shift[r] + sum / (T)n;                                                         \
     }                                                                                          \
     /* a fast path did [0, k0) of every row */                                                 \
-    const int64_t k0 = OUT(x, y, n, nr, mean, rstd, scale, offset);                            \
+    const int64_t k0 = OUT(x, y, n, nr, mean, rstd, scale, offset, nt);                        \
     /* y[j] = (x[j] - mean) * rstd * scale[j] + offset[j], row by row */                      \
     for (int r = 0; r < nr; r++) {                                                             \
       const XT *xr = x + r * n;                                                                \
@@ -156,33 +158,38 @@ NORM_DEFINE_ROWS(double, double, norm_rows_f64, sqrt, NORM_LD, NORM_ST, NORM_OUT
 static void norm_forward_item_rows_f32(const norm_plan *p, const tkb_array *x, tkb_array *y,
                                        float *xs, int64_t lane0, int64_t c, const float *scale,
                                        const float *offset, float eps, float *mean,
-                                       float *rstd) {
+                                       float *rstd, bool nt) {
   const int64_t n = p->n;
   const bool sm = p->subtract_mean;
+  const size_t es = tkb_dtype_size(x->spec.dtype);
+  const bool ahead_rows = x->spec.dtype == TKB_BFLOAT16;
   for (int64_t r = 0; r < c;) {
     const int nr = c - r >= NORM_ROWS ? NORM_ROWS : 1;
     const int64_t e0 = (lane0 + r) * n;
+    /* the rows NORM_ROWS_PREFETCH_BYTES ahead (norm_cpu.h says why) */
+    const size_t ahead = (size_t)e0 * es + NORM_ROWS_PREFETCH_BYTES, len = (size_t)(nr * n) * es;
+    if (ahead_rows && ahead + len <= x->nbytes) norm_prefetch_read((const char *)x->data + ahead, len);
     if (x->spec.dtype == TKB_FLOAT32) {
       const float *xr = (const float *)x->data + e0;
       float *yr = (float *)y->data + e0;
       if (nr == NORM_ROWS)
-        norm_rows_f32(xr, yr, n, NORM_ROWS, scale, offset, eps, sm, &mean[r], &rstd[r]);
+        norm_rows_f32(xr, yr, n, NORM_ROWS, scale, offset, eps, sm, &mean[r], &rstd[r], false);
       else
-        norm_rows_f32(xr, yr, n, 1, scale, offset, eps, sm, &mean[r], &rstd[r]);
+        norm_rows_f32(xr, yr, n, 1, scale, offset, eps, sm, &mean[r], &rstd[r], false);
     } else if (x->spec.dtype == TKB_BFLOAT16) {
       const uint16_t *xr = (const uint16_t *)x->data + e0;
       uint16_t *yr = (uint16_t *)y->data + e0;
       if (nr == NORM_ROWS)
-        norm_rows_bf16(xr, yr, n, NORM_ROWS, scale, offset, eps, sm, &mean[r], &rstd[r]);
+        norm_rows_bf16(xr, yr, n, NORM_ROWS, scale, offset, eps, sm, &mean[r], &rstd[r], nt);
       else
-        norm_rows_bf16(xr, yr, n, 1, scale, offset, eps, sm, &mean[r], &rstd[r]);
+        norm_rows_bf16(xr, yr, n, 1, scale, offset, eps, sm, &mean[r], &rstd[r], nt);
     } else {
       norm_block blk = norm_rows_block(p, lane0 + r, nr);
       norm_gather_f32(xs, x->data, x->spec.dtype, &blk, 0, blk.runs);
       if (nr == NORM_ROWS)
-        norm_rows_f32(xs, xs, n, NORM_ROWS, scale, offset, eps, sm, &mean[r], &rstd[r]);
+        norm_rows_f32(xs, xs, n, NORM_ROWS, scale, offset, eps, sm, &mean[r], &rstd[r], false);
       else
-        norm_rows_f32(xs, xs, n, 1, scale, offset, eps, sm, &mean[r], &rstd[r]);
+        norm_rows_f32(xs, xs, n, 1, scale, offset, eps, sm, &mean[r], &rstd[r], false);
       norm_scatter_f32(y->data, y->spec.dtype, xs, &blk, 0, blk.runs);
     }
     r += nr;
@@ -193,8 +200,8 @@ static void norm_forward_item_rows_f32(const norm_plan *p, const tkb_array *x, t
 static void norm_forward_item_rows_f64(const norm_plan *p, const tkb_array *x, tkb_array *y,
                                        double *xs, int64_t lane0, int64_t c,
                                        const double *scale, const double *offset, double eps,
-                                       double *mean, double *rstd) {
-  (void)xs;
+                                       double *mean, double *rstd, bool nt) {
+  (void)xs, (void)nt;
   const int64_t n = p->n;
   const bool sm = p->subtract_mean;
   for (int64_t r = 0; r < c;) {
@@ -203,9 +210,9 @@ static void norm_forward_item_rows_f64(const norm_plan *p, const tkb_array *x, t
     const double *xr = (const double *)x->data + e0;
     double *yr = (double *)y->data + e0;
     if (nr == NORM_ROWS)
-      norm_rows_f64(xr, yr, n, NORM_ROWS, scale, offset, eps, sm, &mean[r], &rstd[r]);
+      norm_rows_f64(xr, yr, n, NORM_ROWS, scale, offset, eps, sm, &mean[r], &rstd[r], false);
     else
-      norm_rows_f64(xr, yr, n, 1, scale, offset, eps, sm, &mean[r], &rstd[r]);
+      norm_rows_f64(xr, yr, n, 1, scale, offset, eps, sm, &mean[r], &rstd[r], false);
     r += nr;
   }
 }
@@ -335,6 +342,8 @@ static void norm_forward_item_lanes_f64(const norm_plan *p, const norm_block *b,
     /* axis not last, bfloat16 with NT stores: items of fc lanes (NORM_STREAM_BYTES) */        \
     const bool stream = NORM_LANES_NT && !rows && s->fc > 0 && x->spec.dtype == TKB_BFLOAT16;  \
     const int64_t items = stream ? s->fitems : s->items;                                       \
+    /* axis last, bfloat16 rows beyond the last-level cache: y by non-temporal stores */     \
+    const bool rows_nt = NORM_LANES_NT && rows && s->rows_nt && x->spec.dtype == TKB_BFLOAT16; \
     _Pragma("omp parallel num_threads(cpu_threads(s)) if (s->parallel)")                       \
     {                                                                                          \
       T *xs = (T *)(s->scratch + (size_t)omp_get_thread_num() * s->thread_stride);             \
@@ -355,7 +364,8 @@ static void norm_forward_item_lanes_f64(const norm_plan *p, const norm_block *b,
         norm_item(p, s, k, &lane0, &c, &b);                                                    \
         if (rows) {                                                                            \
           norm_forward_item_rows_##SFX(p, x, y, xs, lane0, c, scale_v, offset_v, eps, mean,    \
-                                       rstd);                                                  \
+                                       rstd, rows_nt);                                         \
+          if (rows_nt) NORM_SFENCE(); /* order the item's non-temporal stores */              \
         } else {                                                                               \
           norm_forward_item_lanes_##SFX(p, &b, x, y, xs, c, scale_v, offset_v, eps, mean,      \
                                         rstd, lwork, false);                                   \

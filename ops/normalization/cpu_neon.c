@@ -90,7 +90,7 @@ static inline __attribute__((always_inline)) int64_t norm_bf16_lanes_out(
 }
 
 #define TKB_ISA_SUFFIX neon
-#define NORM_BF16_OUT(x, y, n, nr, mean, rstd, scale, offset) \
+#define NORM_BF16_OUT(x, y, n, nr, mean, rstd, scale, offset, nt) \
   norm_bf16_out(x, y, n, nr, mean, rstd, scale, offset)
 #define NORM_BF16_LANES_OUT(x, y, c, mean, rstd, hs, s, ho, o, nt) \
   norm_bf16_lanes_out(x, y, c, mean, rstd, hs, s, ho, o, nt)

@@ -57,7 +57,7 @@ static inline int64_t norm_bf16_out(const uint16_t *x, uint16_t *y, int64_t n, i
 
 #define TKB_ISA_SUFFIX portable
 
-#define NORM_BF16_OUT(x, y, n, nr, mean, rstd, scale, offset) \
+#define NORM_BF16_OUT(x, y, n, nr, mean, rstd, scale, offset, nt) \
   norm_bf16_out(x, y, n, nr, mean, rstd, scale, offset)
 #define NORM_BF16_LANES_OUT(x, y, c, mean, rstd, hs, s, ho, o, nt) ((int64_t)0)
 #define NORM_LANES_NT 0

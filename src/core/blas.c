@@ -46,6 +46,7 @@ static void open_blas(void) {
   *(void **)&f.get_parallel = find(lib, "openblas_get_parallel");
   *(void **)&f.get_num_threads = find(lib, "openblas_get_num_threads");
   *(void **)&f.set_num_threads = find(lib, "openblas_set_num_threads");
+  *(void **)&f.get_corename = find(lib, "openblas_get_corename");
   if (!why[0]) tkb__blas = f;
 }
 

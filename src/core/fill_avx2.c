@@ -56,5 +56,39 @@ static void philox_block(const fill_plan *p, uint64_t c0, tkb_px_u32 *restrict w
   }
 }
 
+/* FILL_N16_LOOKUP (fill_kernels.h): the 16-bit draws' table lookups by vpgatherdd, 8
+ * counters at a time, as fill_avx512.c's (which says why): the positive half of the
+ * table, each word's two lookups paired into one 32-bit unit of the output with the
+ * draws' signs, the four units of each counter put in order by unpacks and a swap of
+ * 128-bit lanes. */
+static void fill_n16_lookup(const tkb_px_u32 *restrict w, const uint16_t *restrict t,
+                            uint16_t *restrict dst) {
+  const __m256i lo16 = _mm256_set1_epi32(0xffff), mag = _mm256_set1_epi32(0x7fff);
+  const __m256i signs = _mm256_set1_epi32((int)0x80008000u);
+  for (int j = 0; j < NB; j += 8) {
+    __m256i pr[4];
+    for (int k = 0; k < 4; k++) {
+      const __m256i x = _mm256_loadu_si256((const __m256i *)(w + fill_region[k] + j));
+      const __m256i glo = _mm256_i32gather_epi32((const int *)(const void *)t,
+                                                 _mm256_and_si256(x, mag), 2);
+      const __m256i ghi = _mm256_i32gather_epi32(
+          (const int *)(const void *)t, _mm256_and_si256(_mm256_srli_epi32(x, 16), mag), 2);
+      pr[k] = _mm256_or_si256(_mm256_slli_epi32(ghi, 16), _mm256_and_si256(glo, lo16));
+      pr[k] = _mm256_or_si256(pr[k], _mm256_and_si256(x, signs));
+    }
+    /* u[m], 128-bit lane L: the 4 units of counter j + 4L + m */
+    const __m256i t0 = _mm256_unpacklo_epi32(pr[0], pr[1]), t1 = _mm256_unpackhi_epi32(pr[0], pr[1]);
+    const __m256i t2 = _mm256_unpacklo_epi32(pr[2], pr[3]), t3 = _mm256_unpackhi_epi32(pr[2], pr[3]);
+    const __m256i u0 = _mm256_unpacklo_epi64(t0, t2), u1 = _mm256_unpackhi_epi64(t0, t2);
+    const __m256i u2 = _mm256_unpacklo_epi64(t1, t3), u3 = _mm256_unpackhi_epi64(t1, t3);
+    __m256i *o = (__m256i *)(void *)(dst + 8 * j);
+    _mm256_storeu_si256(o, _mm256_permute2x128_si256(u0, u1, 0x20));
+    _mm256_storeu_si256(o + 1, _mm256_permute2x128_si256(u2, u3, 0x20));
+    _mm256_storeu_si256(o + 2, _mm256_permute2x128_si256(u0, u1, 0x31));
+    _mm256_storeu_si256(o + 3, _mm256_permute2x128_si256(u2, u3, 0x31));
+  }
+}
+#define FILL_N16_LOOKUP(w, t, dst) fill_n16_lookup(w, t, dst)
+
 #define TKB_FILL_KERNELS_BODY
 #include "fill_kernels.h"

@@ -135,7 +135,9 @@ static void gen_n16(const fill_plan *p, uint64_t c0, float *restrict out) {
   }
 }
 
-/* Scalar lookups: GCC's vectorization of them (emulated gathers, as -mtune=znver4
+/* Scalar lookups, where the variant has no gather of its own (FILL_N16_LOOKUP, which
+ * writes the block's 8 NB values to dst from w and t; t holds 2 bytes past its last
+ * entry, so that a gather may read 4 bytes at any entry): GCC's vectorization of them (emulated gathers, as -mtune=znver4
  * avoids the gather instruction) made it slower: 0.70 against 0.63 ns per element per
  * thread (bench_init --dtype bfloat16). The table is indexed by the whole draw, sign
  * included: 4.0 instructions per element instead of 7.0 (callgrind, avx2); the pair of
@@ -149,12 +151,16 @@ static void gen_n16_rounded(const fill_plan *p, uint64_t c0, const uint16_t *res
   _Alignas(64) uint16_t v[8 * NB];
   philox_block(p, c0, w);
   uint16_t *dst = off == 0 && n == 8 * NB ? out : v;
+#ifdef FILL_N16_LOOKUP
+  FILL_N16_LOOKUP(w, t, dst);
+#else
   for (int j = 0; j < NB; j++)
     for (int k = 0; k < 4; k++) {
       const tkb_px_u32 x = w[fill_region[k] + j];
       dst[8 * j + 2 * k] = t[x & 0xffffu];
       dst[8 * j + 2 * k + 1] = t[x >> 16];
     }
+#endif
   if (dst == v) memcpy(out, v + off, (size_t)n * 2);
 }
 

@@ -53,10 +53,12 @@
  * plain draw of those dtypes is then one 16-bit lookup, with no float32 in between
  * (bench_init --dtype bfloat16: 0.63 ns per element per thread, 0.90 through float32),
  * and no masking of the index and or of the sign either: 128 KiB instead of 64, which
- * the lookups find in L2 all the same (L1 holds neither). Built once per process, on
- * first use. */
+ * the scalar lookups find in L2 all the same (L1 holds neither). The gathers of the avx2
+ * and avx512 paths read only the positive half and or the sign in (fill_avx512.c says
+ * why). Built once per process, on first use. */
 #define N16_SIGNED_ENTRIES (2 * TKB_NORMAL16_ENTRIES)
-static uint16_t n16_bf16[N16_SIGNED_ENTRIES], n16_f16[N16_SIGNED_ENTRIES];
+/* + 2: the gathers of fill_avx2.c and fill_avx512.c read 4 bytes at each entry */
+static uint16_t n16_bf16[N16_SIGNED_ENTRIES + 2], n16_f16[N16_SIGNED_ENTRIES + 2];
 static pthread_once_t n16_once[2] = {PTHREAD_ONCE_INIT, PTHREAD_ONCE_INIT};
 static void n16_sign(uint16_t *t) {
   for (int k = 0; k < TKB_NORMAL16_ENTRIES; k++)
