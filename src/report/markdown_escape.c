@@ -19,7 +19,7 @@ void tkb__md_text(FILE *f, const char *s) {
       fputc(*s, f);
       break;
     default:
-      if ((unsigned char)*s >= 0x20 || *s < 0) fputc(*s, f); /* other control bytes dropped */
+      if ((unsigned char)*s >= 0x20) fputc(*s, f); /* other control bytes dropped (UTF-8 bytes are >= 0x80) */
     }
   }
 }
