@@ -395,7 +395,7 @@ static void test_prune_gives_space_back(void) {
   tkb__history *h = open_store(where, false);
   if (!h) return;
   tkb__history_entry en[40];
-  char names[40][16];
+  char names[40][24];
   for (int i = 0; i < 40; i++) {
     snprintf(names[i], sizeof names[i], "entry_%02d", i);
     en[i] = an_entry(names[i], "op", "cpu", 100 + i);
