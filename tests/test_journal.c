@@ -303,6 +303,8 @@ static void test_regex_check(void) {
   regex_bad("x++", "stacks repetitions ('+' right after '+', at character 3)");
   regex_bad("x*{2}", "stacks repetitions");
   regex_bad("a{256}", "a count above 255");
+  regex_bad("6{,32676}", "a count above 255"); /* {,n} is {0,n} to glibc (a fuzzer's find: 5 GB) */
+  regex_ok("a{,9}");
   regex_bad("(a{40}){40}", "copy one part 1600 times");
   regex_bad("((((((((((x+)+)+)+)+)+)+)+)+)+)+", "1024 times");
   char long_one[600];

@@ -32,7 +32,8 @@ static repeat read_repeat(const char *p) {
   if (*p != '{') return r;
   const char *q = p + 1;
   long m = 0, n = -1;
-  if (*q < '0' || *q > '9') return r; /* a literal brace */
+  /* {,n} is {0,n} to glibc's regcomp, as {m,n} is */
+  if ((*q < '0' || *q > '9') && !(*q == ',' && q[1] >= '0' && q[1] <= '9')) return r; /* a literal brace */
   while (*q >= '0' && *q <= '9' && m <= 100000) m = m * 10 + (*q++ - '0');
   if (*q == ',') {
     q++;
