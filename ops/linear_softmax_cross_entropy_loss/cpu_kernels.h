@@ -38,12 +38,13 @@ static const T *FN(x_block)(const cpu_state *s, const tkb_array *x, int64_t r0, 
   const int64_t Hd = s->p.Hd;
   if (x->spec.dtype == MATH_DT) {
     *ld = Hd;
-    return (const T *)x->data + r0 * Hd + k0;
+    /* an empty x has no data to point into (Hd = 0: no product reads it) */
+    return x->data ? (const T *)x->data + r0 * Hd + k0 : NULL;
   }
   *ld = nk;
   if (ready) return buf;
   const size_t es = tkb_dtype_size(x->spec.dtype);
-  for (int64_t r = 0; r < nb; r++)
+  for (int64_t r = 0; nk > 0 && r < nb; r++) /* nk = 0: an empty x, no data */
     tkb_convert((const char *)x->data + (size_t)((r0 + r) * Hd + k0) * es, x->spec.dtype,
                 buf + r * nk, MATH_DT, (size_t)nk);
   return buf;
