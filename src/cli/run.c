@@ -950,7 +950,11 @@ static int run(run_args *a, int argc, char **argv) {
   a->interval_busy = tkb__interval_busy(a->interval_busy_given, a->sel.device);
   if (a->threads) tkb_set_num_threads(a->threads);
   if (a->count_worker) { /* this program again, under Callgrind: the entries it is given */
-    const tkb__runner runner = {.device = a->sel.device, .seed = a->seed, .bench = bench_opts(a, NULL)};
+    /* its parent checked --init against the selection; the worker fills its arrays alike */
+    a->n_inits = a->init.n < TKB_ARRAY_LEN(a->inits) ? a->init.n : TKB_ARRAY_LEN(a->inits);
+    for (size_t k = 0; k < a->n_inits; k++) tkb__init_override_parse(a->init.items[k], &a->inits[k]);
+    const tkb__runner runner = {.device = a->sel.device, .seed = a->seed, .bench = bench_opts(a, NULL),
+                                .inits = a->inits, .n_inits = a->n_inits};
     return tkb__count_worker(a->count_worker, &runner);
   }
   if (check_counting(a, counting)) return TKB_EXIT_USAGE;

@@ -74,6 +74,12 @@ expect 0 "Values are instructions per call, counted by callgrind" "$TKBENCH" run
 # a TKB_MAIN program counts its own entries: the program itself is re-executed
 expect 0 "saxpy_4k_forward_c" "$CUSTOM_MAIN" run --filter '^saxpy_4k_' "${CG[@]}" --out "$TMP/main.json"
 json_check "$TMP/main.json" "d['benchmarks'][0]['time_unit'] == 'instructions' and d['benchmarks'][0]['real_time'] > 4096"
+# --init reaches the counted worker: spin_data's work doubles where its x is >= 0.5, so
+# its count under x=ones is its count under x=zeros plus another 10k steps' worth
+for d in zeros ones; do
+  expect 0 "" "$TKBENCH" run --load "$S100" --filter '^spin_data_' "${CG[@]}" --init "x=$d" --quiet --out "$TMP/data_$d.json"
+done
+json_check "$TMP/data_ones.json" "(lambda z, o: o > 1.5 * z > 0)(json.load(open('$TMP/data_zeros.json'))['benchmarks'][0]['real_time'], d['benchmarks'][0]['real_time'])"
 # a crash under Callgrind fails its entry alone, named
 expect 1 "SIGSEGV" "$TKBENCH" run --load "$CRASH" --filter '^spin_(crash|10k)_' "${CG[@]}"
 grep -qE '^spin_10k_forward_c +[0-9]+ ' "$CAP/out" && pass || fail "the entry after the crash: $(cat "$CAP/out")"

@@ -18,6 +18,9 @@
  * SPIN_CRASH), then spin_<K>k_forward_c for K in 10, 20, ..., 120 (thousands of steps
  * per call), then spin_empty_forward_c, whose function returns at once: what counting
  * an empty function gives (--method instructions subtracts exactly that, so 0).
+ * Tagged "data" alone (no --tag spin selection meets it): spin_data_forward_c, whose work
+ * hangs on its one input, an abstract float32 x of one value: 10k steps, or 20k where
+ * x >= 0.5: how a test sees which distribution (--init) filled an entry's arrays.
  */
 #include <tkbench.h>
 
@@ -113,6 +116,22 @@ static tkb_status empty_forward(const tkb_args *a, void *state, tkb_array *const
 static const tkb_fn empty = {.name = "empty", .params = spin_params, .n_params = 2, .infer = spin_infer,
                              .forward = empty_forward};
 
+/* The chain of spin_forward, its length chosen by the data: 20k steps where x >= 0.5. */
+static tkb_status data_forward(const tkb_args *a, void *state, tkb_array *const *outputs) {
+  (void)state;
+  const float x0 = ((const float *)tkb_args_array(a, "x")->data)[0];
+  const int64_t steps = x0 >= 0.5f ? 20000 : 10000;
+  uint64_t x = 88172645463325252ull;
+  for (int64_t i = 0; i < steps; i++) x = x * 6364136223846793005ull + 1442695040888963407ull;
+  ((float *)outputs[0]->data)[0] = (float)(x >> 40);
+  return TKB_OK;
+}
+
+static const tkb_param data_params[] = {{.name = "x", .kind = TKB_KIND_ARRAY}};
+
+static const tkb_fn data = {.name = "spin_data", .params = data_params, .n_params = 1, .infer = spin_infer,
+                            .forward = data_forward};
+
 static char names[13][32];
 static tkb_value args[13][2];
 
@@ -132,5 +151,12 @@ tkb_status tkb_plugin_init(void) {
   tkb_benchmark_def def = {.op = "spin", .name = "spin_empty", .impl_name = "c", .fn = &empty,
                            .args = args[1], .n_args = 2, .mode = TKB_MODE_FORWARD, .tags = "spin",
                            .device_kind = "cpu"};
+  tkb_status st = tkb_register_benchmark(&def);
+  if (st) return st;
+  static tkb_value data_args[1];
+  data_args[0] = TKB_ABSTRACT(TKB_SPEC(TKB_FLOAT32, 1));
+  def = (tkb_benchmark_def){.op = "spin", .name = "spin_data", .impl_name = "c", .fn = &data,
+                            .args = data_args, .n_args = 1, .mode = TKB_MODE_FORWARD, .tags = "data",
+                            .device_kind = "cpu"};
   return tkb_register_benchmark(&def);
 }
