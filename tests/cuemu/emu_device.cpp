@@ -22,9 +22,12 @@
  * warp's write, or a rewrite before another warp's read) changes a result in one of the
  * two orders: the Release build's tests run the first, the sanitizer build's the second.
  *
- * The switch between fibers is 14 instructions of assembly on x86-64 (swapcontext costs
+ * The switch between fibers is 15 instructions of assembly on x86-64 (swapcontext costs
  * a system call per switch, and a block switches at every barrier of every thread);
- * elsewhere ucontext. Under AddressSanitizer the switches are announced to it.
+ * elsewhere ucontext. It leaves by an indirect jump, not `ret`: a return to another
+ * stack's caller is mispredicted every time, where the jump's alternating targets are
+ * learned (with the stacks' colors below, `tkbench check` of 40 emulated entries took
+ * 18-20 s of CPU instead of 26). Under AddressSanitizer the switches are announced to it.
  */
 #include "emu_internal.h"
 
@@ -96,7 +99,8 @@ constexpr size_t GUARD_BYTES = 4096;
 extern "C" void tkb_emu_switch(void **save_sp, void *to_sp);
 extern "C" void tkb_emu_fiber_entry();
 /* tkb_emu_switch(save, to): pushes the callee-saved registers, stores the stack
- * pointer in *save, switches to `to` and pops the registers saved there. A new fiber's
+ * pointer in *save, switches to `to`, pops the registers saved there and jumps to the
+ * address under them. A new fiber's
  * stack holds zeros for them, with r12 = its fiber and r13 = the function to run, under
  * the address of tkb_emu_fiber_entry, which calls r13(r12) on an aligned stack. */
 asm(R"(
@@ -119,7 +123,8 @@ tkb_emu_switch:
   popq %r12
   popq %rbx
   popq %rbp
-  ret
+  popq %rcx
+  jmp *%rcx
   .size tkb_emu_switch, .-tkb_emu_switch
   .globl tkb_emu_fiber_entry
   .hidden tkb_emu_fiber_entry
@@ -218,7 +223,14 @@ void uc_entry(unsigned lo, unsigned hi) {
 }
 #endif
 
-void fiber_start(fiber &f) {
+/* A fiber's first frame starts `color` cache lines below its stack's top. The stacks are
+ * mappings of their own, so their tops share one offset in a page and, without it, one
+ * set of the first-level cache: the 32 lanes of a warp, switched in turn at every warp
+ * intrinsic, evicted each other's frames there (perf: most of the emulator's time on the
+ * instruction after each switch). 64 colors of 64 bytes cover a 4 KiB page's sets. */
+constexpr size_t STACK_COLORS = 64, COLOR_BYTES = 64;
+
+void fiber_start(fiber &f, unsigned color) {
   if (!f.stack) {
     void *m = mmap(nullptr, STACK_BYTES + GUARD_BYTES, PROT_READ | PROT_WRITE,
                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
@@ -235,7 +247,8 @@ void fiber_start(fiber &f) {
 #endif
   f.asan_fake = nullptr;
 #if defined(__x86_64__)
-  uint64_t *sp = reinterpret_cast<uint64_t *>((uintptr_t)(f.stack + f.stack_bytes) & ~(uintptr_t)15);
+  uint64_t *sp = reinterpret_cast<uint64_t *>(
+      (uintptr_t)(f.stack + f.stack_bytes - color % STACK_COLORS * COLOR_BYTES) & ~(uintptr_t)15);
   *--sp = 0;                                                 /* alignment */
   *--sp = reinterpret_cast<uint64_t>(&tkb_emu_fiber_entry); /* ret */
   *--sp = 0;                                                 /* rbp */
@@ -248,7 +261,7 @@ void fiber_start(fiber &f) {
 #else
   getcontext(&f.uc);
   f.uc.uc_stack.ss_sp = f.stack;
-  f.uc.uc_stack.ss_size = f.stack_bytes;
+  f.uc.uc_stack.ss_size = f.stack_bytes - color % STACK_COLORS * COLOR_BYTES;
   f.uc.uc_link = nullptr;
   uintptr_t p = reinterpret_cast<uintptr_t>(&f);
   makecontext(&f.uc, reinterpret_cast<void (*)()>(uc_entry), 2, (unsigned)(p & 0xffffffffu), (unsigned)(p >> 32));
@@ -436,7 +449,7 @@ void run_block(const char *name, const std::function<void()> &body, unsigned nth
     f.lane = (int)(t % 32);
     f.warp = (int)(t / 32);
     f.state = F_RUN;
-    fiber_start(f);
+    fiber_start(f, t);
   }
   int idle_passes = 0;
   for (;;) {
