@@ -61,7 +61,23 @@ test-fuzz:
 fuzz: build-fuzz
 	bash tests/fuzz/run.sh $(FUZZ_BUILD) $(FUZZ_SECONDS)
 
-test: test-release test-asan test-fuzz
+# `make test`: the three trees' tests, each tree's whatever the one before gave (every
+# failing tree is listed at the end). The sanitizer and fuzz trees are built while the
+# Release tree's tests run, at the lowest priority (nice 19): many of those tests wait
+# (time limits, FIFOs, a Slurm cluster, a database server) and the builds take the core
+# they leave idle, and little else. The builds' output goes to $(BUILD)/other-trees.log,
+# shown when one fails.
+OTHER_TREES_LOG = $(BUILD)/other-trees.log
+test: build bootstrap-test
+	@{ nice -n 19 $(MAKE) --no-print-directory build-asan && \
+	   { ! command -v clang >/dev/null 2>&1 || nice -n 19 $(MAKE) --no-print-directory build-fuzz; }; \
+	 } >$(OTHER_TREES_LOG) 2>&1 & trees=$$!; \
+	failed=; \
+	$(MAKE) --no-print-directory test-release || failed="$$failed release"; \
+	if ! wait $$trees; then cat $(OTHER_TREES_LOG); echo "make test: building the sanitizer or fuzz tree failed"; exit 1; fi; \
+	$(MAKE) --no-print-directory test-asan || failed="$$failed sanitizer"; \
+	$(MAKE) --no-print-directory test-fuzz || failed="$$failed fuzz"; \
+	if [ -n "$$failed" ]; then echo "make test: FAILED in the tree(s):$$failed"; exit 1; fi
 
 # A quick look at the cpu kernels: the `cpu`-tagged entries of the cpu implementations
 # (not the float64 references, the numerics' truth, whose times say nothing of the
