@@ -26,6 +26,7 @@
  *        case of 1-2, 100 machines per case of 3)
  */
 #include "changepoint.h"
+#include "../tests/synthetic.h"
 
 #include <math.h>
 #include <omp.h>
@@ -55,17 +56,6 @@ static void die(const char *what) {
 
 /* ---- synthetic series ---- */
 
-/* splitmix64, one stream per series */
-static uint64_t next_u64(uint64_t *s) {
-  uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
-static double uniform01(uint64_t *s) { return (double)((next_u64(s) >> 11) + 1) / 9007199254740993.0; }
-static double normal01(uint64_t *s) {
-  return sqrt(-2 * log(uniform01(s))) * cos(6.283185307179586 * uniform01(s));
-}
 
 /* values[0..n) around `scale`: lognormal noise of sigma 2%, 1% outliers at 3x, and the
  * level multiplied by step[j] from point at[j] on (k steps). */
@@ -76,8 +66,8 @@ static void synthesize(double *values, size_t n, double scale, const size_t *at,
     double level = scale;
     for (size_t j = 0; j < k; j++)
       if (i >= at[j]) level *= step[j];
-    values[i] = level * exp(0.02 * normal01(&rng));
-    if (uniform01(&rng) < 0.01) values[i] *= 3;
+    values[i] = level * exp(0.02 * synth_normal01(&rng));
+    if (synth_uniform01(&rng) < 0.01) values[i] *= 3;
   }
 }
 
@@ -169,7 +159,7 @@ static void one_machine(size_t stepping, uint64_t seed, size_t *found_near, size
   const double up = 1.05;
   for (size_t e = 0; e < ENTRIES; e++) {
     uint64_t r = seed * 1000 + e;
-    const double scale = exp(log(1e-9) + uniform01(&r) * (log(1.0) - log(1e-9)));
+    const double scale = exp(log(1e-9) + synth_uniform01(&r) * (log(1.0) - log(1e-9)));
     synthesize(v[e], POINTS, scale, &at, &up, e < stepping, seed * 1000 + e + 7);
     series[e] = (tkb__changepoint_series){.run = run, .n = POINTS, .points = cp[e]};
     if (tkb__changepoints_find(v[e], POINTS, &o, cp[e], &series[e].count)) die("a machine's entry");
@@ -247,8 +237,8 @@ static void speed(void) {
     tkb__changepoint c[16];
     size_t k;
     uint64_t r = s + 424242;
-    const size_t where = 20 + (size_t)(uniform01(&r) * 160);
-    const double by = uniform01(&r) < 0.5 ? 1.05 : 1 / 1.05;
+    const size_t where = 20 + (size_t)(synth_uniform01(&r) * 160);
+    const double by = synth_uniform01(&r) < 0.5 ? 1.05 : 1 / 1.05;
     synthesize(x, SHORT, 1e-3, &where, &by, 1, s + 777);
     if (tkb__changepoints_find(x, SHORT, &o, c, &k)) die("one of many series");
     total += k;

@@ -12,30 +12,21 @@
 #include "check.h"
 
 #include "changepoint.h"
+#include "synthetic.h"
 
 #include <math.h>
 #include <stdint.h>
 
 /* ---- synthetic series ---- */
 
-static uint64_t next_u64(uint64_t *s) {
-  uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
-static double uniform01(uint64_t *s) { return (double)((next_u64(s) >> 11) + 1) / 9007199254740993.0; }
-static double normal01(uint64_t *s) {
-  return sqrt(-2 * log(uniform01(s))) * cos(6.283185307179586 * uniform01(s));
-}
 
 /* values[0..n): level 1 times step from point `at` on (step 1: none), lognormal noise of
  * `sigma`, and a share `outliers` of the points at 3x. */
 static void noisy(double *values, size_t n, size_t at, double step, double sigma, double outliers, uint64_t seed) {
   uint64_t rng = seed * 0x2545f4914f6cdd1dull + 99;
   for (size_t i = 0; i < n; i++) {
-    values[i] = (i >= at ? step : 1) * exp(sigma * normal01(&rng));
-    if (uniform01(&rng) < outliers) values[i] *= 3;
+    values[i] = (i >= at ? step : 1) * exp(sigma * synth_normal01(&rng));
+    if (synth_uniform01(&rng) < outliers) values[i] *= 3;
   }
 }
 
