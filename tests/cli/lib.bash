@@ -29,6 +29,32 @@ part_takes() {
 # test checks what the command does and says which timing claims it left out.
 timed_build() { "$TKBENCH" --version 2>/dev/null | grep -q "(Release build)"; }
 
+# need_browser: headless Chromium in $BROWSER (scripts/bootstrap.sh test installs it where
+# it runs as root); without one, the script ends here as skipped (exit 77).
+need_browser() {
+  BROWSER=$(command -v chromium || command -v chromium-browser || true)
+  if [ -z "$BROWSER" ] && [ "$(id -u)" -eq 0 ]; then
+    bash "$(dirname "${BASH_SOURCE[0]}")/../../scripts/bootstrap.sh" test >/dev/null 2>&1 || true
+    BROWSER=$(command -v chromium || command -v chromium-browser || true)
+  fi
+  if [ -z "$BROWSER" ]; then
+    echo "SKIPPED: chromium is not installed and cannot be installed here (scripts/bootstrap.sh test, as root)"
+    finish
+    exit 77
+  fi
+}
+
+# browser_dom URL DOM: URL (a file:// page, with a #fragment if any) loaded in headless
+# Chromium with a profile of its own, for 120 s at most; the document as the page's
+# scripts left it into DOM, Chromium's messages into $CAP/chromium.
+browser_dom() {
+  local profile
+  profile=$(mktemp -d /tmp/tkb_chromium_XXXXXX)
+  timeout 120 "$BROWSER" --headless --no-sandbox --disable-gpu --user-data-dir="$profile" \
+    --dump-dom "$1" >"$2" 2>"$CAP/chromium"
+  rm -rf "$profile"
+}
+
 # expect RC NEEDLE CMD...: runs CMD, checks its exit status and that stdout+stderr hold NEEDLE.
 expect() {
   local want=$1 needle=$2

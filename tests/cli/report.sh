@@ -143,14 +143,7 @@ expect 2 "--out:" "$TKBENCH" report "$TMP/r.json" -o "$TMP/no/such/dir/x.html"
 ls -a "$TMP" | grep -q '\.tmp\.' && fail "a temporary file was left behind" || pass
 
 # ---- in a real browser ----
-browser=$(command -v chromium || command -v chromium-browser || true)
-if [ -z "$browser" ] && [ "$(id -u)" -eq 0 ]; then bash "$ROOT/scripts/bootstrap.sh" test >/dev/null 2>&1 || true; fi
-browser=$(command -v chromium || command -v chromium-browser || true)
-if [ -z "$browser" ]; then
-  echo "SKIPPED: chromium is not installed and cannot be installed here (scripts/bootstrap.sh test, as root)"
-  finish
-  exit 77
-fi
+need_browser
 
 # A script run in the page after its own: counts plots, reads the table, sorts by the
 # median both ways, filters, and leaves what it saw in <body data-test>.
@@ -181,10 +174,7 @@ document.body.setAttribute('data-test', JSON.stringify(out));
 })();</script>"""
 open(sys.argv[2], "w").write(page.replace("</body>", probe + "</body>"))
 PY
-profile=$(mktemp -d /tmp/tkb_chromium_XXXXXX)
-timeout 120 "$browser" --headless --no-sandbox --disable-gpu --user-data-dir="$profile" \
-  --dump-dom "file://$TMP/probe.html" >"$TMP/dom.html" 2>"$CAP/chromium"
-rm -rf "$profile"
+browser_dom "file://$TMP/probe.html" "$TMP/dom.html"
 python3 - "$TMP/dom.html" "$TMP/w.json" >"$CAP/dom" 2>&1 <<'PY'
 import html.parser, json, re, sys
 class Body(html.parser.HTMLParser):
@@ -226,10 +216,7 @@ PY
 [ $? -eq 0 ] && pass || fail "in the browser: $(cat "$CAP/dom") $(tail -3 "$CAP/chromium")"
 
 # A link with #filter=REGEX opens the page filtered.
-profile=$(mktemp -d /tmp/tkb_chromium_XXXXXX)
-timeout 120 "$browser" --headless --no-sandbox --disable-gpu --user-data-dir="$profile" \
-  --dump-dom "file://$TMP/r.html#filter=_forward_reference%24" >"$TMP/dom2.html" 2>/dev/null
-rm -rf "$profile"
+browser_dom "file://$TMP/r.html#filter=_forward_reference%24" "$TMP/dom2.html"
 shown=$(grep -o '<tr[^>]*><td><a href="#e[0-9]*">[^/]*' "$TMP/dom2.html" | grep -v 'hidden' | sed 's/.*">//; s/<wbr>//g; s/<$//')
 [ "$shown" = cpu_96x96x64_forward_reference ] && pass || fail "#filter= in the URL: rows shown: $shown"
 

@@ -83,14 +83,7 @@ expect 2 "--out:" "$TKBENCH" report --history "$DB" -o "$TMP/no/such/dir/h.html"
 ls -a "$TMP" | grep -q '\.tmp\.' && fail "a temporary file was left behind" || pass
 
 # ---- in a real browser ----
-browser=$(command -v chromium || command -v chromium-browser || true)
-if [ -z "$browser" ] && [ "$(id -u)" -eq 0 ]; then bash "$ROOT/scripts/bootstrap.sh" test >/dev/null 2>&1 || true; fi
-browser=$(command -v chromium || command -v chromium-browser || true)
-if [ -z "$browser" ]; then
-  echo "SKIPPED: chromium is not installed and cannot be installed here (scripts/bootstrap.sh test, as root)"
-  finish
-  exit 77
-fi
+need_browser
 
 python3 - "$TMP/h.html" "$TMP/probe.html" <<'PY'
 import sys
@@ -120,10 +113,7 @@ document.body.setAttribute('data-test', JSON.stringify(out));
 })();</script>"""
 open(sys.argv[2], "w").write(page.replace("</body>", probe + "</body>"))
 PY
-profile=$(mktemp -d /tmp/tkb_chromium_XXXXXX)
-timeout 120 "$browser" --headless --no-sandbox --disable-gpu --user-data-dir="$profile" \
-  --dump-dom "file://$TMP/probe.html" >"$TMP/dom.html" 2>"$CAP/chromium"
-rm -rf "$profile"
+browser_dom "file://$TMP/probe.html" "$TMP/dom.html"
 python3 - "$TMP/dom.html" "$TMP/r.json" >"$CAP/dom" 2>&1 <<'PY'
 import html.parser, json, sys
 class Body(html.parser.HTMLParser):
