@@ -937,6 +937,16 @@ static int isolation(const run_args *a, const tkb__count_plan *plan, size_t n, b
   return 0;
 }
 
+/* This program again, under Callgrind: runs the entries it is given (count_exec.c). Its
+ * parent checked --init against the selection; the worker fills its arrays alike. */
+static int count_worker(run_args *a) {
+  a->n_inits = a->init.n < TKB_ARRAY_LEN(a->inits) ? a->init.n : TKB_ARRAY_LEN(a->inits);
+  for (size_t k = 0; k < a->n_inits; k++) tkb__init_override_parse(a->init.items[k], &a->inits[k]);
+  const tkb__runner runner = {.device = a->sel.device, .seed = a->seed, .bench = bench_opts(a, NULL),
+                              .inits = a->inits, .n_inits = a->n_inits};
+  return tkb__count_worker(a->count_worker, &runner);
+}
+
 /* Everything after parsing. */
 static int run(run_args *a, int argc, char **argv) {
   if (apply_gb(a)) return TKB_EXIT_USAGE;
@@ -949,14 +959,7 @@ static int run(run_args *a, int argc, char **argv) {
     return TKB_EXIT_USAGE;
   a->interval_busy = tkb__interval_busy(a->interval_busy_given, a->sel.device);
   if (a->threads) tkb_set_num_threads(a->threads);
-  if (a->count_worker) { /* this program again, under Callgrind: the entries it is given */
-    /* its parent checked --init against the selection; the worker fills its arrays alike */
-    a->n_inits = a->init.n < TKB_ARRAY_LEN(a->inits) ? a->init.n : TKB_ARRAY_LEN(a->inits);
-    for (size_t k = 0; k < a->n_inits; k++) tkb__init_override_parse(a->init.items[k], &a->inits[k]);
-    const tkb__runner runner = {.device = a->sel.device, .seed = a->seed, .bench = bench_opts(a, NULL),
-                                .inits = a->inits, .n_inits = a->n_inits};
-    return tkb__count_worker(a->count_worker, &runner);
-  }
+  if (a->count_worker) return count_worker(a);
   if (check_counting(a, counting)) return TKB_EXIT_USAGE;
   tkb__count_plan plan = {0};
   if (counting && !a->list_tests && tkb__count_plan_make(CMD, a->count_source, &plan))
