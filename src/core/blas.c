@@ -12,11 +12,25 @@
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #ifndef TKB_OPENBLAS_DIR
 #define TKB_OPENBLAS_DIR ""
 #endif
 #define OPENBLAS_SONAME "libopenblas.so.0"
+
+/* OPENBLAS_THREAD_TIMEOUT, unless the environment sets it: how long (2^n cycles) a
+ * pthreads OpenBLAS's idle workers spin, calling sched_yield, after each product before
+ * they sleep. Its default, 2^28 cycles (about 0.1 s), let the idle worker hold a core
+ * through whatever ran between products: gated_linear_unit's tiles on two threads of
+ * their own ran no faster than on one whenever a multithreaded product had run in the
+ * last 0.1 s (bench_matmul_ops, which alternates them with sgemm: 40-48 % of sgemm, and
+ * 80-91 % with the workers asleep at once; docs/PERFORMANCE.md, CPU kernel paths), and
+ * another process on a 2-core machine lost a core the same way. A worker that sleeps
+ * costs a wake-up at the next product. Read once, when the library loads: so it is
+ * set before the dlopen below, and the bench programs reach OpenBLAS only through
+ * here too. */
+#define TKB_OPENBLAS_THREAD_TIMEOUT "4"
 
 tkb__blas_fns tkb__blas;
 
@@ -31,6 +45,7 @@ static void *find(void *lib, const char *name) {
 
 static void open_blas(void) {
   void *lib = NULL;
+  setenv("OPENBLAS_THREAD_TIMEOUT", TKB_OPENBLAS_THREAD_TIMEOUT, 0); /* 0: the user's wins */
   if (*TKB_OPENBLAS_DIR) lib = dlopen(TKB_OPENBLAS_DIR "/" OPENBLAS_SONAME, RTLD_NOW | RTLD_LOCAL);
   if (!lib) lib = dlopen(OPENBLAS_SONAME, RTLD_NOW | RTLD_LOCAL);
   if (!lib) {
@@ -47,6 +62,7 @@ static void open_blas(void) {
   *(void **)&f.get_num_threads = find(lib, "openblas_get_num_threads");
   *(void **)&f.set_num_threads = find(lib, "openblas_set_num_threads");
   *(void **)&f.get_corename = find(lib, "openblas_get_corename");
+  *(void **)&f.get_config = find(lib, "openblas_get_config");
   if (!why[0]) tkb__blas = f;
 }
 
