@@ -26,7 +26,7 @@
  *    widening and gating between them ran on one core, 59-74 % of sgemm's GFLOP/s. The
  *    tiles on OpenMP threads were 2-5x slower, and on the helper team no faster than on
  *    one thread (40-48 %): OpenBLAS's idle worker spun, yielding, for 0.1 s after each
- *    product and held the second core. With its workers asleep right after a product
+ *    product and held the second core. With its workers asleep soon after a product
  *    (OPENBLAS_THREAD_TIMEOUT, which src/core/blas.c sets) the tiles reach 81-97 %.
  * Every workspace is allocated by the prepare hook (the vjp's only in modes with a vjp);
  * a call allocates nothing.

@@ -24,13 +24,16 @@
  * they sleep. Its default, 2^28 cycles (about 0.1 s), let the idle worker hold a core
  * through whatever ran between products: gated_linear_unit's tiles on two threads of
  * their own ran no faster than on one whenever a multithreaded product had run in the
- * last 0.1 s (bench_matmul_ops, which alternates them with sgemm: 40-48 % of sgemm, and
- * 80-91 % with the workers asleep at once; docs/PERFORMANCE.md, CPU kernel paths), and
- * another process on a 2-core machine lost a core the same way. A worker that sleeps
- * costs a wake-up at the next product. Read once, when the library loads: so it is
- * set before the dlopen below, and the bench programs reach OpenBLAS only through
- * here too. */
-#define TKB_OPENBLAS_THREAD_TIMEOUT "4"
+ * last 0.1 s (bench_matmul_ops, which alternates them with sgemm: 40-48 % of sgemm,
+ * 80-97 % with the workers asleep; docs/PERFORMANCE.md, CPU kernel paths), and another
+ * process on a 2-core machine lost a core the same way. 2^18 cycles (about 0.1 ms)
+ * keeps the workers awake across back-to-back products (an unfused attention's 16
+ * products, ragged_dot's groups), which a worker asleep at once (2^4) made pay a
+ * wake-up each: the unfused sgemm baseline of bench_attention fell to 0.57-0.74 of the
+ * sgemm peak from 0.71-0.79, ragged_dot's compute-bound spec to 71-81 % of sgemm from
+ * 81-90 %. Read once, when the library loads: so it is set before the dlopen below,
+ * and the bench programs reach OpenBLAS only through here too. */
+#define TKB_OPENBLAS_THREAD_TIMEOUT "18"
 
 tkb__blas_fns tkb__blas;
 
