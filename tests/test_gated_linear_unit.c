@@ -258,7 +258,7 @@ static void test_cpu_vs_reference(void) {
     tkb_array_free(x);
     tkb_array_free(w);
     /* the forward's blocks hold 4 MiB of widened x (K = 4: 262144 rows), its tiles
-     * 128 rows by 128 gated columns: 270000 rows make two blocks, the second one
+     * 256 rows by 128 gated columns: 270000 rows make two blocks, the second one
      * ending in a partial tile, and N = 136 a partial column of tiles */
     const tkb_mode fwd[] = {TKB_MODE_FORWARD, TKB_MODE_FORWARD_RES};
     x = random_array(TKB_SPEC(dts[d], 270000, 4), 9, 1.0);
