@@ -47,6 +47,8 @@ typedef struct gemm_ws {
 /* the [T, S] score matrix, allocated once (as the op's workspaces are) */
 static tkb_status gemm_prepare(const tkb_args *a, void **state) {
   const tkb_spec *q = tkb_args_spec(a, "q"), *k = tkb_args_spec(a, "k");
+  tkb_status bst = tkb__blas_open(BENCH_NAME " unfused sgemm");
+  if (bst) return bst;
   gemm_ws *ws = calloc(1, sizeof *ws);
   if (!ws) return tkb_set_error(TKB_ERR_OUT_OF_MEMORY, "out of memory");
   ws->dev = a->device;
@@ -77,8 +79,9 @@ static tkb_status gemm_forward(const tkb_args *a, void *state, tkb_array *const 
     const float *ki = (const float *)k->data + (size_t)i * S * D;
     const float *vi = (const float *)v->data + (size_t)i * S * Dv;
     float *oi = (float *)out[0]->data + (size_t)i * T * Dv;
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, S, D, 1, qi, D, ki, D, 0, ws->x, S);
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, T, Dv, S, 1, ws->x, S, vi, Dv, 0, oi, Dv);
+    tkb__blas.sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, S, D, 1, qi, D, ki, D, 0, ws->x, S);
+    tkb__blas.sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, T, Dv, S, 1, ws->x, S, vi, Dv, 0,
+                    oi, Dv);
   }
   return TKB_OK;
 }

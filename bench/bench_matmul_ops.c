@@ -182,7 +182,7 @@ int main(int argc, char **argv) {
   }
   if (tkb_register_builtin_ops()) die("register");
   printf("bench_matmul_ops: %d threads, OpenBLAS %s\n", tkb_get_num_threads(),
-         openblas_get_config());
+         bench_blas()->get_config());
   print_cpu_path();
   print_load("load average at start");
   guard = isa_guard_make();

@@ -247,7 +247,7 @@ int main(int argc, char **argv) {
   }
   if (tkb_register_builtin_ops()) die("register");
   printf("bench_opencl_ops: opencl:0 is %s; the cpu implementations run %d threads, OpenBLAS %s\n",
-         tkb_device_description(cl_dev), tkb_get_num_threads(), openblas_get_config());
+         tkb_device_description(cl_dev), tkb_get_num_threads(), bench_blas()->get_config());
   print_load("load average before");
   printf("\n");
   if (!section || section == 1) vs_cpu(rounds, only);

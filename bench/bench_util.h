@@ -15,9 +15,8 @@
 #error "define BENCH_NAME (the program's name) before including bench_util.h"
 #endif
 
+#include "blas.h" /* OpenBLAS as the library opens it (src/core/blas.c), never linked */
 #include "tkbench.h"
-
-#include <cblas.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -107,8 +106,15 @@ static inline void print_load(const char *what) {
 /* The code the figures measure: the cpu kernels' path (tkb_cpu_isa; TKB_CPU_ISA picks
  * another the CPU runs) and the kernels OpenBLAS chose (OPENBLAS_CORETYPE picks others
  * in its dynamic builds), so a machine can measure what a smaller one would run. */
+/* OpenBLAS, opened as the library opens it for its ops (src/core/blas.c: its settings
+ * are made before it loads), for the baselines' products. */
+static inline const tkb__blas_fns *bench_blas(void) {
+  if (tkb__blas_open(BENCH_NAME)) die("OpenBLAS");
+  return &tkb__blas;
+}
+
 static inline void print_cpu_path(void) {
-  printf("cpu kernels %s, OpenBLAS %s%s\n", tkb_cpu_isa(), openblas_get_corename(),
+  printf("cpu kernels %s, OpenBLAS %s%s\n", tkb_cpu_isa(), bench_blas()->get_corename(),
          strcmp(bench_method, "cpu_time") ? "" : "; times: CPU time / threads");
 }
 
@@ -151,12 +157,20 @@ static inline tkb_status sgemm_forward(const tkb_args *a, void *state, tkb_array
   (void)state;
   const tkb_array *x = tkb_args_array(a, "a"), *y = tkb_args_array(a, "b");
   const int M = (int)x->spec.shape[0], K = (int)x->spec.shape[1], N = (int)y->spec.shape[1];
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, M, N, K, 1, x->data, K, y->data, N, 0,
-              out[0]->data, N);
+  tkb__blas.sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, M, N, K, 1, x->data, K, y->data, N,
+                  0, out[0]->data, N);
   return TKB_OK;
 }
 
+/* opens OpenBLAS outside the timed calls, as the ops' prepare hooks do */
+static inline tkb_status sgemm_prepare(const tkb_args *a, void **state) {
+  (void)a;
+  *state = NULL;
+  return tkb__blas_open(BENCH_NAME " sgemm");
+}
+
 static const tkb_fn sgemm_fn = {.name = "sgemm", .params = sgemm_params, .n_params = 2,
-                                .infer = sgemm_infer, .forward = sgemm_forward};
+                                .infer = sgemm_infer, .prepare = sgemm_prepare,
+                                .forward = sgemm_forward};
 
 #endif /* TKB_BENCH_UTIL_H */

@@ -47,26 +47,44 @@ static inline float ops_select_f(int c, float a, float b) {
  * x - max <= 0, so the clamp at 88.3 only guards the bit arithmetic. Selects are
  * ops_select_f's.
  */
+/* ops_expf's constants, named once: the softmax row exps written in intrinsics
+ * (ops/dot_product_attention/cpu_avx2.c, cpu_avx512.c) promise ops_expf's bits, so
+ * they must compute with the very same values. */
+#define OPS_EXPF_LO (-87.3f)                  /* below: 0 */
+#define OPS_EXPF_HI 88.3f                     /* the clamp that guards the exponent bits */
+#define OPS_EXPF_LOG2E 1.44269504088896341f   /* 1 / ln2 */
+#define OPS_EXPF_ROUND 12582912.0f            /* 1.5 * 2^23: adding it rounds to an integer */
+#define OPS_EXPF_NLN2_HI (-0.693359375f)      /* -ln2 in two parts: n ln2_hi is exact */
+#define OPS_EXPF_NLN2_LO 2.12194440e-4f
+#define OPS_EXPF_P0 1.9875691500e-4f          /* the polynomial, highest degree first */
+#define OPS_EXPF_P1 1.3981999507e-3f
+#define OPS_EXPF_P2 8.3334519073e-3f
+#define OPS_EXPF_P3 4.1665795894e-2f
+#define OPS_EXPF_P4 1.6666665459e-1f
+#define OPS_EXPF_P5 5.0000001201e-1f
+#define OPS_EXPF_BIAS 127                     /* float32's exponent bias */
+
 static inline float ops_expf(float x) {
-  float xc = ops_select_f(x > -87.3f, x, -87.3f); /* NaN -> -87.3: keeps the int conversion defined */
-  xc = ops_select_f(xc < 88.3f, xc, 88.3f);
+  /* NaN -> OPS_EXPF_LO: keeps the int conversion defined */
+  float xc = ops_select_f(x > OPS_EXPF_LO, x, OPS_EXPF_LO);
+  xc = ops_select_f(xc < OPS_EXPF_HI, xc, OPS_EXPF_HI);
   /* n = round(xc / ln2) by the 1.5 * 2^23 trick: floorf would not vectorize without
    * -fno-trapping-math */
-  const float n = (xc * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
-  float r = OPS_FMAF(n, -0.693359375f, xc);
-  r = OPS_FMAF(n, 2.12194440e-4f, r);
-  float poly = 1.9875691500e-4f;
-  poly = OPS_FMAF(poly, r, 1.3981999507e-3f);
-  poly = OPS_FMAF(poly, r, 8.3334519073e-3f);
-  poly = OPS_FMAF(poly, r, 4.1665795894e-2f);
-  poly = OPS_FMAF(poly, r, 1.6666665459e-1f);
-  poly = OPS_FMAF(poly, r, 5.0000001201e-1f);
+  const float n = (xc * OPS_EXPF_LOG2E + OPS_EXPF_ROUND) - OPS_EXPF_ROUND;
+  float r = OPS_FMAF(n, OPS_EXPF_NLN2_HI, xc);
+  r = OPS_FMAF(n, OPS_EXPF_NLN2_LO, r);
+  float poly = OPS_EXPF_P0;
+  poly = OPS_FMAF(poly, r, OPS_EXPF_P1);
+  poly = OPS_FMAF(poly, r, OPS_EXPF_P2);
+  poly = OPS_FMAF(poly, r, OPS_EXPF_P3);
+  poly = OPS_FMAF(poly, r, OPS_EXPF_P4);
+  poly = OPS_FMAF(poly, r, OPS_EXPF_P5);
   const float er = OPS_FMAF(poly, r * r, r + 1.0f);
-  const uint32_t bits = (uint32_t)((int32_t)n + 127) << 23;
+  const uint32_t bits = (uint32_t)((int32_t)n + OPS_EXPF_BIAS) << 23;
   float two_n;
   memcpy(&two_n, &bits, sizeof two_n);
   const float y = er * two_n;
-  return ops_select_f(x != x, x, ops_select_f(x >= -87.3f, y, 0.0f));
+  return ops_select_f(x != x, x, ops_select_f(x >= OPS_EXPF_LO, y, 0.0f));
 }
 
 #endif /* TKB_OPS_VEC_MATH_H */

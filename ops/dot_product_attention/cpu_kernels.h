@@ -332,7 +332,9 @@ static void FN(forward_tile)(FN(thread) *th, const attn_plan *p, const attn_inpu
         memset(row, 0, (size_t)n * sizeof(NUM));
         continue;
       }
-      const NUM corr = EXPT(mold - mnew); /* 0 when mold = -inf */
+      /* 0 when mold = -inf; exactly 1 when the max is unchanged (exp(0) = 1 in EXPT),
+       * most rows of most key tiles past the first: no scalar exp for those */
+      const NUM corr = mnew == mold ? (NUM)1 : EXPT(mold - mnew);
       th->lrow[i] = th->lrow[i] * corr + FN(exp_row)(row, n, mnew);
       th->mrow[i] = mnew;
       if (corr != 1) {

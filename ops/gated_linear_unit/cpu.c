@@ -2,31 +2,39 @@
  * cpu.c - gated_linear_unit, fast (tkb_op_gated_linear_unit). Same math as
  * reference.c (see gated_linear_unit.h), computed in float32 (float64 for float64 x):
  *
- *  - The products are OpenBLAS sgemm/dgemm calls over blocks of `mb` rows of x:
- *      forward  y_blk = x_blk @ W                      [mb, K] x [K, 2N]
- *      vjp      dx_blk = dy_blk @ W^T                  [mb, 2N] x [2N, K]
- *               dW += x_blk^T @ dy_blk                 [K, mb] x [mb, 2N]
+ *  - Forward (float32 math): tiles of GLU_TILE_ROWS rows by GLU_TILE_COLS gated
+ *    columns, each one single-threaded sgemm of x's rows by the tile's g and p columns
+ *    of W ([rows, K] x [K, 2 cols]) followed at once by the activation, gating and
+ *    rounding of its result while it is in L2. The tiles run on the ops' helper team
+ *    (ops/common/ops_team.h), OpenBLAS kept single-threaded on each thread, so every
+ *    part of the op runs on all the threads. bfloat16/float16 x and W are widened to
+ *    float32 by the tiles that first need them (x's rows per row tile, W's g and p
+ *    columns per column tile as a contiguous panel), beside the other threads'
+ *    products.
+ *  - The vjp (and float64): OpenBLAS sgemm/dgemm calls over blocks of `mb` rows of x,
+ *    OpenBLAS threading each product:
+ *      dx_blk = dy_blk @ W^T                  [mb, 2N] x [2N, K]
+ *      dW += x_blk^T @ dy_blk                 [K, mb] x [mb, 2N]
  *    so every temporary is a block (sized by GLU_BLOCK_BYTES, chosen in prepare) and
- *    the [R, 2N] product never exists in float32 at once.
- *  - bfloat16/float16 x and W are widened to float32 by tkb_convert (vectorized): each
- *    x block just before its product, W once per call (W is the small operand: K x 2N,
- *    read by every block, so converting it once costs K*2N against R*K*2N*2 flops).
- *    Results are rounded back block by block.
- *  - The activation and gating run on the block while it is in cache, with a float32
- *    exp that the compiler vectorizes (libm's expf is scalar without -ffast-math):
- *    gate_kernels.h, compiled per instruction set and picked by tkb__cpu_isa().
- *  - Threads: OpenBLAS parallelizes each product with its own thread pool; the
- *    widening and the gating (a small share of the work) run on the calling thread.
- *    Two alternatives measured worse on the 2-core machine: OpenMP regions between the
- *    products (OpenMP's workers spin after each region while OpenBLAS's need the cores:
- *    several times slower), and OpenMP over row blocks with OpenBLAS set to one thread
- *    around the call (2-5x slower in bench/bench_matmul_ops.c, where OpenBLAS's pool,
- *    still spinning after the baseline's sgemm, competes with the OpenMP threads; and
- *    erratic whenever another process held a core).
+ *    the [R, 2N] product never exists in float32 at once; narrow x and W widened by
+ *    tkb_convert, W once per call, each x block just before its product.
+ *  - The activation and gating: gate_kernels.h, compiled per instruction set (the
+ *    compiler vectorizes its float32 exp; the avx2 and avx512 variants have the
+ *    forward's silu and sigmoid in intrinsics) and picked by tkb__cpu_isa().
+ *  - Threads, measured on the 2-core Xeon in bench/bench_matmul_ops.c (which alternates
+ *    the op with a 2-thread sgemm): with OpenBLAS threading whole products, the
+ *    widening and gating between them ran on one core, 59-74 % of sgemm's GFLOP/s. The
+ *    tiles on OpenMP threads were 2-5x slower, and on the helper team no faster than on
+ *    one thread (40-48 %): OpenBLAS's idle worker spun, yielding, for 0.1 s after each
+ *    product and held the second core. With its workers asleep soon after a product
+ *    (OPENBLAS_THREAD_TIMEOUT, which src/core/blas.c sets) the tiles reach 81-97 %.
  * Every workspace is allocated by the prepare hook (the vjp's only in modes with a vjp);
  * a call allocates nothing.
  */
 #include "gate_kernels.h"
+
+#include "../common/ops_team.h"
+#include "convert_kernels.h"
 
 #include <limits.h>
 #include <stdlib.h>
@@ -37,6 +45,24 @@
 #define GLU_BLOCK_BYTES ((int64_t)4 << 20)
 /* Fewest rows per block: below this the products lose efficiency. */
 #define GLU_MIN_BLOCK_ROWS 64
+/* The forward's tiles: GLU_TILE_ROWS rows of x by GLU_TILE_COLS gated columns (their
+ * g and p columns, one [rows, 2 cols] product), so that a tile's product result
+ * (256 KiB) stays in L2 for the gating that follows it, and the smallest cpu spec still
+ * has a dozen tiles to spread over the threads. Measured on the 2-core Xeon, % of
+ * sgemm in bench_matmul_ops at K = 128, avx512 / avx2: 256 x 128 88-91 / 82-88,
+ * 128 x 256 87-91 / 80-87, 128 x 128 82-86 / 75-81. Fixed, never a function of the
+ * thread count: every tile is the same product whichever thread runs it, so the
+ * results are the same bits for any number of threads. */
+#define GLU_TILE_ROWS 256
+#define GLU_TILE_COLS 128
+/* Largest widened panel of W ([K, 2 GLU_TILE_COLS] float32) that a tile widens for
+ * itself, into its thread's scratch, when it is the panel's only tile (all rows in one
+ * tile: the 96- and 64-row specs): the panel then goes from the widening to the
+ * product through L2, where the shared widened W (K x 2N float32, 4.5 MiB at K = 384,
+ * N = 1536) was written to and read back from L3. */
+#define GLU_OWN_PANEL_BYTES ((int64_t)1 << 20)
+/* Rows of W ahead that a panel's widening prefetches. */
+#define GLU_PANEL_PREFETCH 8
 
 /* ------------------------------------------------------------------------------ */
 /* Workspaces                                                                      */
@@ -46,15 +72,24 @@ typedef struct glu_cpu_ws {
   ops_workspace mem; /* the pieces below */
   glu_plan plan;  /* the shapes it was prepared for */
   bool vjp_ready; /* prepared for a mode with a vjp (its workspaces exist) */
-  int64_t mb;     /* rows per block */
+  int64_t mb;     /* rows per block (the vjp) */
+  int64_t mbf;    /* rows per block of the forward: only x's widened rows are per row */
+  int threads;    /* the forward's team (ops_team.h), its scratch sized for it */
+  bool own_panels; /* the forward's tiles widen their own panels of W (one row tile) */
+  int64_t tile_floats; /* one thread's scratch in ->tile */
+  _Atomic int64_t *ready; /* the forward's widening, per W panel then per x row tile:
+                             0 to do, 1 under way, 2 done */
   /* float32 math (float32, bfloat16, float16 x) */
-  float *wf;      /* [K, 2N] W widened (narrow x only) */
+  float *wf;      /* [K, 2N] W widened (narrow x only): the vjp's, and the forward's
+                     panels (glu_panel) unless own_panels */
   float *dwf;     /* [K, 2N] dW accumulator (narrow x only) */
-  float *xf;      /* [mb, K] x block widened (narrow x only) */
-  float *yf;      /* [mb, 2N] y block / dy's y input */
+  float *xf;      /* [max(mb, mbf), K] x block widened (narrow x only) */
+  float *yf;      /* [mb, 2N] the vjp's y input */
   float *dyf;     /* [mb, 2N] dy block */
-  float *of;      /* [mb, N] out or dout block */
+  float *of;      /* [mb, N] the vjp's dout block */
   float *dxf;     /* [mb, K] dx block (narrow x only) */
+  float *tile;    /* per thread: [GLU_TILE_ROWS, 2 GLU_TILE_COLS] product, [GLU_TILE_COLS]
+                     gated row and, with own_panels, [K, 2 GLU_TILE_COLS] panel of W */
   /* float64 math */
   double *yd;     /* [mb, 2N] */
   double *dyd;    /* [mb, 2N] */
@@ -83,28 +118,47 @@ static tkb_status cpu_prepare(const tkb_args *a, void **state) {
   if (mb < GLU_MIN_BLOCK_ROWS) mb = GLU_MIN_BLOCK_ROWS;
   if (mb > R) mb = R > 0 ? R : 1;
   const bool narrow = !p.f64 && p.x.dtype != TKB_FLOAT32;
+  /* The forward's blocks: only x's widened rows scale with them (its other temporaries
+   * are per tile), so they are as many rows as fit GLU_BLOCK_BYTES in float32. */
+  int64_t mbf = GLU_BLOCK_BYTES / ((K > 0 ? K : 1) * 4);
+  if (mbf < mb) mbf = mb;
+  if (mbf > R) mbf = R > 0 ? R : 1;
+  int threads = tkb_get_num_threads();
+  if (threads < 1) threads = 1;
+  if (threads > OPS_TEAM_MAX) threads = OPS_TEAM_MAX;
+  const bool own_panels = narrow && R <= GLU_TILE_ROWS &&
+                          K * 2 * GLU_TILE_COLS * 4 <= GLU_OWN_PANEL_BYTES;
+  const int64_t tile_floats = GLU_TILE_ROWS * 2 * GLU_TILE_COLS + GLU_TILE_COLS +
+                              (own_panels ? K * 2 * GLU_TILE_COLS : 0);
+  const int64_t n_ready = (N + GLU_TILE_COLS - 1) / GLU_TILE_COLS + (mbf + GLU_TILE_ROWS - 1) / GLU_TILE_ROWS;
   /* the vjp's workspaces only when the mode has a vjp (peak memory counts them) */
   const bool vjp = ops_mode_has_vjp(a->mode);
-  size_t sizes[9] = {0};
+  size_t sizes[11] = {0};
   if (p.f64) {
     sizes[7] = (size_t)(mb * N2) * 8;
     sizes[8] = vjp ? (size_t)(mb * N2) * 8 : 0;
   } else {
-    sizes[0] = narrow ? (size_t)(K * N2) * 4 : 0;
+    sizes[0] = narrow && (vjp || !own_panels) ? (size_t)(K * N2) * 4 : 0;
     sizes[1] = narrow && vjp ? (size_t)(K * N2) * 4 : 0;
-    sizes[2] = narrow ? (size_t)(mb * K) * 4 : 0;
-    sizes[3] = (size_t)(mb * N2) * 4;
+    sizes[2] = narrow ? (size_t)(mbf * K) * 4 : 0;
+    sizes[3] = vjp ? (size_t)(mb * N2) * 4 : 0;
     sizes[4] = vjp ? (size_t)(mb * N2) * 4 : 0;
-    sizes[5] = (size_t)(mb * N) * 4;
+    sizes[5] = vjp ? (size_t)(mb * N) * 4 : 0;
     sizes[6] = narrow && vjp ? (size_t)(mb * K) * 4 : 0;
+    sizes[9] = (size_t)(threads * tile_floats) * 4;
+    sizes[10] = narrow ? (size_t)n_ready * sizeof(_Atomic int64_t) : 0;
   }
-  void *piece[9];
+  void *piece[11];
   glu_cpu_ws *ws = calloc(1, sizeof *ws);
   if (!ws) return tkb_set_error(TKB_ERR_OUT_OF_MEMORY, "gated_linear_unit (cpu): out of memory");
   ws->plan = p;
   ws->vjp_ready = vjp;
   ws->mb = mb;
-  st = ops_workspace_alloc(&ws->mem, a->device, 9, sizes, piece);
+  ws->mbf = mbf;
+  ws->threads = threads;
+  ws->own_panels = own_panels;
+  ws->tile_floats = tile_floats;
+  st = ops_workspace_alloc(&ws->mem, a->device, 11, sizes, piece);
   if (st != TKB_OK) {
     free(ws);
     return st;
@@ -118,6 +172,8 @@ static tkb_status cpu_prepare(const tkb_args *a, void **state) {
   ws->dxf = piece[6];
   ws->yd = piece[7];
   ws->dyd = piece[8];
+  ws->tile = piece[9];
+  ws->ready = piece[10];
   *state = ws;
   return TKB_OK;
 }
@@ -126,36 +182,154 @@ static tkb_status cpu_prepare(const tkb_args *a, void **state) {
 /* float32 math: float32, bfloat16 and float16 x                                   */
 /* ------------------------------------------------------------------------------ */
 
-static void forward_f32(const glu_plan *p, glu_cpu_ws *ws, const tkb_array *x,
-                        const tkb_array *w, tkb_array *out, tkb_array *y_out) {
-  const int64_t R = p->rows, K = p->k, N = p->n, N2 = 2 * N;
+/* One row block of the forward as a team job (ops_team.h): its items are the tiles,
+ * rtiles x ctiles in row-major order. For narrow x, a tile first widens what it reads
+ * and no earlier tile has: its panel of W (ready[ct], once per call) and its rows of x
+ * (ready[ctiles + rt]), waiting only when another thread is widening that very piece.
+ * So the widening (memory-bound: W and x come from L3 after the products in between)
+ * runs beside the other thread's products instead of in a phase of its own. */
+typedef struct glu_fwd_job {
+  const glu_plan *p;
+  glu_cpu_ws *ws;
+  const glu_gate_kernels *gk;
+  void (*widen)(const void *restrict, void *restrict, size_t);  /* dtype -> float32 */
+  void (*round)(const void *restrict, void *restrict, size_t);  /* float32 -> dtype */
+  const tkb_array *x, *w;
+  tkb_array *out, *y_out;
+  int64_t r0, m;          /* the block: rows [r0, r0 + m) */
+  int64_t rtiles, ctiles;
+} glu_fwd_job;
+
+/* True for the one caller that is to produce *ready's piece (then it sets it to 2);
+ * the others return false once the piece is done. */
+static bool glu_claim(_Atomic int64_t *ready) {
+  int64_t expect = 0;
+  if (atomic_compare_exchange_strong_explicit(ready, &expect, 1, memory_order_acq_rel,
+                                              memory_order_acquire))
+    return true;
+  ops_team_wait(ready, 2);
+  return false;
+}
+
+/* Panel j of the widened W: its K rows of [g columns, p columns] for the gated columns
+ * [j GLU_TILE_COLS, + nj), contiguous, so a tile's product is one sgemm over both. */
+static float *glu_panel(const glu_fwd_job *j, int64_t jb) {
+  return j->ws->wf + jb * GLU_TILE_COLS * 2 * j->p->k;
+}
+
+/* dst = panel jb of W widened: dst[k][c] = W[k][0][n0 + c], dst[k][nj + c] = W[k][1][n0 + c]. */
+static void glu_widen_panel(const glu_fwd_job *j, int64_t jb, float *dst) {
+  const int64_t K = j->p->k, N = j->p->n, N2 = 2 * N;
+  const size_t es = tkb_dtype_size(j->p->x.dtype);
+  const int64_t n0 = jb * GLU_TILE_COLS, nj = ops_min64(GLU_TILE_COLS, N - n0);
+  for (int64_t k = 0; k < K; k++) {
+    /* a panel row is two short runs 2N elements apart, which the hardware prefetchers
+     * miss: asked for GLU_PANEL_PREFETCH rows ahead */
+    if (k + GLU_PANEL_PREFETCH < K)
+      for (int64_t h = 0; h < 2; h++)
+        for (int64_t b = 0; b < nj * (int64_t)es; b += 64)
+          __builtin_prefetch((const char *)OPS_AT(j->w, (k + GLU_PANEL_PREFETCH) * N2 + h * N + n0, es) + b);
+    j->widen(OPS_AT(j->w, k * N2 + n0, es), dst + k * 2 * nj, (size_t)nj);
+    j->widen(OPS_AT(j->w, k * N2 + N + n0, es), dst + k * 2 * nj + nj, (size_t)nj);
+  }
+}
+
+static void glu_fwd_item(void *ctx, int64_t item, int thread) {
+  glu_fwd_job *j = ctx;
+  const glu_plan *p = j->p;
+  const int64_t K = p->k, N = p->n, N2 = 2 * N;
   const tkb_dtype dt = p->x.dtype;
   const size_t es = tkb_dtype_size(dt);
   const bool f32 = dt == TKB_FLOAT32;
-  const glu_gate_kernels *gk = TKB_ISA_PICK(tkb__glu_gate_kernels, tkb__cpu_isa());
-  const float *W = w->data;
-  if (!f32) {
-    tkb_convert(w->data, dt, ws->wf, TKB_FLOAT32, (size_t)(K * N2));
-    W = ws->wf;
-  }
-  for (int64_t r0 = 0; r0 < R; r0 += ws->mb) {
-    const int64_t m = R - r0 < ws->mb ? R - r0 : ws->mb;
-    const float *A = OPS_AT(x, r0 * K, es);
-    if (!f32) {
-      tkb_convert(A, dt, ws->xf, TKB_FLOAT32, (size_t)(m * K));
-      A = ws->xf;
+  const int64_t rt = item / j->ctiles, ct = item % j->ctiles;
+  const int64_t a = rt * GLU_TILE_ROWS, mt = ops_min64(GLU_TILE_ROWS, j->m - a);
+  const int64_t n0 = ct * GLU_TILE_COLS, nj = ops_min64(GLU_TILE_COLS, N - n0);
+  const int64_t row = j->r0 + a; /* the tile's first row of x, out and y */
+  float *tmp = j->ws->tile + (int64_t)thread * j->ws->tile_floats;
+  float *orow = tmp + GLU_TILE_ROWS * 2 * GLU_TILE_COLS;
+  /* y's g and p columns of the tile: G[r * ldy + c], P[r * ldy + c], r < mt, c < nj */
+  const float *G, *P;
+  int64_t ldy;
+  if (f32) {
+    const float *A = (const float *)j->x->data + row * K, *W = j->w->data;
+    float *Y = tmp;
+    ldy = 2 * nj;
+    if (j->y_out) { /* straight into the residual */
+      Y = (float *)j->y_out->data + row * N2 + n0;
+      ldy = N2;
     }
-    /* y[r][c] = sum_k x[r][k] W[k][c]: straight into the residual when it is float32 */
-    float *Y = (f32 && y_out) ? OPS_AT(y_out, r0 * N2, 4) : ws->yf;
-    ops_sgemm_rm(false, false, m, N2, K, A, K, W, N2, 0.0f, Y, N2);
-    /* the residual: y in x's dtype */
-    if (!f32 && y_out)
-      tkb_convert(Y, TKB_FLOAT32, OPS_AT(y_out, r0 * N2, es), dt, (size_t)(m * N2));
-    /* out[r][n] = act(g) * p,  g = y[r][0][n], p = y[r][1][n] */
-    float *O = f32 ? OPS_AT(out, r0 * N, 4) : ws->of;
-    for (int64_t r = 0; r < m; r++) gk->gate(p->act, Y + r * N2, Y + r * N2 + N, O + r * N, N);
-    if (!f32) tkb_convert(O, TKB_FLOAT32, OPS_AT(out, r0 * N, es), dt, (size_t)(m * N));
+    ops_sgemm_rm(false, false, mt, nj, K, A, K, W + n0, N2, 0.0f, Y, ldy);
+    ops_sgemm_rm(false, false, mt, nj, K, A, K, W + N + n0, N2, 0.0f, Y + (j->y_out ? N : nj),
+                 ldy);
+    G = Y;
+    P = Y + (j->y_out ? N : nj);
+  } else {
+    ldy = 2 * nj;
+    _Atomic int64_t *xr = &j->ws->ready[j->ctiles + rt], *wr = &j->ws->ready[ct];
+    if (glu_claim(xr)) {
+      j->widen(OPS_AT(j->x, row * K, es), j->ws->xf + a * K, (size_t)(mt * K));
+      atomic_store_explicit(xr, 2, memory_order_release);
+    }
+    const float *B = glu_panel(j, ct);
+    if (j->ws->own_panels) {
+      float *own = orow + GLU_TILE_COLS;
+      glu_widen_panel(j, ct, own);
+      B = own;
+    } else if (glu_claim(wr)) {
+      glu_widen_panel(j, ct, glu_panel(j, ct));
+      atomic_store_explicit(wr, 2, memory_order_release);
+    }
+    ops_sgemm_rm(false, false, mt, 2 * nj, K, j->ws->xf + a * K, K, B, 2 * nj, 0.0f, tmp, ldy);
+    G = tmp;
+    P = tmp + nj;
+    if (j->y_out) /* the residual: y in x's dtype */
+      for (int64_t r = 0; r < mt; r++) {
+        j->round(G + r * ldy, OPS_AT(j->y_out, (row + r) * N2 + n0, es), (size_t)nj);
+        j->round(P + r * ldy, OPS_AT(j->y_out, (row + r) * N2 + N + n0, es), (size_t)nj);
+      }
   }
+  /* out[r][n] = act(g) * p, rounded to x's dtype row by row from L1 */
+  for (int64_t r = 0; r < mt; r++) {
+    if (f32) {
+      j->gk->gate(p->act, G + r * ldy, P + r * ldy, (float *)j->out->data + (row + r) * N + n0,
+                  nj);
+    } else {
+      j->gk->gate(p->act, G + r * ldy, P + r * ldy, orow, nj);
+      j->round(orow, OPS_AT(j->out, (row + r) * N + n0, es), (size_t)nj);
+    }
+  }
+}
+
+/* The forward in tiles, each a single-threaded product followed by its gating, spread
+ * over the team: no phase runs on one core while the other waits (with OpenBLAS
+ * threading each whole product, the widening and gating between products ran on one). */
+static void forward_f32(const glu_plan *p, glu_cpu_ws *ws, const tkb_array *x,
+                        const tkb_array *w, tkb_array *out, tkb_array *y_out) {
+  const int64_t R = p->rows, N = p->n;
+  const tkb_dtype dt = p->x.dtype;
+  const bool f32 = dt == TKB_FLOAT32;
+  const tkb__isa isa = tkb__cpu_isa();
+  const tkb__convert_loops *cv = TKB_ISA_PICK(tkb__convert_loops, isa);
+  /* A pthreads OpenBLAS is kept on each calling thread (the tiles are the parallelism);
+   * an OpenMP one would start its own team inside each of ours: then the tiles run on
+   * this thread and each product on OpenBLAS's threads. */
+  const int blas = ops_blas_single_begin();
+  const int threads = tkb__blas.get_parallel() == 2 ? 1 : ws->threads;
+  glu_fwd_job j = {.p = p, .ws = ws, .gk = TKB_ISA_PICK(tkb__glu_gate_kernels, isa),
+                   .widen = f32 ? NULL : cv->fn[dt][TKB_FLOAT32],
+                   .round = f32 ? NULL : cv->fn[TKB_FLOAT32][dt],
+                   .x = x, .w = w, .out = out, .y_out = y_out,
+                   .ctiles = (N + GLU_TILE_COLS - 1) / GLU_TILE_COLS};
+  for (int64_t r0 = 0; r0 < R; r0 += ws->mbf) {
+    j.r0 = r0;
+    j.m = R - r0 < ws->mbf ? R - r0 : ws->mbf;
+    j.rtiles = (j.m + GLU_TILE_ROWS - 1) / GLU_TILE_ROWS;
+    if (!f32) /* W's panels once per call, x's rows once per block */
+      for (int64_t i = r0 == 0 ? 0 : j.ctiles; i < j.ctiles + j.rtiles; i++)
+        atomic_store_explicit(&ws->ready[i], 0, memory_order_relaxed);
+    ops_team_run(threads, j.rtiles * j.ctiles, glu_fwd_item, &j);
+  }
+  ops_blas_single_end(blas);
 }
 
 static void vjp_f32(const glu_plan *p, glu_cpu_ws *ws, const tkb_array *x, const tkb_array *w,

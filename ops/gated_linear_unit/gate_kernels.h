@@ -6,7 +6,9 @@
  * Written once and compiled once per instruction set: gate_portable.c, gate_avx2.c and
  * gate_avx512.c define TKB_ISA_SUFFIX and include this file with GLU_GATE_KERNELS_BODY
  * defined; the loops vectorize for the file's ISA and become its table,
- * tkb__glu_gate_kernels_<isa>, which cpu.c picks by tkb__cpu_isa().
+ * tkb__glu_gate_kernels_<isa>, which cpu.c picks by tkb__cpu_isa(). A variant may
+ * define GLU_SIG_ROW(silu, g, p, out, n) first: its own forward row for silu and sigmoid
+ * (gate_avx2.c, gate_avx512.c).
  */
 #ifndef TKB_OP_GLU_GATE_KERNELS_H
 #define TKB_OP_GLU_GATE_KERNELS_H
@@ -49,12 +51,21 @@ static inline float glu_gelu_s2(float g) {
 static void gate(glu_activation act, const float *restrict g, const float *restrict p,
                      float *restrict out, int64_t n) {
   switch (act) {
+#ifdef GLU_SIG_ROW /* the variant's own, in intrinsics */
+    case GLU_ACT_SILU:
+      GLU_SIG_ROW(true, g, p, out, n);
+      break;
+    case GLU_ACT_SIGMOID:
+      GLU_SIG_ROW(false, g, p, out, n);
+      break;
+#else
     case GLU_ACT_SILU:
       for (int64_t i = 0; i < n; i++) out[i] = g[i] * glu_sigmoidf(g[i]) * p[i];
       break;
     case GLU_ACT_SIGMOID:
       for (int64_t i = 0; i < n; i++) out[i] = glu_sigmoidf(g[i]) * p[i];
       break;
+#endif
     case GLU_ACT_GELU:
       for (int64_t i = 0; i < n; i++) out[i] = g[i] * glu_gelu_s2(g[i]) * p[i];
       break;

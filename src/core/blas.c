@@ -12,11 +12,28 @@
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #ifndef TKB_OPENBLAS_DIR
 #define TKB_OPENBLAS_DIR ""
 #endif
 #define OPENBLAS_SONAME "libopenblas.so.0"
+
+/* OPENBLAS_THREAD_TIMEOUT, unless the environment sets it: how long (2^n cycles) a
+ * pthreads OpenBLAS's idle workers spin, calling sched_yield, after each product before
+ * they sleep. Its default, 2^28 cycles (about 0.1 s), let the idle worker hold a core
+ * through whatever ran between products: gated_linear_unit's tiles on two threads of
+ * their own ran no faster than on one whenever a multithreaded product had run in the
+ * last 0.1 s (bench_matmul_ops, which alternates them with sgemm: 40-48 % of sgemm,
+ * 80-97 % with the workers asleep; docs/PERFORMANCE.md, CPU kernel paths), and another
+ * process on a 2-core machine lost a core the same way. 2^18 cycles (about 0.1 ms)
+ * keeps the workers awake across back-to-back products (an unfused attention's 16
+ * products, ragged_dot's groups), which a worker asleep at once (2^4) made pay a
+ * wake-up each: the unfused sgemm baseline of bench_attention fell to 0.57-0.74 of the
+ * sgemm peak from 0.71-0.79, ragged_dot's compute-bound spec to 71-81 % of sgemm from
+ * 81-90 %. Read once, when the library loads: so it is set before the dlopen below,
+ * and the bench programs reach OpenBLAS only through here too. */
+#define TKB_OPENBLAS_THREAD_TIMEOUT "18"
 
 tkb__blas_fns tkb__blas;
 
@@ -31,6 +48,7 @@ static void *find(void *lib, const char *name) {
 
 static void open_blas(void) {
   void *lib = NULL;
+  setenv("OPENBLAS_THREAD_TIMEOUT", TKB_OPENBLAS_THREAD_TIMEOUT, 0); /* 0: the user's wins */
   if (*TKB_OPENBLAS_DIR) lib = dlopen(TKB_OPENBLAS_DIR "/" OPENBLAS_SONAME, RTLD_NOW | RTLD_LOCAL);
   if (!lib) lib = dlopen(OPENBLAS_SONAME, RTLD_NOW | RTLD_LOCAL);
   if (!lib) {
@@ -47,6 +65,7 @@ static void open_blas(void) {
   *(void **)&f.get_num_threads = find(lib, "openblas_get_num_threads");
   *(void **)&f.set_num_threads = find(lib, "openblas_set_num_threads");
   *(void **)&f.get_corename = find(lib, "openblas_get_corename");
+  *(void **)&f.get_config = find(lib, "openblas_get_config");
   if (!why[0]) tkb__blas = f;
 }
 

@@ -17,6 +17,7 @@ typedef struct tkb__blas_fns {
   __typeof__(openblas_get_num_threads) *get_num_threads;
   __typeof__(openblas_set_num_threads) *set_num_threads;
   __typeof__(openblas_get_corename) *get_corename; /* the kernels it picked for this CPU */
+  __typeof__(openblas_get_config) *get_config;     /* its build: version, threading, cores */
 } tkb__blas_fns;
 extern tkb__blas_fns tkb__blas;
 
