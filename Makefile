@@ -6,6 +6,10 @@ FUZZ_BUILD ?= build-fuzz
 # `make fuzz`: seconds per harness
 FUZZ_SECONDS ?= 600
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
+# CTest runs one test more than the cores: many tests wait (time limits, FIFOs, a Slurm
+# cluster, a database server), and the extra one takes the core they leave idle. The fuzz
+# harnesses, which only compute, run JOBS at a time.
+TEST_JOBS  ?= $(shell echo $$(( $(JOBS) + 1 )))
 
 .PHONY: all bootstrap bootstrap-test build build-asan build-runtime build-fuzz test test-release \
         test-asan test-fuzz fuzz run bench install uninstall clean
@@ -37,13 +41,13 @@ SKIP_REASONS = awk '/^[0-9]+\/[0-9]+ Testing: /{t=$$3} /^SKIPPED/{print t ": " $
                Testing/Temporary/LastTest.log 2>/dev/null || true
 
 test-release: build bootstrap-test
-	cd $(BUILD) && { ctest --output-on-failure -j $(JOBS); rc=$$?; $(SKIP_REASONS); exit $$rc; }
+	cd $(BUILD) && { ctest --output-on-failure -j $(TEST_JOBS); rc=$$?; $(SKIP_REASONS); exit $$rc; }
 
 # The sanitizer run sets TKB_TEST_QUICK so exhaustive 2^32 sweeps take a stride, and leaves
 # out the leaks of PoCL's and LLVM's own (tests/lsan.supp).
 test-asan: build-asan bootstrap-test
 	cd $(ASAN_BUILD) && { TKB_TEST_QUICK=1 ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp ctest --output-on-failure \
-	  -j $(JOBS); rc=$$?; $(SKIP_REASONS); exit $$rc; }
+	  -j $(TEST_JOBS); rc=$$?; $(SKIP_REASONS); exit $$rc; }
 
 # The libFuzzer harnesses (tests/fuzz) in a clang tree of their own: a short run of each
 # (10 s) as a test, side by side (each harness fuzzes on one thread), and `make fuzz` for
