@@ -82,20 +82,25 @@ static int check_init(const char *cmd, const char *flag, const char *value) {
   return 0;
 }
 
+/* --init's distributions into a->inits (each was checked when read; past the room, left
+ * out: the run refuses that many). */
+static void parse_inits(run_args *a) {
+  a->n_inits = a->init.n < TKB_ARRAY_LEN(a->inits) ? a->init.n : TKB_ARRAY_LEN(a->inits);
+  for (size_t k = 0; k < a->n_inits; k++) tkb__init_override_parse(a->init.items[k], &a->inits[k]);
+}
+
 /* --init's distributions, checked against the selection, and recorded in the context
  * ("init": "x=zeros; *=normal(0,0.1)"). Returns 0 or TKB_EXIT_USAGE after printing why. */
 static int apply_inits(run_args *a, const size_t *idx, size_t n) {
   if (!a->init.n) return 0;
   if (a->init.n > TKB_ARRAY_LEN(a->inits))
     return tkb__usage(CMD, "--init is given %zu times; at most %zu", a->init.n, TKB_ARRAY_LEN(a->inits));
+  parse_inits(a);
   char text[1200] = "init=";
   size_t len = strlen(text);
-  for (size_t k = 0; k < a->init.n; k++) {
-    tkb__init_override_parse(a->init.items[k], &a->inits[k]); /* checked when read */
+  for (size_t k = 0; k < a->n_inits; k++)
     len += (size_t)snprintf(text + len, len < sizeof text ? sizeof text - len : 0, "%s%s", k ? "; " : "",
                             a->inits[k].text);
-  }
-  a->n_inits = a->init.n;
   if (tkb__init_overrides_check(idx, n, a->inits, a->n_inits) != TKB_OK)
     return tkb__usage(CMD, "%s", tkb_last_error());
   if (tkb__strlist_add(&a->context, text, false)) return tkb__usage(CMD, "out of memory");
@@ -940,8 +945,7 @@ static int isolation(const run_args *a, const tkb__count_plan *plan, size_t n, b
 /* This program again, under Callgrind: runs the entries it is given (count_exec.c). Its
  * parent checked --init against the selection; the worker fills its arrays alike. */
 static int count_worker(run_args *a) {
-  a->n_inits = a->init.n < TKB_ARRAY_LEN(a->inits) ? a->init.n : TKB_ARRAY_LEN(a->inits);
-  for (size_t k = 0; k < a->n_inits; k++) tkb__init_override_parse(a->init.items[k], &a->inits[k]);
+  parse_inits(a);
   const tkb__runner runner = {.device = a->sel.device, .seed = a->seed, .bench = bench_opts(a, NULL),
                               .inits = a->inits, .n_inits = a->n_inits};
   return tkb__count_worker(a->count_worker, &runner);

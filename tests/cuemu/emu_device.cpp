@@ -27,7 +27,8 @@
  * elsewhere ucontext. It leaves by an indirect jump, not `ret`: a return to another
  * stack's caller is mispredicted every time, where the jump's alternating targets are
  * learned (with the stacks' colors below, `tkbench check` of 40 emulated entries took
- * 18-20 s of CPU instead of 26). Under AddressSanitizer the switches are announced to it.
+ * 18-20 s of CPU instead of 26: `TKB_PLUGIN_PATH=build/tests/cuemu/libtkbench-cuda-emu.so
+ * TKB_EMU_BULK=early /usr/bin/time build/tkbench check --device cuda:0 --shard 0/2`). Under AddressSanitizer the switches are announced to it.
  */
 #include "emu_internal.h"
 

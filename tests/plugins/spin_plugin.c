@@ -82,14 +82,18 @@ static tkb_status spin_prepare(const tkb_args *a, void **state) {
 
 static void spin_release(void *state) { free(state); }
 
+/* The work: a dependent chain of `steps` multiply-adds, its end written to y. */
+static void spin_chain(int64_t steps, tkb_array *y) {
+  uint64_t x = 88172645463325252ull;
+  for (int64_t i = 0; i < steps; i++) x = x * 6364136223846793005ull + 1442695040888963407ull;
+  ((float *)y->data)[0] = (float)(x >> 40);
+}
+
 static tkb_status spin_forward(const tkb_args *a, void *state, tkb_array *const *outputs) {
   (void)a;
   const spin_state *s = state;
-  const int64_t steps = s->steps;
   if (s->crash) raise(SIGSEGV);
-  uint64_t x = 88172645463325252ull;
-  for (int64_t i = 0; i < steps; i++) x = x * 6364136223846793005ull + 1442695040888963407ull;
-  ((float *)outputs[0]->data)[0] = (float)(x >> 40);
+  spin_chain(s->steps, outputs[0]);
   log_call();
   return TKB_OK;
 }
@@ -116,14 +120,11 @@ static tkb_status empty_forward(const tkb_args *a, void *state, tkb_array *const
 static const tkb_fn empty = {.name = "empty", .params = spin_params, .n_params = 2, .infer = spin_infer,
                              .forward = empty_forward};
 
-/* The chain of spin_forward, its length chosen by the data: 20k steps where x >= 0.5. */
+/* spin_forward's chain, its length chosen by the data: 20k steps where x >= 0.5. */
 static tkb_status data_forward(const tkb_args *a, void *state, tkb_array *const *outputs) {
   (void)state;
   const float x0 = ((const float *)tkb_args_array(a, "x")->data)[0];
-  const int64_t steps = x0 >= 0.5f ? 20000 : 10000;
-  uint64_t x = 88172645463325252ull;
-  for (int64_t i = 0; i < steps; i++) x = x * 6364136223846793005ull + 1442695040888963407ull;
-  ((float *)outputs[0]->data)[0] = (float)(x >> 40);
+  spin_chain(x0 >= 0.5f ? 20000 : 10000, outputs[0]);
   return TKB_OK;
 }
 
