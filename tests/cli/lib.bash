@@ -61,6 +61,17 @@ expect() {
   shift 2
   "$@" >"$CAP/out" 2>"$CAP/err"
   local rc=$?
+  # In the sanitizer tree, LeakSanitizer's own tracer sometimes crashes at exit while it
+  # stops a process's threads (OpenBLAS's, PoCL's): "Tracer caught signal 11", then "has
+  # encountered a fatal error", no leak report (`info --peaks` under load: 1 in 20-25,
+  # before and after this tree's changes). That is the tool failing, not a finding: run
+  # once more, saying so. A leak report ("detected memory leaks") still fails.
+  if [ "$rc" -ne "$want" ] && grep -q "LeakSanitizer has encountered a fatal error" "$CAP/err" &&
+     ! grep -q "detected memory leaks" "$CAP/err"; then
+    echo "note: LeakSanitizer's tracer crashed in '$*' (no leak report): running it again" >&2
+    "$@" >"$CAP/out" 2>"$CAP/err"
+    rc=$?
+  fi
   if [ "$rc" -ne "$want" ]; then fail "$* -> exit $rc, want $want: $(cat "$CAP/err")"; return; fi
   if [ -n "$needle" ] && ! grep -qF -- "$needle" "$CAP/out" "$CAP/err"; then
     fail "$* -> output lacks '$needle': $(cat "$CAP/out" "$CAP/err")"; return
