@@ -19,6 +19,17 @@
  * below it by more than chance (3 standard deviations of a Poisson count), and each side
  * of the valley holding 5% of the samples. A unimodal spread has one peak; its tail
  * decreases without a valley that deep.
+ *
+ * With thousands of samples the bins are 1% wide, and a tail of preempted calls spread
+ * over many of them holds a few calls per bin: the fullest and emptiest of so many bins
+ * differ by chance far more than two chosen bins would, and a tail whose density rises
+ * toward its end (calls preempted for a uniform share of up to their own time: twice
+ * the density at 2x as at 1x) drew a valley of exactly half the smaller peak. From
+ * DENSITY_WINDOW_MIN_SAMPLES up, the peaks and the valley are averages over windows of
+ * +-2.5% instead, and the valley must be under DENSITY_WINDOW_VALLEY of the smaller
+ * peak: on synthetic busy spreads (2,000 sets, 500 to 20,000 samples) the false alarms
+ * went from 18% to none, and two modes 1.2x to 4x apart were found as often as before
+ * (tests/test_noise.c).
  */
 #include "bench.h"
 
@@ -66,6 +77,9 @@ static size_t split_at_gap(const double *sorted, size_t n, size_t min_side) {
 }
 
 #define DENSITY_BINS 512
+#define DENSITY_WINDOW 0.025 /* half-width of the averaging window, as a fraction of time */
+#define DENSITY_WINDOW_MIN_SAMPLES 1000
+#define DENSITY_WINDOW_VALLEY 0.4
 
 /* The density rule (see the header): the index of the first sample beyond the deepest
  * qualifying valley, or 0. */
@@ -82,8 +96,19 @@ static size_t split_at_valley(const double *sorted, size_t n, size_t min_side) {
     size_t b = (size_t)((log(sorted[i]) - lo) / width);
     raw[b < bins ? b : bins - 1] += 1;
   }
-  for (size_t b = 0; b < bins; b++)
-    c[b] = (2 * raw[b] + (b ? raw[b - 1] : 0) + (b + 1 < bins ? raw[b + 1] : 0)) / 4;
+  size_t half = (size_t)ceil(log(1 + DENSITY_WINDOW) / width);
+  if (half < 2 || n < DENSITY_WINDOW_MIN_SAMPLES) half = 0;
+  for (size_t b = 0; b < bins; b++) {
+    if (!half) {
+      c[b] = (2 * raw[b] + (b ? raw[b - 1] : 0) + (b + 1 < bins ? raw[b + 1] : 0)) / 4;
+      continue;
+    }
+    /* beyond the samples' range the density is 0: a window there counts nothing */
+    double sum = 0;
+    for (size_t k = b >= half ? b - half : 0; k <= b + half && k < bins; k++) sum += raw[k];
+    c[b] = sum / (double)(2 * half + 1);
+  }
+  const double valley_share = half ? DENSITY_WINDOW_VALLEY : 0.5;
   size_t peak = 0;
   for (size_t b = 1; b < bins; b++)
     if (c[b] > c[peak]) peak = b;
@@ -99,7 +124,7 @@ static size_t split_at_valley(const double *sorted, size_t n, size_t min_side) {
     for (size_t k = v; k <= end; k++)
       if (c[k] < c[valley]) valley = k;
     const double smaller = c[b] < c[peak] ? c[b] : c[peak], depth = smaller - c[valley];
-    if (!(c[valley] < 0.5 * smaller) || !(depth > 3 * sqrt(smaller)) || depth <= best_depth) continue;
+    if (!(c[valley] < valley_share * smaller) || !(depth > 3 * sqrt(smaller)) || depth <= best_depth) continue;
     best_depth = depth;
     best_valley = valley;
   }
