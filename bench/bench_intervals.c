@@ -46,7 +46,9 @@
  * /proc/self/autogroup && exec build/bench_intervals') and quote the load beside its
  * figures.
  *
- * usage: bench_intervals [runs]        (default 20, at least 3)
+ * usage: bench_intervals [runs] [-- RUN_FLAGS...]   (default 20, at least 3; RUN_FLAGS are
+ *                                                   added to every run, e.g. -- --experiments 8,
+ *                                                   to measure another setting's promise)
  *        bench_intervals run|compare|list ...   (the command line over the loops)
  */
 #include "tkbench.h"
@@ -158,6 +160,8 @@ static void calibrate(void) {
 }
 
 /* ---- runs of the command line, and what they wrote ---- */
+
+#define MAX_RUN_FLAGS 16 /* after --, added to every run */
 
 static const char *self;
 
@@ -425,9 +429,16 @@ static bool report(result (*r)[LOOPS], int runs, int (*verdict)[LOOPS], const vi
 int main(int argc, char **argv) {
   if (argc > 1 && (!strcmp(argv[1], "run") || !strcmp(argv[1], "compare") || !strcmp(argv[1], "list")))
     return tkb_main(argc, argv);
-  const int runs = argc > 1 ? atoi(argv[1]) : 20;
-  if (runs < 3 || runs > 200) {
-    fprintf(stderr, "usage: %s [runs]   (3..200, default 20)\n", argv[0]);
+  const int runs = argc > 1 && strcmp(argv[1], "--") ? atoi(argv[1]) : 20;
+  int flags_at = argc;
+  for (int a = 1; a < argc; a++)
+    if (!strcmp(argv[a], "--")) {
+      flags_at = a + 1;
+      break;
+    }
+  if (runs < 3 || runs > 200 || (flags_at == argc && argc > 2) || argc - flags_at > MAX_RUN_FLAGS) {
+    fprintf(stderr, "usage: %s [runs] [-- RUN_FLAGS...]   (runs 3..200, default 20; at most %d flags)\n", argv[0],
+            MAX_RUN_FLAGS);
     return 2;
   }
   self = "/proc/self/exe";
@@ -462,7 +473,8 @@ int main(int argc, char **argv) {
       snprintf(filter, sizeof filter, "^%s_forward_c$", name);
       snprintf(path, sizeof path, "%s/run%03d_%s.json", dir, i, name);
       snprintf(log, sizeof log, "%s/run%03d_%s.log", dir, i, name);
-      char *args[] = {(char *)self, "run", "--filter", filter, "--out", path, NULL};
+      char *args[7 + MAX_RUN_FLAGS] = {(char *)self, "run", "--filter", filter, "--out", path};
+      for (int a = flags_at; a < argc; a++) args[6 + a - flags_at] = argv[a];
       const int rc = run_self(args, log);
       result got[LOOPS];
       bool seen[LOOPS];
@@ -505,6 +517,11 @@ int main(int argc, char **argv) {
   printf("\n%d runs of `run` (defaults: ci, 3 experiments) of each entry, each in a process of its "
          "own, the loop's truth timed right before and after it; A/A: `compare` of each run with the "
          "next\n", runs);
+  if (flags_at < argc) {
+    printf("  every run with:");
+    for (int a = flags_at; a < argc; a++) printf(" %s", argv[a]);
+    printf("\n");
+  }
   for (int k = 0; k < LOOPS; k++)
     printf("  %-6s batch %d, call floor %.3f ns, interval set by %s (first run)\n", loop_name[k] + 5, r[0][k].batch,
            r[0][k].call_floor_ns, r[0][k].bound[0] ? r[0][k].bound : "-");
