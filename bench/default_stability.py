@@ -37,7 +37,8 @@ def load():
 
 
 def entries(path):
-    """name -> (median ms, half-width of its interval as a fraction, converged, warning kinds, op)"""
+    """name -> (median ms, half-width of its interval as a fraction, converged, warning kinds, op,
+    OpenMP threads of the entry's team as its metadata says, or None)"""
     with open(path) as f:
         d = json.load(f)
     out = {}
@@ -48,7 +49,8 @@ def entries(path):
         s = t["statistics"]
         m, lo, hi = s["median_ms"], s["median_ci_low_ms"], s["median_ci_high_ms"]
         w = max(m - lo, hi - m) / m if m and lo is not None and hi is not None else float("inf")
-        out[b["run_name"]] = (m, w, s["converged"], t.get("warning_kinds", []), t["op"])
+        meta = t.get("metadata") if isinstance(t.get("metadata"), dict) else {}
+        out[b["run_name"]] = (m, w, s["converged"], t.get("warning_kinds", []), t["op"], meta.get("threads"))
     return out, d["context"]
 
 
@@ -91,7 +93,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("build", nargs="?", default="build")
     ap.add_argument("--budget", help="--budget of both runs (default: the run's own)")
-    ap.add_argument("--keep", help="write the two JSON files into this folder")
+    ap.add_argument("--keep", help="write the two JSON files into this folder (made if missing)")
     argv = sys.argv[1:]
     extra = argv[argv.index("--") + 1:] if "--" in argv else []  # run flags, after --
     a = ap.parse_args(argv[:argv.index("--")] if "--" in argv else argv)
@@ -100,6 +102,7 @@ def main():
         sys.exit(f"no {tkbench}: build first (cmake --build {a.build})")
     flags = extra + (["--budget", a.budget] if a.budget else [])
     tmp = a.keep or tempfile.mkdtemp(prefix="tkb-stability-")
+    os.makedirs(tmp, exist_ok=True)  # --keep names a folder to keep: made if missing
     print(f"# default_stability  {time.strftime('%Y-%m-%dT%H:%MZ', time.gmtime())}  {os.cpu_count()} cores  "
           f"load {load()}  tkbench run {' '.join(flags)}")
     idle_path, loaded_path = os.path.join(tmp, "idle.json"), os.path.join(tmp, "loaded.json")
@@ -120,7 +123,14 @@ def main():
     print(f"\n## loaded against idle: medians within 10%: {same}/{len(both)} = "
           f"{100 * same / max(len(both), 1):.1f}%   (target: all)")
     for r, k in ratios[:10]:
-        print(f"    {r:6.3f}x  {k}")
+        print(f"    {r:6.3f}x  {k}  (threads {idle[k][5]} idle, {loaded[k][5]} loaded)")
+    # the auto policy gives a loaded machine's entries fewer threads (the cores left free):
+    # a parallel kernel is then slower by design; entries with the same team in both runs
+    # say whether the loaded numbers are the idle ones
+    alike = [(r, k) for r, k in ratios if idle[k][5] is not None and idle[k][5] == loaded[k][5]]
+    same_alike = sum(1 for r, _ in alike if abs(r - 1) <= SAME_MEDIAN)
+    print(f"   of them with the same OpenMP team in both runs: {same_alike}/{len(alike)} = "
+          f"{100 * same_alike / max(len(alike), 1):.1f}% within 10%")
     if not a.keep:
         for p in (idle_path, loaded_path):
             os.remove(p)
