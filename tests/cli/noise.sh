@@ -1,6 +1,7 @@
 # noise.sh - what `run` says about how far its numbers can be trusted: the stopping
 # rules (--stop, and --iterations meaning fixed), the median's interval and the other
-# evidence in the JSON, batches for calls too short for the clock, --threads,
+# evidence in the JSON (a bimodal warning where the calls form two modes), batches for
+# calls too short for the clock, --threads,
 # --interleave, the environment in the context, and the errors of a bad --stop.
 . "$(dirname "$0")/lib.bash"
 one='^cpu_96x96x64_forward_cpu$'
@@ -51,6 +52,29 @@ json_check "$TMP/t1.json" "d['context']['environment']['threads'] == 1 and $its[
 expect 0 "interleaved" "$TKBENCH" run --filter '^cpu_96x96x64_forward_(cpu|reference)$' --iterations 2 --interleave --out "$TMP/il.json"
 json_check "$TMP/il.json" "d['context']['interleave'] and sorted({b['run_name'] for b in $its}) == ['cpu_96x96x64_forward_cpu', 'cpu_96x96x64_forward_reference']"
 json_check "$TMP/il.json" "all(len(b['tkbench']['evaluation_times_ms']) == 2 for b in $its)"
+
+# two modes by construction (the spin plugin's calls of 1x or 1.5x-4x the work, 20-80% of
+# them short): each row warns bimodal, with the split and the modes where they are
+MODES="$(dirname "$PLUGIN")/tkb_spin_100.so"
+expect 0 "bimodal: " "$TKBENCH" run --load "$MODES" --tag modes --budget 0 \
+  --stop ci:max_time=2 --out "$TMP/modes.json"
+if python3 - "$TMP/modes.json" >"$CAP/modes" 2>&1 <<'PY'
+import json, re, sys
+unit = {"ns": 1e-6, "us": 1e-3, "ms": 1.0, "s": 1e3}
+rows = [b for b in json.load(open(sys.argv[1]))["benchmarks"] if b["run_type"] == "iteration"]
+seen = set()
+for b in rows:
+    m = re.match(r"spin_modes_([\d.]+)x_(\d+)pct_", b["run_name"])
+    ratio, share = float(m[1]), int(m[2])
+    said = [w for w in b["tkbench"]["warnings"] if "bimodal:" in w]
+    w = re.search(r"bimodal: (\d+)% of the calls near ([\d.]+) (\w+), (\d+)% near ([\d.]+) (\w+)", said[0] if said else "")
+    assert w, f"{b['run_name']}: no bimodal warning: {b['tkbench']['warnings']}"
+    low, high = float(w[2]) * unit[w[3]], float(w[5]) * unit[w[6]]
+    assert abs(int(w[1]) - share) <= 12 and abs(high / low / ratio - 1) <= 0.2, f"{b['run_name']}: {said[0]}"
+    seen.add(b["run_name"])
+assert len(seen) == 3, seen
+PY
+then pass; else fail "two modes: $(cat "$CAP/modes")"; fi
 
 # a bad rule or parameter is a usage error naming what is allowed; nothing is written
 expect 2 "--stop: \"sometimes\" is not a stopping rule; the rules: fixed, ci" "$TKBENCH" run --stop sometimes --out "$TMP/bad.json"

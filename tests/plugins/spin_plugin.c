@@ -21,6 +21,9 @@
  * Tagged "data" alone (no --tag spin selection meets it): spin_data_forward_c, whose work
  * hangs on its one input, an abstract float32 x of one value: 10k steps, or 20k where
  * x >= 0.5: how a test sees which distribution (--init) filled an entry's arrays.
+ * Tagged "modes" alone: spin_modes_<R>x_<S>pct_forward_c, two modes by construction: each
+ * call runs 20k steps or R times that, the first for S% of the calls (drawn per call from
+ * a fixed seed): what the bimodality warning must find, with its split where it is.
  */
 #include <tkbench.h>
 
@@ -133,6 +136,47 @@ static const tkb_param data_params[] = {{.name = "x", .kind = TKB_KIND_ARRAY}};
 static const tkb_fn data = {.name = "spin_data", .params = data_params, .n_params = 1, .infer = spin_infer,
                             .forward = data_forward};
 
+/* spin_chain of `steps`, or of `ratio_pct`% of that for the calls a splitmix draw puts
+ * past `share_pct`% (the state counts the calls: each entry's sequence is fixed). */
+typedef struct modes_state {
+  int64_t steps, long_steps, share_pct;
+  uint64_t draw;
+} modes_state;
+
+static tkb_status modes_prepare(const tkb_args *a, void **state) {
+  modes_state *s = malloc(sizeof *s);
+  if (!s) return tkb_set_error(TKB_ERR_OUT_OF_MEMORY, "spin_modes: out of memory for its state");
+  s->steps = tkb_args_int(a, "steps");
+  s->long_steps = s->steps * tkb_args_int(a, "ratio_pct") / 100;
+  s->share_pct = tkb_args_int(a, "share_pct");
+  s->draw = 0x5eed;
+  *state = s;
+  return TKB_OK;
+}
+
+static tkb_status modes_forward(const tkb_args *a, void *state, tkb_array *const *outputs) {
+  (void)a;
+  modes_state *s = state;
+  uint64_t z = (s->draw += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  z ^= z >> 31;
+  spin_chain((int64_t)(z % 100) < s->share_pct ? s->steps : s->long_steps, outputs[0]);
+  return TKB_OK;
+}
+
+static const tkb_param modes_params[] = {{.name = "steps", .kind = TKB_KIND_INT},
+                                         {.name = "ratio_pct", .kind = TKB_KIND_INT},
+                                         {.name = "share_pct", .kind = TKB_KIND_INT}};
+
+static const tkb_fn modes = {.name = "spin_modes", .params = modes_params, .n_params = 3, .infer = spin_infer,
+                             .prepare = modes_prepare, .release = spin_release, .forward = modes_forward};
+
+/* (ratio %, share of the short calls %): a 1:2 alternation's proportions and two
+ * lopsided mixes */
+static const int modes_shapes[][2] = {{200, 50}, {150, 20}, {400, 80}};
+#define N_MODES (int)(sizeof modes_shapes / sizeof modes_shapes[0])
+
 static char names[13][32];
 static tkb_value args[13][2];
 
@@ -159,5 +203,19 @@ tkb_status tkb_plugin_init(void) {
   def = (tkb_benchmark_def){.op = "spin", .name = "spin_data", .impl_name = "c", .fn = &data,
                             .args = data_args, .n_args = 1, .mode = TKB_MODE_FORWARD, .tags = "data",
                             .device_kind = "cpu"};
-  return tkb_register_benchmark(&def);
+  st = tkb_register_benchmark(&def);
+  static char modes_names[N_MODES][48];
+  static tkb_value modes_args[N_MODES][3];
+  for (int k = 0; k < N_MODES && !st; k++) {
+    const int ratio = modes_shapes[k][0], share = modes_shapes[k][1];
+    snprintf(modes_names[k], sizeof modes_names[k], "spin_modes_%gx_%dpct", ratio / 100.0, share);
+    modes_args[k][0] = TKB_INT(20000);
+    modes_args[k][1] = TKB_INT(ratio);
+    modes_args[k][2] = TKB_INT(share);
+    def = (tkb_benchmark_def){.op = "spin", .name = modes_names[k], .impl_name = "c", .fn = &modes,
+                              .args = modes_args[k], .n_args = 3, .mode = TKB_MODE_FORWARD, .tags = "modes",
+                              .device_kind = "cpu"};
+    st = tkb_register_benchmark(&def);
+  }
+  return st;
 }
