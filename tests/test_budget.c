@@ -75,7 +75,7 @@ static void noisy(void *ctx) {
 enum { STEADY = 6 };
 
 typedef struct seen {
-  const char *names[STEADY + 1];
+  char names[STEADY + 1][64];
   bool converged[STEADY + 1];
   int n;
 } seen;
@@ -85,7 +85,9 @@ static void on_done(void *user, size_t k, size_t n, const tkb__result *r) {
   (void)n;
   CHECK_MSG(k == (size_t)s->n, "the k-th result (%zu) comes k-th (%d)", k, s->n);
   if (s->n <= STEADY) {
-    s->names[s->n] = r->name; /* registry-owned (in process) */
+    /* a copy: a result held for the second pass and then reported as it was is read
+     * back from its saved line, and its name is freed when on_done returns */
+    snprintf(s->names[s->n], sizeof s->names[s->n], "%s", r->name ? r->name : "");
     s->converged[s->n] = r->bd && r->bd->converged;
   }
   s->n++;

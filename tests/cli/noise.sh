@@ -53,12 +53,16 @@ expect 0 "interleaved" "$TKBENCH" run --filter '^cpu_96x96x64_forward_(cpu|refer
 json_check "$TMP/il.json" "d['context']['interleave'] and sorted({b['run_name'] for b in $its}) == ['cpu_96x96x64_forward_cpu', 'cpu_96x96x64_forward_reference']"
 json_check "$TMP/il.json" "all(len(b['tkbench']['evaluation_times_ms']) == 2 for b in $its)"
 
-# two modes by construction (the spin plugin's calls of 1x or 1.5x-4x the work, 20-80% of
-# them short): each row warns bimodal, with the split and the modes where they are
+# two modes by construction (the spin plugin's calls of 1x or 2x-4x the work, 20-80% of
+# them short): each row warns bimodal, with the split and the modes where they are. A
+# crowded machine (make test's parallel tests) can stretch one run's calls past telling
+# (a 1.5x pair once split 86:14 at load 9): it gets a second run, as history_regressions
+# does, and fails only if both miss.
 MODES="$(dirname "$PLUGIN")/tkb_spin_100.so"
-expect 0 "bimodal: " "$TKBENCH" run --load "$MODES" --tag modes --budget 0 \
-  --stop ci:max_time=2 --out "$TMP/modes.json"
-if python3 - "$TMP/modes.json" >"$CAP/modes" 2>&1 <<'PY'
+modes_found() {
+  "$TKBENCH" run --load "$MODES" --tag modes --budget 0 --stop ci:max_time=2 --out "$TMP/modes.json" \
+    >"$CAP/modes_run" 2>&1 || { cat "$CAP/modes_run"; return 1; }
+  python3 - "$TMP/modes.json" <<'PY'
 import json, re, sys
 unit = {"ns": 1e-6, "us": 1e-3, "ms": 1.0, "s": 1e3}
 rows = [b for b in json.load(open(sys.argv[1]))["benchmarks"] if b["run_type"] == "iteration"]
@@ -74,6 +78,8 @@ for b in rows:
     seen.add(b["run_name"])
 assert len(seen) == 3, seen
 PY
+}
+if modes_found >"$CAP/modes" 2>&1 || { echo "note: two modes missed once, running again: $(cat "$CAP/modes")" >&2; modes_found >"$CAP/modes" 2>&1; }
 then pass; else fail "two modes: $(cat "$CAP/modes")"; fi
 
 # a bad rule or parameter is a usage error naming what is allowed; nothing is written

@@ -21,9 +21,10 @@
  * Tagged "data" alone (no --tag spin selection meets it): spin_data_forward_c, whose work
  * hangs on its one input, an abstract float32 x of one value: 10k steps, or 20k where
  * x >= 0.5: how a test sees which distribution (--init) filled an entry's arrays.
- * Tagged "modes" alone: spin_modes_<R>x_<S>pct_forward_c, two modes by construction: each
- * call runs 20k steps or R times that, the first for S% of the calls (drawn per call from
- * a fixed seed): what the bimodality warning must find, with its split where it is.
+ * Tagged "modes" alone: spin_modes_<R>x_<S>pct_forward_c (2x 50%, 3x 20%, 4x 80%), two
+ * modes by construction: each call runs 20k steps or R times that, the first for S% of the
+ * calls (drawn per call from a fixed seed): what the bimodality warning must find, with
+ * its split where it is.
  */
 #include <tkbench.h>
 
@@ -174,7 +175,7 @@ static const tkb_fn modes = {.name = "spin_modes", .params = modes_params, .n_pa
 
 /* (ratio %, share of the short calls %): a 1:2 alternation's proportions and two
  * lopsided mixes */
-static const int modes_shapes[][2] = {{200, 50}, {150, 20}, {400, 80}};
+static const int modes_shapes[][2] = {{200, 50}, {300, 20}, {400, 80}};
 #define N_MODES (int)(sizeof modes_shapes / sizeof modes_shapes[0])
 
 static char names[13][32];
