@@ -380,11 +380,27 @@ static void FN(forward)(const attn_plan *p, const attn_inputs *in, const cpu_ws 
                         tkb_array *out, tkb_array *lse_out) {
   const int64_t tq = ws->tq, nqt = (p->T + tq - 1) / tq;
   const int64_t items = p->B * p->H * nqt;
-#pragma omp parallel num_threads(cpu_threads(ws))
+  const int nt = cpu_threads(ws);
+  /* items in (b, hk, g, query tile) order: a thread's consecutive items share the kv
+   * head it widened. Each thread takes them from a range of its own (attn_ranges_next),
+   * items one at a time, as causal tiles grow along t. */
+  if (items < INT32_MAX) {
+    attn_range ranges[nt];
+    attn_ranges_init(ranges, nt, items);
+#pragma omp parallel num_threads(nt)
+    {
+      FN(thread) th = FN(thread_slices)(ws);
+      for (int64_t it; (it = attn_ranges_next(ranges, nt, omp_get_thread_num())) >= 0;) {
+        const int64_t b = it / (p->H * nqt), h = it / nqt % p->H, t0 = it % nqt * tq;
+        FN(forward_tile)(&th, p, in, ws, b, h, t0, p->T - t0 < tq ? p->T - t0 : tq, out,
+                         lse_out);
+      }
+    }
+    return;
+  }
+#pragma omp parallel num_threads(nt)
   {
     FN(thread) th = FN(thread_slices)(ws);
-    /* items in (b, hk, g, query tile) order: a thread's consecutive items share the kv
-     * head it widened; dynamic, as causal tiles grow along t */
 #pragma omp for schedule(dynamic, 1)
     for (int64_t it = 0; it < items; it++) {
       const int64_t b = it / (p->H * nqt), h = it / nqt % p->H, t0 = it % nqt * tq;
