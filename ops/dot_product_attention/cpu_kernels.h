@@ -5,6 +5,11 @@
  *   NUM     the math type             SFX     the function-name suffix (f32, f64)
  *   GEMM    tkb__blas.sgemm / .dgemm   EXPT    exp for NUM (vectorizable for float)
  *   EXP_ROW (optional) a variant's FN(exp_row) for NUM = float, in intrinsics
+ *   TILE_MAX, EXP_ROW_BOUNDED, EXP_ROW_BOUNDED_LO (optional, together, NUM = float): the
+ *           rows' maxima of a score tile and its least score (-inf when a score is
+ *           NaN), and FN(exp_row) for rows whose every argument lies in
+ *           [EXP_ROW_BOUNDED_LO, 0], which the forward takes where the least score
+ *           shows that they do
  * q, k and v of every dtype are copied (widened) tile by tile (or head by head) into the
  * workspace, contiguous (FN(view_rows) says why).
  * Notation as in attention.h; "row" is a score row (b, h, t), "tile" a block of tq
@@ -264,7 +269,7 @@ static void FN(mask_row)(const attn_plan *p, const attn_inputs *in, NUM *row, in
 }
 
 /* max_s row[s] (-inf for an all-masked row) */
-static NUM FN(row_max)(const NUM *row, int64_t n) {
+static inline NUM FN(row_max)(const NUM *row, int64_t n) {
   NUM mx = (NUM)-INFINITY;
 #pragma omp simd reduction(max : mx)
   for (int64_t s = 0; s < n; s++) mx = row[s] > mx ? row[s] : mx;
@@ -323,10 +328,18 @@ static void FN(forward_tile)(FN(thread) *th, const attn_plan *p, const attn_inpu
     int64_t ldt;
     const NUM *Kt = FN(tile)(hd.Kt, &hd, j0, p->D, &ldt);
     FN(gemm)(false, m, n, p->D, (NUM)p->scale, Q, ldq, Kt, ldt, 0, th->x, bk);
+    for (int64_t i = 0; i < m; i++) FN(mask_row)(p, in, th->x + i * bk, n, b, h, t0 + i, j0);
+#ifdef TILE_MAX
+    /* the rows' maxima into y (free in the forward), and the tile's least score */
+    const NUM tmin = TILE_MAX(th->x, m, n, bk, th->y);
+#endif
     for (int64_t i = 0; i < m; i++) {
       NUM *row = th->x + i * bk;
-      FN(mask_row)(p, in, row, n, b, h, t0 + i, j0);
+#ifdef TILE_MAX
+      const NUM mx = th->y[i], mold = th->mrow[i];
+#else
       const NUM mx = FN(row_max)(row, n), mold = th->mrow[i];
+#endif
       const NUM mnew = mx > mold ? mx : mold;
       if (mnew == (NUM)-INFINITY) { /* nothing kept yet: p = 0, o and l stay 0 */
         memset(row, 0, (size_t)n * sizeof(NUM));
@@ -335,7 +348,15 @@ static void FN(forward_tile)(FN(thread) *th, const attn_plan *p, const attn_inpu
       /* 0 when mold = -inf; exactly 1 when the max is unchanged (exp(0) = 1 in EXPT),
        * most rows of most key tiles past the first: no scalar exp for those */
       const NUM corr = mnew == mold ? (NUM)1 : EXPT(mold - mnew);
-      th->lrow[i] = th->lrow[i] * corr + FN(exp_row)(row, n, mnew);
+      NUM sum;
+#ifdef TILE_MAX
+      /* every score minus mnew within [EXP_ROW_BOUNDED_LO, 0], none NaN: the exp
+       * without the clamp's compare (the same bits) */
+      if (tmin - mnew >= EXP_ROW_BOUNDED_LO) sum = EXP_ROW_BOUNDED(row, n, mnew);
+      else
+#endif
+        sum = FN(exp_row)(row, n, mnew);
+      th->lrow[i] = th->lrow[i] * corr + sum;
       th->mrow[i] = mnew;
       if (corr != 1) {
         NUM *o = th->oacc + i * Dv;
@@ -359,11 +380,27 @@ static void FN(forward)(const attn_plan *p, const attn_inputs *in, const cpu_ws 
                         tkb_array *out, tkb_array *lse_out) {
   const int64_t tq = ws->tq, nqt = (p->T + tq - 1) / tq;
   const int64_t items = p->B * p->H * nqt;
-#pragma omp parallel num_threads(cpu_threads(ws))
+  const int nt = cpu_threads(ws);
+  /* items in (b, hk, g, query tile) order: a thread's consecutive items share the kv
+   * head it widened. Each thread takes them from a range of its own (attn_ranges_next),
+   * items one at a time, as causal tiles grow along t. */
+  if (items < INT32_MAX) {
+    attn_range ranges[nt];
+    attn_ranges_init(ranges, nt, items);
+#pragma omp parallel num_threads(nt)
+    {
+      FN(thread) th = FN(thread_slices)(ws);
+      for (int64_t it; (it = attn_ranges_next(ranges, nt, omp_get_thread_num())) >= 0;) {
+        const int64_t b = it / (p->H * nqt), h = it / nqt % p->H, t0 = it % nqt * tq;
+        FN(forward_tile)(&th, p, in, ws, b, h, t0, p->T - t0 < tq ? p->T - t0 : tq, out,
+                         lse_out);
+      }
+    }
+    return;
+  }
+#pragma omp parallel num_threads(nt)
   {
     FN(thread) th = FN(thread_slices)(ws);
-    /* items in (b, hk, g, query tile) order: a thread's consecutive items share the kv
-     * head it widened; dynamic, as causal tiles grow along t */
 #pragma omp for schedule(dynamic, 1)
     for (int64_t it = 0; it < items; it++) {
       const int64_t b = it / (p->H * nqt), h = it / nqt % p->H, t0 = it % nqt * tq;

@@ -15,12 +15,20 @@
 #ifdef ATTN_EXP_ROW_F32 /* the variant's own row exp (cpu_avx2.c, cpu_avx512.c) */
 #define EXP_ROW ATTN_EXP_ROW_F32
 #endif
+#ifdef ATTN_TILE_MAX_F32 /* and its exp for bounded arguments (cpu_avx2.c) */
+#define TILE_MAX ATTN_TILE_MAX_F32
+#define EXP_ROW_BOUNDED ATTN_EXP_ROW_BOUNDED_F32
+#define EXP_ROW_BOUNDED_LO ATTN_EXP_ROW_BOUNDED_LO
+#endif
 #include "cpu_kernels.h"
 #undef NUM
 #undef SFX
 #undef GEMM
 #undef EXPT
 #undef EXP_ROW
+#undef TILE_MAX
+#undef EXP_ROW_BOUNDED
+#undef EXP_ROW_BOUNDED_LO
 
 #define NUM double
 #define SFX f64
