@@ -39,45 +39,17 @@ static float attn_exp_row_avx2(float *row, int64_t n, float sub) {
 }
 
 /* attn_exp_row_avx2 for rows whose every x = row[s] - sub is a number in
- * [ATTN_EXP_ROW_BOUNDED_LO, 0], with the same bits (compared with it for every float in
- * that range, both zeros included), in 17 vector instructions per 8 scores instead of
- * 20. On this Xeon the vector float adds, like the multiplies, FMAs and shifts, run on
- * two ports only (ymm adds measured at 2 per cycle, integer adds at about 2.5), which
- * bound the loop: 16 micro-ops there instead of 19, and 7.1-7.6 cycles per 8 scores
- * instead of 9.3 over a 32 x 64 tile in L1. What goes:
- *  - the clamp: nothing there is below OPS_EXPF_LO, so no compare and no and;
- *  - vroundps (2 micro-ops) and the conversion to integer: k = x / ln2 rounded to
- *    nearest even by adding 1.5 * 2^23 and subtracting it again (exact for
- *    |x / ln2| < 2^22, ties to even as vroundps); the sum kr's bits are those of
- *    1.5 * 2^23 plus k, so kr's bits shifted left by 23 are k << 23. A multiply and an
- *    add, not one fma: the fused x / ln2 + 1.5 * 2^23 rounds 20 arguments of the range
- *    to the other neighbour of a tie;
- *  - making 2^k and the multiply by it: 2^k er is er's bits plus k << 23 as integers,
- *    exact, as the product is, wherever 2^k er is a normal float. er is within
- *    [0.70, 1.42] and k >= -125 for x >= -86.5, so it is.
- * No NaN: its payload's low bits, shifted, would be added to it (the caller checks).
- * The sum and the tail as attn_exp_row_avx2's. */
+ * [ATTN_EXP_ROW_BOUNDED_LO, 0], with the same bits: ops_exp_normal_avx2 (vec_exp_x86.h,
+ * which says what it saves) needs no clamp there, so no compare and no and. 7.1-7.6
+ * cycles per 8 scores instead of 9.3 over a 32 x 64 tile in L1. No NaN (the caller
+ * checks). The sum and the tail as attn_exp_row_avx2's. */
 #define ATTN_EXP_ROW_BOUNDED_LO (-86.5f)
 static float attn_exp_row_bounded_avx2(float *row, int64_t n, float sub) {
-  const __m256 vsub = _mm256_set1_ps(sub), log2e = _mm256_set1_ps(OPS_EXPF_LOG2E),
-               rnd = _mm256_set1_ps(OPS_EXPF_ROUND);
+  const __m256 vsub = _mm256_set1_ps(sub);
   __m256 acc = _mm256_setzero_ps();
   int64_t s = 0;
   for (; s + 8 <= n; s += 8) {
-    const __m256 x = _mm256_sub_ps(_mm256_loadu_ps(row + s), vsub);
-    const __m256 kr = _mm256_add_ps(_mm256_mul_ps(x, log2e), rnd); /* 1.5 * 2^23 + k */
-    const __m256 k = _mm256_sub_ps(kr, rnd);
-    __m256 r = _mm256_fmadd_ps(k, _mm256_set1_ps(OPS_EXPF_NLN2_HI), x);
-    r = _mm256_fmadd_ps(k, _mm256_set1_ps(OPS_EXPF_NLN2_LO), r);
-    __m256 p = _mm256_fmadd_ps(_mm256_set1_ps(OPS_EXPF_P0), r, _mm256_set1_ps(OPS_EXPF_P1));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(OPS_EXPF_P2));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(OPS_EXPF_P3));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(OPS_EXPF_P4));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(OPS_EXPF_P5));
-    const __m256 er =
-        _mm256_fmadd_ps(p, _mm256_mul_ps(r, r), _mm256_add_ps(r, _mm256_set1_ps(1.0f)));
-    const __m256i k23 = _mm256_slli_epi32(_mm256_castps_si256(kr), 23);
-    const __m256 y = _mm256_castsi256_ps(_mm256_add_epi32(_mm256_castps_si256(er), k23));
+    const __m256 y = ops_exp_normal_avx2(_mm256_sub_ps(_mm256_loadu_ps(row + s), vsub));
     _mm256_storeu_ps(row + s, y);
     acc = _mm256_add_ps(acc, y);
   }

@@ -12,37 +12,21 @@
  * as gate_avx512.c's (which says why): -g clamped to ops_expf's range, its reduction
  * and polynomial (vec_exp_x86.h's constants), 1 / (1 + e) by vrcpps and one Newton step
  * (about 1 ulp). NaN stays NaN. The last n % 8 by the compiled formula.
- * e = er 2^k with fewer operations on the two ports that run this loop (vector float
- * arithmetic and shifts; 23 micro-ops there per 8 values instead of 25), the same bits
- * (compared with the previous row for every float g, silu and sigmoid), as
- * attn_exp_row_bounded_avx2 (ops/dot_product_attention/cpu_avx2.c) makes it: k by
- * adding and subtracting 1.5 * 2^23 instead of vroundps, and er 2^k as er's bits plus
- * k << 23 (the sum's bits shifted left by 23) instead of building 2^k and multiplying.
- * That add is the product wherever er 2^k is a normal float, k >= -125; at the clamp's
+ * e by ops_exp_normal_avx2 (vec_exp_x86.h: 23 micro-ops per 8 values on the two busy
+ * ports instead of 25), the same bits (compared with the two-part exp for every float g,
+ * silu and sigmoid): exact wherever er 2^k is a normal float, k >= -125; at the clamp's
  * low end, k = -126, it is not, but there both are below 2^-100 and 1 + e is 1. */
 static void glu_sig_row_avx2(bool silu, const float *restrict g, const float *restrict p,
                              float *restrict out, int64_t n) {
   const __m256 lo = _mm256_set1_ps(OPS_EXPF_LO), hi = _mm256_set1_ps(OPS_EXPF_HI);
   const __m256 one = _mm256_set1_ps(1.0f), two = _mm256_set1_ps(2.0f);
   const __m256 sign = _mm256_set1_ps(-0.0f);
-  const __m256 log2e = _mm256_set1_ps(OPS_EXPF_LOG2E), rnd = _mm256_set1_ps(OPS_EXPF_ROUND);
   int64_t i = 0;
   for (; i + 8 <= n; i += 8) {
     const __m256 x = _mm256_loadu_ps(g + i);
     /* max and min return their second operand for NaN: lo, restored below */
     const __m256 t = _mm256_min_ps(_mm256_max_ps(_mm256_xor_ps(x, sign), lo), hi);
-    const __m256 kr = _mm256_add_ps(_mm256_mul_ps(t, log2e), rnd); /* 1.5 * 2^23 + k */
-    const __m256 k = _mm256_sub_ps(kr, rnd);
-    __m256 r = _mm256_fmadd_ps(k, _mm256_set1_ps(OPS_EXPF_NLN2_HI), t);
-    r = _mm256_fmadd_ps(k, _mm256_set1_ps(OPS_EXPF_NLN2_LO), r);
-    __m256 q = _mm256_fmadd_ps(_mm256_set1_ps(OPS_EXPF_P0), r, _mm256_set1_ps(OPS_EXPF_P1));
-    q = _mm256_fmadd_ps(q, r, _mm256_set1_ps(OPS_EXPF_P2));
-    q = _mm256_fmadd_ps(q, r, _mm256_set1_ps(OPS_EXPF_P3));
-    q = _mm256_fmadd_ps(q, r, _mm256_set1_ps(OPS_EXPF_P4));
-    q = _mm256_fmadd_ps(q, r, _mm256_set1_ps(OPS_EXPF_P5));
-    const __m256 er = _mm256_fmadd_ps(q, _mm256_mul_ps(r, r), _mm256_add_ps(r, one));
-    const __m256 e = _mm256_castsi256_ps(_mm256_add_epi32(
-        _mm256_castps_si256(er), _mm256_slli_epi32(_mm256_castps_si256(kr), 23)));
+    const __m256 e = ops_exp_normal_avx2(t);
     const __m256 d = _mm256_add_ps(one, e);
     __m256 s = _mm256_rcp_ps(d);
     s = _mm256_mul_ps(s, _mm256_fnmadd_ps(d, s, two));
