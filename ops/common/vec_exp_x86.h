@@ -35,9 +35,9 @@ static inline __m512 ops_exp_parts_avx512(__m512 x, __m512 *k_out) {
 #endif
 
 #if defined(__AVX2__) && defined(__FMA__)
-static inline __m256 ops_exp_parts_avx2(__m256 x, __m256 *k_out) {
-  const __m256 k = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(OPS_EXPF_LOG2E)),
-                                   _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+/* er for x and its k (integral, x / ln2 rounded to nearest even): the reduction r = x -
+ * k ln2 in two parts and er = 1 + r + r^2 P(r). */
+static inline __m256 ops_exp_er_avx2(__m256 x, __m256 k) {
   __m256 r = _mm256_fmadd_ps(k, _mm256_set1_ps(OPS_EXPF_NLN2_HI), x);
   r = _mm256_fmadd_ps(k, _mm256_set1_ps(OPS_EXPF_NLN2_LO), r);
   __m256 p = _mm256_fmadd_ps(_mm256_set1_ps(OPS_EXPF_P0), r, _mm256_set1_ps(OPS_EXPF_P1));
@@ -45,8 +45,13 @@ static inline __m256 ops_exp_parts_avx2(__m256 x, __m256 *k_out) {
   p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(OPS_EXPF_P3));
   p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(OPS_EXPF_P4));
   p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(OPS_EXPF_P5));
-  *k_out = k;
   return _mm256_fmadd_ps(p, _mm256_mul_ps(r, r), _mm256_add_ps(r, _mm256_set1_ps(1.0f)));
+}
+
+static inline __m256 ops_exp_parts_avx2(__m256 x, __m256 *k_out) {
+  *k_out = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(OPS_EXPF_LOG2E)),
+                           _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  return ops_exp_er_avx2(x, *k_out);
 }
 
 /* exp(x) = er 2^k with the bits ops_exp_parts_avx2 and ops_exp2i_avx2 give wherever
@@ -64,15 +69,7 @@ static inline __m256 ops_exp_normal_avx2(__m256 x) {
   const __m256 rnd = _mm256_set1_ps(OPS_EXPF_ROUND);
   /* 1.5 * 2^23 + k */
   const __m256 kr = _mm256_add_ps(_mm256_mul_ps(x, _mm256_set1_ps(OPS_EXPF_LOG2E)), rnd);
-  const __m256 k = _mm256_sub_ps(kr, rnd);
-  __m256 r = _mm256_fmadd_ps(k, _mm256_set1_ps(OPS_EXPF_NLN2_HI), x);
-  r = _mm256_fmadd_ps(k, _mm256_set1_ps(OPS_EXPF_NLN2_LO), r);
-  __m256 p = _mm256_fmadd_ps(_mm256_set1_ps(OPS_EXPF_P0), r, _mm256_set1_ps(OPS_EXPF_P1));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(OPS_EXPF_P2));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(OPS_EXPF_P3));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(OPS_EXPF_P4));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(OPS_EXPF_P5));
-  const __m256 er = _mm256_fmadd_ps(p, _mm256_mul_ps(r, r), _mm256_add_ps(r, _mm256_set1_ps(1.0f)));
+  const __m256 er = ops_exp_er_avx2(x, _mm256_sub_ps(kr, rnd));
   const __m256i k23 = _mm256_slli_epi32(_mm256_castps_si256(kr), 23);
   return _mm256_castsi256_ps(_mm256_add_epi32(_mm256_castps_si256(er), k23));
 }

@@ -11,6 +11,17 @@
 #include <math.h>
 #include <stdint.h>
 
+/* The row exps' sum: the 8 lanes of acc in a fixed order (the bits do not depend on
+ * which row exp ran), then row[s..n) = ops_expf(row[s] - sub), the last n % 8. */
+static inline float attn_row_sum_avx2(__m256 acc, float *row, int64_t s, int64_t n, float sub) {
+  _Alignas(32) float lanes[8];
+  _mm256_store_ps(lanes, acc);
+  float sum = ((lanes[0] + lanes[4]) + (lanes[1] + lanes[5])) +
+              ((lanes[2] + lanes[6]) + (lanes[3] + lanes[7]));
+  for (; s < n; s++) sum += row[s] = ops_expf(row[s] - sub);
+  return sum;
+}
+
 /* row[s] = ops_expf(row[s] - sub) for s < n, returning their sum: the same bits as
  * ops_expf for every argument up to 88.3 (a softmax's are <= 0), as cpu_avx512.c's: the
  * same reduction and polynomial (vec_exp_x86.h), 2^n made in the
@@ -30,12 +41,7 @@ static float attn_exp_row_avx2(float *row, int64_t n, float sub) {
     _mm256_storeu_ps(row + s, y);
     acc = _mm256_add_ps(acc, y);
   }
-  _Alignas(32) float lanes[8];
-  _mm256_store_ps(lanes, acc);
-  float sum = ((lanes[0] + lanes[4]) + (lanes[1] + lanes[5])) +
-              ((lanes[2] + lanes[6]) + (lanes[3] + lanes[7]));
-  for (; s < n; s++) sum += row[s] = ops_expf(row[s] - sub);
-  return sum;
+  return attn_row_sum_avx2(acc, row, s, n, sub);
 }
 
 /* attn_exp_row_avx2 for rows whose every x = row[s] - sub is a number in
@@ -53,12 +59,7 @@ static float attn_exp_row_bounded_avx2(float *row, int64_t n, float sub) {
     _mm256_storeu_ps(row + s, y);
     acc = _mm256_add_ps(acc, y);
   }
-  _Alignas(32) float lanes[8];
-  _mm256_store_ps(lanes, acc);
-  float sum = ((lanes[0] + lanes[4]) + (lanes[1] + lanes[5])) +
-              ((lanes[2] + lanes[6]) + (lanes[3] + lanes[7]));
-  for (; s < n; s++) sum += row[s] = ops_expf(row[s] - sub);
-  return sum;
+  return attn_row_sum_avx2(acc, row, s, n, sub);
 }
 
 /* mx[i] = the largest of row i's n scores (x + i * ld), NaN ignored, as FN(row_max);
