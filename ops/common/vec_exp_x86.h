@@ -64,7 +64,7 @@ static inline __m256 ops_exp_parts_avx2(__m256 x, __m256 *k_out) {
  * as er's bits plus k << 23 instead of making 2^k and multiplying (exact where the
  * product is normal). No clamp, and a NaN's payload would be added to: the caller keeps
  * x where it holds (compared with the two-part path for every float it is used on:
- * [-86.5, 0] in the softmax, every clamped argument in the gating). */
+ * [-86.5, 0] in the softmax, every clamped argument in the gating: tests/test_exp_bits.c). */
 static inline __m256 ops_exp_normal_avx2(__m256 x) {
   const __m256 rnd = _mm256_set1_ps(OPS_EXPF_ROUND);
   /* 1.5 * 2^23 + k */

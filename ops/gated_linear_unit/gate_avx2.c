@@ -14,8 +14,9 @@
  * (about 1 ulp). NaN stays NaN. The last n % 8 by the compiled formula.
  * e by ops_exp_normal_avx2 (vec_exp_x86.h: 23 micro-ops per 8 values on the two busy
  * ports instead of 25), the same bits (compared with the two-part exp for every float g,
- * silu and sigmoid): exact wherever er 2^k is a normal float, k >= -125; at the clamp's
- * low end, k = -126, it is not, but there both are below 2^-100 and 1 + e is 1. */
+ * silu and sigmoid): e itself is exact over the whole clamped range, where er 2^k stays a
+ * normal float down to OPS_EXPF_LO (2^-126 x 1.03; tests/test_exp_bits.c checks every
+ * argument). */
 static void glu_sig_row_avx2(bool silu, const float *restrict g, const float *restrict p,
                              float *restrict out, int64_t n) {
   const __m256 lo = _mm256_set1_ps(OPS_EXPF_LO), hi = _mm256_set1_ps(OPS_EXPF_HI);
