@@ -90,5 +90,202 @@ static void fill_n16_lookup(const tkb_px_u32 *restrict w, const uint16_t *restri
 }
 #define FILL_N16_LOOKUP(w, t, dst) fill_n16_lookup(w, t, dst)
 
+/* ---- FILL_NORMAL32_BLOCK (fill_kernels.h): the float32 normal draw ----------------- */
+
+/* Philox for the block's counters with the words laid out for the Box-Muller stages, 4
+ * counters (a group) at a time: the radius words of the group in rw as
+ * [w0 w1 | w0 w1 | ...] by counter, the angle words in aw as [w2 w3 | ...], so that lane i
+ * of rw pairs with lane i of aw. A 64-bit lane ends the last round as
+ * [hi ^ x ^ k | lo] (the product's halves swapped, the xor's high half cleared): both
+ * words of the lane without a repacking pass. The counters of a group sit in the lanes in
+ * the order 0, 2, 1, 3, so that the last stage's unpacks give element order.
+ * Counter c0 + j has the high word c0 >> 32 for the whole block (c0 is a multiple of NB),
+ * which makes round 1's x0, x1 and round 2's M0 product the same for every counter of
+ * the block: computed once per block, rounds 1-3 take 14 operations per group instead
+ * of 24. */
+static void philox_pairs(const fill_plan *p, uint64_t c0, tkb_px_u32 *restrict rw,
+                         tkb_px_u32 *restrict aw) {
+  const __m256i m0 = _mm256_set1_epi64x(TKB_PX_M0), m1 = _mm256_set1_epi64x(TKB_PX_M1);
+  const tkb_px_u32 hw = (tkb_px_u32)(c0 >> 32);
+  /* round 1: x0 = hi(M1 s0) ^ hw ^ k0, x1 = lo(M1 s0) (y0, y1 below), x2 = hi(M0 c) ^ s1
+   * ^ k1, x3 = lo(M0 c); round 2: x0 = hi(M1 x2) ^ y1 ^ k0', x1 = lo(M1 x2),
+   * x2 = hi(M0 y0) ^ x3 ^ k1', x3 = lo(M0 y0); round 3's x3 ^ k1'' is then a constant */
+  const tkb_px_u64 q1 = (tkb_px_u64)TKB_PX_M1 * p->s0;
+  const tkb_px_u32 y0 = (tkb_px_u32)(q1 >> 32) ^ hw ^ (tkb_px_u32)p->ks[0];
+  const tkb_px_u32 y1 = (tkb_px_u32)q1;
+  const tkb_px_u64 q0 = (tkb_px_u64)TKB_PX_M0 * y0;
+  const __m256i b1 = _mm256_set1_epi64x((tkb_px_u32)(p->s1 ^ p->ks[1]));
+  const __m256i a2 = _mm256_set1_epi64x((tkb_px_u32)(y1 ^ p->ks[2]));
+  const __m256i b2 = _mm256_set1_epi64x((tkb_px_u32)((tkb_px_u32)(q0 >> 32) ^ p->ks[3]));
+  const __m256i b3 = _mm256_set1_epi64x((tkb_px_u32)((tkb_px_u32)q0 ^ p->ks[5]));
+  /* the low counter words (no carry into the high word inside a block) */
+  __m256i c = _mm256_add_epi64(_mm256_set1_epi64x((tkb_px_u32)c0), _mm256_set_epi64x(3, 1, 2, 0));
+  const __m256i four = _mm256_set1_epi64x(4);
+  _Static_assert(NB % (4 * FILL_H) == 0, "groups fill a block");
+  for (int j = 0; j < NB; j += 4 * FILL_H) {
+    __m256i x0[FILL_H], x1[FILL_H], x2[FILL_H], x3[FILL_H];
+    for (int h = 0; h < FILL_H; h++) {
+      /* rounds 1 and 2 */
+      const __m256i p0 = _mm256_mul_epu32(c, m0);
+      c = _mm256_add_epi64(c, four);
+      const __m256i x2r1 = _mm256_xor_si256(_mm256_shuffle_epi32(p0, 0xB1), b1);
+      const __m256i p1 = _mm256_mul_epu32(x2r1, m1);
+      x0[h] = _mm256_xor_si256(_mm256_shuffle_epi32(p1, 0xB1), a2);
+      x1[h] = p1;
+      x2[h] = _mm256_xor_si256(p0, b2);
+    }
+    {
+      /* round 3 */
+      const __m256i k0 = _mm256_set1_epi64x((long long)p->ks[4]);
+      for (int h = 0; h < FILL_H; h++) {
+        const __m256i a = _mm256_xor_si256(x1[h], k0);
+        const __m256i p0 = _mm256_mul_epu32(x0[h], m0);
+        const __m256i p1 = _mm256_mul_epu32(x2[h], m1);
+        x0[h] = _mm256_xor_si256(_mm256_shuffle_epi32(p1, 0xB1), a);
+        x2[h] = _mm256_xor_si256(_mm256_shuffle_epi32(p0, 0xB1), b3);
+        x1[h] = p1;
+        x3[h] = p0;
+      }
+    }
+    __m256i s0[FILL_H]; /* round 9's hi(p0) | lo(p0) */
+    for (int r = 3; r < 9; r++) {
+      const __m256i k0 = _mm256_set1_epi64x((long long)p->ks[2 * r]);
+      const __m256i k1 = _mm256_set1_epi64x((long long)p->ks[2 * r + 1]);
+      for (int h = 0; h < FILL_H; h++) {
+        const __m256i a = _mm256_xor_si256(x1[h], k0), b = _mm256_xor_si256(x3[h], k1);
+        const __m256i p0 = _mm256_mul_epu32(x0[h], m0);
+        const __m256i p1 = _mm256_mul_epu32(x2[h], m1);
+        s0[h] = _mm256_shuffle_epi32(p0, 0xB1);
+        x0[h] = _mm256_xor_si256(_mm256_shuffle_epi32(p1, 0xB1), a);
+        x2[h] = _mm256_xor_si256(s0[h], b);
+        x1[h] = p1;
+        x3[h] = p0;
+      }
+    }
+    {
+      /* round 10, each lane's words as [x0 | x2] (radius) and [x1 | x3] (angle):
+       * x0 | x2 = (hi(p1) | hi(p0)) ^ (x1 | x3 of round 9) ^ (k0 | k1), where round 9's
+       * x1 | x3 is lo(its p1) | lo(its p0), the latter the high half of s0 */
+      const __m256i k01 = _mm256_set1_epi64x((long long)(p->ks[18] | p->ks[19] << 32));
+      for (int h = 0; h < FILL_H; h++) {
+        const __m256i k = _mm256_xor_si256(_mm256_blend_epi32(x1[h], s0[h], 0xAA), k01);
+        const __m256i p0 = _mm256_mul_epu32(x0[h], m0);
+        const __m256i p1 = _mm256_mul_epu32(x2[h], m1);
+        const __m256i hi = _mm256_blend_epi32(_mm256_shuffle_epi32(p1, 0xB1), p0, 0xAA);
+        const __m256i lo = _mm256_blend_epi32(p1, _mm256_shuffle_epi32(p0, 0xB1), 0xAA);
+        _mm256_store_si256((__m256i *)(void *)(rw + 2 * (j + 4 * h)), _mm256_xor_si256(hi, k));
+        _mm256_store_si256((__m256i *)(void *)(aw + 2 * (j + 4 * h)), lo);
+      }
+    }
+  }
+}
+
+/* philox.h's tkb_px_neg2logf(v, -24), tkb_px_sqrtf and tkb_px_sincos_turnf on 8 lanes:
+ * the same operations in the same order (the same bits); only integer steps that give
+ * the same words differ (sincos's signs and swap from kk and kk << 1). */
+static inline __m256 v_neg2log24(__m256 v) {
+  const __m256i ix = _mm256_add_epi32(_mm256_castps_si256(v), _mm256_set1_epi32(0x3f800000 - 0x3f3504f3));
+  const __m256 e = _mm256_cvtepi32_ps(
+      _mm256_add_epi32(_mm256_srli_epi32(ix, 23), _mm256_set1_epi32(-127 - 24)));
+  const __m256 f = _mm256_sub_ps(
+      _mm256_castsi256_ps(_mm256_add_epi32(_mm256_and_si256(ix, _mm256_set1_epi32(0x007fffff)),
+                                           _mm256_set1_epi32(0x3f3504f3))),
+      _mm256_set1_ps(1.0f));
+  __m256 q = _mm256_fmadd_ps(_mm256_set1_ps(0.1580548733472824f), f,
+                             _mm256_set1_ps(-0.25244638323783875f));
+  q = _mm256_fmadd_ps(q, f, _mm256_set1_ps(0.25996366143226624f));
+  q = _mm256_fmadd_ps(q, f, _mm256_set1_ps(-0.2842899262905121f));
+  q = _mm256_fmadd_ps(q, f, _mm256_set1_ps(0.332825630903244f));
+  q = _mm256_fmadd_ps(q, f, _mm256_set1_ps(-0.40002089738845825f));
+  q = _mm256_fmadd_ps(q, f, _mm256_set1_ps(0.5000061392784119f));
+  q = _mm256_fmadd_ps(q, f, _mm256_set1_ps(-0.6666666269302368f));
+  const __m256 t = _mm256_fmadd_ps(f, _mm256_fmadd_ps(f, q, _mm256_set1_ps(1.0f)),
+                                   _mm256_set1_ps(-2.0f));
+  return _mm256_fmadd_ps(f, t, _mm256_mul_ps(e, _mm256_set1_ps(-1.3862943649291992f)));
+}
+
+static inline __m256 v_sqrt(__m256 y) {
+  const __m256i yr = _mm256_srli_epi32(_mm256_castps_si256(y), 1);
+  const __m256 r = _mm256_castsi256_ps(_mm256_sub_epi32(_mm256_set1_epi32(0x5f375a86), yr));
+  __m256 g = _mm256_mul_ps(y, r);
+  /* bits(r) - 0x00800000 */
+  __m256 h = _mm256_castsi256_ps(_mm256_sub_epi32(_mm256_set1_epi32(0x5f375a86 - 0x00800000), yr));
+  __m256 e = _mm256_fnmadd_ps(g, h, _mm256_set1_ps(0.5f));
+  g = _mm256_fmadd_ps(g, e, g);
+  h = _mm256_fmadd_ps(h, e, h);
+  e = _mm256_fnmadd_ps(g, h, _mm256_set1_ps(0.5f));
+  g = _mm256_fmadd_ps(g, e, g);
+  h = _mm256_fmadd_ps(h, e, h);
+  const __m256 d = _mm256_fnmadd_ps(g, g, y);
+  return _mm256_fmadd_ps(d, h, g);
+}
+
+/* cos -> *cv, sin -> *sv */
+static inline void v_sincos(__m256i x, __m256 *cv, __m256 *sv) {
+  const __m256i kk = _mm256_add_epi32(x, _mm256_set1_epi32(0x20000000));
+  const __m256 t = _mm256_sub_ps(
+      _mm256_castsi256_ps(_mm256_or_si256(
+          _mm256_and_si256(_mm256_srli_epi32(kk, 7), _mm256_set1_epi32(0x007ffffe)),
+          _mm256_set1_epi32(0x3f800000))),
+      _mm256_set1_ps(1.5f));
+  const __m256 t2 = _mm256_mul_ps(t, t);
+  __m256 sp = _mm256_fmadd_ps(_mm256_set1_ps(-0.004602149128913879f), t2,
+                              _mm256_set1_ps(0.07968021929264069f));
+  sp = _mm256_fmadd_ps(sp, t2, _mm256_set1_ps(-0.6459634900093079f));
+  sp = _mm256_fmadd_ps(sp, t2, _mm256_set1_ps(1.5707963705062866f));
+  const __m256 s = _mm256_mul_ps(t, sp);
+  __m256 cp = _mm256_fmadd_ps(_mm256_set1_ps(0.0009067399078048766f), t2,
+                              _mm256_set1_ps(-0.02086152881383896f));
+  cp = _mm256_fmadd_ps(cp, t2, _mm256_set1_ps(0.253669410943985f));
+  cp = _mm256_fmadd_ps(cp, t2, _mm256_set1_ps(-1.2337005138397217f));
+  const __m256 c = _mm256_fmadd_ps(t2, cp, _mm256_set1_ps(1.0f));
+  /* kk << 1: bit 30 (odd quadrant: swap) as the sign that blendv reads; bit 31 of
+   * kk + 2^30 (the cos sign) is bit 31 ^ bit 30 of kk */
+  const __m256i sh = _mm256_slli_epi32(kk, 1);
+  const __m256i sign = _mm256_set1_epi32((int)0x80000000u);
+  const __m256 swap = _mm256_castsi256_ps(sh);
+  const __m256 cs = _mm256_blendv_ps(c, s, swap), sn = _mm256_blendv_ps(s, c, swap);
+  *cv = _mm256_xor_ps(cs, _mm256_castsi256_ps(_mm256_and_si256(_mm256_xor_si256(kk, sh), sign)));
+  *sv = _mm256_xor_ps(sn, _mm256_castsi256_ps(_mm256_and_si256(kk, sign)));
+}
+
+/* The last stage: sincos, the products, the affine map, and element order by one
+ * unpack pair per 16 values (philox_pairs's lane order). */
+static inline __attribute__((always_inline)) void normal32_out(
+    const float *restrict rr, const tkb_px_u32 *restrict aw, float *restrict out,
+    const int affine, const float sd, const float mean) {
+  for (int i = 0; i < 2 * NB; i += 8) {
+    __m256 cv, sv;
+    v_sincos(_mm256_load_si256((const __m256i *)(const void *)(aw + i)), &cv, &sv);
+    const __m256 r = _mm256_load_ps(rr + i);
+    __m256 zc = _mm256_mul_ps(r, cv), zs = _mm256_mul_ps(r, sv);
+    if (affine) {
+      zc = _mm256_fmadd_ps(zc, _mm256_set1_ps(sd), _mm256_set1_ps(mean));
+      zs = _mm256_fmadd_ps(zs, _mm256_set1_ps(sd), _mm256_set1_ps(mean));
+    }
+    _mm256_storeu_ps(out + 2 * i, _mm256_unpacklo_ps(zc, zs));
+    _mm256_storeu_ps(out + 2 * i + 8, _mm256_unpackhi_ps(zc, zs));
+  }
+}
+
+/* The block of 4 NB float32 normals: Philox into register-shaped pairs, then -2 ln u
+ * and sqrt in one loop over the radius words, then sincos and the products stored in
+ * element order (fill_kernels.h's gen_f32 for the other variants). */
+static void fill_normal32_block(const fill_plan *p, uint64_t c0, float *restrict out) {
+  _Alignas(64) tkb_px_u32 rw[2 * NB], aw[2 * NB];
+  _Alignas(64) float rr[2 * NB];
+  philox_pairs(p, c0, rw, aw);
+  for (int i = 0; i < 2 * NB; i += 8) {
+    const __m256i w = _mm256_load_si256((const __m256i *)(const void *)(rw + i));
+    const __m256 v = _mm256_cvtepi32_ps(_mm256_add_epi32(_mm256_srli_epi32(w, 8), _mm256_set1_epi32(1)));
+    _mm256_store_ps(rr + i, v_sqrt(v_neg2log24(v)));
+  }
+  if (p->affine)
+    normal32_out(rr, aw, out, 1, p->std_f, p->mean_f);
+  else
+    normal32_out(rr, aw, out, 0, 0.0f, 0.0f);
+}
+#define FILL_NORMAL32_BLOCK(p, c0, out) fill_normal32_block(p, c0, out)
+
 #define TKB_FILL_KERNELS_BODY
 #include "fill_kernels.h"

@@ -83,6 +83,12 @@ static void interleave4_f32(float *restrict out, const float *restrict v) {
 }
 
 static void gen_f32(const fill_plan *p, uint64_t c0, float *restrict out) {
+#ifdef FILL_NORMAL32_BLOCK
+  if (p->draw == DRAW_NORMAL32) {
+    FILL_NORMAL32_BLOCK(p, c0, out);
+    return;
+  }
+#endif
   _Alignas(64) tkb_px_u32 w[4 * NB];
   _Alignas(64) float r[2 * NB];
   philox_block(p, c0, w);
