@@ -103,6 +103,9 @@ static void fill_n16_lookup(const tkb_px_u32 *restrict w, const uint16_t *restri
  * which makes round 1's x0, x1 and round 2's M0 product the same for every counter of
  * the block: computed once per block, rounds 1-3 take 14 operations per group instead
  * of 24. */
+#ifndef FILL_PAIR_H
+#define FILL_PAIR_H 2
+#endif
 static void philox_pairs(const fill_plan *p, uint64_t c0, tkb_px_u32 *restrict rw,
                          tkb_px_u32 *restrict aw) {
   const __m256i m0 = _mm256_set1_epi64x(TKB_PX_M0), m1 = _mm256_set1_epi64x(TKB_PX_M1);
@@ -121,10 +124,10 @@ static void philox_pairs(const fill_plan *p, uint64_t c0, tkb_px_u32 *restrict r
   /* the low counter words (no carry into the high word inside a block) */
   __m256i c = _mm256_add_epi64(_mm256_set1_epi64x((tkb_px_u32)c0), _mm256_set_epi64x(3, 1, 2, 0));
   const __m256i four = _mm256_set1_epi64x(4);
-  _Static_assert(NB % (4 * FILL_H) == 0, "groups fill a block");
-  for (int j = 0; j < NB; j += 4 * FILL_H) {
-    __m256i x0[FILL_H], x1[FILL_H], x2[FILL_H], x3[FILL_H];
-    for (int h = 0; h < FILL_H; h++) {
+  _Static_assert(NB % (4 * FILL_PAIR_H) == 0, "groups fill a block");
+  for (int j = 0; j < NB; j += 4 * FILL_PAIR_H) {
+    __m256i x0[FILL_PAIR_H], x1[FILL_PAIR_H], x2[FILL_PAIR_H], x3[FILL_PAIR_H];
+    for (int h = 0; h < FILL_PAIR_H; h++) {
       /* rounds 1 and 2 */
       const __m256i p0 = _mm256_mul_epu32(c, m0);
       c = _mm256_add_epi64(c, four);
@@ -137,7 +140,7 @@ static void philox_pairs(const fill_plan *p, uint64_t c0, tkb_px_u32 *restrict r
     {
       /* round 3 */
       const __m256i k0 = _mm256_set1_epi64x((long long)p->ks[4]);
-      for (int h = 0; h < FILL_H; h++) {
+      for (int h = 0; h < FILL_PAIR_H; h++) {
         const __m256i a = _mm256_xor_si256(x1[h], k0);
         const __m256i p0 = _mm256_mul_epu32(x0[h], m0);
         const __m256i p1 = _mm256_mul_epu32(x2[h], m1);
@@ -147,11 +150,11 @@ static void philox_pairs(const fill_plan *p, uint64_t c0, tkb_px_u32 *restrict r
         x3[h] = p0;
       }
     }
-    __m256i s0[FILL_H]; /* round 9's hi(p0) | lo(p0) */
+    __m256i s0[FILL_PAIR_H]; /* round 9's hi(p0) | lo(p0) */
     for (int r = 3; r < 9; r++) {
       const __m256i k0 = _mm256_set1_epi64x((long long)p->ks[2 * r]);
       const __m256i k1 = _mm256_set1_epi64x((long long)p->ks[2 * r + 1]);
-      for (int h = 0; h < FILL_H; h++) {
+      for (int h = 0; h < FILL_PAIR_H; h++) {
         const __m256i a = _mm256_xor_si256(x1[h], k0), b = _mm256_xor_si256(x3[h], k1);
         const __m256i p0 = _mm256_mul_epu32(x0[h], m0);
         const __m256i p1 = _mm256_mul_epu32(x2[h], m1);
@@ -167,7 +170,7 @@ static void philox_pairs(const fill_plan *p, uint64_t c0, tkb_px_u32 *restrict r
        * x0 | x2 = (hi(p1) | hi(p0)) ^ (x1 | x3 of round 9) ^ (k0 | k1), where round 9's
        * x1 | x3 is lo(its p1) | lo(its p0), the latter the high half of s0 */
       const __m256i k01 = _mm256_set1_epi64x((long long)(p->ks[18] | p->ks[19] << 32));
-      for (int h = 0; h < FILL_H; h++) {
+      for (int h = 0; h < FILL_PAIR_H; h++) {
         const __m256i k = _mm256_xor_si256(_mm256_blend_epi32(x1[h], s0[h], 0xAA), k01);
         const __m256i p0 = _mm256_mul_epu32(x0[h], m0);
         const __m256i p1 = _mm256_mul_epu32(x2[h], m1);
@@ -243,8 +246,9 @@ static inline void v_sincos(__m256i x, __m256 *cv, __m256 *sv) {
    * kk + 2^30 (the cos sign) is bit 31 ^ bit 30 of kk */
   const __m256i sh = _mm256_slli_epi32(kk, 1);
   const __m256i sign = _mm256_set1_epi32((int)0x80000000u);
-  const __m256 swap = _mm256_castsi256_ps(sh);
-  const __m256 cs = _mm256_blendv_ps(c, s, swap), sn = _mm256_blendv_ps(s, c, swap);
+  const __m256 m = _mm256_castsi256_ps(_mm256_srai_epi32(sh, 31));
+  const __m256 d = _mm256_and_ps(_mm256_xor_ps(c, s), m);
+  const __m256 cs = _mm256_xor_ps(c, d), sn = _mm256_xor_ps(s, d);
   *cv = _mm256_xor_ps(cs, _mm256_castsi256_ps(_mm256_and_si256(_mm256_xor_si256(kk, sh), sign)));
   *sv = _mm256_xor_ps(sn, _mm256_castsi256_ps(_mm256_and_si256(kk, sign)));
 }
@@ -257,7 +261,13 @@ static inline __attribute__((always_inline)) void normal32_out(
   for (int i = 0; i < 2 * NB; i += 8) {
     __m256 cv, sv;
     v_sincos(_mm256_load_si256((const __m256i *)(const void *)(aw + i)), &cv, &sv);
+#if 0 // FILL4_FUSED
+    const __m256i w = _mm256_load_si256((const __m256i *)(const void *)(rr + i));
+    const __m256 v = _mm256_cvtepi32_ps(_mm256_add_epi32(_mm256_srli_epi32(w, 8), _mm256_set1_epi32(1)));
+    const __m256 r = v_sqrt(v_neg2log24(v));
+#else
     const __m256 r = _mm256_load_ps(rr + i);
+#endif
     __m256 zc = _mm256_mul_ps(r, cv), zs = _mm256_mul_ps(r, sv);
     if (affine) {
       zc = _mm256_fmadd_ps(zc, _mm256_set1_ps(sd), _mm256_set1_ps(mean));
@@ -273,13 +283,18 @@ static inline __attribute__((always_inline)) void normal32_out(
  * element order (fill_kernels.h's gen_f32 for the other variants). */
 static void fill_normal32_block(const fill_plan *p, uint64_t c0, float *restrict out) {
   _Alignas(64) tkb_px_u32 rw[2 * NB], aw[2 * NB];
-  _Alignas(64) float rr[2 * NB];
   philox_pairs(p, c0, rw, aw);
+#if 0 // FILL4_FUSED
+  const float *rr = (const float *)(const void *)rw;
+#else
+  _Alignas(64) float rr[2 * NB];
   for (int i = 0; i < 2 * NB; i += 8) {
     const __m256i w = _mm256_load_si256((const __m256i *)(const void *)(rw + i));
     const __m256 v = _mm256_cvtepi32_ps(_mm256_add_epi32(_mm256_srli_epi32(w, 8), _mm256_set1_epi32(1)));
-    _mm256_store_ps(rr + i, v_sqrt(v_neg2log24(v)));
+    _mm256_store_ps(rr + i, v_neg2log24(v));
   }
+  for (int i = 0; i < 2 * NB; i += 8) _mm256_store_ps(rr + i, v_sqrt(_mm256_load_ps(rr + i)));
+#endif
   if (p->affine)
     normal32_out(rr, aw, out, 1, p->std_f, p->mean_f);
   else
