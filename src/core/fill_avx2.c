@@ -224,7 +224,7 @@ static inline __m256 v_sqrt(__m256 y) {
 }
 
 /* cos -> *cv, sin -> *sv */
-static inline void v_sincos(__m256i x, __m256 *cv, __m256 *sv) {
+static inline void v_sincos_r(__m256i x, __m256 r, __m256 *zc, __m256 *zs) {
   const __m256i kk = _mm256_add_epi32(x, _mm256_set1_epi32(0x20000000));
   const __m256 t = _mm256_sub_ps(
       _mm256_castsi256_ps(_mm256_or_si256(
@@ -249,8 +249,10 @@ static inline void v_sincos(__m256i x, __m256 *cv, __m256 *sv) {
   const __m256 m = _mm256_castsi256_ps(_mm256_srai_epi32(sh, 31));
   const __m256 d = _mm256_and_ps(_mm256_xor_ps(c, s), m);
   const __m256 cs = _mm256_xor_ps(c, d), sn = _mm256_xor_ps(s, d);
-  *cv = _mm256_xor_ps(cs, _mm256_castsi256_ps(_mm256_and_si256(_mm256_xor_si256(kk, sh), sign)));
-  *sv = _mm256_xor_ps(sn, _mm256_castsi256_ps(_mm256_and_si256(kk, sign)));
+  const __m256 rs = _mm256_xor_ps(r, _mm256_castsi256_ps(_mm256_and_si256(kk, sign)));
+  const __m256 rc = _mm256_xor_ps(rs, _mm256_castsi256_ps(_mm256_and_si256(sh, sign)));
+  *zc = _mm256_mul_ps(rc, cs);
+  *zs = _mm256_mul_ps(rs, sn);
 }
 
 /* The last stage: sincos, the products, the affine map, and element order by one
@@ -259,16 +261,9 @@ static inline __attribute__((always_inline)) void normal32_out(
     const float *restrict rr, const tkb_px_u32 *restrict aw, float *restrict out,
     const int affine, const float sd, const float mean) {
   for (int i = 0; i < 2 * NB; i += 8) {
-    __m256 cv, sv;
-    v_sincos(_mm256_load_si256((const __m256i *)(const void *)(aw + i)), &cv, &sv);
-#if 0 // FILL4_FUSED
-    const __m256i w = _mm256_load_si256((const __m256i *)(const void *)(rr + i));
-    const __m256 v = _mm256_cvtepi32_ps(_mm256_add_epi32(_mm256_srli_epi32(w, 8), _mm256_set1_epi32(1)));
-    const __m256 r = v_sqrt(v_neg2log24(v));
-#else
-    const __m256 r = _mm256_load_ps(rr + i);
-#endif
-    __m256 zc = _mm256_mul_ps(r, cv), zs = _mm256_mul_ps(r, sv);
+    __m256 zc, zs;
+    v_sincos_r(_mm256_load_si256((const __m256i *)(const void *)(aw + i)),
+               v_sqrt(_mm256_load_ps(rr + i)), &zc, &zs);
     if (affine) {
       zc = _mm256_fmadd_ps(zc, _mm256_set1_ps(sd), _mm256_set1_ps(mean));
       zs = _mm256_fmadd_ps(zs, _mm256_set1_ps(sd), _mm256_set1_ps(mean));
@@ -293,7 +288,6 @@ static void fill_normal32_block(const fill_plan *p, uint64_t c0, float *restrict
     const __m256 v = _mm256_cvtepi32_ps(_mm256_add_epi32(_mm256_srli_epi32(w, 8), _mm256_set1_epi32(1)));
     _mm256_store_ps(rr + i, v_neg2log24(v));
   }
-  for (int i = 0; i < 2 * NB; i += 8) _mm256_store_ps(rr + i, v_sqrt(_mm256_load_ps(rr + i)));
 #endif
   if (p->affine)
     normal32_out(rr, aw, out, 1, p->std_f, p->mean_f);
