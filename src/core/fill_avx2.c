@@ -1,7 +1,8 @@
 /*
  * fill_avx2.c - the cpu fill's generators (fill_kernels.h) for AVX2 + FMA (compiled
  * with the instruction sets block's AVX2 flags, CMakeLists.txt): Philox on 4 counters
- * per register, the stages vectorized 8 floats wide.
+ * per register, the stages vectorized 8 floats wide; the float32 normal draw in
+ * intrinsics of its own (FILL_NORMAL32_BLOCK, below).
  */
 #define TKB_ISA_SUFFIX avx2
 #include "fill_kernels.h"
@@ -92,20 +93,24 @@ static void fill_n16_lookup(const tkb_px_u32 *restrict w, const uint16_t *restri
 
 /* ---- FILL_NORMAL32_BLOCK (fill_kernels.h): the float32 normal draw ----------------- */
 
-/* Philox for the block's counters with the words laid out for the Box-Muller stages, 4
- * counters (a group) at a time: the radius words of the group in rw as
- * [w0 w1 | w0 w1 | ...] by counter, the angle words in aw as [w2 w3 | ...], so that lane i
- * of rw pairs with lane i of aw. A 64-bit lane ends the last round as
- * [hi ^ x ^ k | lo] (the product's halves swapped, the xor's high half cleared): both
- * words of the lane without a repacking pass. The counters of a group sit in the lanes in
- * the order 0, 2, 1, 3, so that the last stage's unpacks give element order.
- * Counter c0 + j has the high word c0 >> 32 for the whole block (c0 is a multiple of NB),
- * which makes round 1's x0, x1 and round 2's M0 product the same for every counter of
- * the block: computed once per block, rounds 1-3 take 14 operations per group instead
- * of 24. */
-#ifndef FILL_PAIR_H
+/* Groups of 4 counters per iteration of philox_pairs: 2 filled a 1 MiB array (in cache,
+ * one thread) in 1.050-1.145 ns per value, 1 group in 1.106-1.203, 4 groups in
+ * 1.143-1.145 (three alternating runs each, the stages before sqrt joined sincos). */
 #define FILL_PAIR_H 2
-#endif
+
+/* Philox for the block's counters with the words laid out as the Box-Muller stages
+ * read them: per group of 4 counters, one register of radius words (each 64-bit lane
+ * [w0 | w2] of one counter) to rw and one of angle words ([w1 | w3]) to aw, so that
+ * 32-bit lane i of rw pairs with lane i of aw as gen_f32 pairs them (w0 with w1 for
+ * elements 4j, 4j + 1; w2 with w3 for 4j + 2, 4j + 3). The last round assembles the
+ * lanes with two blends instead of philox_block's repacking (a shuffle and a permute
+ * per 8 words), and the counters of a group sit in the lanes in the order 0, 2, 1, 3,
+ * so that the last stage's unpacks give element order without the 4 x 8 transpose
+ * (16 shuffles per 32 values) that gen_f32's element-order stores compile to.
+ * Counter c0 + j has the high word c0 >> 32 for the whole block (c0 is a multiple of
+ * NB, NB a divisor of 2^32), which makes round 1's x0 and x1 and round 2's M0 product
+ * the same for every counter of the block: computed once per block, rounds 1-3 take 14
+ * operations per group instead of 24. */
 static void philox_pairs(const fill_plan *p, uint64_t c0, tkb_px_u32 *restrict rw,
                          tkb_px_u32 *restrict aw) {
   const __m256i m0 = _mm256_set1_epi64x(TKB_PX_M0), m1 = _mm256_set1_epi64x(TKB_PX_M1);
@@ -184,8 +189,9 @@ static void philox_pairs(const fill_plan *p, uint64_t c0, tkb_px_u32 *restrict r
 }
 
 /* philox.h's tkb_px_neg2logf(v, -24), tkb_px_sqrtf and tkb_px_sincos_turnf on 8 lanes:
- * the same operations in the same order (the same bits); only integer steps that give
- * the same words differ (sincos's signs and swap from kk and kk << 1). */
+ * the same floating-point operations on the same operands in the same order (the same
+ * bits, test_cpu_isa); only the integer steps and the sign flips that give the same
+ * words are arranged otherwise (v_sincos_r). */
 static inline __m256 v_neg2log24(__m256 v) {
   const __m256i ix = _mm256_add_epi32(_mm256_castps_si256(v), _mm256_set1_epi32(0x3f800000 - 0x3f3504f3));
   const __m256 e = _mm256_cvtepi32_ps(
@@ -223,7 +229,13 @@ static inline __m256 v_sqrt(__m256 y) {
   return _mm256_fmadd_ps(d, h, g);
 }
 
-/* cos -> *cv, sin -> *sv */
+/* r cos and r sin of the angle words x (tkb_px_box_mullerf's products, r >= 0). The
+ * quadrant's swap by masks (an xor, an and and two xors; two vblendvps were 1 % slower),
+ * and the signs applied to r rather than to cos and sin: a product's sign is the xor of
+ * its factors' signs and its magnitude does not depend on them, so (r ^ S) c' = (r c')
+ * ^ S. The sin sign is bit 31 of kk, the cos sign bit 31 of kk + 2^30 = bit 31 ^ bit 30
+ * of kk: rs = r with the sin sign, rc = rs with bit 30 as a further sign, one operation
+ * fewer than a sign for each of cos and sin (1.117 against 1.131 ns per value). */
 static inline void v_sincos_r(__m256i x, __m256 r, __m256 *zc, __m256 *zs) {
   const __m256i kk = _mm256_add_epi32(x, _mm256_set1_epi32(0x20000000));
   const __m256 t = _mm256_sub_ps(
@@ -242,8 +254,7 @@ static inline void v_sincos_r(__m256i x, __m256 r, __m256 *zc, __m256 *zs) {
   cp = _mm256_fmadd_ps(cp, t2, _mm256_set1_ps(0.253669410943985f));
   cp = _mm256_fmadd_ps(cp, t2, _mm256_set1_ps(-1.2337005138397217f));
   const __m256 c = _mm256_fmadd_ps(t2, cp, _mm256_set1_ps(1.0f));
-  /* kk << 1: bit 30 (odd quadrant: swap) as the sign that blendv reads; bit 31 of
-   * kk + 2^30 (the cos sign) is bit 31 ^ bit 30 of kk */
+  /* sh = kk << 1: bit 30 of kk (odd quadrant: swap cos and sin) in the sign bit */
   const __m256i sh = _mm256_slli_epi32(kk, 1);
   const __m256i sign = _mm256_set1_epi32((int)0x80000000u);
   const __m256 m = _mm256_castsi256_ps(_mm256_srai_epi32(sh, 31));
@@ -255,8 +266,10 @@ static inline void v_sincos_r(__m256i x, __m256 r, __m256 *zc, __m256 *zs) {
   *zs = _mm256_mul_ps(rs, sn);
 }
 
-/* The last stage: sincos, the products, the affine map, and element order by one
- * unpack pair per 16 values (philox_pairs's lane order). */
+/* The last stage: sqrt, sincos, the products, the affine map, and element order by one
+ * unpack pair per 16 values (philox_pairs's lane order). sqrt's dependency chain runs
+ * beside sincos's here rather than in a loop of its own (0.904 against 0.915 ns per
+ * value). */
 static inline __attribute__((always_inline)) void normal32_out(
     const float *restrict rr, const tkb_px_u32 *restrict aw, float *restrict out,
     const int affine, const float sd, const float mean) {
@@ -273,22 +286,24 @@ static inline __attribute__((always_inline)) void normal32_out(
   }
 }
 
-/* The block of 4 NB float32 normals: Philox into register-shaped pairs, then -2 ln u
- * and sqrt in one loop over the radius words, then sincos and the products stored in
- * element order (fill_kernels.h's gen_f32 for the other variants). */
+/* The block of 4 NB float32 normals (gen_f32's values): philox_pairs, then -2 ln u over
+ * the radius words, then normal32_out into the destination. Stages, as gen_f32's, that
+ * keep each loop's dependency chain short enough for the out-of-order window: -2 ln u
+ * and sqrt in one loop (an 89-cycle chain per vector) were 6 % slower than in two
+ * (0.971 against 0.915 ns per value), though 3 % fewer instructions; all of Box-Muller in
+ * one loop 4 % slower (1.007 against 0.970); -2 ln u inside the Philox loop 10 % slower
+ * (1.003 against 0.915); sincos stored and multiplied in a loop of its own 2 % slower
+ * (0.921 against 0.904). Figures: single thread, 1 MiB array (in cache), best of
+ * 60-150 fills, alternating runs of the two builds. */
 static void fill_normal32_block(const fill_plan *p, uint64_t c0, float *restrict out) {
   _Alignas(64) tkb_px_u32 rw[2 * NB], aw[2 * NB];
-  philox_pairs(p, c0, rw, aw);
-#if 0 // FILL4_FUSED
-  const float *rr = (const float *)(const void *)rw;
-#else
   _Alignas(64) float rr[2 * NB];
+  philox_pairs(p, c0, rw, aw);
   for (int i = 0; i < 2 * NB; i += 8) {
     const __m256i w = _mm256_load_si256((const __m256i *)(const void *)(rw + i));
     const __m256 v = _mm256_cvtepi32_ps(_mm256_add_epi32(_mm256_srli_epi32(w, 8), _mm256_set1_epi32(1)));
     _mm256_store_ps(rr + i, v_neg2log24(v));
   }
-#endif
   if (p->affine)
     normal32_out(rr, aw, out, 1, p->std_f, p->mean_f);
   else
