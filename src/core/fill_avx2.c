@@ -95,7 +95,8 @@ static void fill_n16_lookup(const tkb_px_u32 *restrict w, const uint16_t *restri
 
 /* Groups of 4 counters per iteration of philox_pairs: 2 filled a 1 MiB array (in cache,
  * one thread) in 1.050-1.145 ns per value, 1 group in 1.106-1.203, 4 groups in
- * 1.143-1.145 (three alternating runs each, the stages before sqrt joined sincos). */
+ * 1.143-1.145 (three alternating runs each, measured with -2 ln u and sqrt still in
+ * one loop). */
 #define FILL_PAIR_H 2
 
 /* Philox for the block's counters with the words laid out as the Box-Muller stages
