@@ -20,6 +20,7 @@
 #include "tkbench.h"
 #include "check.h"
 #include "internal.h"
+#include "fill_kernels.h"
 
 #include <omp.h>
 #include <stdint.h>
@@ -150,6 +151,41 @@ static void test_fill(path *paths, int np) {
     }
   omp_set_num_threads(threads);
   printf("  fill: %d fills bit-identical to portable's, %d differ\n", same, differ);
+}
+
+/* The float32 block generators at counters no array of this machine's memory reaches
+ * (its fills start at counter 0): blocks whose counters' high word is not 0, and the
+ * blocks on either side of 2^32, where the avx2 normal draw's per-block constants
+ * (fill_avx2.c: the high word is one per block) change. Each path's block against
+ * portable's, bit for bit. */
+static void test_fill_high_counters(void) {
+  const uint64_t c0s[] = {0, (1ull << 32) - NB, 1ull << 32, (1ull << 32) + 5 * NB,
+                          (0x123456789ull << 7), UINT64_MAX - NB + 1};
+  const tkb_init inits[] = {{0}, TKB_INIT_NORMAL_(0.25, 3.0), TKB_INIT_UNIFORM_(-2, 3)};
+  const tkb_spec spec = TKB_SPEC(TKB_FLOAT32, 4 * NB);
+  tkb_array *a = NULL;
+  CHECK_OK(tkb_array_new(NULL, &spec, &a));
+  if (!a) return;
+  int same = 0, differ = 0;
+  _Alignas(64) float want[4 * NB], got[4 * NB];
+  for (size_t i = 0; i < TKB_ARRAY_LEN(inits); i++) {
+    fill_plan p;
+    CHECK_OK(tkb__make_fill_plan(a, &inits[i], 0x5eed + i, 3 + i, &p));
+    for (size_t c = 0; c < TKB_ARRAY_LEN(c0s); c++) {
+      TKB_ISA_PICK(tkb__fill_kernels, TKB__ISA_PORTABLE)->f32(&p, c0s[c], want);
+      for (int isa = 0; isa < TKB__ISA_COUNT; isa++) {
+        if (!tkb__isa_supported((tkb__isa)isa) || isa == TKB__ISA_PORTABLE) continue;
+        TKB_ISA_PICK(tkb__fill_kernels, (tkb__isa)isa)->f32(&p, c0s[c], got);
+        const bool ok = memcmp(got, want, sizeof want) == 0;
+        ok ? same++ : differ++;
+        CHECK_MSG(ok, "f32 block at counter %#llx, init %zu: path %s differs from portable",
+                  (unsigned long long)c0s[c], i, tkb__isa_name((tkb__isa)isa));
+      }
+    }
+  }
+  tkb_array_free(a);
+  printf("  fill blocks at high counters: %d bit-identical to portable's, %d differ\n", same,
+         differ);
 }
 
 static void test_convert(path *paths, int np) {
@@ -341,6 +377,7 @@ int main(void) {
   test_choice();
   /* each in one part (every one when the test is not split) */
   if (check_part_takes(0)) test_fill(paths, np);
+  if (check_part_takes(0)) test_fill_high_counters();
   if (check_part_takes(1)) test_convert(paths, np);
   if (check_part_takes(2)) test_bf16_specials(paths, np);
   test_entries(paths, np);

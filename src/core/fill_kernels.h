@@ -19,7 +19,8 @@
  * core to overlap iterations (fusing the stages into one loop was 20% slower). Storing
  * the last stage's products in element order, rather than interleaving them in a pass of
  * their own, saves 6% of the AVX2 fill's instructions (callgrind: 5.7 instead of 6.0 per
- * element outside Philox). Philox is written with intrinsics in the x86
+ * element outside Philox; fill_avx2.c's FILL_NORMAL32_BLOCK, which replaces gen_f32's
+ * normal draw there, goes further). Philox is written with intrinsics in the x86
  * variants: compilers turn the portable loop's 32x32->64 products into vpand + vpmullq
  * and a shift (AVX-512) or spill its 64-bit lanes (AVX2), where one vpmuludq and a
  * vpshufd per product do.
@@ -82,7 +83,15 @@ static void interleave4_f32(float *restrict out, const float *restrict v) {
   }
 }
 
+/* A variant may define FILL_NORMAL32_BLOCK(p, c0, out): the DRAW_NORMAL32 block with
+ * the same values, written its own way (fill_avx2.c). */
 static void gen_f32(const fill_plan *p, uint64_t c0, float *restrict out) {
+#ifdef FILL_NORMAL32_BLOCK
+  if (p->draw == DRAW_NORMAL32) {
+    FILL_NORMAL32_BLOCK(p, c0, out);
+    return;
+  }
+#endif
   _Alignas(64) tkb_px_u32 w[4 * NB];
   _Alignas(64) float r[2 * NB];
   philox_block(p, c0, w);
