@@ -9,6 +9,7 @@
  *     forward_res and forward_and_vjp, and on rows spanning several of the cpu impl's
  *     row blocks;
  *   - leading batch dims (vmap) equal to the flattened call; no rows, or K = 0;
+ *   - the cpu forward gives the same bits on 1, 2 and 3 threads;
  *   - bad shapes, dtypes and activations give errors naming both shapes;
  *   - the suite's entries exist under Tokamax's names and a cpu one runs.
  */
@@ -296,6 +297,39 @@ static void test_batch_dims(void) {
   tkb_array_free(w);
 }
 
+/* ---- the same bits on any number of threads ---- */
+
+/* 1600 rows at K = 128, N = 256: 8 row tiles of 200 by 256 gated columns (cpu.c,
+ * glu_tile_rows), which 3 threads share unevenly; K = 384 takes the narrow tiles. */
+static void test_threads(void) {
+  const tkb_dtype dts[] = {TKB_BFLOAT16, TKB_FLOAT32};
+  const int64_t ks[] = {128, 384};
+  for (size_t d = 0; d < 2; d++)
+    for (size_t k = 0; k < 2; k++) {
+      tkb_array *x = random_array(TKB_SPEC(dts[d], 1600, ks[k]), 21, 1.0);
+      tkb_array *w = random_array(TKB_SPEC(dts[d], ks[k], 2, 256), 22, 0.1);
+      tkb_arrays *one = NULL;
+      for (int t = 1; t <= 3; t++) {
+        tkb_set_num_threads(t);
+        tkb_arrays *got = run(&tkb_op_gated_linear_unit, x, w, "silu", TKB_MODE_FORWARD_RES);
+        if (t == 1) {
+          one = got;
+          continue;
+        }
+        for (size_t i = 0; one && got && i < tkb_arrays_count(one); i++)
+          CHECK_MSG(!memcmp(tkb_arrays_get(one, i)->data, tkb_arrays_get(got, i)->data,
+                            tkb_arrays_get(one, i)->nbytes),
+                    "%s K = %lld: output %zu on %d threads differs from 1 thread",
+                    tkb_dtype_name(dts[d]), (long long)ks[k], i, t);
+        tkb_arrays_free(got);
+      }
+      tkb_set_num_threads(0);
+      tkb_arrays_free(one);
+      tkb_array_free(x);
+      tkb_array_free(w);
+    }
+}
+
 /* ---- degenerate shapes: no rows, K = 0 ---- */
 
 static void test_degenerate(void) {
@@ -417,6 +451,7 @@ int main(void) {
   test_vjp_finite_differences();
   test_cpu_vs_reference();
   test_batch_dims();
+  test_threads();
   test_degenerate();
   test_errors();
   test_suite_entries();

@@ -2,8 +2,8 @@
  * cpu.c - gated_linear_unit, fast (tkb_op_gated_linear_unit). Same math as
  * reference.c (see gated_linear_unit.h), computed in float32 (float64 for float64 x):
  *
- *  - Forward (float32 math): tiles of GLU_TILE_ROWS rows by GLU_TILE_COLS gated
- *    columns, each one single-threaded sgemm of x's rows by the tile's g and p columns
+ *  - Forward (float32 math): tiles of GLU_TILE_ROWS rows by 128 or 256 gated columns
+ *    (glu_tile_cols), each one single-threaded sgemm of x's rows by the tile's g and p columns
  *    of W ([rows, K] x [K, 2 cols]) followed at once by the activation, gating and
  *    rounding of its result while it is in L2. The tiles run on the ops' helper team
  *    (ops/common/ops_team.h), OpenBLAS kept single-threaded on each thread, so every
@@ -45,17 +45,28 @@
 #define GLU_BLOCK_BYTES ((int64_t)4 << 20)
 /* Fewest rows per block: below this the products lose efficiency. */
 #define GLU_MIN_BLOCK_ROWS 64
-/* The forward's tiles: GLU_TILE_ROWS rows of x by GLU_TILE_COLS gated columns (their
- * g and p columns, one [rows, 2 cols] product), so that a tile's product result
- * (256 KiB) stays in L2 for the gating that follows it, and the smallest cpu spec still
- * has a dozen tiles to spread over the threads. Measured on the 2-core Xeon, % of
+/* The forward's tiles: up to GLU_TILE_ROWS rows of x (glu_tile_rows) by GLU_TILE_COLS or
+ * GLU_TILE_COLS_WIDE gated columns (their g and p columns, one [rows, 2 cols] product),
+ * so that a tile's
+ * product result stays in L2 for the gating that follows it, and the smallest cpu spec
+ * still has a dozen tiles to spread over the threads. Measured on the 2-core Xeon, % of
  * sgemm in bench_matmul_ops at K = 128, avx512 / avx2: 256 x 128 88-91 / 82-88,
- * 128 x 256 87-91 / 80-87, 128 x 128 82-86 / 75-81. Fixed, never a function of the
- * thread count: every tile is the same product whichever thread runs it, so the
- * results are the same bits for any number of threads. */
+ * 128 x 256 87-91 / 80-87, 128 x 128 82-86 / 75-81. Each tile repacks its rows of x
+ * and its panel of W for OpenBLAS (sgemm_itcopy and sgemm_oncopy, 10 % of the samples
+ * of a bfloat16 forward at K = 128) and clears its product (sgemm_beta, 3 %): wider
+ * tiles pack x's rows half as often. glu_tile_cols takes the wide one where a tile's
+ * working set still fits GLU_TILE_L2_BYTES. The tiling is a function of the shape,
+ * never of the thread count: every tile is the same product whichever thread runs it,
+ * so the results are the same bits for any number of threads. */
 #define GLU_TILE_ROWS 256
+#define GLU_TILE_MIN_ROWS 32
 #define GLU_TILE_COLS 128
-/* Largest widened panel of W ([K, 2 GLU_TILE_COLS] float32) that a tile widens for
+#define GLU_TILE_COLS_WIDE 256
+/* The most bytes of a tile's working set (glu_tile_cols) for the wide tiles: at 1 MiB
+ * the K = 128 specs take them (0.92 MiB) and the K = 384 and 768 ones (1.8 MiB, where
+ * they ran 1.03-1.07x the time of the narrow ones) do not. */
+#define GLU_TILE_L2_BYTES ((int64_t)1 << 20)
+/* Largest widened panel of W ([K, 2 cols] float32) that a tile widens for
  * itself, into its thread's scratch, when it is the panel's only tile (all rows in one
  * tile: the 96- and 64-row specs): the panel then goes from the widening to the
  * product through L2, where the shared widened W (K x 2N float32, 4.5 MiB at K = 384,
@@ -76,6 +87,7 @@ typedef struct glu_cpu_ws {
   int64_t mbf;    /* rows per block of the forward: only x's widened rows are per row */
   int threads;    /* the forward's team (ops_team.h), its scratch sized for it */
   bool own_panels; /* the forward's tiles widen their own panels of W (one row tile) */
+  int64_t tc;      /* the forward's gated columns per tile (glu_tile_cols) */
   int64_t tile_floats; /* one thread's scratch in ->tile */
   _Atomic int64_t *ready; /* the forward's widening, per W panel then per x row tile:
                              0 to do, 1 under way, 2 done */
@@ -88,8 +100,8 @@ typedef struct glu_cpu_ws {
   float *dyf;     /* [mb, 2N] dy block */
   float *of;      /* [mb, N] the vjp's dout block */
   float *dxf;     /* [mb, K] dx block (narrow x only) */
-  float *tile;    /* per thread: [GLU_TILE_ROWS, 2 GLU_TILE_COLS] product, [GLU_TILE_COLS]
-                     gated row and, with own_panels, [K, 2 GLU_TILE_COLS] panel of W */
+  float *tile;    /* per thread: [GLU_TILE_ROWS, 2 tc] product, [tc] gated row and, with
+                     own_panels, [K, 2 tc] panel of W */
   /* float64 math */
   double *yd;     /* [mb, 2N] */
   double *dyd;    /* [mb, 2N] */
@@ -100,6 +112,37 @@ static void cpu_release(void *state) {
   if (!ws) return;
   ops_workspace_free(&ws->mem);
   free(ws);
+}
+
+/* Whether the forward's tiles widen their own panels of W, tc gated columns wide: where
+ * all rows are one tile (the panel then has that one reader). */
+static bool glu_own_panels(bool narrow, int64_t R, int64_t K, int64_t tc) {
+  return narrow && R <= GLU_TILE_ROWS && K * 2 * tc * 4 <= GLU_OWN_PANEL_BYTES;
+}
+
+/* The forward's gated columns per tile: GLU_TILE_COLS_WIDE where a tile's working set
+ * at that width fits GLU_TILE_L2_BYTES: its product [rows, 2 tc], its rows of x and its
+ * panel of W as OpenBLAS packs them, and a widened panel of its own where it has one. */
+static int64_t glu_tile_cols(bool narrow, int64_t R, int64_t K) {
+  const int64_t tc = GLU_TILE_COLS_WIDE, rows = ops_min64(R, GLU_TILE_ROWS);
+  const int64_t floats = rows * 2 * tc + rows * K + K * 2 * tc +
+                         (glu_own_panels(narrow, R, K, tc) ? K * 2 * tc : 0);
+  return floats * 4 <= GLU_TILE_L2_BYTES ? tc : GLU_TILE_COLS;
+}
+
+/* Rows per tile in a block of m rows, ctiles tiles across: at most GLU_TILE_ROWS, as
+ * even as they can be, in one row tile more where that makes the count of items even
+ * (with tiles of GLU_TILE_MIN_ROWS or more). Items are claimed one at a time in order,
+ * so an odd count leaves a thread of 2 idle at the end of the call: 1920 rows in tiles
+ * of 256 (7.5 tiles, one column of them) for half a tile, 1600 rows (6.25) for a
+ * quarter; 8 tiles of 240 and of 200 rows do not. A function of the shape alone, never
+ * of the thread count: OpenBLAS's sums depend on how the rows are cut (tiles of other
+ * heights gave other bits), and the results must be the same bits on any number of
+ * threads (test_gated_linear_unit compares 1, 2 and 3). */
+static int64_t glu_tile_rows(int64_t m, int64_t ctiles) {
+  int64_t n = (m + GLU_TILE_ROWS - 1) / GLU_TILE_ROWS;
+  if (n * ctiles % 2 == 1 && m / (n + 1) >= GLU_TILE_MIN_ROWS) n++;
+  return n > 0 ? (m + n - 1) / n : GLU_TILE_ROWS;
 }
 
 static tkb_status cpu_prepare(const tkb_args *a, void **state) {
@@ -126,11 +169,11 @@ static tkb_status cpu_prepare(const tkb_args *a, void **state) {
   int threads = tkb_get_num_threads();
   if (threads < 1) threads = 1;
   if (threads > OPS_TEAM_MAX) threads = OPS_TEAM_MAX;
-  const bool own_panels = narrow && R <= GLU_TILE_ROWS &&
-                          K * 2 * GLU_TILE_COLS * 4 <= GLU_OWN_PANEL_BYTES;
-  const int64_t tile_floats = GLU_TILE_ROWS * 2 * GLU_TILE_COLS + GLU_TILE_COLS +
-                              (own_panels ? K * 2 * GLU_TILE_COLS : 0);
-  const int64_t n_ready = (N + GLU_TILE_COLS - 1) / GLU_TILE_COLS + (mbf + GLU_TILE_ROWS - 1) / GLU_TILE_ROWS;
+  const int64_t tc = glu_tile_cols(narrow, R, K);
+  const bool own_panels = glu_own_panels(narrow, R, K, tc);
+  const int64_t tile_floats = GLU_TILE_ROWS * 2 * tc + tc + (own_panels ? K * 2 * tc : 0);
+  /* W's panels, then x's row tiles (glu_tile_rows: one more at most) */
+  const int64_t n_ready = (N + tc - 1) / tc + (mbf + GLU_TILE_ROWS - 1) / GLU_TILE_ROWS + 1;
   /* the vjp's workspaces only when the mode has a vjp (peak memory counts them) */
   const bool vjp = ops_mode_has_vjp(a->mode);
   size_t sizes[11] = {0};
@@ -157,6 +200,7 @@ static tkb_status cpu_prepare(const tkb_args *a, void **state) {
   ws->mbf = mbf;
   ws->threads = threads;
   ws->own_panels = own_panels;
+  ws->tc = tc;
   ws->tile_floats = tile_floats;
   st = ops_workspace_alloc(&ws->mem, a->device, 11, sizes, piece);
   if (st != TKB_OK) {
@@ -197,6 +241,7 @@ typedef struct glu_fwd_job {
   const tkb_array *x, *w;
   tkb_array *out, *y_out;
   int64_t r0, m;          /* the block: rows [r0, r0 + m) */
+  int64_t tr;             /* rows per tile (glu_tile_rows) */
   int64_t rtiles, ctiles;
 } glu_fwd_job;
 
@@ -212,16 +257,16 @@ static bool glu_claim(_Atomic int64_t *ready) {
 }
 
 /* Panel j of the widened W: its K rows of [g columns, p columns] for the gated columns
- * [j GLU_TILE_COLS, + nj), contiguous, so a tile's product is one sgemm over both. */
+ * [j tc, + nj), contiguous, so a tile's product is one sgemm over both. */
 static float *glu_panel(const glu_fwd_job *j, int64_t jb) {
-  return j->ws->wf + jb * GLU_TILE_COLS * 2 * j->p->k;
+  return j->ws->wf + jb * j->ws->tc * 2 * j->p->k;
 }
 
 /* dst = panel jb of W widened: dst[k][c] = W[k][0][n0 + c], dst[k][nj + c] = W[k][1][n0 + c]. */
 static void glu_widen_panel(const glu_fwd_job *j, int64_t jb, float *dst) {
   const int64_t K = j->p->k, N = j->p->n, N2 = 2 * N;
   const size_t es = tkb_dtype_size(j->p->x.dtype);
-  const int64_t n0 = jb * GLU_TILE_COLS, nj = ops_min64(GLU_TILE_COLS, N - n0);
+  const int64_t n0 = jb * j->ws->tc, nj = ops_min64(j->ws->tc, N - n0);
   for (int64_t k = 0; k < K; k++) {
     /* a panel row is two short runs 2N elements apart, which the hardware prefetchers
      * miss: asked for GLU_PANEL_PREFETCH rows ahead */
@@ -242,11 +287,11 @@ static void glu_fwd_item(void *ctx, int64_t item, int thread) {
   const size_t es = tkb_dtype_size(dt);
   const bool f32 = dt == TKB_FLOAT32;
   const int64_t rt = item / j->ctiles, ct = item % j->ctiles;
-  const int64_t a = rt * GLU_TILE_ROWS, mt = ops_min64(GLU_TILE_ROWS, j->m - a);
-  const int64_t n0 = ct * GLU_TILE_COLS, nj = ops_min64(GLU_TILE_COLS, N - n0);
+  const int64_t a = rt * j->tr, mt = ops_min64(j->tr, j->m - a);
+  const int64_t tc = j->ws->tc, n0 = ct * tc, nj = ops_min64(tc, N - n0);
   const int64_t row = j->r0 + a; /* the tile's first row of x, out and y */
   float *tmp = j->ws->tile + (int64_t)thread * j->ws->tile_floats;
-  float *orow = tmp + GLU_TILE_ROWS * 2 * GLU_TILE_COLS;
+  float *orow = tmp + GLU_TILE_ROWS * 2 * tc;
   /* y's g and p columns of the tile: G[r * ldy + c], P[r * ldy + c], r < mt, c < nj */
   const float *G, *P;
   int64_t ldy;
@@ -272,7 +317,7 @@ static void glu_fwd_item(void *ctx, int64_t item, int thread) {
     }
     const float *B = glu_panel(j, ct);
     if (j->ws->own_panels) {
-      float *own = orow + GLU_TILE_COLS;
+      float *own = orow + tc;
       glu_widen_panel(j, ct, own);
       B = own;
     } else if (glu_claim(wr)) {
@@ -288,11 +333,15 @@ static void glu_fwd_item(void *ctx, int64_t item, int thread) {
         j->round(P + r * ldy, OPS_AT(j->y_out, (row + r) * N2 + N + n0, es), (size_t)nj);
       }
   }
-  /* out[r][n] = act(g) * p, rounded to x's dtype row by row from L1 */
+  /* out[r][n] = act(g) * p, rounded to x's dtype row by row (bfloat16 in registers,
+   * float16 from L1) */
   for (int64_t r = 0; r < mt; r++) {
     if (f32) {
       j->gk->gate(p->act, G + r * ldy, P + r * ldy, (float *)j->out->data + (row + r) * N + n0,
                   nj);
+    } else if (dt == TKB_BFLOAT16) {
+      j->gk->gate_bf16(p->act, G + r * ldy, P + r * ldy,
+                       (uint16_t *)OPS_AT(j->out, (row + r) * N + n0, es), nj);
     } else {
       j->gk->gate(p->act, G + r * ldy, P + r * ldy, orow, nj);
       j->round(orow, OPS_AT(j->out, (row + r) * N + n0, es), (size_t)nj);
@@ -319,11 +368,12 @@ static void forward_f32(const glu_plan *p, glu_cpu_ws *ws, const tkb_array *x,
                    .widen = f32 ? NULL : cv->fn[dt][TKB_FLOAT32],
                    .round = f32 ? NULL : cv->fn[TKB_FLOAT32][dt],
                    .x = x, .w = w, .out = out, .y_out = y_out,
-                   .ctiles = (N + GLU_TILE_COLS - 1) / GLU_TILE_COLS};
+                   .ctiles = (N + ws->tc - 1) / ws->tc};
   for (int64_t r0 = 0; r0 < R; r0 += ws->mbf) {
     j.r0 = r0;
     j.m = R - r0 < ws->mbf ? R - r0 : ws->mbf;
-    j.rtiles = (j.m + GLU_TILE_ROWS - 1) / GLU_TILE_ROWS;
+    j.tr = glu_tile_rows(j.m, j.ctiles);
+    j.rtiles = (j.m + j.tr - 1) / j.tr;
     if (!f32) /* W's panels once per call, x's rows once per block */
       for (int64_t i = r0 == 0 ? 0 : j.ctiles; i < j.ctiles + j.rtiles; i++)
         atomic_store_explicit(&ws->ready[i], 0, memory_order_relaxed);

@@ -2,24 +2,30 @@
  * gate_kernels.h - gated_linear_unit's float32 activation and gating (cpu.c runs them on
  * each block of the product while it is in cache):
  *   gate       out[i] = act(g[i]) * p[i]
+ *   gate_bf16  the same rounded to bfloat16 as tkb_convert rounds (the forward of
+ *              bfloat16 x writes its output this way, with no float32 row between)
  *   gate_vjp   dg[i] = d[i] p[i] act'(g[i]),  dp[i] = d[i] act(g[i])
  * Written once and compiled once per instruction set: gate_portable.c, gate_avx2.c and
  * gate_avx512.c define TKB_ISA_SUFFIX and include this file with GLU_GATE_KERNELS_BODY
  * defined; the loops vectorize for the file's ISA and become its table,
  * tkb__glu_gate_kernels_<isa>, which cpu.c picks by tkb__cpu_isa(). A variant may
  * define GLU_SIG_ROW(silu, g, p, out, n) first: its own forward row for silu and sigmoid
- * (gate_avx2.c, gate_avx512.c).
+ * (gate_avx2.c, gate_avx512.c), and GLU_SIG_ROW_BF16(silu, g, p, out, n), the same row
+ * rounded to bfloat16 in registers (gate_avx2.c).
  */
 #ifndef TKB_OP_GLU_GATE_KERNELS_H
 #define TKB_OP_GLU_GATE_KERNELS_H
 
 #include "../common/vec_math.h"
+#include "dtype_convert.h"
 #include "gated_linear_unit.h"
 #include "internal.h"
 
 typedef struct glu_gate_kernels {
   void (*gate)(glu_activation act, const float *restrict g, const float *restrict p,
                float *restrict out, int64_t n);
+  void (*gate_bf16)(glu_activation act, const float *restrict g, const float *restrict p,
+                    uint16_t *restrict out, int64_t n);
   void (*gate_vjp)(glu_activation act, const float *restrict g, const float *restrict p,
                    const float *restrict d, float *restrict dg, float *restrict dp, int64_t n);
 } glu_gate_kernels;
@@ -78,6 +84,27 @@ static void gate(glu_activation act, const float *restrict g, const float *restr
   }
 }
 
+/* Floats per chunk of gate_bf16's float32 row (on the stack, in L1). */
+#define GLU_BF16_CHUNK 256
+
+/* out[i] = bfloat16(act(g[i]) * p[i]), i < n: the variant's own row for silu and
+ * sigmoid where it has one, else gate's row in chunks, each rounded from L1. */
+static void gate_bf16(glu_activation act, const float *restrict g, const float *restrict p,
+                      uint16_t *restrict out, int64_t n) {
+#ifdef GLU_SIG_ROW_BF16
+  if (act == GLU_ACT_SILU || act == GLU_ACT_SIGMOID) {
+    GLU_SIG_ROW_BF16(act == GLU_ACT_SILU, g, p, out, n);
+    return;
+  }
+#endif
+  float row[GLU_BF16_CHUNK];
+  for (int64_t i = 0; i < n; i += GLU_BF16_CHUNK) {
+    const int64_t m = n - i < GLU_BF16_CHUNK ? n - i : GLU_BF16_CHUNK;
+    gate(act, g + i, p + i, row, m);
+    for (int64_t j = 0; j < m; j++) out[i + j] = tkb_cvt_f32_to_bf16(row[j]);
+  }
+}
+
 /* dg[i] = d[i] p[i] act'(g[i]),  dp[i] = d[i] act(g[i]),  i < n. */
 static void gate_vjp(glu_activation act, const float *restrict g, const float *restrict p,
                          const float *restrict d, float *restrict dg, float *restrict dp,
@@ -123,7 +150,7 @@ static void gate_vjp(glu_activation act, const float *restrict g, const float *r
   }
 }
 
-const glu_gate_kernels TKB_ISA_NAME(tkb__glu_gate_kernels) = {.gate = gate,
-                                                              .gate_vjp = gate_vjp};
+const glu_gate_kernels TKB_ISA_NAME(tkb__glu_gate_kernels) = {
+    .gate = gate, .gate_bf16 = gate_bf16, .gate_vjp = gate_vjp};
 
 #endif /* GLU_GATE_KERNELS_BODY */

@@ -1,7 +1,7 @@
 /*
  * cpu_portable.c - normalization's cpu passes (cpu_forward.h, cpu_vjp.h) for any CPU:
- * the loops as the compiler vectorizes them for the build's baseline, bfloat16 rows
- * rounded by the plain-C loop below, y stored through the cache.
+ * the loops as the compiler vectorizes them for the build's baseline, bfloat16 rows and
+ * lanes rounded by the plain-C loops below, y stored through the cache.
  */
 #include "dtype_convert.h"
 #include "norm_cpu.h"
@@ -57,9 +57,52 @@ static inline int64_t norm_bf16_out(const uint16_t *x, uint16_t *y, int64_t n, i
 
 #define TKB_ISA_SUFFIX portable
 
+/* One row of a lanes block (axis not last) rounded as norm_bf16_row_out rounds a row:
+ * with no NaN case, and the row again by tkb_cvt_f32_to_bf16 where it has a NaN. The
+ * generic loop's selects held the portable bfloat16 forward along axis 0 at 0.30 of
+ * the copy beyond the LLC (bench_normalization, x86-64-v2). */
+static inline __attribute__((always_inline)) void norm_bf16_lanes_row(
+    const uint16_t *restrict x, uint16_t *restrict y, int64_t c, const float *mean,
+    const float *rstd, float s, float o, const bool has_scale, const bool has_offset) {
+  int nan = 0;
+  NORM_SIMD for (int64_t k = 0; k < c; k++) {
+    float v = (tkb_cvt_bf16_to_f32(x[k]) - mean[k]) * rstd[k];
+    if (has_scale) v = v * s;
+    if (has_offset) v = v + o;
+    nan |= v != v;
+    uint32_t u;
+    memcpy(&u, &v, sizeof u);
+    y[k] = (uint16_t)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+  }
+  if (nan) {
+    for (int64_t k = 0; k < c; k++) {
+      float v = (tkb_cvt_bf16_to_f32(x[k]) - mean[k]) * rstd[k];
+      if (has_scale) v = v * s;
+      if (has_offset) v = v + o;
+      y[k] = tkb_cvt_f32_to_bf16(v);
+    }
+  }
+}
+
+/* NORM_BF16_LANES_OUT (cpu_forward.h): the whole row. */
+static inline int64_t norm_bf16_lanes_out(const uint16_t *x, uint16_t *y, int64_t c,
+                                          const float *mean, const float *rstd,
+                                          bool has_scale, float s, bool has_offset, float o) {
+  if (has_scale && has_offset)
+    norm_bf16_lanes_row(x, y, c, mean, rstd, s, o, true, true);
+  else if (has_scale)
+    norm_bf16_lanes_row(x, y, c, mean, rstd, s, o, true, false);
+  else if (has_offset)
+    norm_bf16_lanes_row(x, y, c, mean, rstd, s, o, false, true);
+  else
+    norm_bf16_lanes_row(x, y, c, mean, rstd, s, o, false, false);
+  return c;
+}
+
 #define NORM_BF16_OUT(x, y, n, nr, mean, rstd, scale, offset, nt) \
   norm_bf16_out(x, y, n, nr, mean, rstd, scale, offset)
-#define NORM_BF16_LANES_OUT(x, y, c, mean, rstd, hs, s, ho, o, nt) ((int64_t)0)
+#define NORM_BF16_LANES_OUT(x, y, c, mean, rstd, hs, s, ho, o, nt) \
+  norm_bf16_lanes_out(x, y, c, mean, rstd, hs, s, ho, o)
 #define NORM_LANES_NT 0
 #define NORM_SFENCE() ((void)0)
 
