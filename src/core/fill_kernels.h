@@ -84,10 +84,11 @@ static void interleave4_f32(float *restrict out, const float *restrict v) {
 }
 
 /* A variant may define FILL_NORMAL32_BLOCK(p, c0, out): the DRAW_NORMAL32 block with
- * the same values, written its own way (fill_avx2.c). */
+ * the same values, written its own way (fill_avx2.c), for a c0 that is a multiple of NB
+ * (random.c's blocks all are; the variant takes the block's high counter word as one). */
 static void gen_f32(const fill_plan *p, uint64_t c0, float *restrict out) {
 #ifdef FILL_NORMAL32_BLOCK
-  if (p->draw == DRAW_NORMAL32) {
+  if (p->draw == DRAW_NORMAL32 && c0 % NB == 0) {
     FILL_NORMAL32_BLOCK(p, c0, out);
     return;
   }
