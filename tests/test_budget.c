@@ -93,8 +93,39 @@ static void on_done(void *user, size_t k, size_t n, const tkb__result *r) {
   s->n++;
 }
 
+/* One budgeted run of the noisy entry and the steady ones (registered by test_run):
+ * checks what holds on any machine, and returns whether every steady entry converged in
+ * the first pass, the premise of the second-pass check (then made in *out). */
+static bool run_once(const size_t *idx, tkb__budget_outcome *out) {
+  seen s = {0};
+  tkb__runner runner = {.bench = {.stop = "ci", .experiments = 1}, .on_done = on_done, .user = &s};
+  const double budget_s = 14;
+  const int64_t t0 = tkb__now_ns();
+  tkb__run_count c = tkb__run_budgeted(&runner, idx, STEADY + 1, budget_s, out);
+  const double took = (double)(tkb__now_ns() - t0) / 1e9;
+  /* the entries' setup is outside their shares; a loaded machine adds its delays */
+  CHECK_MSG(took < budget_s + 3, "a %g s budget took %.2f s", budget_s, took);
+  CHECK(c.done == STEADY + 1 && c.failed == 0 && !c.interrupted && s.n == STEADY + 1 && out->budget_s == budget_s);
+  /* the converged results come first, as they finish; the unconverged after the second
+   * pass, among them the noisy one */
+  int first_unconverged = s.n, noisy_at = -1, steady_converged = 0;
+  for (int i = 0; i < s.n && i <= STEADY; i++) {
+    if (!s.converged[i] && first_unconverged == s.n) first_unconverged = i;
+    CHECK_MSG(s.converged[i] || i >= first_unconverged, "%s converged after an unconverged one", s.names[i]);
+    if (!strcmp(s.names[i], "budget_noisy_forward_c")) noisy_at = i;
+    else steady_converged += s.converged[i];
+  }
+  CHECK_MSG(noisy_at >= 0 && !s.converged[noisy_at], "the noisy entry: at %d, converged %d", noisy_at,
+            noisy_at >= 0 && s.converged[noisy_at]);
+  return steady_converged == STEADY;
+}
+
 /* The noisy entry first, then the steady ones: they converge in part of their shares,
- * so the first pass leaves time for a second one on the noisy entry. */
+ * so the first pass leaves time for a second one on the noisy entry. On a machine too
+ * busy for the steady loops to converge to +-1 % they take their whole shares, and
+ * then no entry can have twice its first share in the second pass, which by design
+ * passes them over: the run is tried once more, and the second-pass check is made on a
+ * run whose premise held (it says so when none did). */
 static void test_run(void) {
   size_t idx[STEADY + 1];
   CHECK_OK(tkb_register_function("budget_noisy", noisy, NULL, 0, 0));
@@ -106,28 +137,18 @@ static void test_run(void) {
     snprintf(name, sizeof name, "budget_steady_%d_forward_c", i);
     CHECK_OK(tkb_registry_find(name, &idx[i + 1]));
   }
-  seen s = {0};
-  tkb__runner runner = {.bench = {.stop = "ci", .experiments = 1}, .on_done = on_done, .user = &s};
-  tkb__budget_outcome out;
-  const double budget_s = 14;
-  const int64_t t0 = tkb__now_ns();
-  tkb__run_count c = tkb__run_budgeted(&runner, idx, STEADY + 1, budget_s, &out);
-  const double took = (double)(tkb__now_ns() - t0) / 1e9;
-  /* the entries' setup is outside their shares; a loaded machine adds its delays */
-  CHECK_MSG(took < budget_s + 3, "a %g s budget took %.2f s", budget_s, took);
-  CHECK(c.done == STEADY + 1 && c.failed == 0 && !c.interrupted && s.n == STEADY + 1 && out.budget_s == budget_s);
-  /* the converged results come first, as they finish; the unconverged after the second
-   * pass, among them the noisy one */
-  int first_unconverged = s.n, noisy_at = -1;
-  for (int i = 0; i < s.n && i <= STEADY; i++) {
-    if (!s.converged[i] && first_unconverged == s.n) first_unconverged = i;
-    CHECK_MSG(s.converged[i] || i >= first_unconverged, "%s converged after an unconverged one", s.names[i]);
-    if (!strcmp(s.names[i], "budget_noisy_forward_c")) noisy_at = i;
+  for (int attempt = 1; attempt <= 2; attempt++) {
+    tkb__budget_outcome out;
+    if (run_once(idx, &out)) {
+      CHECK_MSG(out.second_pass >= 1 && out.narrowed <= out.second_pass,
+                "second pass: %zu entries, %zu narrowed", out.second_pass, out.narrowed);
+      return;
+    }
+    printf("  attempt %d: a steady entry did not converge to +-1%% (a busy machine)%s\n", attempt,
+           attempt == 1 ? ": once more" : "");
   }
-  CHECK_MSG(noisy_at >= 0 && !s.converged[noisy_at], "the noisy entry: at %d, converged %d", noisy_at,
-            noisy_at >= 0 && s.converged[noisy_at]);
-  CHECK_MSG(out.second_pass >= 1 && out.narrowed <= out.second_pass, "second pass: %zu entries, %zu narrowed",
-            out.second_pass, out.narrowed);
+  printf("test_budget: SKIPPED (part): the second pass's check: the steady entries did not "
+         "converge in either run\n");
 }
 
 int main(void) {
