@@ -18,6 +18,7 @@ if ${CC:-cc} -shared -fPIC -I"$REPO/include" "$HERE/gbench/keys_plugin.c" -o "$T
 then pass; else fail "cannot build gbench/keys_plugin.c: $(cat "$CAP/err")"; finish; exit; fi
 expect 1 "keys_fail_forward_c" "$TKBENCH" --benchmark_filter='^keys_' --load "$TMP/keys.so" \
   --benchmark_repetitions=2 --benchmark_min_time=3x --benchmark_out="$TMP/tkbench.json"
+cp "$CAP/out" "$TMP/tkbench.out"; cp "$CAP/err" "$TMP/tkbench.err"
 
 # Google Benchmark's side: a fresh run where it can be built, and the stored one always
 gbench_jsons=("$STORED")
@@ -102,5 +103,16 @@ sys.exit(1 if missing else 0)
 PY
 rc=$?
 cat "$CAP/diff"
-if [ $rc -eq 0 ]; then pass; else fail "a key Google Benchmark writes is missing from tkbench's JSON"; fi
+if [ $rc -eq 0 ]; then
+  pass
+else
+  # what tkbench's run said and wrote, so that a failure seen once can be read
+  echo "tkbench's rows (name, run_type, error, skipped):"
+  python3 -c 'import json, sys
+for r in json.load(open(sys.argv[1])).get("benchmarks", []):
+    print("  ", r.get("name"), r.get("run_type"), r.get("error_message", ""), r.get("skipped", ""))' \
+    "$TMP/tkbench.json" 2>&1
+  echo "tkbench's output:"; cat "$TMP/tkbench.out" "$TMP/tkbench.err"
+  fail "a key Google Benchmark writes is missing from tkbench's JSON"
+fi
 finish
