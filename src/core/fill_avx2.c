@@ -197,38 +197,31 @@ static void fill_n16_lookup(const tkb_px_u32 *restrict w, const uint16_t *restri
  * (16 shuffles per 32 values) that gen_f32's element-order stores compile to.
  * Counter c0 + j has the high word c0 >> 32 for the whole block (c0 is a multiple of
  * NB, NB a divisor of 2^32), which makes round 1's x0 and x1 and round 2's M0 product
- * the same for every counter of the block: computed once per block, rounds 1-3 take 14
+ * the same for every counter of the block (fill_kernels.h's fill_px_head): computed once
+ * per block, and round 1's product of the counter stepped by an add, rounds 1-3 take 13
  * operations per group instead of 24. */
 static void philox_pairs(const fill_plan *p, uint64_t c0, tkb_px_u32 *restrict rw,
                          tkb_px_u32 *restrict aw) {
   const __m256i m0 = _mm256_set1_epi64x(TKB_PX_M0), m1 = _mm256_set1_epi64x(TKB_PX_M1);
-  const tkb_px_u32 hw = (tkb_px_u32)(c0 >> 32);
-  /* round 1: x0 = hi(M1 s0) ^ hw ^ k0, x1 = lo(M1 s0) (y0, y1 below), x2 = hi(M0 c) ^ s1
-   * ^ k1, x3 = lo(M0 c); round 2: x0 = hi(M1 x2) ^ y1 ^ k0', x1 = lo(M1 x2),
-   * x2 = hi(M0 y0) ^ x3 ^ k1', x3 = lo(M0 y0); round 3's x3 ^ k1'' is then a constant */
-  const tkb_px_u64 q1 = (tkb_px_u64)TKB_PX_M1 * p->s0;
-  const tkb_px_u32 y0 = (tkb_px_u32)(q1 >> 32) ^ hw ^ (tkb_px_u32)p->ks[0];
-  const tkb_px_u32 y1 = (tkb_px_u32)q1;
-  const tkb_px_u64 q0 = (tkb_px_u64)TKB_PX_M0 * y0;
-  const __m256i b1 = _mm256_set1_epi64x((tkb_px_u32)(p->s1 ^ p->ks[1]));
-  const __m256i a2 = _mm256_set1_epi64x((tkb_px_u32)(y1 ^ p->ks[2]));
-  const __m256i b2 = _mm256_set1_epi64x((tkb_px_u32)((tkb_px_u32)(q0 >> 32) ^ p->ks[3]));
-  const __m256i b3 = _mm256_set1_epi64x((tkb_px_u32)((tkb_px_u32)q0 ^ p->ks[5]));
-  /* the low counter words (no carry into the high word inside a block) */
-  __m256i c = _mm256_add_epi64(_mm256_set1_epi64x((tkb_px_u32)c0), _mm256_set_epi64x(3, 1, 2, 0));
-  const __m256i four = _mm256_set1_epi64x(4);
+  const fill_px_head hd = fill_px_head_of(p, c0);
+  const __m256i b1 = _mm256_set1_epi64x(hd.b1), a2 = _mm256_set1_epi64x(hd.a2);
+  const __m256i b2 = _mm256_set1_epi64x(hd.b2), b3 = _mm256_set1_epi64x(hd.b3);
+  /* M0 lo_j of the group's counters (lo_j + 4 < 2^32 inside the block: the 64-bit
+   * products step by 4 M0 without wrapping) */
+  __m256i q0 = _mm256_mul_epu32(
+      _mm256_add_epi64(_mm256_set1_epi64x((tkb_px_u32)c0), _mm256_set_epi64x(3, 1, 2, 0)), m0);
+  const __m256i step = _mm256_set1_epi64x(4 * (long long)TKB_PX_M0);
   _Static_assert(NB % (4 * FILL_PAIR_H) == 0, "groups fill a block");
   for (int j = 0; j < NB; j += 4 * FILL_PAIR_H) {
     __m256i x0[FILL_PAIR_H], x1[FILL_PAIR_H], x2[FILL_PAIR_H], x3[FILL_PAIR_H];
     for (int h = 0; h < FILL_PAIR_H; h++) {
       /* rounds 1 and 2 */
-      const __m256i p0 = _mm256_mul_epu32(c, m0);
-      c = _mm256_add_epi64(c, four);
-      const __m256i x2r1 = _mm256_xor_si256(_mm256_shuffle_epi32(p0, 0xB1), b1);
+      const __m256i x2r1 = _mm256_xor_si256(_mm256_shuffle_epi32(q0, 0xB1), b1);
       const __m256i p1 = _mm256_mul_epu32(x2r1, m1);
       x0[h] = _mm256_xor_si256(_mm256_shuffle_epi32(p1, 0xB1), a2);
       x1[h] = p1;
-      x2[h] = _mm256_xor_si256(p0, b2);
+      x2[h] = _mm256_xor_si256(q0, b2);
+      q0 = _mm256_add_epi64(q0, step);
     }
     {
       /* round 3 */
