@@ -9,9 +9,10 @@
 
 #include <immintrin.h>
 
-/* Groups of 4 counters per iteration: independent chains that hide vpmuludq's latency.
- * 2 keeps the state and temporaries in the 16 ymm registers (callgrind: 5.9
- * instructions per word; 3 groups spilled, 7.7; 4 groups, 9.3). */
+/* Groups of 4 counters per iteration of philox_block_any: independent chains that hide
+ * vpmuludq's latency. 2 keeps the state and temporaries in the 16 ymm registers
+ * (callgrind: 5.9 instructions per word; 3 groups spilled, 7.7; 4 groups, 9.3).
+ * philox_block's two groups (even and odd counters) are the same 2. */
 #define FILL_H 2
 
 /* Philox (fill_kernels.h) as fill_avx512.c's, 4 counters per register: 64-bit lanes
@@ -61,7 +62,7 @@ static void philox_block_any(const fill_plan *p, uint64_t c0, tkb_px_u32 *restri
 /* Philox (fill_kernels.h) for any c0: where the block's counters share their high word
  * (fill_px_head_ok: every block random.c makes), rounds 1-3 start from fill_px_head's
  * per-block words, and round 1's product M0 lo_j steps by a 64-bit add (lo_j + 8 < 2^32
- * inside such a block, so the product never wraps): rounds 1-3 take 13 operations per
+ * inside such a block, so the product never wraps): rounds 1-3 take 14 operations per
  * register of 4 counters instead of 26 with the counter's setup. The two groups hold the
  * even and the odd counters of 8 (lanes 2i and 2i + 1 of the output), so that round 10
  * puts each word's 8 values in order with blends of its own shuffles (the high word of
@@ -198,8 +199,8 @@ static void fill_n16_lookup(const tkb_px_u32 *restrict w, const uint16_t *restri
  * Counter c0 + j has the high word c0 >> 32 for the whole block (c0 is a multiple of
  * NB, NB a divisor of 2^32), which makes round 1's x0 and x1 and round 2's M0 product
  * the same for every counter of the block (fill_kernels.h's fill_px_head): computed once
- * per block, and round 1's product of the counter stepped by an add, rounds 1-3 take 13
- * operations per group instead of 24. */
+ * per block, and round 1's product of the counter stepped by an add, rounds 1-3 take 14
+ * operations per group, that add included, instead of 24 and the counter's add. */
 static void philox_pairs(const fill_plan *p, uint64_t c0, tkb_px_u32 *restrict rw,
                          tkb_px_u32 *restrict aw) {
   const __m256i m0 = _mm256_set1_epi64x(TKB_PX_M0), m1 = _mm256_set1_epi64x(TKB_PX_M1);

@@ -58,7 +58,9 @@ TKB_ISA_DECLARE(tkb__fill_kernels, tkb__fill_kernels);
  * A variant's philox_block(p, c0, w): Philox for counters c0 .. c0 + NB - 1, words in
  * w[4 * NB] as four regions [w0 | w2 | w1 | w3] (word k of counter j at
  * fill_region[k] + j), so that the radius words of the Box-Muller pairs are w[0, 2NB)
- * and the angle words w[2NB, 4NB).
+ * and the angle words w[2NB, 4NB). Any c0; w 64-byte aligned. The portable, avx2 and
+ * avx512 variants start rounds 1-3 from fill_px_head (below) where fill_px_head_ok(c0)
+ * and run all ten rounds otherwise.
  */
 static const int fill_region[4] = {0, 2 * NB, NB, 3 * NB};
 
