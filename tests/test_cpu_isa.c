@@ -155,12 +155,16 @@ static void test_fill(path *paths, int np) {
 
 /* The float32 block generators at counters no array of this machine's memory reaches
  * (its fills start at counter 0): blocks whose counters' high word is not 0, and the
- * blocks on either side of 2^32, where the avx2 normal draw's per-block constants
- * (fill_avx2.c: the high word is one per block) change. Each path's block against
- * portable's, bit for bit. */
+ * blocks on either side of 2^32, where the per-block constants of Philox's first rounds
+ * (fill_kernels.h's fill_px_head: the high word is one per block) change, and blocks
+ * that do not start at a multiple of NB, one of them across 2^32 (full rounds there).
+ * Each path's block against portable's, bit for bit, and the uniform draw's (its words
+ * as they are) against philox.h's scalar Philox, so that portable's block is checked
+ * too. */
 static void test_fill_high_counters(void) {
   const uint64_t c0s[] = {0, (1ull << 32) - NB, 1ull << 32, (1ull << 32) + 5 * NB,
-                          (0x123456789ull << 7), UINT64_MAX - NB + 1};
+                          (0x123456789ull << 7), UINT64_MAX - NB + 1, 77,
+                          (1ull << 32) - 3, (3ull << 32) - NB - 1, UINT64_MAX - NB + 1 - 9};
   const tkb_init inits[] = {{0}, TKB_INIT_NORMAL_(0.25, 3.0), TKB_INIT_UNIFORM_(-2, 3)};
   const tkb_spec spec = TKB_SPEC(TKB_FLOAT32, 4 * NB);
   tkb_array *a = NULL;
@@ -173,6 +177,22 @@ static void test_fill_high_counters(void) {
     CHECK_OK(tkb__make_fill_plan(a, &inits[i], 0x5eed + i, 3 + i, &p));
     for (size_t c = 0; c < TKB_ARRAY_LEN(c0s); c++) {
       TKB_ISA_PICK(tkb__fill_kernels, TKB__ISA_PORTABLE)->f32(&p, c0s[c], want);
+      if (inits[i].kind == TKB_INIT_UNIFORM) {
+        bool ok = true;
+        for (int j = 0; j < NB; j++) {
+          const uint64_t ctr = c0s[c] + (uint64_t)j;
+          const tkb_px_u32x4 x = tkb_px_philox(
+              (tkb_px_u32x4){(tkb_px_u32)ctr, (tkb_px_u32)(ctr >> 32), p.s0, p.s1}, p.k0, p.k1);
+          const tkb_px_u32 xs[4] = {x.x0, x.x1, x.x2, x.x3};
+          for (int k = 0; k < 4; k++) {
+            const float v = tkb_px_lerp_clampf(tkb_px_u01f(xs[k]), p.lo_f, p.hi_f, p.mn_f, p.mx_f);
+            ok = ok && memcmp(&v, &want[4 * j + k], sizeof v) == 0;
+          }
+        }
+        ok ? same++ : differ++;
+        CHECK_MSG(ok, "f32 uniform block at counter %#llx: portable differs from tkb_px_philox",
+                  (unsigned long long)c0s[c]);
+      }
       for (int isa = 0; isa < TKB__ISA_COUNT; isa++) {
         if (!tkb__isa_supported((tkb__isa)isa) || isa == TKB__ISA_PORTABLE) continue;
         TKB_ISA_PICK(tkb__fill_kernels, (tkb__isa)isa)->f32(&p, c0s[c], got);

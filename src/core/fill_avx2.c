@@ -9,15 +9,17 @@
 
 #include <immintrin.h>
 
-/* Groups of 4 counters per iteration: independent chains that hide vpmuludq's latency.
- * 2 keeps the state and temporaries in the 16 ymm registers (callgrind: 5.9
- * instructions per word; 3 groups spilled, 7.7; 4 groups, 9.3). */
+/* Groups of 4 counters per iteration of philox_block_any: independent chains that hide
+ * vpmuludq's latency. 2 keeps the state and temporaries in the 16 ymm registers
+ * (callgrind: 5.9 instructions per word; 3 groups spilled, 7.7; 4 groups, 9.3).
+ * philox_block's two groups (even and odd counters) are the same 2. */
 #define FILL_H 2
 
 /* Philox (fill_kernels.h) as fill_avx512.c's, 4 counters per register: 64-bit lanes
  * with the word in the low half (vpmuludq reads only that half), the product's high
- * word moved down by a vpshufd, two vpxor per 3-way xor. */
-static void philox_block(const fill_plan *p, uint64_t c0, tkb_px_u32 *restrict w) {
+ * word moved down by a vpshufd, two vpxor per 3-way xor. All ten rounds, for a block of
+ * any c0: philox_block takes it only for blocks across a multiple of 2^32. */
+static void philox_block_any(const fill_plan *p, uint64_t c0, tkb_px_u32 *restrict w) {
   const __m256i m0 = _mm256_set1_epi64x(TKB_PX_M0), m1 = _mm256_set1_epi64x(TKB_PX_M1);
   const __m256i lane = _mm256_set_epi64x(3, 2, 1, 0);
   const __m256i s0 = _mm256_set1_epi64x(p->s0), s1 = _mm256_set1_epi64x(p->s1);
@@ -54,6 +56,92 @@ static void philox_block(const fill_plan *p, uint64_t c0, tkb_px_u32 *restrict w
         _mm256_storeu_si256((__m256i *)(w + fill_region[k] + j + 4 * h),
                             _mm256_permute4x64_epi64(_mm256_castps_si256(ab), 0xD8));
       }
+  }
+}
+
+/* Philox (fill_kernels.h) for any c0: where the block's counters share their high word
+ * (fill_px_head_ok: every block random.c makes), rounds 1-3 start from fill_px_head's
+ * per-block words, and round 1's product M0 lo_j steps by a 64-bit add (lo_j + 8 < 2^32
+ * inside such a block, so the product never wraps): rounds 1-3 take 14 operations per
+ * register of 4 counters instead of 26 with the counter's setup. The two groups hold the
+ * even and the odd counters of 8 (lanes 2i and 2i + 1 of the output), so that round 10
+ * puts each word's 8 values in order with blends of its own shuffles (the high word of
+ * a product already sits in the odd half of the 64-bit lane, the low one after the
+ * vpshufd) rather than philox_block_any's vshufps + vpermq per 8 words: 18 operations
+ * for round 10 and the packing of 8 counters instead of 24. */
+static void philox_block(const fill_plan *p, uint64_t c0, tkb_px_u32 *restrict w) {
+  if (!fill_px_head_ok(c0)) {
+    philox_block_any(p, c0, w);
+    return;
+  }
+  const fill_px_head hd = fill_px_head_of(p, c0);
+  const __m256i m0 = _mm256_set1_epi64x(TKB_PX_M0), m1 = _mm256_set1_epi64x(TKB_PX_M1);
+  const __m256i b1 = _mm256_set1_epi64x(hd.b1), a2 = _mm256_set1_epi64x(hd.a2);
+  const __m256i b2 = _mm256_set1_epi64x(hd.b2), b3 = _mm256_set1_epi64x(hd.b3);
+  /* M0 lo_j of the even (h = 0) and odd (h = 1) counters j + 2i, j + 2i + 1 */
+  const __m256i lo = _mm256_set1_epi64x((tkb_px_u32)c0);
+  __m256i q0[2];
+  q0[0] = _mm256_mul_epu32(_mm256_add_epi64(lo, _mm256_set_epi64x(6, 4, 2, 0)), m0);
+  q0[1] = _mm256_mul_epu32(_mm256_add_epi64(lo, _mm256_set_epi64x(7, 5, 3, 1)), m0);
+  const __m256i step = _mm256_set1_epi64x(8 * (long long)TKB_PX_M0);
+  for (int j = 0; j < NB; j += 8) {
+    __m256i x0[2], x1[2], x2[2], x3[2], s0[2], s1[2];
+    for (int h = 0; h < 2; h++) {
+      /* rounds 1 and 2 */
+      const __m256i x2r1 = _mm256_xor_si256(_mm256_shuffle_epi32(q0[h], 0xB1), b1);
+      const __m256i p1 = _mm256_mul_epu32(x2r1, m1);
+      x0[h] = _mm256_xor_si256(_mm256_shuffle_epi32(p1, 0xB1), a2);
+      x1[h] = p1;
+      x2[h] = _mm256_xor_si256(q0[h], b2);
+      q0[h] = _mm256_add_epi64(q0[h], step);
+    }
+    {
+      /* round 3 */
+      const __m256i k0 = _mm256_set1_epi64x((long long)p->ks[4]);
+      for (int h = 0; h < 2; h++) {
+        const __m256i a = _mm256_xor_si256(x1[h], k0);
+        const __m256i p0 = _mm256_mul_epu32(x0[h], m0);
+        const __m256i p1 = _mm256_mul_epu32(x2[h], m1);
+        x0[h] = _mm256_xor_si256(_mm256_shuffle_epi32(p1, 0xB1), a);
+        x2[h] = _mm256_xor_si256(_mm256_shuffle_epi32(p0, 0xB1), b3);
+        x1[h] = p1;
+        x3[h] = p0;
+      }
+    }
+    for (int r = 3; r < 9; r++) {
+      const __m256i k0 = _mm256_set1_epi64x((long long)p->ks[2 * r]);
+      const __m256i k1 = _mm256_set1_epi64x((long long)p->ks[2 * r + 1]);
+      for (int h = 0; h < 2; h++) {
+        const __m256i a = _mm256_xor_si256(x1[h], k0), b = _mm256_xor_si256(x3[h], k1);
+        const __m256i p0 = _mm256_mul_epu32(x0[h], m0);
+        const __m256i p1 = _mm256_mul_epu32(x2[h], m1);
+        s1[h] = _mm256_shuffle_epi32(p1, 0xB1);
+        s0[h] = _mm256_shuffle_epi32(p0, 0xB1);
+        x0[h] = _mm256_xor_si256(s1[h], a);
+        x2[h] = _mm256_xor_si256(s0[h], b);
+        x1[h] = p1;
+        x3[h] = p0;
+      }
+    }
+    {
+      /* round 10, the even counters' words in the even 32-bit lanes and the odd ones' in
+       * the odd lanes: x0 = hi(p1) ^ x1 ^ k0, where round 9's x1 is lo(its p1), in the
+       * low half of its p1 (even) and the high half of its shuffle s1 (odd); x2 alike */
+      const __m256i k0 = _mm256_set1_epi32((int)p->ks[18]);
+      const __m256i k1 = _mm256_set1_epi32((int)p->ks[19]);
+      const __m256i p0e = _mm256_mul_epu32(x0[0], m0), p0o = _mm256_mul_epu32(x0[1], m0);
+      const __m256i p1e = _mm256_mul_epu32(x2[0], m1), p1o = _mm256_mul_epu32(x2[1], m1);
+      const __m256i s1e = _mm256_shuffle_epi32(p1e, 0xB1), s1o = _mm256_shuffle_epi32(p1o, 0xB1);
+      const __m256i s0e = _mm256_shuffle_epi32(p0e, 0xB1), s0o = _mm256_shuffle_epi32(p0o, 0xB1);
+      const __m256i y0 = _mm256_xor_si256(_mm256_blend_epi32(s1e, p1o, 0xAA),
+                                          _mm256_xor_si256(_mm256_blend_epi32(x1[0], s1[1], 0xAA), k0));
+      const __m256i y2 = _mm256_xor_si256(_mm256_blend_epi32(s0e, p0o, 0xAA),
+                                          _mm256_xor_si256(_mm256_blend_epi32(x3[0], s0[1], 0xAA), k1));
+      _mm256_store_si256((__m256i *)(void *)(w + fill_region[0] + j), y0);
+      _mm256_store_si256((__m256i *)(void *)(w + fill_region[1] + j), _mm256_blend_epi32(p1e, s1o, 0xAA));
+      _mm256_store_si256((__m256i *)(void *)(w + fill_region[2] + j), y2);
+      _mm256_store_si256((__m256i *)(void *)(w + fill_region[3] + j), _mm256_blend_epi32(p0e, s0o, 0xAA));
+    }
   }
 }
 
@@ -110,38 +198,31 @@ static void fill_n16_lookup(const tkb_px_u32 *restrict w, const uint16_t *restri
  * (16 shuffles per 32 values) that gen_f32's element-order stores compile to.
  * Counter c0 + j has the high word c0 >> 32 for the whole block (c0 is a multiple of
  * NB, NB a divisor of 2^32), which makes round 1's x0 and x1 and round 2's M0 product
- * the same for every counter of the block: computed once per block, rounds 1-3 take 14
- * operations per group instead of 24. */
+ * the same for every counter of the block (fill_kernels.h's fill_px_head): computed once
+ * per block, and round 1's product of the counter stepped by an add, rounds 1-3 take 14
+ * operations per group, that add included, instead of 24 and the counter's add. */
 static void philox_pairs(const fill_plan *p, uint64_t c0, tkb_px_u32 *restrict rw,
                          tkb_px_u32 *restrict aw) {
   const __m256i m0 = _mm256_set1_epi64x(TKB_PX_M0), m1 = _mm256_set1_epi64x(TKB_PX_M1);
-  const tkb_px_u32 hw = (tkb_px_u32)(c0 >> 32);
-  /* round 1: x0 = hi(M1 s0) ^ hw ^ k0, x1 = lo(M1 s0) (y0, y1 below), x2 = hi(M0 c) ^ s1
-   * ^ k1, x3 = lo(M0 c); round 2: x0 = hi(M1 x2) ^ y1 ^ k0', x1 = lo(M1 x2),
-   * x2 = hi(M0 y0) ^ x3 ^ k1', x3 = lo(M0 y0); round 3's x3 ^ k1'' is then a constant */
-  const tkb_px_u64 q1 = (tkb_px_u64)TKB_PX_M1 * p->s0;
-  const tkb_px_u32 y0 = (tkb_px_u32)(q1 >> 32) ^ hw ^ (tkb_px_u32)p->ks[0];
-  const tkb_px_u32 y1 = (tkb_px_u32)q1;
-  const tkb_px_u64 q0 = (tkb_px_u64)TKB_PX_M0 * y0;
-  const __m256i b1 = _mm256_set1_epi64x((tkb_px_u32)(p->s1 ^ p->ks[1]));
-  const __m256i a2 = _mm256_set1_epi64x((tkb_px_u32)(y1 ^ p->ks[2]));
-  const __m256i b2 = _mm256_set1_epi64x((tkb_px_u32)((tkb_px_u32)(q0 >> 32) ^ p->ks[3]));
-  const __m256i b3 = _mm256_set1_epi64x((tkb_px_u32)((tkb_px_u32)q0 ^ p->ks[5]));
-  /* the low counter words (no carry into the high word inside a block) */
-  __m256i c = _mm256_add_epi64(_mm256_set1_epi64x((tkb_px_u32)c0), _mm256_set_epi64x(3, 1, 2, 0));
-  const __m256i four = _mm256_set1_epi64x(4);
+  const fill_px_head hd = fill_px_head_of(p, c0);
+  const __m256i b1 = _mm256_set1_epi64x(hd.b1), a2 = _mm256_set1_epi64x(hd.a2);
+  const __m256i b2 = _mm256_set1_epi64x(hd.b2), b3 = _mm256_set1_epi64x(hd.b3);
+  /* M0 lo_j of the group's counters (lo_j + 4 < 2^32 inside the block: the 64-bit
+   * products step by 4 M0 without wrapping) */
+  __m256i q0 = _mm256_mul_epu32(
+      _mm256_add_epi64(_mm256_set1_epi64x((tkb_px_u32)c0), _mm256_set_epi64x(3, 1, 2, 0)), m0);
+  const __m256i step = _mm256_set1_epi64x(4 * (long long)TKB_PX_M0);
   _Static_assert(NB % (4 * FILL_PAIR_H) == 0, "groups fill a block");
   for (int j = 0; j < NB; j += 4 * FILL_PAIR_H) {
     __m256i x0[FILL_PAIR_H], x1[FILL_PAIR_H], x2[FILL_PAIR_H], x3[FILL_PAIR_H];
     for (int h = 0; h < FILL_PAIR_H; h++) {
       /* rounds 1 and 2 */
-      const __m256i p0 = _mm256_mul_epu32(c, m0);
-      c = _mm256_add_epi64(c, four);
-      const __m256i x2r1 = _mm256_xor_si256(_mm256_shuffle_epi32(p0, 0xB1), b1);
+      const __m256i x2r1 = _mm256_xor_si256(_mm256_shuffle_epi32(q0, 0xB1), b1);
       const __m256i p1 = _mm256_mul_epu32(x2r1, m1);
       x0[h] = _mm256_xor_si256(_mm256_shuffle_epi32(p1, 0xB1), a2);
       x1[h] = p1;
-      x2[h] = _mm256_xor_si256(p0, b2);
+      x2[h] = _mm256_xor_si256(q0, b2);
+      q0 = _mm256_add_epi64(q0, step);
     }
     {
       /* round 3 */

@@ -12,8 +12,10 @@
 
 /* Philox (fill_kernels.h): 4 groups of 8 counters in 64-bit lanes (the word in the low
  * half; vpmuludq reads only that half, so the high halves may hold junk), 4 independent
- * chains. One vpmuludq and a vpshufd per product, a vpternlogq per 3-way xor. */
-static void philox_block(const fill_plan *p, uint64_t c0, tkb_px_u32 *restrict w) {
+ * chains. One vpmuludq and a vpshufd per product, a vpternlogq per 3-way xor. All ten
+ * rounds, for a block of any c0: philox_block takes it only for blocks across a
+ * multiple of 2^32. */
+static void philox_block_any(const fill_plan *p, uint64_t c0, tkb_px_u32 *restrict w) {
   const __m512i m0 = _mm512_set1_epi64(TKB_PX_M0), m1 = _mm512_set1_epi64(TKB_PX_M1);
   const __m512i lane = _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0);
   const __m512i even = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6,
@@ -46,6 +48,92 @@ static void philox_block(const fill_plan *p, uint64_t c0, tkb_px_u32 *restrict w
       for (int k = 0; k < 4; k++)
         _mm512_storeu_si512(w + fill_region[k] + j + 8 * h,
                             _mm512_permutex2var_epi32(x[h][k], even, x[h + 1][k]));
+  }
+}
+
+/* Philox (fill_kernels.h) for any c0: where the block's counters share their high word
+ * (fill_px_head_ok: every block random.c makes), rounds 1-3 start from fill_px_head's
+ * per-block words, and round 1's product M0 lo_j steps by a 64-bit add (it never wraps
+ * inside such a block): rounds 1-3 take 13 operations per register of 8 counters instead
+ * of 20. Groups 2g and 2g + 1 hold the even and the odd counters of 16, so that round
+ * 10 puts each word's 16 values in order with masked vpshufd (the high word of a
+ * product already sits in the odd half of its 64-bit lane, the low one after the
+ * shuffle) instead of its plain shuffles and a vpermt2d per 16 words: 12 operations
+ * for round 10 and the packing of 16 counters instead of 16. */
+static void philox_block(const fill_plan *p, uint64_t c0, tkb_px_u32 *restrict w) {
+  if (!fill_px_head_ok(c0)) {
+    philox_block_any(p, c0, w);
+    return;
+  }
+  const fill_px_head hd = fill_px_head_of(p, c0);
+  const __m512i m0 = _mm512_set1_epi64(TKB_PX_M0), m1 = _mm512_set1_epi64(TKB_PX_M1);
+  const __m512i b1 = _mm512_set1_epi64(hd.b1), a2 = _mm512_set1_epi64(hd.a2);
+  const __m512i b2 = _mm512_set1_epi64(hd.b2), b3 = _mm512_set1_epi64(hd.b3);
+  /* M0 lo_j: group 2g the counters j + 16g + 2i, group 2g + 1 those + 1 */
+  const __m512i lo = _mm512_add_epi64(_mm512_set1_epi64((tkb_px_u32)c0),
+                                      _mm512_set_epi64(14, 12, 10, 8, 6, 4, 2, 0));
+  __m512i q0[4];
+  for (int h = 0; h < 4; h++)
+    q0[h] = _mm512_mul_epu32(_mm512_add_epi64(lo, _mm512_set1_epi64(16 * (h / 2) + h % 2)), m0);
+  const __m512i step = _mm512_set1_epi64(32 * (long long)TKB_PX_M0);
+  for (int j = 0; j < NB; j += 32) {
+    __m512i x[4][4];
+    for (int h = 0; h < 4; h++) {
+      /* rounds 1 and 2 */
+      const __m512i x2r1 = _mm512_xor_si512(_mm512_shuffle_epi32(q0[h], 0xB1), b1);
+      const __m512i p1 = _mm512_mul_epu32(x2r1, m1);
+      x[h][0] = _mm512_xor_si512(_mm512_shuffle_epi32(p1, 0xB1), a2);
+      x[h][1] = p1;
+      x[h][2] = _mm512_xor_si512(q0[h], b2);
+      q0[h] = _mm512_add_epi64(q0[h], step);
+    }
+    {
+      /* round 3 */
+      const __m512i k0 = _mm512_set1_epi64((long long)p->ks[4]);
+      for (int h = 0; h < 4; h++) {
+        __m512i p0 = _mm512_mul_epu32(x[h][0], m0);
+        __m512i p1 = _mm512_mul_epu32(x[h][2], m1);
+        x[h][0] = _mm512_ternarylogic_epi64(_mm512_shuffle_epi32(p1, 0xB1), x[h][1], k0, 0x96);
+        x[h][2] = _mm512_xor_si512(_mm512_shuffle_epi32(p0, 0xB1), b3);
+        x[h][1] = p1;
+        x[h][3] = p0;
+      }
+    }
+    for (int r = 3; r < 9; r++) {
+      const __m512i k0 = _mm512_set1_epi64((long long)p->ks[2 * r]);
+      const __m512i k1 = _mm512_set1_epi64((long long)p->ks[2 * r + 1]);
+      for (int h = 0; h < 4; h++) {
+        __m512i p0 = _mm512_mul_epu32(x[h][0], m0);
+        __m512i p1 = _mm512_mul_epu32(x[h][2], m1);
+        x[h][0] = _mm512_ternarylogic_epi64(_mm512_shuffle_epi32(p1, 0xB1), x[h][1], k0, 0x96);
+        x[h][2] = _mm512_ternarylogic_epi64(_mm512_shuffle_epi32(p0, 0xB1), x[h][3], k1, 0x96);
+        x[h][1] = p1;
+        x[h][3] = p0;
+      }
+    }
+    {
+      /* round 10 on the pairs (even e, odd o) of groups: each output word's even lanes
+       * from e's register, odd lanes from o's, whichever of the product or its shuffle
+       * has the wanted word in that half; round 9's x1 (x3) is lo of its p1 (p0), the
+       * low half of x[e][1] and, after the shuffle, the high half of x[o][1] */
+      const __m512i k0 = _mm512_set1_epi32((int)p->ks[18]);
+      const __m512i k1 = _mm512_set1_epi32((int)p->ks[19]);
+      const __mmask16 odd = 0xAAAA, even = 0x5555;
+      for (int e = 0; e < 4; e += 2) {
+        const int o = e + 1;
+        const __m512i p0e = _mm512_mul_epu32(x[e][0], m0), p0o = _mm512_mul_epu32(x[o][0], m0);
+        const __m512i p1e = _mm512_mul_epu32(x[e][2], m1), p1o = _mm512_mul_epu32(x[o][2], m1);
+        const __m512i hi1 = _mm512_mask_shuffle_epi32(p1o, even, p1e, 0xB1);
+        const __m512i hi0 = _mm512_mask_shuffle_epi32(p0o, even, p0e, 0xB1);
+        const __m512i x1 = _mm512_mask_shuffle_epi32(x[e][1], odd, x[o][1], 0xB1);
+        const __m512i x3 = _mm512_mask_shuffle_epi32(x[e][3], odd, x[o][3], 0xB1);
+        tkb_px_u32 *o16 = w + j + 16 * (e / 2);
+        _mm512_store_si512(o16 + fill_region[0], _mm512_ternarylogic_epi32(hi1, x1, k0, 0x96));
+        _mm512_store_si512(o16 + fill_region[1], _mm512_mask_shuffle_epi32(p1e, odd, p1o, 0xB1));
+        _mm512_store_si512(o16 + fill_region[2], _mm512_ternarylogic_epi32(hi0, x3, k1, 0x96));
+        _mm512_store_si512(o16 + fill_region[3], _mm512_mask_shuffle_epi32(p0e, odd, p0o, 0xB1));
+      }
+    }
   }
 }
 

@@ -58,9 +58,51 @@ TKB_ISA_DECLARE(tkb__fill_kernels, tkb__fill_kernels);
  * A variant's philox_block(p, c0, w): Philox for counters c0 .. c0 + NB - 1, words in
  * w[4 * NB] as four regions [w0 | w2 | w1 | w3] (word k of counter j at
  * fill_region[k] + j), so that the radius words of the Box-Muller pairs are w[0, 2NB)
- * and the angle words w[2NB, 4NB).
+ * and the angle words w[2NB, 4NB). Any c0; w 64-byte aligned. The portable, avx2 and
+ * avx512 variants start rounds 1-3 from fill_px_head (below) where fill_px_head_ok(c0)
+ * and run all ten rounds otherwise.
  */
 static const int fill_region[4] = {0, 2 * NB, NB, 3 * NB};
+
+/*
+ * Philox's first rounds for a block whose counters share their high word. Counter
+ * c0 + j is {lo_j, h, s0, s1} with lo_j = (c0 + j) mod 2^32 and h = c0 >> 32 the same
+ * for every j when the block does not cross a multiple of 2^32 (fill_px_head_ok;
+ * random.c's blocks start at multiples of NB, a divisor of 2^32, so theirs never do).
+ * Then, with keys (k0, k1), (k2, k3), (k4, k5) of rounds 1-3:
+ *   round 1: x0 = hi(M1 s0) ^ h ^ k0 =: y0, x1 = lo(M1 s0) =: y1 (both constant),
+ *            x2 = hi(M0 lo_j) ^ b1, x3 = lo(M0 lo_j), b1 = s1 ^ k1;
+ *   round 2: x0 = hi(M1 x2) ^ a2, a2 = y1 ^ k2;  x1 = lo(M1 x2);
+ *            x2 = hi(M0 y0) ^ x3 ^ k3 = lo(M0 lo_j) ^ b2, b2 = hi(M0 y0) ^ k3;
+ *            x3 = lo(M0 y0) (constant);
+ *   round 3: x2 = hi(M0 x0) ^ x3 ^ k5 = hi(M0 x0) ^ b3, b3 = lo(M0 y0) ^ k5
+ *            (x0, x1 and x3 as in any round).
+ * So rounds 1-2 cost one product of the counter's low word (M0 lo_j, whose 64 bits also
+ * step by M0 per counter: a vector path adds instead of multiplying) and one of x2,
+ * and round 3 one xor less: the scalar words below are computed once per block.
+ */
+typedef struct fill_px_head {
+  tkb_px_u32 b1, a2, b2, b3;
+} fill_px_head;
+
+/* Whether counters c0 .. c0 + NB - 1 share their high word (fill_px_head's premise). */
+static inline int fill_px_head_ok(uint64_t c0) {
+  return (tkb_px_u32)c0 <= 0xffffffffu - (NB - 1);
+}
+
+static inline fill_px_head fill_px_head_of(const fill_plan *p, uint64_t c0) {
+  const tkb_px_u32 h = (tkb_px_u32)(c0 >> 32);
+  const tkb_px_u64 q1 = (tkb_px_u64)TKB_PX_M1 * p->s0;
+  const tkb_px_u32 y0 = (tkb_px_u32)(q1 >> 32) ^ h ^ (tkb_px_u32)p->ks[0];
+  const tkb_px_u32 y1 = (tkb_px_u32)q1;
+  const tkb_px_u64 q0 = (tkb_px_u64)TKB_PX_M0 * y0;
+  fill_px_head r;
+  r.b1 = p->s1 ^ (tkb_px_u32)p->ks[1];
+  r.a2 = y1 ^ (tkb_px_u32)p->ks[2];
+  r.b2 = (tkb_px_u32)(q0 >> 32) ^ (tkb_px_u32)p->ks[3];
+  r.b3 = (tkb_px_u32)q0 ^ (tkb_px_u32)p->ks[5];
+  return r;
+}
 
 #endif /* TKB_FILL_KERNELS_H */
 
