@@ -15,47 +15,89 @@
  * philox_block's two groups (even and odd counters) are the same 2. */
 #define FILL_H 2
 
+/* Philox's state for 4 counters, one word per 64-bit lane (in its low half). */
+typedef struct px_regs {
+  __m256i x0, x1, x2, x3;
+} px_regs;
+
+/* One Philox round: the product's high word moved down by a vpshufd (vpmuludq reads
+ * only the low half, so the junk above is harmless), x1 ^ k0 and x3 ^ k1 off the
+ * multiply's critical path. *s1 and *s0 get the shuffled products p1 and p0, whose high
+ * halves hold the low words (the last round's assembly reuses them). */
+static inline __attribute__((always_inline)) px_regs px_round(px_regs x, __m256i k0,
+                                                              __m256i k1, __m256i *s1,
+                                                              __m256i *s0) {
+  const __m256i a = _mm256_xor_si256(x.x1, k0), b = _mm256_xor_si256(x.x3, k1);
+  const __m256i p0 = _mm256_mul_epu32(x.x0, _mm256_set1_epi64x(TKB_PX_M0));
+  const __m256i p1 = _mm256_mul_epu32(x.x2, _mm256_set1_epi64x(TKB_PX_M1));
+  *s1 = _mm256_shuffle_epi32(p1, 0xB1);
+  *s0 = _mm256_shuffle_epi32(p0, 0xB1);
+  return (px_regs){_mm256_xor_si256(*s1, a), p1, _mm256_xor_si256(*s0, b), p0};
+}
+
+/* Key word i (round i / 2's k0 or k1) in every 64-bit lane. */
+static inline __m256i px_key(const fill_plan *p, int i) {
+  return _mm256_set1_epi64x((long long)p->ks[i]);
+}
+
+/* fill_px_head's words in every lane. */
+typedef struct px_head_regs {
+  __m256i b1, a2, b2, b3;
+} px_head_regs;
+
+static inline px_head_regs px_head_regs_of(const fill_plan *p, uint64_t c0) {
+  const fill_px_head hd = fill_px_head_of(p, c0);
+  return (px_head_regs){_mm256_set1_epi64x(hd.b1), _mm256_set1_epi64x(hd.a2),
+                        _mm256_set1_epi64x(hd.b2), _mm256_set1_epi64x(hd.b3)};
+}
+
+/* Rounds 1-3 of 4 counters from fill_px_head's words (fill_kernels.h), given q0 =
+ * M0 lo_j as 64-bit products. */
+static inline __attribute__((always_inline)) px_regs px_rounds_1_3(__m256i q0,
+                                                                   const px_head_regs *h,
+                                                                   __m256i k4) {
+  /* rounds 1 and 2 */
+  const __m256i p1 = _mm256_mul_epu32(_mm256_xor_si256(_mm256_shuffle_epi32(q0, 0xB1), h->b1),
+                                      _mm256_set1_epi64x(TKB_PX_M1));
+  const __m256i x0 = _mm256_xor_si256(_mm256_shuffle_epi32(p1, 0xB1), h->a2);
+  const __m256i x2 = _mm256_xor_si256(q0, h->b2);
+  /* round 3: x3 ^ k5 is the block's b3 */
+  const __m256i q3 = _mm256_mul_epu32(x0, _mm256_set1_epi64x(TKB_PX_M0));
+  const __m256i p3 = _mm256_mul_epu32(x2, _mm256_set1_epi64x(TKB_PX_M1));
+  return (px_regs){_mm256_xor_si256(_mm256_shuffle_epi32(p3, 0xB1), _mm256_xor_si256(p1, k4)),
+                   p3, _mm256_xor_si256(_mm256_shuffle_epi32(q3, 0xB1), h->b3), q3};
+}
+
 /* Philox (fill_kernels.h) as fill_avx512.c's, 4 counters per register: 64-bit lanes
  * with the word in the low half (vpmuludq reads only that half), the product's high
  * word moved down by a vpshufd, two vpxor per 3-way xor. All ten rounds, for a block of
  * any c0: philox_block takes it only for blocks across a multiple of 2^32. */
 static void philox_block_any(const fill_plan *p, uint64_t c0, tkb_px_u32 *restrict w) {
-  const __m256i m0 = _mm256_set1_epi64x(TKB_PX_M0), m1 = _mm256_set1_epi64x(TKB_PX_M1);
   const __m256i lane = _mm256_set_epi64x(3, 2, 1, 0);
   const __m256i s0 = _mm256_set1_epi64x(p->s0), s1 = _mm256_set1_epi64x(p->s1);
   _Static_assert(FILL_H % 2 == 0 && NB % (4 * FILL_H) == 0, "pairs of groups fill a block");
   for (int j = 0; j < NB; j += 4 * FILL_H) {
-    __m256i x[FILL_H][4];
+    px_regs x[FILL_H];
     for (int h = 0; h < FILL_H; h++) {
-      __m256i c = _mm256_add_epi64(_mm256_set1_epi64x((long long)(c0 + j + 4 * h)), lane);
-      x[h][0] = c;
-      x[h][1] = _mm256_srli_epi64(c, 32);
-      x[h][2] = s0;
-      x[h][3] = s1;
+      const __m256i c = _mm256_add_epi64(_mm256_set1_epi64x((long long)(c0 + j + 4 * h)), lane);
+      x[h] = (px_regs){c, _mm256_srli_epi64(c, 32), s0, s1};
     }
     for (int r = 0; r < 10; r++) {
-      const __m256i k0 = _mm256_set1_epi64x((long long)p->ks[2 * r]);
-      const __m256i k1 = _mm256_set1_epi64x((long long)p->ks[2 * r + 1]);
-      for (int h = 0; h < FILL_H; h++) {
-        /* x1 ^ k0 and x3 ^ k1 off the multiply's critical path */
-        const __m256i a = _mm256_xor_si256(x[h][1], k0), b = _mm256_xor_si256(x[h][3], k1);
-        const __m256i p0 = _mm256_mul_epu32(x[h][0], m0);
-        const __m256i p1 = _mm256_mul_epu32(x[h][2], m1);
-        x[h][0] = _mm256_xor_si256(_mm256_shuffle_epi32(p1, 0xB1), a);
-        x[h][2] = _mm256_xor_si256(_mm256_shuffle_epi32(p0, 0xB1), b);
-        x[h][1] = p1;
-        x[h][3] = p0;
-      }
+      const __m256i k0 = px_key(p, 2 * r), k1 = px_key(p, 2 * r + 1);
+      __m256i sh1, sh0;
+      for (int h = 0; h < FILL_H; h++) x[h] = px_round(x[h], k0, k1, &sh1, &sh0);
     }
     /* the low halves of two groups' lanes -> 8 consecutive words: [a0 a1 b0 b1 | a2 a3
      * b2 b3] by vshufps, then the middle quarters swapped */
-    for (int h = 0; h < FILL_H; h += 2)
+    for (int h = 0; h < FILL_H; h += 2) {
+      const __m256i a[4] = {x[h].x0, x[h].x1, x[h].x2, x[h].x3};
+      const __m256i b[4] = {x[h + 1].x0, x[h + 1].x1, x[h + 1].x2, x[h + 1].x3};
       for (int k = 0; k < 4; k++) {
-        const __m256 ab = _mm256_shuffle_ps(_mm256_castsi256_ps(x[h][k]),
-                                            _mm256_castsi256_ps(x[h + 1][k]), 0x88);
+        const __m256 ab = _mm256_shuffle_ps(_mm256_castsi256_ps(a[k]), _mm256_castsi256_ps(b[k]), 0x88);
         _mm256_storeu_si256((__m256i *)(w + fill_region[k] + j + 4 * h),
                             _mm256_permute4x64_epi64(_mm256_castps_si256(ab), 0xD8));
       }
+    }
   }
 }
 
@@ -74,10 +116,8 @@ static void philox_block(const fill_plan *p, uint64_t c0, tkb_px_u32 *restrict w
     philox_block_any(p, c0, w);
     return;
   }
-  const fill_px_head hd = fill_px_head_of(p, c0);
+  const px_head_regs hr = px_head_regs_of(p, c0);
   const __m256i m0 = _mm256_set1_epi64x(TKB_PX_M0), m1 = _mm256_set1_epi64x(TKB_PX_M1);
-  const __m256i b1 = _mm256_set1_epi64x(hd.b1), a2 = _mm256_set1_epi64x(hd.a2);
-  const __m256i b2 = _mm256_set1_epi64x(hd.b2), b3 = _mm256_set1_epi64x(hd.b3);
   /* M0 lo_j of the even (h = 0) and odd (h = 1) counters j + 2i, j + 2i + 1 */
   const __m256i lo = _mm256_set1_epi64x((tkb_px_u32)c0);
   __m256i q0[2];
@@ -85,43 +125,15 @@ static void philox_block(const fill_plan *p, uint64_t c0, tkb_px_u32 *restrict w
   q0[1] = _mm256_mul_epu32(_mm256_add_epi64(lo, _mm256_set_epi64x(7, 5, 3, 1)), m0);
   const __m256i step = _mm256_set1_epi64x(8 * (long long)TKB_PX_M0);
   for (int j = 0; j < NB; j += 8) {
-    __m256i x0[2], x1[2], x2[2], x3[2], s0[2], s1[2];
+    px_regs x[2];
+    __m256i s0[2], s1[2];
     for (int h = 0; h < 2; h++) {
-      /* rounds 1 and 2 */
-      const __m256i x2r1 = _mm256_xor_si256(_mm256_shuffle_epi32(q0[h], 0xB1), b1);
-      const __m256i p1 = _mm256_mul_epu32(x2r1, m1);
-      x0[h] = _mm256_xor_si256(_mm256_shuffle_epi32(p1, 0xB1), a2);
-      x1[h] = p1;
-      x2[h] = _mm256_xor_si256(q0[h], b2);
+      x[h] = px_rounds_1_3(q0[h], &hr, px_key(p, 4));
       q0[h] = _mm256_add_epi64(q0[h], step);
     }
-    {
-      /* round 3 */
-      const __m256i k0 = _mm256_set1_epi64x((long long)p->ks[4]);
-      for (int h = 0; h < 2; h++) {
-        const __m256i a = _mm256_xor_si256(x1[h], k0);
-        const __m256i p0 = _mm256_mul_epu32(x0[h], m0);
-        const __m256i p1 = _mm256_mul_epu32(x2[h], m1);
-        x0[h] = _mm256_xor_si256(_mm256_shuffle_epi32(p1, 0xB1), a);
-        x2[h] = _mm256_xor_si256(_mm256_shuffle_epi32(p0, 0xB1), b3);
-        x1[h] = p1;
-        x3[h] = p0;
-      }
-    }
     for (int r = 3; r < 9; r++) {
-      const __m256i k0 = _mm256_set1_epi64x((long long)p->ks[2 * r]);
-      const __m256i k1 = _mm256_set1_epi64x((long long)p->ks[2 * r + 1]);
-      for (int h = 0; h < 2; h++) {
-        const __m256i a = _mm256_xor_si256(x1[h], k0), b = _mm256_xor_si256(x3[h], k1);
-        const __m256i p0 = _mm256_mul_epu32(x0[h], m0);
-        const __m256i p1 = _mm256_mul_epu32(x2[h], m1);
-        s1[h] = _mm256_shuffle_epi32(p1, 0xB1);
-        s0[h] = _mm256_shuffle_epi32(p0, 0xB1);
-        x0[h] = _mm256_xor_si256(s1[h], a);
-        x2[h] = _mm256_xor_si256(s0[h], b);
-        x1[h] = p1;
-        x3[h] = p0;
-      }
+      const __m256i k0 = px_key(p, 2 * r), k1 = px_key(p, 2 * r + 1);
+      for (int h = 0; h < 2; h++) x[h] = px_round(x[h], k0, k1, &s1[h], &s0[h]);
     }
     {
       /* round 10, the even counters' words in the even 32-bit lanes and the odd ones' in
@@ -129,14 +141,14 @@ static void philox_block(const fill_plan *p, uint64_t c0, tkb_px_u32 *restrict w
        * low half of its p1 (even) and the high half of its shuffle s1 (odd); x2 alike */
       const __m256i k0 = _mm256_set1_epi32((int)p->ks[18]);
       const __m256i k1 = _mm256_set1_epi32((int)p->ks[19]);
-      const __m256i p0e = _mm256_mul_epu32(x0[0], m0), p0o = _mm256_mul_epu32(x0[1], m0);
-      const __m256i p1e = _mm256_mul_epu32(x2[0], m1), p1o = _mm256_mul_epu32(x2[1], m1);
+      const __m256i p0e = _mm256_mul_epu32(x[0].x0, m0), p0o = _mm256_mul_epu32(x[1].x0, m0);
+      const __m256i p1e = _mm256_mul_epu32(x[0].x2, m1), p1o = _mm256_mul_epu32(x[1].x2, m1);
       const __m256i s1e = _mm256_shuffle_epi32(p1e, 0xB1), s1o = _mm256_shuffle_epi32(p1o, 0xB1);
       const __m256i s0e = _mm256_shuffle_epi32(p0e, 0xB1), s0o = _mm256_shuffle_epi32(p0o, 0xB1);
       const __m256i y0 = _mm256_xor_si256(_mm256_blend_epi32(s1e, p1o, 0xAA),
-                                          _mm256_xor_si256(_mm256_blend_epi32(x1[0], s1[1], 0xAA), k0));
+                                          _mm256_xor_si256(_mm256_blend_epi32(x[0].x1, s1[1], 0xAA), k0));
       const __m256i y2 = _mm256_xor_si256(_mm256_blend_epi32(s0e, p0o, 0xAA),
-                                          _mm256_xor_si256(_mm256_blend_epi32(x3[0], s0[1], 0xAA), k1));
+                                          _mm256_xor_si256(_mm256_blend_epi32(x[0].x3, s0[1], 0xAA), k1));
       _mm256_store_si256((__m256i *)(void *)(w + fill_region[0] + j), y0);
       _mm256_store_si256((__m256i *)(void *)(w + fill_region[1] + j), _mm256_blend_epi32(p1e, s1o, 0xAA));
       _mm256_store_si256((__m256i *)(void *)(w + fill_region[2] + j), y2);
@@ -204,9 +216,7 @@ static void fill_n16_lookup(const tkb_px_u32 *restrict w, const uint16_t *restri
 static void philox_pairs(const fill_plan *p, uint64_t c0, tkb_px_u32 *restrict rw,
                          tkb_px_u32 *restrict aw) {
   const __m256i m0 = _mm256_set1_epi64x(TKB_PX_M0), m1 = _mm256_set1_epi64x(TKB_PX_M1);
-  const fill_px_head hd = fill_px_head_of(p, c0);
-  const __m256i b1 = _mm256_set1_epi64x(hd.b1), a2 = _mm256_set1_epi64x(hd.a2);
-  const __m256i b2 = _mm256_set1_epi64x(hd.b2), b3 = _mm256_set1_epi64x(hd.b3);
+  const px_head_regs hr = px_head_regs_of(p, c0);
   /* M0 lo_j of the group's counters (lo_j + 4 < 2^32 inside the block: the 64-bit
    * products step by 4 M0 without wrapping) */
   __m256i q0 = _mm256_mul_epu32(
@@ -214,43 +224,15 @@ static void philox_pairs(const fill_plan *p, uint64_t c0, tkb_px_u32 *restrict r
   const __m256i step = _mm256_set1_epi64x(4 * (long long)TKB_PX_M0);
   _Static_assert(NB % (4 * FILL_PAIR_H) == 0, "groups fill a block");
   for (int j = 0; j < NB; j += 4 * FILL_PAIR_H) {
-    __m256i x0[FILL_PAIR_H], x1[FILL_PAIR_H], x2[FILL_PAIR_H], x3[FILL_PAIR_H];
+    px_regs x[FILL_PAIR_H];
     for (int h = 0; h < FILL_PAIR_H; h++) {
-      /* rounds 1 and 2 */
-      const __m256i x2r1 = _mm256_xor_si256(_mm256_shuffle_epi32(q0, 0xB1), b1);
-      const __m256i p1 = _mm256_mul_epu32(x2r1, m1);
-      x0[h] = _mm256_xor_si256(_mm256_shuffle_epi32(p1, 0xB1), a2);
-      x1[h] = p1;
-      x2[h] = _mm256_xor_si256(q0, b2);
+      x[h] = px_rounds_1_3(q0, &hr, px_key(p, 4));
       q0 = _mm256_add_epi64(q0, step);
     }
-    {
-      /* round 3 */
-      const __m256i k0 = _mm256_set1_epi64x((long long)p->ks[4]);
-      for (int h = 0; h < FILL_PAIR_H; h++) {
-        const __m256i a = _mm256_xor_si256(x1[h], k0);
-        const __m256i p0 = _mm256_mul_epu32(x0[h], m0);
-        const __m256i p1 = _mm256_mul_epu32(x2[h], m1);
-        x0[h] = _mm256_xor_si256(_mm256_shuffle_epi32(p1, 0xB1), a);
-        x2[h] = _mm256_xor_si256(_mm256_shuffle_epi32(p0, 0xB1), b3);
-        x1[h] = p1;
-        x3[h] = p0;
-      }
-    }
-    __m256i s0[FILL_PAIR_H]; /* round 9's hi(p0) | lo(p0) */
+    __m256i s0[FILL_PAIR_H], s1; /* round 9's hi(p0) | lo(p0) */
     for (int r = 3; r < 9; r++) {
-      const __m256i k0 = _mm256_set1_epi64x((long long)p->ks[2 * r]);
-      const __m256i k1 = _mm256_set1_epi64x((long long)p->ks[2 * r + 1]);
-      for (int h = 0; h < FILL_PAIR_H; h++) {
-        const __m256i a = _mm256_xor_si256(x1[h], k0), b = _mm256_xor_si256(x3[h], k1);
-        const __m256i p0 = _mm256_mul_epu32(x0[h], m0);
-        const __m256i p1 = _mm256_mul_epu32(x2[h], m1);
-        s0[h] = _mm256_shuffle_epi32(p0, 0xB1);
-        x0[h] = _mm256_xor_si256(_mm256_shuffle_epi32(p1, 0xB1), a);
-        x2[h] = _mm256_xor_si256(s0[h], b);
-        x1[h] = p1;
-        x3[h] = p0;
-      }
+      const __m256i k0 = px_key(p, 2 * r), k1 = px_key(p, 2 * r + 1);
+      for (int h = 0; h < FILL_PAIR_H; h++) x[h] = px_round(x[h], k0, k1, &s1, &s0[h]);
     }
     {
       /* round 10, each lane's words as [x0 | x2] (radius) and [x1 | x3] (angle):
@@ -258,9 +240,9 @@ static void philox_pairs(const fill_plan *p, uint64_t c0, tkb_px_u32 *restrict r
        * x1 | x3 is lo(its p1) | lo(its p0), the latter the high half of s0 */
       const __m256i k01 = _mm256_set1_epi64x((long long)(p->ks[18] | p->ks[19] << 32));
       for (int h = 0; h < FILL_PAIR_H; h++) {
-        const __m256i k = _mm256_xor_si256(_mm256_blend_epi32(x1[h], s0[h], 0xAA), k01);
-        const __m256i p0 = _mm256_mul_epu32(x0[h], m0);
-        const __m256i p1 = _mm256_mul_epu32(x2[h], m1);
+        const __m256i k = _mm256_xor_si256(_mm256_blend_epi32(x[h].x1, s0[h], 0xAA), k01);
+        const __m256i p0 = _mm256_mul_epu32(x[h].x0, m0);
+        const __m256i p1 = _mm256_mul_epu32(x[h].x2, m1);
         const __m256i hi = _mm256_blend_epi32(_mm256_shuffle_epi32(p1, 0xB1), p0, 0xAA);
         const __m256i lo = _mm256_blend_epi32(p1, _mm256_shuffle_epi32(p0, 0xB1), 0xAA);
         _mm256_store_si256((__m256i *)(void *)(rw + 2 * (j + 4 * h)), _mm256_xor_si256(hi, k));
