@@ -10,13 +10,30 @@
 
 #include <immintrin.h>
 
+/* One Philox round on 8 counters, one word per 64-bit lane: the product's high word
+ * moved down by a vpshufd (cheaper than a 64-bit shift on Zen 4; vpmuludq reads only
+ * the low half, so the junk it leaves above is unused), each 3-way xor one
+ * vpternlogq. x[0..3] are the words x0..x3. */
+static inline __attribute__((always_inline)) void px_round(__m512i x[4], __m512i k0, __m512i k1) {
+  const __m512i p0 = _mm512_mul_epu32(x[0], _mm512_set1_epi64(TKB_PX_M0));
+  const __m512i p1 = _mm512_mul_epu32(x[2], _mm512_set1_epi64(TKB_PX_M1));
+  x[0] = _mm512_ternarylogic_epi64(_mm512_shuffle_epi32(p1, 0xB1), x[1], k0, 0x96);
+  x[2] = _mm512_ternarylogic_epi64(_mm512_shuffle_epi32(p0, 0xB1), x[3], k1, 0x96);
+  x[1] = p1;
+  x[3] = p0;
+}
+
+/* Key word i (round i / 2's k0 or k1) in every 64-bit lane. */
+static inline __m512i px_key(const fill_plan *p, int i) {
+  return _mm512_set1_epi64((long long)p->ks[i]);
+}
+
 /* Philox (fill_kernels.h): 4 groups of 8 counters in 64-bit lanes (the word in the low
  * half; vpmuludq reads only that half, so the high halves may hold junk), 4 independent
  * chains. One vpmuludq and a vpshufd per product, a vpternlogq per 3-way xor. All ten
  * rounds, for a block of any c0: philox_block takes it only for blocks across a
  * multiple of 2^32. */
 static void philox_block_any(const fill_plan *p, uint64_t c0, tkb_px_u32 *restrict w) {
-  const __m512i m0 = _mm512_set1_epi64(TKB_PX_M0), m1 = _mm512_set1_epi64(TKB_PX_M1);
   const __m512i lane = _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0);
   const __m512i even = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6,
                                         4, 2, 0);
@@ -31,18 +48,8 @@ static void philox_block_any(const fill_plan *p, uint64_t c0, tkb_px_u32 *restri
       x[h][3] = s1;
     }
     for (int r = 0; r < 10; r++) {
-      const __m512i k0 = _mm512_set1_epi64((long long)p->ks[2 * r]);
-      const __m512i k1 = _mm512_set1_epi64((long long)p->ks[2 * r + 1]);
-      for (int h = 0; h < 4; h++) {
-        __m512i p0 = _mm512_mul_epu32(x[h][0], m0);
-        __m512i p1 = _mm512_mul_epu32(x[h][2], m1);
-        /* hi(p) into the low half by swapping halves (vpshufd): cheaper than a
-         * 64-bit shift on Zen 4, and the junk it leaves in the high half is unused */
-        x[h][0] = _mm512_ternarylogic_epi64(_mm512_shuffle_epi32(p1, 0xB1), x[h][1], k0, 0x96);
-        x[h][2] = _mm512_ternarylogic_epi64(_mm512_shuffle_epi32(p0, 0xB1), x[h][3], k1, 0x96);
-        x[h][1] = p1;
-        x[h][3] = p0;
-      }
+      const __m512i k0 = px_key(p, 2 * r), k1 = px_key(p, 2 * r + 1);
+      for (int h = 0; h < 4; h++) px_round(x[h], k0, k1);
     }
     for (int h = 0; h < 4; h += 2)
       for (int k = 0; k < 4; k++)
@@ -100,16 +107,8 @@ static void philox_block(const fill_plan *p, uint64_t c0, tkb_px_u32 *restrict w
       }
     }
     for (int r = 3; r < 9; r++) {
-      const __m512i k0 = _mm512_set1_epi64((long long)p->ks[2 * r]);
-      const __m512i k1 = _mm512_set1_epi64((long long)p->ks[2 * r + 1]);
-      for (int h = 0; h < 4; h++) {
-        __m512i p0 = _mm512_mul_epu32(x[h][0], m0);
-        __m512i p1 = _mm512_mul_epu32(x[h][2], m1);
-        x[h][0] = _mm512_ternarylogic_epi64(_mm512_shuffle_epi32(p1, 0xB1), x[h][1], k0, 0x96);
-        x[h][2] = _mm512_ternarylogic_epi64(_mm512_shuffle_epi32(p0, 0xB1), x[h][3], k1, 0x96);
-        x[h][1] = p1;
-        x[h][3] = p0;
-      }
+      const __m512i k0 = px_key(p, 2 * r), k1 = px_key(p, 2 * r + 1);
+      for (int h = 0; h < 4; h++) px_round(x[h], k0, k1);
     }
     {
       /* round 10 on the pairs (even e, odd o) of groups: each output word's even lanes
